@@ -1,0 +1,229 @@
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# libusdt: one GNU Makefile, no configure step.
+#
+#   make                  libusdt.a, libusdt.so and the usdt tool
+#   make check            build and run every test (unit, then kernel)
+#   make demo             the live demo of `usdt` on a bundled example
+#   make SANITIZE=1 check the same tests built with ASan+UBSan
+#   make fuzz             libFuzzer targets (FUZZ_SECONDS=N to run each)
+#   make bench            benchmarks, side by side with the system's libbpf
+#   make install          PREFIX LIBDIR INCLUDEDIR DESTDIR
+#
+# Knobs: CC CLANG BPFTOOL EXTRA_CFLAGS EXTRA_LDFLAGS OBJDIR V=1
+#        BUILD_STATIC_ONLY=1 CROSS_COMPILE=aarch64-linux-gnu-
+
+MAJOR := 0
+MINOR := 1
+PATCH := 0
+VERSION := $(MAJOR).$(MINOR).$(PATCH)
+
+# The version script's newest node must be this release.
+MAP_VERSION := $(lastword $(shell sed -n 's/^LIBUSDT_\([0-9.]*\) *{.*/\1/p' src/libusdt.map))
+ifneq ($(MAP_VERSION),$(MAJOR).$(MINOR).0)
+$(error src/libusdt.map's newest node is LIBUSDT_$(MAP_VERSION), expected LIBUSDT_$(MAJOR).$(MINOR).0)
+endif
+
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+
+CC := $(CROSS_COMPILE)$(if $(filter default,$(origin CC)),gcc,$(CC))
+AR := $(CROSS_COMPILE)ar
+CLANG ?= clang
+BPFTOOL ?= bpftool
+PKG_CONFIG ?= pkg-config
+
+ifeq ($(SANITIZE),1)
+OBJDIR ?= build-san
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
+	     -fno-sanitize-recover=all
+else
+OBJDIR ?= build
+SAN_FLAGS :=
+endif
+
+CFLAGS ?= -g -O2 -Wall -Wextra -Werror
+ALL_CFLAGS := -std=gnu11 $(CFLAGS) -Wno-unused-parameter \
+	      -Wno-missing-field-initializers \
+	      -Werror=implicit-function-declaration \
+	      -Werror=incompatible-pointer-types \
+	      -D_GNU_SOURCE -Iinclude -Isrc $(SAN_FLAGS) $(EXTRA_CFLAGS)
+ALL_LDFLAGS := $(LDFLAGS) $(SAN_FLAGS) $(EXTRA_LDFLAGS)
+LIBS := -lbpf -lelf -lz
+
+ifeq ($(V),1)
+Q :=
+msg =
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+LIB_SRCS := $(sort $(wildcard src/*.c src/arch/*.c))
+STATIC_OBJS := $(patsubst %.c,$(OBJDIR)/static/%.o,$(LIB_SRCS))
+SHARED_OBJS := $(patsubst %.c,$(OBJDIR)/shared/%.o,$(LIB_SRCS))
+STATIC_LIB := $(OBJDIR)/libusdt.a
+SHARED_LIB := $(OBJDIR)/libusdt.so.$(VERSION)
+SONAME := libusdt.so.$(MAJOR)
+HDRS := $(wildcard include/*.h src/*.h src/arch/*.h bpf/*.h)
+
+ifeq ($(BUILD_STATIC_ONLY),1)
+LIB_TARGETS := $(STATIC_LIB)
+else
+LIB_TARGETS := $(STATIC_LIB) $(SHARED_LIB) $(OBJDIR)/libusdt.so \
+	       $(OBJDIR)/$(SONAME)
+endif
+
+.PHONY: all lib check unit-tests kernel-tests demo install uninstall clean \
+	fuzz bench examples deps tools
+.DELETE_ON_ERROR:
+
+all: lib tools
+
+lib: $(LIB_TARGETS) $(OBJDIR)/libusdt.pc
+
+$(OBJDIR)/static/%.o: %.c $(HDRS)
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -fvisibility=hidden -c $< -o $@
+
+$(OBJDIR)/shared/%.o: %.c $(HDRS)
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -DSHARED -c $< -o $@
+
+$(STATIC_LIB): $(STATIC_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+# -Wl,--no-undefined: the sanitizer runtimes are not linked into a shared
+# object, so the check is only made without them.
+$(SHARED_LIB): $(SHARED_OBJS) src/libusdt.map
+	$(call msg,LD,$@)
+	$(Q)$(CC) -shared $(ALL_LDFLAGS) -Wl,-soname,$(SONAME) \
+		-Wl,--version-script=src/libusdt.map \
+		$(if $(SAN_FLAGS),,-Wl,--no-undefined) \
+		-o $@ $(SHARED_OBJS) $(LIBS)
+
+$(OBJDIR)/$(SONAME) $(OBJDIR)/libusdt.so: $(SHARED_LIB)
+	$(Q)ln -sf $(notdir $<) $@
+
+$(OBJDIR)/libusdt.pc: src/libusdt.pc.template Makefile
+	@mkdir -p $(@D)
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+		$< > $@
+
+# ----------------------------------------------------------------------
+# BPF objects and skeletons. vmlinux.h comes from the running kernel's BTF;
+# the BPF side needs no host asm/ headers.
+
+VMLINUX_H := $(OBJDIR)/vmlinux.h
+BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' \
+	      -e 's/s390x/s390/' -e 's/riscv64/riscv/')
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
+	      -I$(OBJDIR) -Ibpf $(BPF_EXTRA_CFLAGS)
+
+$(VMLINUX_H):
+	$(call msg,GEN,$@)
+	@mkdir -p $(@D)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
+
+$(OBJDIR)/bpf/%.bpf.o: %.bpf.c $(VMLINUX_H) $(wildcard bpf/*.h)
+	$(call msg,CLANG,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OBJDIR)/skel/%.skel.h: $(OBJDIR)/bpf/%.bpf.o
+	$(call msg,GEN,$@)
+	@mkdir -p $(@D)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$(notdir $*)) > $@
+
+# ----------------------------------------------------------------------
+# Tests. Each tests/unit/test_*.c and tests/kernel/test_*.c is one program,
+# linked with the static library (so internal usdt__ functions are
+# reachable). A fragment may set LDFLAGS_<name> and DEPS_<name>.
+
+UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
+KERNEL_SRCS := $(sort $(wildcard tests/kernel/test_*.c))
+UNIT_BINS := $(patsubst %.c,$(OBJDIR)/%,$(UNIT_SRCS))
+KERNEL_BINS := $(patsubst %.c,$(OBJDIR)/%,$(KERNEL_SRCS))
+TEST_BPF_SRCS := $(wildcard tests/kernel/*.bpf.c)
+TEST_SKELS := $(patsubst %.bpf.c,$(OBJDIR)/skel/%.skel.h,$(TEST_BPF_SRCS))
+TEST_CFLAGS := $(ALL_CFLAGS) -I$(OBJDIR)/skel/tests/kernel -Itests -Ibpf
+TEST_HDRS := $(wildcard tests/*.h tests/unit/*.h tests/kernel/*.h)
+
+# Fragments add fixtures, tools, fuzzers, examples and benchmarks.
+-include tests/fixtures/fixtures.mk
+-include tools/tools.mk
+-include tests/fuzz/fuzz.mk
+-include examples/examples.mk
+-include tests/bench/bench.mk
+
+$(OBJDIR)/tests/unit/%: tests/unit/%.c $(STATIC_LIB) $(TEST_HDRS)
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(TEST_CFLAGS) $< -o $@ $(STATIC_LIB) $(ALL_LDFLAGS) \
+		$(LDFLAGS_$*) -lcmocka $(LIBS)
+
+.SECONDEXPANSION:
+$(OBJDIR)/tests/kernel/%: tests/kernel/%.c $(STATIC_LIB) $(TEST_HDRS) \
+		$(TEST_SKELS) $$(DEPS_$$*)
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(TEST_CFLAGS) $< -o $@ $(STATIC_LIB) $(ALL_LDFLAGS) \
+		$(LDFLAGS_$*) -lcmocka $(LIBS)
+
+TEST_TIMEOUT ?= 300
+
+deps:
+	$(Q)scripts/deps.sh
+
+unit-tests: $(UNIT_BINS) $(TEST_DEPS)
+	$(Q)tests/run.sh $(TEST_TIMEOUT) $(UNIT_BINS)
+
+kernel-tests: $(KERNEL_BINS) $(TEST_DEPS)
+	$(Q)tests/run.sh $(TEST_TIMEOUT) $(KERNEL_BINS)
+
+# One summary for the whole suite.
+check: deps
+	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(KERNEL_BINS) $(TEST_DEPS)
+	$(Q)tests/run.sh $(TEST_TIMEOUT) $(UNIT_BINS) $(KERNEL_BINS)
+
+# ----------------------------------------------------------------------
+
+install: lib
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -d $(DESTDIR)$(INCLUDEDIR)/usdt $(DESTDIR)$(LIBDIR) \
+		$(DESTDIR)$(PKGCONFIGDIR)
+	$(Q)install -m 644 include/usdt.h include/usdt_version.h \
+		$(DESTDIR)$(INCLUDEDIR)/
+	$(Q)install -m 644 bpf/usdt.bpf.h bpf/usdt_spec.h \
+		$(DESTDIR)$(INCLUDEDIR)/usdt/
+	$(Q)install -m 644 $(STATIC_LIB) $(DESTDIR)$(LIBDIR)/
+ifneq ($(BUILD_STATIC_ONLY),1)
+	$(Q)install -m 755 $(SHARED_LIB) $(DESTDIR)$(LIBDIR)/
+	$(Q)ln -sf libusdt.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	$(Q)ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libusdt.so
+endif
+	$(Q)install -m 644 $(OBJDIR)/libusdt.pc $(DESTDIR)$(PKGCONFIGDIR)/
+	$(Q)$(MAKE) --no-print-directory install-extra
+
+uninstall:
+	$(Q)rm -rf $(DESTDIR)$(INCLUDEDIR)/usdt $(DESTDIR)$(INCLUDEDIR)/usdt.h \
+		$(DESTDIR)$(INCLUDEDIR)/usdt_version.h \
+		$(DESTDIR)$(LIBDIR)/libusdt.* $(DESTDIR)$(PKGCONFIGDIR)/libusdt.pc \
+		$(DESTDIR)$(BINDIR)/usdt $(DESTDIR)$(MANDIR)/man1/usdt.1
+
+.PHONY: install-extra
+install-extra:: ;
+
+clean:
+	$(Q)rm -rf build build-san
+
+# Keep skeletons and BPF objects between runs.
+.SECONDARY:

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Layout of a USDT call-site spec as the BPF side reads it from the spec
+ * array map. Shared, byte for byte, by the user-space library (src/) and the
+ * BPF-side header (bpf/usdt.bpf.h). Installed, but not an API: only
+ * libusdt writes these and only bpf/usdt.bpf.h reads them.
+ *
+ * Every field has a fixed width and fixed offset, and no bitfields are used,
+ * so the layout is the same on either byte order; the static asserts at the
+ * end pin it.
+ */
+#ifndef __LIBUSDT_USDT_SPEC_H
+#define __LIBUSDT_USDT_SPEC_H
+
+#ifdef __bpf__
+/* BPF programs get __u64 and friends from vmlinux.h or linux/types.h. */
+#else
+#include <linux/types.h>
+#endif
+
+/* Most arguments a USDT call site can carry (sys/sdt.h goes up to 12). */
+#define USDT_MAX_ARG_CNT 12
+
+/* No register: the base or index slot is unused. */
+#define USDT_REG_NONE 0xffff
+
+/* How an argument's value is obtained. */
+enum usdt_spec_kind {
+	/* Never written by libusdt: an all-zero (freed) spec reads as this. */
+	USDT_SPEC_NONE = 0,
+	/* value = val_off [+ base] [+ index << scale] [+ ip] */
+	USDT_SPEC_VALUE = 1,
+	/* value = *(size *)(val_off [+ base] [+ index << scale] [+ ip]) */
+	USDT_SPEC_MEM = 2,
+	/* The argument cannot be read; bpf_usdt_arg() returns -EOPNOTSUPP. */
+	USDT_SPEC_UNSUPPORTED = 3,
+};
+
+/* usdt_arg_spec.flags */
+#define USDT_SPEC_F_SIGNED 0x01 /* sign-extend from size bytes */
+#define USDT_SPEC_F_IPREL 0x02 /* add the probe's run-time IP to the address */
+#define USDT_SPEC_F_FLOAT 0x04 /* raw bits of a float (informational) */
+#define USDT_SPEC_F_TRUNC 0x08 /* 16-byte argument: low 8 bytes only */
+#define USDT_SPEC_SCALE_SHIFT 4 /* bits 4-5: log2 of the index scale */
+#define USDT_SPEC_SCALE_MASK 0x30
+
+/*
+ * One argument: 16 bytes.
+ *
+ * base_off and idx_off are byte offsets into the kernel's struct pt_regs of
+ * the architecture the probe runs on (the BPF program's context), or
+ * USDT_REG_NONE. A base offset that is not a multiple of 8 names a byte
+ * inside a register (x86 %ah), read on little-endian hosts only.
+ *
+ * size is 1, 2, 4 or 8: the number of bytes read from memory and kept of the
+ * value. A 16-byte argument has size 8 and USDT_SPEC_F_TRUNC; for big-endian
+ * targets the parser already moved val_off to the low half.
+ */
+struct usdt_arg_spec {
+	__u64 val_off;
+	__u16 base_off;
+	__u16 idx_off;
+	__u8 kind;
+	__u8 size;
+	__u8 flags;
+	__u8 reserved;
+};
+
+/* One call site's (or several identical call sites') spec: 208 bytes. */
+struct usdt_spec {
+	struct usdt_arg_spec args[USDT_MAX_ARG_CNT];
+	/* The user's cookie from usdt_attach_opts, for bpf_usdt_cookie(). */
+	__u64 usr_cookie;
+	__u16 arg_cnt;
+	__u16 reserved[3];
+};
+
+#define __USDT_SPEC_ASSERT(c, m) _Static_assert(c, m)
+__USDT_SPEC_ASSERT(sizeof(struct usdt_arg_spec) == 16, "arg spec is 16 bytes");
+__USDT_SPEC_ASSERT(__builtin_offsetof(struct usdt_arg_spec, base_off) == 8,
+		   "base_off at 8");
+__USDT_SPEC_ASSERT(__builtin_offsetof(struct usdt_arg_spec, idx_off) == 10,
+		   "idx_off at 10");
+__USDT_SPEC_ASSERT(__builtin_offsetof(struct usdt_arg_spec, kind) == 12,
+		   "kind at 12");
+__USDT_SPEC_ASSERT(__builtin_offsetof(struct usdt_arg_spec, size) == 13,
+		   "size at 13");
+__USDT_SPEC_ASSERT(__builtin_offsetof(struct usdt_arg_spec, flags) == 14,
+		   "flags at 14");
+__USDT_SPEC_ASSERT(__builtin_offsetof(struct usdt_spec, usr_cookie) == 192,
+		   "usr_cookie at 192");
+__USDT_SPEC_ASSERT(__builtin_offsetof(struct usdt_spec, arg_cnt) == 200,
+		   "arg_cnt at 200");
+__USDT_SPEC_ASSERT(sizeof(struct usdt_spec) == 208, "spec is 208 bytes");
+
+#endif /* __LIBUSDT_USDT_SPEC_H */

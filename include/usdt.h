@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * libusdt: attach BPF programs to USDT probes (sys/sdt.h) and read their
+ * arguments, for binaries of x86_64, arm64, s390x and riscv64.
+ *
+ * Conventions (those of libbpf):
+ *  - objects are opaque and have usdt_<object>__<verb>() methods;
+ *  - calls that may grow take a trailing `const struct usdt_<x>_opts *`,
+ *    NULL for defaults, declared with USDT_OPTS();
+ *  - int results are 0 (or a count) or a negative errno, and errno is set;
+ *    pointer results are NULL with errno set.
+ * Thread safety: distinct objects may be used from distinct threads; one
+ * object must not be used from two threads at once.
+ */
+#ifndef __LIBUSDT_USDT_H
+#define __LIBUSDT_USDT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "usdt_version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef USDT_API
+#define USDT_API __attribute__((visibility("default")))
+#endif
+
+struct bpf_object;
+struct bpf_program;
+
+/**
+ * @brief **USDT_OPTS()** declares and zero-initialises an opts struct with
+ * its sz set, e.g. `USDT_OPTS(usdt_attach_opts, o, .usr_cookie = 7);`.
+ */
+#define USDT_OPTS(TYPE, NAME, ...)                                          \
+	struct TYPE NAME = ({                                               \
+		memset(&NAME, 0, sizeof(struct TYPE));                      \
+		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ };    \
+	})
+
+/* ---------------------------------------------------------------------- */
+/* Logging                                                                */
+
+enum usdt_print_level {
+	USDT_WARN,
+	USDT_INFO,
+	USDT_DEBUG,
+};
+
+typedef int (*usdt_print_fn_t)(enum usdt_print_level level, const char *fmt,
+			       va_list ap);
+
+/**
+ * @brief **usdt_set_print()** replaces the logging callback atomically.
+ * @param fn the new callback, or NULL to silence the library.
+ * @return the previous callback.
+ *
+ * The default prints warnings to stderr; the environment variable
+ * USDT_LOG_LEVEL=warn|info|debug changes its threshold.
+ */
+USDT_API usdt_print_fn_t usdt_set_print(usdt_print_fn_t fn);
+
+/**
+ * @brief **usdt_strerror()** formats a libusdt error (a negative or positive
+ * errno) into buf, like strerror_r().
+ * @return buf.
+ */
+USDT_API const char *usdt_strerror(int err, char *buf, size_t size);
+
+/* ---------------------------------------------------------------------- */
+/* Reading the probes of an ELF file (no kernel, no privileges)           */
+
+struct usdt_file;
+struct usdt_probe;
+
+struct usdt_file_opts {
+	size_t sz;
+	size_t :0;
+};
+#define usdt_file_opts__last_field sz
+
+/**
+ * @brief **usdt_file__open()** reads the USDT notes of a 64-bit ELF file
+ * (executable, PIE or shared library, of any byte order and of any of the
+ * supported architectures) and parses every probe's arguments.
+ * @param path the file.
+ * @param opts NULL, or options.
+ * @return the file, or NULL with errno: ENOENT/EACCES (cannot open),
+ * ENOEXEC (not a 64-bit ELF file or too damaged to read), ENOMEM.
+ *
+ * A file without USDT notes opens and has zero probes. A malformed note or
+ * an unreadable argument marks that probe (usdt_probe__status()) or that
+ * argument (USDT_ARG_UNSUPPORTED); the others are still read. The file
+ * descriptor is closed before return: the result owns only memory.
+ */
+USDT_API struct usdt_file *usdt_file__open(const char *path,
+					   const struct usdt_file_opts *opts);
+/** @brief **usdt_file__close()** frees the file and its probes; NULL is ok. */
+USDT_API void usdt_file__close(struct usdt_file *file);
+/** @brief the path the file was opened with. */
+USDT_API const char *usdt_file__path(const struct usdt_file *file);
+/** @brief the ELF e_machine (EM_X86_64, EM_AARCH64, EM_S390, EM_RISCV...). */
+USDT_API int usdt_file__machine(const struct usdt_file *file);
+/** @brief "x86_64", "aarch64", "s390x", "riscv64", or NULL if unsupported. */
+USDT_API const char *usdt_file__arch_name(const struct usdt_file *file);
+/** @brief true for ET_DYN (PIE or shared library). */
+USDT_API bool usdt_file__is_dyn(const struct usdt_file *file);
+/** @brief how many call sites the file has. */
+USDT_API size_t usdt_file__probe_cnt(const struct usdt_file *file);
+/**
+ * @brief **usdt_file__probe()** returns call site i (0-based) in note order,
+ * or NULL with errno ERANGE. Borrowed from the file.
+ */
+USDT_API const struct usdt_probe *usdt_file__probe(const struct usdt_file *file,
+						   size_t i);
+
+/* Every getter below borrows from the file the probe came from. */
+USDT_API const char *usdt_probe__provider(const struct usdt_probe *p);
+USDT_API const char *usdt_probe__name(const struct usdt_probe *p);
+/** @brief the call site's virtual address, adjusted for prelink. */
+USDT_API uint64_t usdt_probe__address(const struct usdt_probe *p);
+/** @brief the call site's offset in the file: what a uprobe wants. */
+USDT_API uint64_t usdt_probe__file_offset(const struct usdt_probe *p);
+/** @brief the semaphore's virtual address, 0 when the probe has none. */
+USDT_API uint64_t usdt_probe__semaphore(const struct usdt_probe *p);
+/** @brief the semaphore's file offset (ref_ctr_offset), 0 when none. */
+USDT_API uint64_t usdt_probe__semaphore_offset(const struct usdt_probe *p);
+/** @brief the raw argument string of the note ("" for no arguments). */
+USDT_API const char *usdt_probe__args_str(const struct usdt_probe *p);
+/**
+ * @brief 0 if the note was read, else a negative errno (-EINVAL malformed
+ * note or argument string, -E2BIG too many arguments, -ENOTSUP unknown
+ * architecture); usdt_probe__error() says why.
+ */
+USDT_API int usdt_probe__status(const struct usdt_probe *p);
+/** @brief why the probe is bad, or NULL when its status is 0. */
+USDT_API const char *usdt_probe__error(const struct usdt_probe *p);
+/** @brief how many arguments the call site has (0 when its status < 0). */
+USDT_API int usdt_probe__arg_cnt(const struct usdt_probe *p);
+
+enum usdt_arg_kind {
+	USDT_ARG_CONST,		/* value is a constant */
+	USDT_ARG_REG,		/* value is in a register */
+	USDT_ARG_DEREF,		/* memory at register + offset */
+	USDT_ARG_INDEX,		/* memory at [base] + index * scale + offset */
+	USDT_ARG_PCREL,		/* memory at the call site's address + offset */
+	USDT_ARG_ABS,		/* memory at a fixed address */
+	USDT_ARG_PCADDR,	/* value is the call site's address + offset */
+	USDT_ARG_UNSUPPORTED,	/* cannot be read; see reason */
+};
+
+/** @brief "const", "reg", "deref", "index", "pcrel", "abs", "pcaddr",
+ * "unsupported". */
+USDT_API const char *usdt_arg_kind_str(enum usdt_arg_kind kind);
+
+/*
+ * A decoded argument. For USDT_ARG_PCREL and USDT_ARG_PCADDR, offset is
+ * relative to usdt_probe__address() (link-time addresses); for
+ * USDT_ARG_ABS it is the address itself.
+ */
+struct usdt_arg_info {
+	size_t sz;
+	enum usdt_arg_kind kind;
+	int size;		/* 1, 2, 4, 8 or 16 bytes */
+	bool is_signed;
+	bool is_float;		/* the raw bits of a float or double */
+	const char *reg;	/* base register as written, or NULL */
+	const char *index;	/* index register as written, or NULL */
+	int scale;		/* index scale, 0 when no index */
+	int64_t offset;		/* displacement or address */
+	uint64_t value;		/* the constant, for USDT_ARG_CONST */
+	const char *reason;	/* for USDT_ARG_UNSUPPORTED, else NULL */
+	const char *str;	/* the argument's text, e.g. "-4@%edi" */
+	size_t :0;
+};
+#define usdt_arg_info__last_field str
+
+/**
+ * @brief **usdt_probe__arg()** describes argument i of a call site.
+ * @param info filled in; set info->sz = sizeof(*info) first. Its strings
+ * are borrowed from the file.
+ * @return 0, -ERANGE (no such argument), -EINVAL (bad info->sz).
+ */
+USDT_API int usdt_probe__arg(const struct usdt_probe *p, int i,
+			     struct usdt_arg_info *info);
+
+/* ---------------------------------------------------------------------- */
+/* Attaching BPF programs                                                 */
+
+struct usdt_manager;
+struct usdt_link;
+
+struct usdt_manager_opts {
+	size_t sz;
+	/* Before bpf_object__load() only: entries of the spec array map and of
+	 * the IP-to-spec-ID map; 0 keeps what the BPF object says. */
+	uint32_t max_specs;
+	uint32_t max_ips;
+	/* Do not use uprobe_multi links even where the kernel has them. */
+	bool no_uprobe_multi;
+	size_t :0;
+};
+#define usdt_manager_opts__last_field no_uprobe_multi
+
+/**
+ * @brief **usdt_manager__new()** prepares a BPF object for USDT attaching.
+ * @param obj the object; it must contain the maps of bpf/usdt.bpf.h. It is
+ * borrowed and must outlive the manager.
+ * @param opts NULL, or options.
+ * @return the manager, or NULL with errno: ESRCH (the object does not
+ * include bpf/usdt.bpf.h), EINVAL (bad opts, or sizes given after load),
+ * ENOMEM.
+ *
+ * Called before bpf_object__load(), it may resize the maps and marks the
+ * object's uprobe programs for uprobe_multi links where the kernel has them.
+ */
+USDT_API struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
+					const struct usdt_manager_opts *opts);
+/**
+ * @brief **usdt_manager__free()** frees the manager; NULL is ok. Every link
+ * it made must have been destroyed first.
+ */
+USDT_API void usdt_manager__free(struct usdt_manager *man);
+
+enum usdt_attach_mode {
+	USDT_MODE_AUTO = 0,	/* uprobe_multi if prepared and available */
+	USDT_MODE_MULTI,	/* one uprobe_multi link, or fail */
+	USDT_MODE_PERF,		/* one perf uprobe per call site */
+};
+
+struct usdt_attach_opts {
+	size_t sz;
+	/* Read by bpf_usdt_cookie() in the BPF program. */
+	uint64_t usr_cookie;
+	enum usdt_attach_mode mode;
+	/* Find specs through the IP map even where bpf_cookie works. */
+	bool force_ip_map;
+	size_t :0;
+};
+#define usdt_attach_opts__last_field force_ip_map
+
+/**
+ * @brief **usdt_manager__attach()** attaches a BPF program to every call
+ * site of the probes that match.
+ * @param man the manager of the program's object (loaded).
+ * @param prog a program of that object (SEC("usdt") or SEC("uprobe")).
+ * @param pid -1 every process, 0 the caller, >0 that process.
+ * @param path the binary or library: absolute, relative to the current
+ * directory, or a bare library name ("libc.so.6") found as the dynamic
+ * loader would (with pid > 0, in that process's maps first).
+ * @param provider, name the probe; shell globs are allowed.
+ * @param opts NULL, or options.
+ * @return a link, or NULL with errno: ENOENT (no such file or no matching
+ * probe), E2BIG (out of spec IDs or IP-map entries), ENOTSUP (the file is
+ * for another architecture, or IP-map mode needs a pid), EEXIST (two
+ * call sites at one IP in IP-map mode), EINVAL, ENOMEM, or the kernel's
+ * errno. On failure nothing stays attached and nothing is taken.
+ */
+USDT_API struct usdt_link *
+usdt_manager__attach(struct usdt_manager *man, const struct bpf_program *prog,
+		     pid_t pid, const char *path, const char *provider,
+		     const char *name, const struct usdt_attach_opts *opts);
+
+/**
+ * @brief **usdt_link__destroy()** detaches and frees a link, gives back its
+ * spec IDs (zeroing their specs) and IP-map entries; NULL is ok.
+ * @return 0, or the first error met; the link is freed in either case.
+ */
+USDT_API int usdt_link__destroy(struct usdt_link *link);
+/** @brief how many call sites the link is attached to. */
+USDT_API size_t usdt_link__site_cnt(const struct usdt_link *link);
+/** @brief how many distinct spec IDs the link holds. */
+USDT_API size_t usdt_link__spec_cnt(const struct usdt_link *link);
+/** @brief true if the link is one uprobe_multi link, false if perf uprobes. */
+USDT_API bool usdt_link__is_multi(const struct usdt_link *link);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* __LIBUSDT_USDT_H */

@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Argument strings: splitting, the "[-]SIZE[f]@" prefix, and resolution of
+ * what an arch parser read into a BPF spec.
+ *
+ * An argument string is a list of "[-]SIZE[f]@OPERAND" separated by spaces,
+ * but an operand may contain a space itself (arm64 "[sp, 132]"). So an
+ * argument ends at a space outside brackets that is followed by the start
+ * of another argument ("-4@", "8f@") or by the end of the string.
+ *
+ * Resolution turns the operand into one of the spec kinds. Addresses in the
+ * ELF file are link-time addresses; at run time the file is loaded at some
+ * bias, the same for all of it. A probe's own run-time IP is its link-time
+ * address plus that bias, so any link-time address A is reached at run time
+ * as IP + (A - site address): that is USDT_SPEC_F_IPREL. It serves x86
+ * %rip operands, and absolute symbol references in PIEs and shared
+ * libraries, without a pid and without knowing where the file is mapped.
+ */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "internal.h"
+
+/* Does s start an argument ("-?DIGITS f? @")? */
+static bool starts_arg(const char *s)
+{
+	if (*s == '-')
+		s++;
+	if (!isdigit((unsigned char)*s))
+		return false;
+	while (isdigit((unsigned char)*s))
+		s++;
+	if (*s == 'f')
+		s++;
+	return *s == '@';
+}
+
+static void set_unsupported(struct usdt__arg *arg, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void set_unsupported(struct usdt__arg *arg, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (fmt) {
+		va_start(ap, fmt);
+		vsnprintf(arg->reason, sizeof(arg->reason), fmt, ap);
+		va_end(ap);
+	}
+	if (!arg->reason[0])
+		snprintf(arg->reason, sizeof(arg->reason), "cannot parse");
+	arg->kind = USDT_ARG_UNSUPPORTED;
+	memset(&arg->spec, 0, sizeof(arg->spec));
+	arg->spec.kind = USDT_SPEC_UNSUPPORTED;
+	arg->spec.size = arg->size > 8 ? 8 : (arg->size > 0 ? arg->size : 8);
+	arg->spec.base_off = USDT_REG_NONE;
+	arg->spec.idx_off = USDT_REG_NONE;
+	arg->spec.flags = (arg->is_signed ? USDT_SPEC_F_SIGNED : 0) |
+			  (arg->is_float ? USDT_SPEC_F_FLOAT : 0) |
+			  (arg->size == 16 ? USDT_SPEC_F_TRUNC : 0);
+}
+
+static uint64_t truncate_to(uint64_t v, int size)
+{
+	return size >= 8 ? v : v & ((1ULL << (size * 8)) - 1);
+}
+
+static int scale_shift(int scale)
+{
+	switch (scale) {
+	case 0:
+	case 1:
+		return 0;
+	case 2:
+		return 1;
+	case 4:
+		return 2;
+	case 8:
+		return 3;
+	default:
+		return -1;
+	}
+}
+
+/*
+ * Turn the parsed operand into kind, offset/value and spec. Returns false
+ * (with arg made unsupported) when it cannot be expressed.
+ */
+static void resolve(const struct usdt__site_ctx *site, const char *str,
+		    struct usdt__arg *arg)
+{
+	struct usdt_arg_spec *spec = &arg->spec;
+	uint64_t addr = 0, got_slot = 0;
+	bool has_base = arg->base_off >= 0, has_idx = arg->idx_off >= 0;
+	bool absolute = false;	/* disp is a link-time address */
+	int shift, err;
+
+	memset(spec, 0, sizeof(*spec));
+	spec->base_off = has_base ? (uint16_t)arg->base_off : USDT_REG_NONE;
+	spec->idx_off = has_idx ? (uint16_t)arg->idx_off : USDT_REG_NONE;
+	spec->size = arg->size > 8 ? 8 : arg->size;
+	spec->flags = (arg->is_signed ? USDT_SPEC_F_SIGNED : 0) |
+		      (arg->is_float ? USDT_SPEC_F_FLOAT : 0) |
+		      (arg->size == 16 ? USDT_SPEC_F_TRUNC : 0);
+
+	shift = scale_shift(has_idx ? arg->scale : 0);
+	if (shift < 0) {
+		set_unsupported(arg, "bad index scale %d", arg->scale);
+		return;
+	}
+	spec->flags |= shift << USDT_SPEC_SCALE_SHIFT;
+
+	if (arg->has_sym) {
+		const char *name = str + arg->sym_pos;
+
+		err = site->symtab ? usdt__sym_lookup(site->symtab, name,
+						      arg->sym_len, &addr,
+						      &got_slot)
+				   : -ENOENT;
+		if (err < 0) {
+			set_unsupported(arg, "symbol '%.*s' not in the symbol table",
+					(int)arg->sym_len, name);
+			return;
+		}
+		if (arg->got) {
+			if (err == 1) {
+				/* The value is the pointer stored in the GOT. */
+				arg->kind = USDT_ARG_PCREL;
+				arg->offset = (int64_t)(got_slot - site->vaddr);
+				spec->kind = USDT_SPEC_MEM;
+				spec->flags |= USDT_SPEC_F_IPREL;
+				spec->val_off = (uint64_t)arg->offset;
+				return;
+			}
+			/* Defined here: the value is the symbol's address. */
+			arg->mem = false;
+			arg->pcrel = false;
+		} else if (err == 1) {
+			set_unsupported(arg, "symbol '%.*s' is only reachable through the GOT",
+					(int)arg->sym_len, name);
+			return;
+		}
+		arg->disp = (int64_t)(addr + (uint64_t)arg->disp);
+		absolute = true;
+	}
+
+	if (arg->pcrel) {
+		/* x86 sym(%rip): the assembler made it PC-relative; the
+		 * address is the symbol's, wherever the PC was. */
+		if (!absolute) {
+			set_unsupported(arg, "PC-relative operand without a symbol");
+			return;
+		}
+		if (has_idx) {
+			set_unsupported(arg, "PC-relative operand with an index");
+			return;
+		}
+		spec->base_off = USDT_REG_NONE;
+		has_base = false;
+	}
+
+	if (!arg->mem) {
+		if (has_idx) {
+			set_unsupported(arg, "value operand with an index register");
+			return;
+		}
+		if (has_base) {
+			arg->kind = USDT_ARG_REG;
+			spec->kind = USDT_SPEC_VALUE;
+			spec->val_off = 0;
+			arg->offset = 0;
+			if (arg->disp) {
+				set_unsupported(arg, "register value with an offset");
+				return;
+			}
+			return;
+		}
+		if (absolute && (site->is_dyn || arg->pcrel)) {
+			arg->kind = USDT_ARG_PCADDR;
+			arg->offset = (int64_t)((uint64_t)arg->disp - site->vaddr);
+			spec->kind = USDT_SPEC_VALUE;
+			spec->flags |= USDT_SPEC_F_IPREL;
+			spec->val_off = (uint64_t)arg->offset;
+			return;
+		}
+		arg->kind = USDT_ARG_CONST;
+		arg->value = truncate_to((uint64_t)arg->disp, spec->size);
+		arg->offset = 0;
+		spec->kind = USDT_SPEC_VALUE;
+		spec->val_off = arg->value;
+		return;
+	}
+
+	spec->kind = USDT_SPEC_MEM;
+	/* The low half of a 16-byte value is at +8 on big-endian. */
+	if (arg->size == 16 && site->big_endian)
+		arg->disp += 8;
+
+	if (!has_base && !has_idx) {
+		if (absolute && (site->is_dyn || arg->pcrel)) {
+			arg->kind = USDT_ARG_PCREL;
+			arg->offset = (int64_t)((uint64_t)arg->disp - site->vaddr);
+			spec->flags |= USDT_SPEC_F_IPREL;
+			spec->val_off = (uint64_t)arg->offset;
+			return;
+		}
+		arg->kind = USDT_ARG_ABS;
+		arg->offset = arg->disp;
+		spec->val_off = (uint64_t)arg->disp;
+		return;
+	}
+
+	arg->kind = has_idx ? USDT_ARG_INDEX : USDT_ARG_DEREF;
+	arg->offset = arg->disp;
+	spec->val_off = (uint64_t)arg->disp;
+	if (absolute && site->is_dyn) {
+		/* sym(%reg) in a PIE: the symbol moves with the load bias. */
+		spec->flags |= USDT_SPEC_F_IPREL;
+		spec->val_off = (uint64_t)arg->disp - site->vaddr;
+	}
+}
+
+void usdt__arg_parse_one(const struct usdt__site_ctx *site, const char *str,
+			 size_t pos, size_t len, struct usdt__arg *arg)
+{
+	const char *s = str + pos, *end = s + len, *op;
+	long size = 8;
+	int err;
+
+	memset(arg, 0, sizeof(*arg));
+	arg->str_pos = (uint16_t)pos;
+	arg->str_len = (uint16_t)len;
+	arg->base_off = -1;
+	arg->idx_off = -1;
+	arg->size = 8;
+
+	op = memchr(s, '@', len);
+	if (op && starts_arg(s)) {
+		const char *p = s;
+
+		if (*p == '-') {
+			arg->is_signed = true;
+			p++;
+		}
+		size = 0;
+		while (p < op && isdigit((unsigned char)*p) && size < 1000)
+			size = size * 10 + (*p++ - '0');
+		if (p < op && *p == 'f') {
+			arg->is_float = true;
+			p++;
+		}
+		op++;
+	} else {
+		/* Old notes had no size: the operand is a long. */
+		op = s;
+	}
+	if (size != 1 && size != 2 && size != 4 && size != 8 && size != 16) {
+		arg->size = 8;
+		set_unsupported(arg, "bad argument size %ld", size);
+		return;
+	}
+	arg->size = (int)size;
+	if (op >= end) {
+		set_unsupported(arg, "empty operand");
+		return;
+	}
+	if (!site->arch) {
+		set_unsupported(arg, "unsupported architecture");
+		return;
+	}
+	err = site->arch->parse_operand(op, (size_t)(end - op), arg);
+	if (err) {
+		set_unsupported(arg, NULL);
+		return;
+	}
+	/* The parser saw the operand: make its symbol span absolute. */
+	if (arg->has_sym)
+		arg->sym_pos = (uint16_t)(arg->sym_pos + (op - str));
+	arg->reason[0] = '\0';
+	resolve(site, str, arg);
+}
+
+int usdt__args_parse(const struct usdt__site_ctx *site, const char *str,
+		     struct usdt__arg **args_out, int *cnt_out, const char **why)
+{
+	struct usdt__arg args[USDT_MAX_ARG_CNT];
+	size_t n = strlen(str), i = 0, start;
+	bool legacy;
+	int cnt = 0, depth;
+
+	*args_out = NULL;
+	*cnt_out = 0;
+	*why = NULL;
+	if (n > UINT16_MAX) {
+		*why = "argument string too long";
+		return -EINVAL;
+	}
+	while (i < n && isspace((unsigned char)str[i]))
+		i++;
+	/* Notes without sizes: one operand per word. */
+	legacy = i < n && !starts_arg(str + i);
+
+	while (i < n) {
+		start = i;
+		depth = 0;
+		for (; i < n; i++) {
+			char c = str[i];
+
+			if (c == '[' || c == '(')
+				depth++;
+			else if ((c == ']' || c == ')') && depth > 0)
+				depth--;
+			else if (isspace((unsigned char)c) && depth == 0) {
+				size_t j = i;
+
+				while (j < n && isspace((unsigned char)str[j]))
+					j++;
+				if (j == n || legacy || starts_arg(str + j))
+					break;
+			}
+		}
+		if (cnt == USDT_MAX_ARG_CNT) {
+			*why = "more than 12 arguments";
+			return -E2BIG;
+		}
+		usdt__arg_parse_one(site, str, start, i - start, &args[cnt++]);
+		while (i < n && isspace((unsigned char)str[i]))
+			i++;
+	}
+	if (cnt) {
+		*args_out = calloc((size_t)cnt, sizeof(args[0]));
+		if (!*args_out) {
+			*why = "out of memory";
+			return -ENOMEM;
+		}
+		memcpy(*args_out, args, (size_t)cnt * sizeof(args[0]));
+	}
+	*cnt_out = cnt;
+	return 0;
+}

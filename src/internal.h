@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Internal declarations shared by the library's source files: logging,
+ * opts handling, error conversion, and the types that flow from the note
+ * reader through the arch parsers to the manager.
+ */
+#ifndef __LIBUSDT_INTERNAL_H
+#define __LIBUSDT_INTERNAL_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "usdt.h"
+#include "../bpf/usdt_spec.h"
+
+#ifndef EM_RISCV
+#define EM_RISCV 243
+#endif
+
+#define USDT__ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---------------------------------------------------------------------- */
+/* Logging (src/log.c). Messages start with "usdt: ".                     */
+
+__attribute__((format(printf, 2, 3)))
+void usdt__pr(enum usdt_print_level level, const char *fmt, ...);
+
+#define pr_warn(fmt, ...) usdt__pr(USDT_WARN, "usdt: " fmt, ##__VA_ARGS__)
+#define pr_info(fmt, ...) usdt__pr(USDT_INFO, "usdt: " fmt, ##__VA_ARGS__)
+#define pr_debug(fmt, ...) usdt__pr(USDT_DEBUG, "usdt: " fmt, ##__VA_ARGS__)
+
+/* strerror() of a negative or positive errno, in a static per-thread buffer. */
+const char *usdt__errstr(int err);
+
+/* ---------------------------------------------------------------------- */
+/* Errors: pass negative errnos inside, convert once at the exported call. */
+
+static inline int usdt__err(int ret)
+{
+	if (ret < 0)
+		errno = -ret;
+	return ret;
+}
+
+static inline void *usdt__err_ptr(int err)
+{
+	errno = err < 0 ? -err : err;
+	return NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Opts (the user's struct may be older or newer than ours).              */
+
+/* True if every byte of opts past our struct's end is zero. */
+bool usdt__opts_tail_zero(const void *opts, size_t our_sz, size_t user_sz);
+
+#define OPTS_VALID(opts)                                                    \
+	(!(opts) ||                                                         \
+	 ((opts)->sz >= offsetof(typeof(*(opts)), sz) + sizeof((opts)->sz) && \
+	  usdt__opts_tail_zero((opts), sizeof(*(opts)), (opts)->sz)))
+#define OPTS_HAS(opts, field)                                               \
+	((opts) && (opts)->sz >= offsetof(typeof(*(opts)), field) +         \
+				      sizeof((opts)->field))
+#define OPTS_GET(opts, field, fallback)                                     \
+	(OPTS_HAS(opts, field) ? (opts)->field : (fallback))
+
+/* calloc-style overflow check for realloc. */
+static inline void *usdt__reallocarray(void *ptr, size_t nmemb, size_t size)
+{
+	size_t total;
+
+	if (__builtin_mul_overflow(nmemb, size, &total))
+		return NULL;
+	return realloc(ptr, total ? total : 1);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Arguments                                                              */
+
+/*
+ * One argument of a call site, from its text to its BPF spec.
+ *
+ * The generic splitter (src/args.c) fills the size fields and the text
+ * span; the arch parser fills the operand fields (syntax only: it knows
+ * registers, not symbols); resolution (src/args.c) turns a symbol into an
+ * address using the ELF file and fills kind, spec and offset/value.
+ *
+ * Invariant: when kind == USDT_ARG_UNSUPPORTED, reason is non-empty and
+ * spec.kind == USDT_SPEC_UNSUPPORTED; otherwise reason is empty.
+ */
+struct usdt__arg {
+	/* From the "[-]SIZE[f]@" prefix. */
+	int size;		/* 1, 2, 4, 8 or 16 */
+	bool is_signed;
+	bool is_float;
+	uint16_t str_pos, str_len; /* the whole argument in the args string */
+
+	/* From the arch parser. */
+	bool mem;		/* the operand is memory at the address */
+	bool pcrel;		/* base is the PC (x86 %rip) */
+	bool got;		/* sym@GOTPCREL(%rip): value is &sym */
+	bool has_sym;		/* the operand names a symbol (sym_pos/len) */
+	char base[8];		/* register names as written, "" for none */
+	char index[8];
+	int base_off;		/* pt_regs byte offsets, -1 for none */
+	int idx_off;
+	int scale;		/* 1, 2, 4 or 8 with an index, else 0 */
+	int64_t disp;		/* displacement, or the constant itself */
+	uint16_t sym_pos, sym_len; /* the symbol in the args string */
+
+	/* From resolution. */
+	enum usdt_arg_kind kind;
+	int64_t offset;		/* as in struct usdt_arg_info */
+	uint64_t value;
+	struct usdt_arg_spec spec;
+	char reason[96];
+};
+
+/*
+ * Operand parser of one architecture: parse op[0..len) (not NUL-terminated;
+ * a pointer into the args string, which is) and fill the operand fields of
+ * arg. On a form it cannot read, return -EINVAL (or -ENOTSUP for a form it
+ * recognises but cannot support, like vector registers) and write why in
+ * arg->reason. Size fields are already set; a parser may read them (x86
+ * checks the register width against the size) but must not change them.
+ */
+typedef int (*usdt__parse_operand_fn)(const char *op, size_t len,
+				      struct usdt__arg *arg);
+
+struct usdt__arch_ops {
+	uint16_t e_machine;
+	const char *name;		/* "x86_64", "aarch64", ... */
+	usdt__parse_operand_fn parse_operand;
+	/*
+	 * Byte offset in the arch's kernel struct pt_regs of the register
+	 * name[0..len), and its width in bytes in *width (may be NULL);
+	 * -ENOENT if the name is not a general-purpose register.
+	 */
+	int (*reg_off)(const char *name, size_t len, int *width);
+	uint16_t pt_regs_size;		/* the BPF context's size */
+	uint16_t ip_off;		/* where the PC is in pt_regs */
+};
+
+extern const struct usdt__arch_ops usdt__arch_x86_64;
+extern const struct usdt__arch_ops usdt__arch_arm64;
+extern const struct usdt__arch_ops usdt__arch_s390x;
+extern const struct usdt__arch_ops usdt__arch_riscv64;
+
+/* The parser for an ELF e_machine, or NULL (src/arch/arch.c). */
+const struct usdt__arch_ops *usdt__arch_find(int e_machine);
+/* The parser of the host, or NULL. */
+const struct usdt__arch_ops *usdt__arch_host(void);
+
+/*
+ * Symbol lookup for resolution: the link-time address of name[0..len)
+ * into *addr (return 0), or, for a symbol only reachable through the GOT,
+ * the GOT slot's address into *got_slot (return 1); -ENOENT when unknown.
+ */
+struct usdt__symtab;
+int usdt__sym_lookup(const struct usdt__symtab *st, const char *name,
+		     size_t len, uint64_t *addr, uint64_t *got_slot);
+
+/* What resolution needs to know about the call site. */
+struct usdt__site_ctx {
+	const struct usdt__arch_ops *arch;
+	const struct usdt__symtab *symtab; /* may be NULL */
+	uint64_t vaddr;		/* the call site's link-time address */
+	bool is_dyn;		/* ET_DYN: absolute addresses need the load bias */
+	bool big_endian;
+};
+
+/*
+ * Split and parse an argument string into *args (malloc'ed, *cnt entries).
+ * An argument that cannot be parsed or resolved becomes
+ * USDT_ARG_UNSUPPORTED with a reason; that is not an error. Returns 0, or
+ * -EINVAL when the string cannot be split into arguments at all, -E2BIG
+ * for more than USDT_MAX_ARG_CNT, -ENOMEM; *why then says why.
+ */
+int usdt__args_parse(const struct usdt__site_ctx *site, const char *str,
+		     struct usdt__arg **args, int *cnt, const char **why);
+
+/* Parse one argument "[-]SIZE[f]@OPERAND" (the whole text given) into arg
+ * and resolve it; used by the splitter and by the unit tests. */
+void usdt__arg_parse_one(const struct usdt__site_ctx *site, const char *str,
+			 size_t pos, size_t len, struct usdt__arg *arg);
+
+/* ---------------------------------------------------------------------- */
+/* Probes and files (src/note.c, src/elf.c)                               */
+
+/*
+ * One call site. Strings point into the file's string storage.
+ * Invariant: status < 0 implies arg_cnt == 0 and error != NULL.
+ */
+struct usdt_probe {
+	const char *provider;
+	const char *name;
+	const char *args_str;
+	uint64_t vaddr;		/* prelink-adjusted link-time address */
+	uint64_t file_off;	/* uprobe offset */
+	uint64_t sema_vaddr;	/* 0 when none */
+	uint64_t sema_off;	/* 0 when none */
+	int status;
+	const char *error;
+	int arg_cnt;
+	struct usdt__arg *args;
+};
+
+struct usdt_file {
+	char *path;
+	uint16_t e_machine;
+	uint16_t e_type;
+	bool big_endian;
+	const struct usdt__arch_ops *arch; /* NULL for an unknown machine */
+	size_t probe_cnt;
+	struct usdt_probe *probes;
+	void *storage;		/* strings the probes point into */
+};
+
+#endif /* __LIBUSDT_INTERNAL_H */

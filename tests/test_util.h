@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Shared by the test programs. Include after <cmocka.h>'s prerequisites:
+ * this header includes them itself.
+ */
+#ifndef __LIBUSDT_TEST_UTIL_H
+#define __LIBUSDT_TEST_UTIL_H
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <bpf/libbpf.h>
+
+/* Exit status a test program uses when it cannot run at all. */
+#define USDT_TEST_SKIP 77
+
+/*
+ * Kernel tests call this first in main(): without root or BPF, print one
+ * line saying why and exit 77 (tests/run.sh counts it as a skip, or as a
+ * failure under CI=true).
+ */
+static inline void usdt_test_require_kernel(const char *prog)
+{
+	const char *why = NULL;
+
+	if (geteuid() != 0)
+		why = "not root";
+	else if (libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_KPROBE, NULL) != 1)
+		why = "the kernel cannot load BPF kprobe programs";
+	else if (access("/sys/bus/event_source/devices/uprobe/type", R_OK))
+		why = "the kernel has no uprobe PMU";
+	if (!why)
+		return;
+	printf("SKIP: %s: %s%s\n", prog, why,
+	       getenv("CI") && !strcmp(getenv("CI"), "true") ?
+		       " (a failure under CI=true)" : "");
+	fflush(stdout);
+	exit(USDT_TEST_SKIP);
+}
+
+#endif
