@@ -164,6 +164,14 @@ struct usdt__symtab;
 int usdt__sym_lookup(const struct usdt__symtab *st, const char *name,
 		     size_t len, uint64_t *addr, uint64_t *got_slot);
 
+/* Building a symbol table by hand (the note reader and unit tests). */
+struct usdt__symtab *usdt__symtab_new(void);
+/* got_slot != 0: the symbol is undefined here and reached through that
+ * GOT slot; addr is then ignored. Returns 0 or -ENOMEM. */
+int usdt__symtab_add(struct usdt__symtab *st, const char *name, uint64_t addr,
+		     uint64_t got_slot);
+void usdt__symtab_free(struct usdt__symtab *st);
+
 /* What resolution needs to know about the call site. */
 struct usdt__site_ctx {
 	const struct usdt__arch_ops *arch;

@@ -17,3 +17,18 @@ struct usdt_file *usdt_file__open(const char *path,
 void usdt_file__close(struct usdt_file *file)
 {
 }
+
+struct usdt__symtab *usdt__symtab_new(void)
+{
+	return NULL;
+}
+
+int usdt__symtab_add(struct usdt__symtab *st, const char *name, uint64_t addr,
+		     uint64_t got_slot)
+{
+	return -ENOMEM;
+}
+
+void usdt__symtab_free(struct usdt__symtab *st)
+{
+}
