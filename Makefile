@@ -163,6 +163,7 @@ TEST_HDRS := $(wildcard tests/*.h tests/unit/*.h tests/kernel/*.h)
 -include tests/fuzz/fuzz.mk
 -include examples/examples.mk
 -include tests/bench/bench.mk
+-include tests/kernel/kernel.mk
 
 $(OBJDIR)/tests/unit/%: tests/unit/%.c $(STATIC_LIB) $(TEST_HDRS)
 	$(call msg,CC,$@)

@@ -7,7 +7,7 @@
 #include <linux/types.h>
 #endif
 
-#define USDT_TEST_MAX_HITS 64
+#define USDT_TEST_MAX_HITS 512
 #define USDT_TEST_MAX_ARGS 13 /* one past the most, to see -ENOENT */
 
 struct usdt_test_hit {
