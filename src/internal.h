@@ -215,6 +215,9 @@ struct usdt_probe {
 	const char *error;
 	int arg_cnt;
 	struct usdt__arg *args;
+	/* Each argument's text, NUL-terminated, one after the other:
+	 * what usdt_probe__arg() reports as str. */
+	const char *arg_text;
 };
 
 struct usdt_file {
@@ -227,5 +230,12 @@ struct usdt_file {
 	struct usdt_probe *probes;
 	void *storage;		/* strings the probes point into */
 };
+
+/*
+ * usdt_file__open() for an ELF image in memory (the fuzzer's entry point);
+ * name is only used in messages. Returns the file, or NULL with errno.
+ */
+struct usdt_file *usdt__file_open_mem(const void *buf, size_t size,
+				      const char *name);
 
 #endif /* __LIBUSDT_INTERNAL_H */
