@@ -9,12 +9,16 @@
  * headers fails loudly at compile time (the functions are defined twice)
  * instead of mixing two incompatible spec layouts.
  *
- * Include after vmlinux.h (or linux/types.h) and <bpf/bpf_helpers.h>:
+ * Include after vmlinux.h (or linux/types.h plus a struct pt_regs
+ * declaration); it needs nothing else but libbpf's <bpf/bpf_helpers.h>:
  *
  *	#include "vmlinux.h"
  *	#include <bpf/bpf_helpers.h>
- *	#include <bpf/bpf_tracing.h>
  *	#include <usdt/usdt.bpf.h>
+ *
+ * Compile with -D__TARGET_ARCH_x86 (arm64, s390, riscv) as for libbpf's
+ * bpf_tracing.h, and registers are read straight from the context;
+ * without it they are read with a helper call.
  *
  * Map sizes can be set before the include (USDT_MAX_SPEC_CNT,
  * USDT_MAX_IP_CNT) or by usdt_manager_opts before load.
@@ -23,7 +27,6 @@
 #define __LIBUSDT_USDT_BPF_H
 
 #include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
 
 #include "usdt_spec.h"
 
@@ -75,14 +78,19 @@ const volatile __u32 usdt__ip_off __weak = 0xffff;
  * branch tree over the offsets costs a few compares instead of a helper
  * call. The slot count bounds the offsets to the context's size.
  */
+/* Slots: 8-byte words of the context; IP: where the PC is in it. */
 #if defined(__TARGET_ARCH_x86)
 #define __USDT_REG_SLOTS 21
+#define __USDT_IP_OFF 128
 #elif defined(__TARGET_ARCH_arm64)
 #define __USDT_REG_SLOTS 34
+#define __USDT_IP_OFF 256
 #elif defined(__TARGET_ARCH_s390)
 #define __USDT_REG_SLOTS 19
+#define __USDT_IP_OFF 16
 #elif defined(__TARGET_ARCH_riscv)
 #define __USDT_REG_SLOTS 32
+#define __USDT_IP_OFF 0
 #endif
 
 #ifdef __USDT_REG_SLOTS
@@ -123,7 +131,7 @@ static __always_inline __u64 __usdt_reg(struct pt_regs *ctx, __u32 off)
 
 static __always_inline long __usdt_ip(struct pt_regs *ctx)
 {
-	return PT_REGS_IP(ctx);
+	return (long)__usdt_reg(ctx, __USDT_IP_OFF);
 }
 #else
 static __always_inline __u64 __usdt_reg(struct pt_regs *ctx, __u32 off)
