@@ -125,7 +125,7 @@ $(OBJDIR)/libusdt.pc: src/libusdt.pc.template Makefile
 VMLINUX_H := $(OBJDIR)/vmlinux.h
 BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' \
 	      -e 's/s390x/s390/' -e 's/riscv64/riscv/')
-BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
+BPF_CFLAGS = -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
 	      -I$(OBJDIR) -Ibpf $(BPF_EXTRA_CFLAGS)
 
 $(VMLINUX_H):
