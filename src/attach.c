@@ -49,6 +49,7 @@ struct usdt_link {
 	long *ips;
 	size_t ip_cnt;
 	size_t spec_cnt;	/* distinct IDs among site_ids */
+	uint64_t *offsets;	/* where each site's uprobe is, in the file */
 };
 
 /* ---------------------------------------------------------------------- */
@@ -295,6 +296,7 @@ static void link_unwind(struct usdt_link *link)
 	for (i = link->site_cnt; i-- > 0;)
 		usdt__spec_put(man, link->site_ids[i]);
 	free(link->perf_links);
+	free(link->offsets);
 	free(link->site_ids);
 	free(link->ips);
 	free(link);
@@ -336,7 +338,7 @@ struct usdt_link *usdt_manager__attach(struct usdt_manager *man,
 	char real_path[PATH_MAX];
 	bool use_ip, prog_multi, use_multi;
 	uint64_t usr_cookie;
-	int err, id;
+	int err, id, fd = -1;
 
 	if (!man || !prog || !path || !provider || !name || pid < -1 ||
 	    !OPTS_VALID(opts) || man->freed)
@@ -450,27 +452,47 @@ struct usdt_link *usdt_manager__attach(struct usdt_manager *man,
 	link->man = man;
 	link->multi_fd = -1;
 	link->site_ids = calloc(cnt, sizeof(*link->site_ids));
+	link->offsets = calloc(cnt, sizeof(*link->offsets));
 	if (use_ip)
 		link->ips = calloc(cnt, sizeof(*link->ips));
 	if (!use_multi)
 		link->perf_links = calloc(cnt, sizeof(*link->perf_links));
-	if (!link->site_ids || (use_ip && !link->ips) ||
+	if (!link->site_ids || !link->offsets || (use_ip && !link->ips) ||
 	    (!use_multi && !link->perf_links)) {
 		err = -ENOMEM;
 		goto err_unwind;
+	}
+
+	if (feat->uprobe_syscall && host->attach_skip) {
+		fd = open(real_path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			err = -errno;
+			goto err_unwind;
+		}
 	}
 
 	/* Spec IDs, and IP-map entries where cookies are not used. */
 	for (i = 0; i < cnt; i++) {
 		const struct usdt_probe *p = sites[i];
 		struct usdt_spec spec;
-		int j;
+		unsigned char insn[16];
+		ssize_t n;
+		int j, skip = 0;
 
+		if (fd >= 0) {
+			n = pread(fd, insn, sizeof(insn), (off_t)p->file_off);
+			if (n > 0)
+				skip = host->attach_skip(insn, (size_t)n);
+		}
 		memset(&spec, 0, sizeof(spec));
 		spec.arg_cnt = (uint16_t)p->arg_cnt;
 		spec.usr_cookie = usr_cookie;
-		for (j = 0; j < p->arg_cnt && j < USDT_MAX_ARG_CNT; j++)
+		for (j = 0; j < p->arg_cnt && j < USDT_MAX_ARG_CNT; j++) {
 			spec.args[j] = p->args[j].spec;
+			/* The IP the program sees moves with the uprobe. */
+			if (spec.args[j].flags & USDT_SPEC_F_IPREL)
+				spec.args[j].val_off -= (uint64_t)skip;
+		}
 		id = usdt__spec_get(man, &spec);
 		if (id < 0) {
 			err = id;
@@ -480,15 +502,16 @@ struct usdt_link *usdt_manager__attach(struct usdt_manager *man,
 			goto err_unwind;
 		}
 		link->site_ids[link->site_cnt++] = id;
-		offs[i] = p->file_off;
+		offs[i] = p->file_off + (uint64_t)skip;
+		link->offsets[i] = offs[i];
 		refs[i] = p->sema_off;
 		cookies[i] = use_ip ? 0 : (uint64_t)id + 1;
 		if (use_ip) {
-			uint64_t abs = p->vaddr;
+			uint64_t abs = p->vaddr + (uint64_t)skip;
 			long key;
 
 			if (file->e_type == ET_DYN) {
-				err = runtime_addr(pid, real_path, p->file_off,
+				err = runtime_addr(pid, real_path, offs[i],
 						   &abs);
 				if (err) {
 					pr_warn("%s:%s: process %d does not map '%s' at offset 0x%llx\n",
@@ -552,6 +575,8 @@ struct usdt_link *usdt_manager__attach(struct usdt_manager *man,
 		 bpf_program__name(prog), cnt, provider, name, real_path,
 		 use_multi ? "uprobe_multi" : "perf uprobes", link->spec_cnt,
 		 use_ip ? ", IP map" : "");
+	if (fd >= 0)
+		close(fd);
 	free(offs);
 	free(refs);
 	free(cookies);
@@ -562,6 +587,8 @@ struct usdt_link *usdt_manager__attach(struct usdt_manager *man,
 err_unwind:
 	link_unwind(link);
 err_out:
+	if (fd >= 0)
+		close(fd);
 	free(offs);
 	free(refs);
 	free(cookies);
@@ -591,6 +618,11 @@ size_t usdt_link__site_cnt(const struct usdt_link *link)
 size_t usdt_link__spec_cnt(const struct usdt_link *link)
 {
 	return link ? link->spec_cnt : 0;
+}
+
+uint64_t usdt__link_offset(const struct usdt_link *link, size_t i)
+{
+	return i < link->site_cnt ? link->offsets[i] : 0;
 }
 
 bool usdt_link__is_multi(const struct usdt_link *link)

@@ -141,6 +141,13 @@ struct usdt__arch_ops {
 	 * -ENOENT if the name is not a general-purpose register.
 	 */
 	int (*reg_off)(const char *name, size_t len, int *width);
+	/*
+	 * Optional: how many bytes past a call site's address to put the
+	 * uprobe, given the instruction bytes there (insn[0..len)); NULL
+	 * means 0. x86 skips the nop of a "nop; nop5" site so the kernel
+	 * can optimise the uprobe on the nop5.
+	 */
+	int (*attach_skip)(const unsigned char *insn, size_t len);
 	uint16_t pt_regs_size;		/* the BPF context's size */
 	uint16_t ip_off;		/* where the PC is in pt_regs */
 };

@@ -62,6 +62,9 @@ void usdt__spec_put(struct usdt_manager *man, int id);
 /* Release the memory of a manager already freed by its user. */
 void usdt__manager_release(struct usdt_manager *man);
 
+/* Where site i of a link has its uprobe (file offset), for tests. */
+uint64_t usdt__link_offset(const struct usdt_link *link, size_t i);
+
 #define USDT__TRACE_UPROBE_MULTI 48	/* enum bpf_attach_type, 6.6 */
 
 #endif /* __LIBUSDT_MANAGER_H */

@@ -363,7 +363,22 @@ static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 	return 0;
 }
 
+/*
+ * Newer <sys/sdt.h> emit "nop; nop5" at a probe (0x90, then 0f 1f 44 00
+ * 00). A uprobe on a 5-byte nop can be optimised by the kernel (6.18,
+ * uprobe syscall) into a call instead of a trap; the one-byte nop before
+ * it changes no register, so the arguments read the same at +1.
+ */
+static int attach_skip(const unsigned char *insn, size_t len)
+{
+	static const unsigned char combo[] = { 0x90, 0x0f, 0x1f, 0x44, 0x00,
+					       0x00 };
+
+	return len >= sizeof(combo) && !memcmp(insn, combo, sizeof(combo));
+}
+
 const struct usdt__arch_ops usdt__arch_x86_64 = {
+	.attach_skip = attach_skip,
 	.e_machine = EM_X86_64,
 	.name = "x86_64",
 	.parse_operand = parse_operand,

@@ -30,6 +30,13 @@ __attribute__((noinline)) static void hot(long i)
 	STAP_PROBE3(bench, hot, i, i + 1, i * 2);
 }
 
+/* The same probe as newer <sys/sdt.h> emit it: "nop; nop5". */
+__attribute__((noinline)) static void hot5(long i)
+{
+	STAP_PROBE3(bench, hot5, i, i + 1, i * 2);
+	asm volatile(".byte 0x0f, 0x1f, 0x44, 0x00, 0x00");
+}
+
 #define S(n) STAP_PROBE1(bench, wide, n);
 #define S10(b) S(b##0) S(b##1) S(b##2) S(b##3) S(b##4) S(b##5) S(b##6) \
 	S(b##7) S(b##8) S(b##9)
@@ -46,14 +53,46 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static double loop_ns(void)
+static double loop_ns(void (*fn)(long))
 {
 	double t = now();
 	long i;
 
 	for (i = 0; i < HITS; i++)
-		hot(i);
+		fn(i);
 	return (now() - t) * 1e9 / HITS;
+}
+
+/* ns per hit of probe `name` (fired by fn) for libusdt, then libbpf. */
+static int per_hit(struct bench_ours *ours, struct usdt_manager *man,
+		   struct bench_libbpf *lb, const char *name,
+		   void (*fn)(long), double *t_ours, double *t_lb)
+{
+	struct usdt_link *ul;
+	struct bpf_link *ll;
+
+	ours->bss->hits = lb->bss->hits = 0;
+	ours->bss->sum = lb->bss->sum = 0;
+	ul = usdt_manager__attach(man, ours->progs.on_hit, -1, "/proc/self/exe",
+				  "bench", name, NULL);
+	if (!ul)
+		return -1;
+	*t_ours = loop_ns(fn);
+	usdt_link__destroy(ul);
+	ll = bpf_program__attach_usdt(lb->progs.on_hit, -1, "/proc/self/exe",
+				      "bench", name, NULL);
+	if (!ll)
+		return -1;
+	*t_lb = loop_ns(fn);
+	bpf_link__destroy(ll);
+	if (ours->bss->hits != HITS || lb->bss->hits != HITS ||
+	    ours->bss->sum != lb->bss->sum) {
+		fprintf(stderr, "bench: %s: hits %ld/%ld sums %ld/%ld differ\n",
+			name, ours->bss->hits, lb->bss->hits, ours->bss->sum,
+			lb->bss->sum);
+		return -1;
+	}
+	return 0;
 }
 
 static unsigned int verified_insns(const struct bpf_program *p)
@@ -73,7 +112,7 @@ int main(void)
 	struct usdt_manager *man;
 	struct usdt_link *ul;
 	struct bpf_link *ll;
-	double base, t_ours, t_lb, a_ours, a_lb, t;
+	double base, t_ours, t_lb, t5_ours, t5_lb, a_ours, a_lb, t;
 
 	if (geteuid()) {
 		fprintf(stderr, "bench: needs root\n");
@@ -102,22 +141,10 @@ int main(void)
 	a_lb = now() - t;
 
 	/* Per hit. */
-	base = loop_ns();
-	ul = usdt_manager__attach(man, ours->progs.on_hit, -1, "/proc/self/exe",
-				  "bench", "hot", NULL);
-	t_ours = loop_ns();
-	usdt_link__destroy(ul);
-	ll = bpf_program__attach_usdt(lb->progs.on_hit, -1, "/proc/self/exe",
-				      "bench", "hot", NULL);
-	t_lb = loop_ns();
-	bpf_link__destroy(ll);
-	if (ours->bss->hits != HITS || lb->bss->hits != HITS ||
-	    ours->bss->sum != lb->bss->sum) {
-		fprintf(stderr, "bench: hits %ld/%ld sums %ld/%ld differ\n",
-			ours->bss->hits, lb->bss->hits, ours->bss->sum,
-			lb->bss->sum);
+	base = loop_ns(hot);
+	if (per_hit(ours, man, lb, "hot", hot, &t_ours, &t_lb) ||
+	    per_hit(ours, man, lb, "hot5", hot5, &t5_ours, &t5_lb))
 		return 1;
-	}
 
 	printf("%-40s %12s %12s %8s\n", "benchmark", "libusdt", "libbpf",
 	       "ratio");
@@ -125,6 +152,8 @@ int main(void)
 	       a_ours * 1e3, a_lb * 1e3, a_ours / a_lb);
 	printf("%-40s %10.0fns %10.0fns %8.2f\n", "probe hit, 3 args (minus loop)",
 	       t_ours - base, t_lb - base, (t_ours - base) / (t_lb - base));
+	printf("%-40s %10.0fns %10.0fns %8.2f\n", "probe hit, nop;nop5 site",
+	       t5_ours - base, t5_lb - base, (t5_ours - base) / (t5_lb - base));
 	printf("%-40s %12u %12u %8.2f\n", "verifier-processed insns",
 	       verified_insns(ours->progs.on_hit),
 	       verified_insns(lb->progs.on_hit),

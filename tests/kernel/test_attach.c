@@ -55,6 +55,14 @@ static void call_mix(void)
 		 0xfedcba9876543210UL, &r, 3);
 }
 
+/* A "nop; nop5" site, as newer <sys/sdt.h> emit: the uprobe goes on the
+ * nop5, and a %rip-relative argument must still read right. */
+__attribute__((noinline)) void fire_nop5(long v)
+{
+	STAP_PROBE2(test, nop5, v, g_int);
+	asm volatile(".byte 0x0f, 0x1f, 0x44, 0x00, 0x00");
+}
+
 __attribute__((noinline)) void fire_zero(void)
 {
 	STAP_PROBE(test, zero);
@@ -289,6 +297,41 @@ static void test_zero_args(void **state)
 		assert_int_equal(f->skel->bss->hits[0].args[i], 0);
 	}
 	usdt_link__destroy(l);
+}
+
+static void test_nop5_combo(void **state)
+{
+	struct fix *f = *state;
+	struct usdt_file *file = usdt_file__open("/proc/self/exe", NULL);
+	const struct usdt_probe *p = NULL;
+	size_t i, modes;
+
+	assert_non_null(file);
+	for (i = 0; i < usdt_file__probe_cnt(file); i++)
+		if (!strcmp(usdt_probe__name(usdt_file__probe(file, i)), "nop5"))
+			p = usdt_file__probe(file, i);
+	assert_non_null(p);
+	for (modes = 0; modes < 2; modes++) {
+		USDT_OPTS(usdt_attach_opts, o, .force_ip_map = modes == 1);
+		struct usdt_link *l;
+
+		reset(f->skel);
+		l = attach(f->man, f->skel->progs.on_usdt, 0, "/proc/self/exe",
+			   "test", "nop5", &o);
+		/* On a kernel with optimised uprobes, the uprobe is on the
+		 * nop5, one byte in. */
+		assert_int_equal(usdt__link_offset(l, 0),
+				 usdt_probe__file_offset(p) +
+					 (usdt__features()->uprobe_syscall ? 1 : 0));
+		fire_nop5(99);
+		fire_nop5(100);
+		assert_int_equal(hits(f->skel), 2);
+		assert_int_equal(f->skel->bss->hits[1].args[0], 100);
+		assert_int_equal(f->skel->bss->hits[1].rc[1], 0);
+		assert_int_equal(f->skel->bss->hits[1].args[1], g_int);
+		usdt_link__destroy(l);
+	}
+	usdt_file__close(file);
 }
 
 static void test_semaphore(void **state)
@@ -737,6 +780,7 @@ int main(void)
 		cmocka_unit_test(test_mix_modes),
 		cmocka_unit_test(test_bpf_usdt_macro),
 		cmocka_unit_test(test_zero_args),
+		cmocka_unit_test(test_nop5_combo),
 		cmocka_unit_test(test_semaphore),
 		cmocka_unit_test(test_shared_library),
 		cmocka_unit_test(test_pid_filter),
