@@ -158,7 +158,8 @@ const struct usdt__arch_ops *usdt__arch_host(void);
 /*
  * Symbol lookup for resolution: the link-time address of name[0..len)
  * into *addr (return 0), or, for a symbol only reachable through the GOT,
- * the GOT slot's address into *got_slot (return 1); -ENOENT when unknown.
+ * the GOT slot's address into *got_slot (return 1); -ENOENT when unknown,
+ * -ENOTUNIQ when several different symbols have that name (src/symtab.c).
  */
 struct usdt__symtab;
 int usdt__sym_lookup(const struct usdt__symtab *st, const char *name,
