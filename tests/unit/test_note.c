@@ -655,11 +655,15 @@ static void test_symtab_basic(void **state)
 	assert_int_equal(usdt__sym_lookup(st, text, 0, &addr, &slot), -ENOENT);
 	assert_int_equal(usdt__sym_lookup(st, "ext", 3, &addr, &slot), 1);
 	assert_int_equal(slot, 0x3000);
-	assert_int_equal(usdt__sym_lookup(st, "dup", 3, &addr, &slot), -ENOENT);
+	assert_int_equal(usdt__sym_lookup(st, "dup", 3, &addr, &slot),
+			 -ENOTUNIQ);
 	assert_int_equal(usdt__sym_lookup(st, "same", 4, &addr, &slot), 0);
 	assert_int_equal(addr, 0x5000);
 	assert_int_equal(usdt__sym_lookup(st, "both", 4, &addr, &slot), 0);
 	assert_int_equal(addr, 0x6100);
+	assert_int_equal(slot, 0x6000);
+	assert_int_equal(usdt__sym_lookup(st, "counter", 7, &addr, &slot), 0);
+	assert_int_equal(slot, 0);
 	assert_int_equal(usdt__sym_lookup(st, "both2", 5, &addr, &slot), 0);
 	assert_int_equal(addr, 0x6200);
 	assert_int_equal(usdt__sym_lookup(NULL, "x", 1, &addr, &slot), -ENOENT);
@@ -708,7 +712,7 @@ static void test_symtab_from_elf(void **state)
 		assert_int_equal(addr, ELFB_TEXT_VA);
 		/* Two local "dup"s at different addresses. */
 		assert_int_equal(usdt__sym_lookup(st, "dup", 3, &addr, &slot),
-				 -ENOENT);
+				 -ENOTUNIQ);
 		/* TLS and undefined symbols have no address. */
 		assert_int_equal(usdt__sym_lookup(st, "tlsvar", 6, &addr,
 						  &slot), -ENOENT);
