@@ -40,7 +40,7 @@ int usdt__elf_begin(struct usdt__elf *ue, Elf *elf, const char *path)
 {
 	GElf_Ehdr ehdr;
 	GElf_Phdr phdr;
-	size_t phnum, i, file_size = 0;
+	size_t phnum, shnum, i, file_size = 0;
 	const char *ident;
 	int err = -ENOEXEC;
 
@@ -71,29 +71,43 @@ int usdt__elf_begin(struct usdt__elf *ue, Elf *elf, const char *path)
 			path, ehdr.e_type);
 		return -ENOEXEC;
 	}
+	/* libelf reads the tables with its own entry size whatever the
+	 * header says; a header that disagrees describes some other file. */
+	if ((ehdr.e_shoff && ehdr.e_shentsize != sizeof(Elf64_Shdr)) ||
+	    (ehdr.e_phoff && ehdr.e_phentsize != sizeof(Elf64_Phdr))) {
+		pr_warn("%s: unexpected ELF header table entry sizes\n", path);
+		return -ENOEXEC;
+	}
 	ue->e_machine = ehdr.e_machine;
 	ue->e_type = ehdr.e_type;
 	ue->big_endian = ident[EI_DATA] == ELFDATA2MSB;
 
+	elf_rawfile(elf, &file_size);
+
 	/* A file whose section headers are gone (sstrip) still opens: its
-	 * USDT notes, being in a non-allocated section, are gone too. */
-	if (elf_getshdrstrndx(elf, &ue->shstrndx)) {
-		size_t shnum;
-
-		if (elf_getshdrnum(elf, &shnum) || shnum != 0) {
-			pr_warn("%s: damaged section headers: %s\n", path,
-				elf_errmsg(-1));
-			return -ENOEXEC;
-		}
-		ue->shstrndx = 0;
-	}
-
-	if (elf_getphdrnum(elf, &phnum)) {
-		pr_warn("%s: damaged program headers: %s\n", path,
-			elf_errmsg(-1));
+	 * USDT notes, being in a non-allocated section, are gone too.
+	 * libelf quietly counts no sections when their table lies outside
+	 * the file; check it here, so that a damaged file is an error, not
+	 * a file without notes. */
+	if (elf_getshdrnum(elf, &shnum) || (ehdr.e_shoff && !shnum) ||
+	    (!ehdr.e_shoff && ehdr.e_shnum) ||
+	    (shnum && (ehdr.e_shoff > file_size ||
+		       shnum > (file_size - ehdr.e_shoff) / sizeof(Elf64_Shdr)))) {
+		pr_warn("%s: damaged section headers\n", path);
 		return -ENOEXEC;
 	}
-	elf_rawfile(elf, &file_size);
+	if (shnum && (elf_getshdrstrndx(elf, &ue->shstrndx) ||
+		      ue->shstrndx >= shnum)) {
+		pr_warn("%s: damaged section header string table index\n",
+			path);
+		return -ENOEXEC;
+	}
+	if (elf_getphdrnum(elf, &phnum) ||
+	    (phnum && (ehdr.e_phoff > file_size ||
+		       phnum > (file_size - ehdr.e_phoff) / sizeof(Elf64_Phdr)))) {
+		pr_warn("%s: damaged program headers\n", path);
+		return -ENOEXEC;
+	}
 	if (phnum) {
 		ue->loads = calloc(phnum, sizeof(*ue->loads));
 		if (!ue->loads)

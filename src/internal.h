@@ -167,6 +167,8 @@ const struct usdt__arch_ops *usdt__arch_host(void);
  * into *addr (return 0), or, for a symbol only reachable through the GOT,
  * the GOT slot's address into *got_slot (return 1); -ENOENT when unknown,
  * -ENOTUNIQ when several different symbols have that name (src/symtab.c).
+ * A defined symbol that also has a GOT slot returns 0 with both *addr and
+ * *got_slot set (*got_slot is 0 when it has none).
  */
 struct usdt__symtab;
 int usdt__sym_lookup(const struct usdt__symtab *st, const char *name,

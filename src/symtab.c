@@ -18,7 +18,8 @@
  * One name can be defined at two addresses: a static variable in one
  * translation unit and a global, or two statics, of the same name. The
  * operand text does not say which one the compiler meant, so such a name
- * is marked ambiguous and lookups of it fail rather than guess.
+ * is marked ambiguous and lookups of it fail (-ENOTUNIQ) rather than
+ * guess.
  */
 #include "internal.h"
 
@@ -199,11 +200,16 @@ int usdt__sym_lookup(const struct usdt__symtab *st, const char *name,
 	if (!st || !len)
 		return -ENOENT;
 	e = find(st, name, len, name_hash(name, len));
-	if (!e || (e->flags & SYM_F_AMBIGUOUS))
+	if (!e)
 		return -ENOENT;
-	/* A definition in this file beats going through the GOT. */
+	if (e->flags & SYM_F_AMBIGUOUS)
+		return -ENOTUNIQ;
+	/* A definition in this file beats going through the GOT. The slot,
+	 * if there is one, is reported too: for a symbol a copy relocation
+	 * may move into the executable, the GOT has the address in use. */
 	if (e->flags & SYM_F_DEFINED) {
 		*addr = e->addr;
+		*got_slot = (e->flags & SYM_F_GOT) ? e->got_slot : 0;
 		return 0;
 	}
 	*got_slot = e->got_slot;
