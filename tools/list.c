@@ -253,7 +253,7 @@ static void json_site(FILE *f, const struct usdt_probe *p)
  * when the file cannot be read (*why then names the cause).
  */
 static int list_file(const struct list_opts *o, const struct target *t,
-		     bool first_json, bool in_array)
+		     bool first, bool in_array)
 {
 	struct col_widths w = { 0 };
 	struct usdt_file *file;
@@ -302,10 +302,10 @@ static int list_file(const struct list_opts *o, const struct target *t,
 
 	arch = usdt_file__arch_name(file);
 	if (o->json) {
-		bool first = true;
+		bool first_site = true;
 
 		if (in_array)
-			fputs(first_json ? "[\n" : ",\n", stdout);
+			fputs(first ? "[\n" : ",\n", stdout);
 		fputs("{\"file\": ", stdout);
 		json_str(stdout, t->shown);
 		if (o->pid > 0)
@@ -316,16 +316,17 @@ static int list_file(const struct list_opts *o, const struct target *t,
 		for (i = 0; i < cnt; i++) {
 			if (!match[i])
 				continue;
-			fputs(first ? "\n  " : ",\n  ", stdout);
-			first = false;
+			fputs(first_site ? "\n  " : ",\n  ", stdout);
+			first_site = false;
 			json_site(stdout, usdt_file__probe(file, i));
 		}
 		fputs("\n]}", stdout);
 		if (!in_array)
 			fputc('\n', stdout);
 	} else {
-		if (o->pid > 0)
-			printf("%s%s (%s)\n", first_json ? "" : "\n", t->shown,
+		/* Several files: a header before each one's sites. */
+		if (in_array)
+			printf("%s%s (%s)\n", first ? "" : "\n", t->shown,
 			       arch ? arch : "unknown architecture");
 		for (i = 0; i < cnt; i++)
 			if (match[i])
