@@ -125,7 +125,7 @@ $(OBJDIR)/libusdt.pc: src/libusdt.pc.template Makefile
 VMLINUX_H := $(OBJDIR)/vmlinux.h
 BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' \
 	      -e 's/s390x/s390/' -e 's/riscv64/riscv/')
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
+BPF_CFLAGS = -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
 	      -I$(OBJDIR) -Ibpf $(BPF_EXTRA_CFLAGS)
 
 $(VMLINUX_H):
@@ -133,7 +133,7 @@ $(VMLINUX_H):
 	@mkdir -p $(@D)
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
 
-$(OBJDIR)/bpf/%.bpf.o: %.bpf.c $(VMLINUX_H) $(wildcard bpf/*.h)
+$(OBJDIR)/bpf/%.bpf.o: %.bpf.c $(VMLINUX_H) $(wildcard bpf/*.h tests/kernel/*.h tools/*.h)
 	$(call msg,CLANG,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
@@ -154,7 +154,8 @@ UNIT_BINS := $(patsubst %.c,$(OBJDIR)/%,$(UNIT_SRCS))
 KERNEL_BINS := $(patsubst %.c,$(OBJDIR)/%,$(KERNEL_SRCS))
 TEST_BPF_SRCS := $(wildcard tests/kernel/*.bpf.c)
 TEST_SKELS := $(patsubst %.bpf.c,$(OBJDIR)/skel/%.skel.h,$(TEST_BPF_SRCS))
-TEST_CFLAGS := $(ALL_CFLAGS) -I$(OBJDIR)/skel/tests/kernel -Itests -Ibpf
+TEST_CFLAGS := $(ALL_CFLAGS) -I$(OBJDIR)/skel/tests/kernel -Itests -Ibpf \
+	       -DUSDT_OBJDIR=\"$(OBJDIR)\" -DUSDT_CLANG=\"$(CLANG)\"
 TEST_HDRS := $(wildcard tests/*.h tests/unit/*.h tests/kernel/*.h)
 
 # Fragments add fixtures, tools, fuzzers, examples and benchmarks.
@@ -164,8 +165,9 @@ TEST_HDRS := $(wildcard tests/*.h tests/unit/*.h tests/kernel/*.h)
 -include tests/fuzz/fuzz.mk
 -include examples/examples.mk
 -include tests/bench/bench.mk
+-include tests/kernel/kernel.mk
 
-$(OBJDIR)/tests/unit/%: tests/unit/%.c $(STATIC_LIB) $(TEST_HDRS)
+$(OBJDIR)/tests/unit/%: tests/unit/%.c $(STATIC_LIB) $(TEST_HDRS) $(VMLINUX_H)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(TEST_CFLAGS) $< -o $@ $(STATIC_LIB) $(ALL_LDFLAGS) \

@@ -113,32 +113,46 @@ static void resolve(const struct usdt__site_ctx *site, const char *str,
 
 	if (arg->has_sym) {
 		const char *name = str + arg->sym_pos;
+		/* Quote at most 40 characters of a symbol, so that a long C++
+		 * name leaves room in the reason for what went wrong. */
+		int q = arg->sym_len > 40 ? 40 : arg->sym_len;
 
 		err = site->symtab ? usdt__sym_lookup(site->symtab, name,
 						      arg->sym_len, &addr,
 						      &got_slot)
 				   : -ENOENT;
+		if (err == -ENOTUNIQ) {
+			set_unsupported(arg, "symbol '%.*s' is ambiguous: several symbols have that name",
+					q, name);
+			return;
+		}
 		if (err < 0) {
 			set_unsupported(arg, "symbol '%.*s' not in the symbol table",
-					(int)arg->sym_len, name);
+					q, name);
 			return;
 		}
 		if (arg->got) {
 			if (err == 1) {
-				/* The value is the pointer stored in the GOT. */
+				/* The value is the pointer stored in the GOT,
+				 * at the slot's address: IP-relative, with no
+				 * register added (the parser's base is %rip). */
 				arg->kind = USDT_ARG_PCREL;
+				spec->base_off = USDT_REG_NONE;
 				arg->offset = (int64_t)(got_slot - site->vaddr);
 				spec->kind = USDT_SPEC_MEM;
 				spec->flags |= USDT_SPEC_F_IPREL;
 				spec->val_off = (uint64_t)arg->offset;
 				return;
 			}
-			/* Defined here: the value is the symbol's address. */
+			/* Defined here: the value is the symbol's address,
+			 * and %rip no longer takes part. */
 			arg->mem = false;
 			arg->pcrel = false;
+			has_base = false;
+			spec->base_off = USDT_REG_NONE;
 		} else if (err == 1) {
 			set_unsupported(arg, "symbol '%.*s' is only reachable through the GOT",
-					(int)arg->sym_len, name);
+					q, name);
 			return;
 		}
 		arg->disp = (int64_t)(addr + (uint64_t)arg->disp);

@@ -158,7 +158,8 @@ const struct usdt__arch_ops *usdt__arch_host(void);
 /*
  * Symbol lookup for resolution: the link-time address of name[0..len)
  * into *addr (return 0), or, for a symbol only reachable through the GOT,
- * the GOT slot's address into *got_slot (return 1); -ENOENT when unknown.
+ * the GOT slot's address into *got_slot (return 1); -ENOENT when unknown,
+ * -ENOTUNIQ when several different symbols have that name (src/symtab.c).
  */
 struct usdt__symtab;
 int usdt__sym_lookup(const struct usdt__symtab *st, const char *name,
@@ -215,6 +216,9 @@ struct usdt_probe {
 	const char *error;
 	int arg_cnt;
 	struct usdt__arg *args;
+	/* Each argument's text, NUL-terminated, one after the other:
+	 * what usdt_probe__arg() reports as str. */
+	const char *arg_text;
 };
 
 struct usdt_file {
@@ -227,5 +231,12 @@ struct usdt_file {
 	struct usdt_probe *probes;
 	void *storage;		/* strings the probes point into */
 };
+
+/*
+ * usdt_file__open() for an ELF image in memory (the fuzzer's entry point);
+ * name is only used in messages. Returns the file, or NULL with errno.
+ */
+struct usdt_file *usdt__file_open_mem(const void *buf, size_t size,
+				      const char *name);
 
 #endif /* __LIBUSDT_INTERNAL_H */

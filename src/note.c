@@ -1,34 +1,611 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* The note reader: a stub until the reader lands. */
-#include "internal.h"
+/*
+ * The note reader: the USDT call sites of an ELF file, and the public
+ * usdt_file__* / usdt_probe__* getters.
+ *
+ * Every <sys/sdt.h> call site leaves one ELF note in the non-allocated
+ * section .note.stapsdt: owner "stapsdt", type 3, and a descriptor of
+ *
+ *	pc, base, semaphore	three addresses of the ELF class's size, in
+ *				the file's byte order
+ *	provider\0 name\0 args\0
+ *
+ * pc is the link-time address of the nop the probe sits on, semaphore the
+ * link-time address of the probe's counter (0 for none), and base the
+ * link-time address of the section .stapsdt.base as the assembler saw it.
+ * prelink moves sections after the notes were written; the difference
+ * between .stapsdt.base's address now and base is how far, and applies to
+ * pc and semaphore alike.
+ *
+ * The file is untrusted. Each note header is checked against the section
+ * before its name or descriptor is touched; each string must end inside
+ * the descriptor. A bad note becomes a probe with a negative status, and
+ * the walk goes on to the next note whenever the header still says where
+ * that is.
+ *
+ * Reading goes in two passes: the first walks the notes and records where
+ * each string is, the second copies all strings into one allocation (the
+ * file's storage) and parses the arguments. Per probe the storage holds
+ *
+ *	provider\0 name\0 args\0 arg0\0 arg1\0 ...
+ *
+ * the last part being each argument's text on its own, which
+ * usdt_probe__arg() hands out. The arguments' texts are disjoint pieces of
+ * args separated by at least one space, so they fit in strlen(args) + 1
+ * bytes.
+ */
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-int usdt__sym_lookup(const struct usdt__symtab *st, const char *name,
-		     size_t len, uint64_t *addr, uint64_t *got_slot)
+#include "reader.h"
+
+#define STAPSDT_NOTE_TYPE 3
+#define STAPSDT_OWNER "stapsdt"
+
+/* What the first pass learns about one note. Strings point into the note
+ * section's data and are NUL-terminated there (or are ""). */
+struct raw_site {
+	const char *provider, *name, *args;
+	size_t provider_len, name_len, args_len;
+	uint64_t pc, base, sema;
+	int status;
+	const char *error;
+};
+
+struct raw_sites {
+	struct raw_site *v;
+	size_t cnt, cap;
+};
+
+static struct raw_site *raw_push(struct raw_sites *rs)
 {
-	return -ENOENT;
+	struct raw_site *v, *s;
+	size_t cap;
+
+	if (rs->cnt == rs->cap) {
+		cap = rs->cap ? rs->cap * 2 : 16;
+		v = usdt__reallocarray(rs->v, cap, sizeof(*v));
+		if (!v)
+			return NULL;
+		rs->v = v;
+		rs->cap = cap;
+	}
+	s = &rs->v[rs->cnt++];
+	memset(s, 0, sizeof(*s));
+	s->provider = s->name = s->args = "";
+	return s;
+}
+
+static void raw_bad(struct raw_site *s, const char *why)
+{
+	s->status = -EINVAL;
+	s->error = why;
+}
+
+static bool all_zero(const char *p, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/* Take the NUL-terminated string at *p (inside [*p, end)) and advance. */
+static bool take_str(const char **p, const char *end, const char **str,
+		     size_t *len)
+{
+	const char *nul = memchr(*p, '\0', (size_t)(end - *p));
+
+	if (!nul)
+		return false;
+	*str = *p;
+	*len = (size_t)(nul - *p);
+	*p = nul + 1;
+	return true;
+}
+
+static void parse_desc(const struct usdt__elf *ue, const char *desc,
+		       size_t descsz, struct raw_site *s)
+{
+	const char *p = desc + 24, *end = desc + descsz;
+
+	if (descsz < 24) {
+		raw_bad(s, "note descriptor too small for 3 addresses");
+		return;
+	}
+	s->pc = usdt__elf_rd64(ue, desc);
+	s->base = usdt__elf_rd64(ue, desc + 8);
+	s->sema = usdt__elf_rd64(ue, desc + 16);
+	if (!take_str(&p, end, &s->provider, &s->provider_len)) {
+		raw_bad(s, "provider is not NUL-terminated");
+		return;
+	}
+	if (!take_str(&p, end, &s->name, &s->name_len)) {
+		s->provider = "";
+		s->provider_len = 0;
+		raw_bad(s, "name is not NUL-terminated");
+		return;
+	}
+	/* A note may end without an argument string at all. */
+	if (p < end && !take_str(&p, end, &s->args, &s->args_len)) {
+		raw_bad(s, "argument string is not NUL-terminated");
+		return;
+	}
+	if (!s->provider_len || !s->name_len)
+		raw_bad(s, "empty provider or name");
+}
+
+/*
+ * Walk the notes of .note.stapsdt (data[0..size), aligned to align) and
+ * record every stapsdt note. Returns 0 or -ENOMEM.
+ */
+static int walk_notes(const struct usdt__elf *ue, const char *data,
+		      size_t size, size_t align, struct raw_sites *rs)
+{
+	size_t off = 0, namesz, descsz, name_off, desc_off;
+	struct raw_site *s;
+	uint32_t type;
+
+	while (off < size) {
+		if (size - off < 12) {
+			/* Padding is zeros; anything else is damage. */
+			if (all_zero(data + off, size - off))
+				break;
+			s = raw_push(rs);
+			if (!s)
+				return -ENOMEM;
+			raw_bad(s, "truncated note header");
+			break;
+		}
+		namesz = usdt__elf_rd32(ue, data + off);
+		descsz = usdt__elf_rd32(ue, data + off + 4);
+		type = usdt__elf_rd32(ue, data + off + 8);
+		name_off = off + 12;
+
+		/* The header's sizes must keep name and descriptor inside
+		 * the section; otherwise the next note cannot be found. */
+		if (namesz > size - name_off ||
+		    (desc_off = name_off + ((namesz + align - 1) & ~(align - 1)),
+		     desc_off > size) ||
+		    descsz > size - desc_off) {
+			s = raw_push(rs);
+			if (!s)
+				return -ENOMEM;
+			raw_bad(s, "note runs past the end of .note.stapsdt");
+			pr_warn("%s: note at offset %zu of .note.stapsdt runs past the section's end; ignoring the rest\n",
+				ue->path, off);
+			break;
+		}
+
+		if (type == STAPSDT_NOTE_TYPE &&
+		    namesz == sizeof(STAPSDT_OWNER) &&
+		    !memcmp(data + name_off, STAPSDT_OWNER,
+			    sizeof(STAPSDT_OWNER))) {
+			s = raw_push(rs);
+			if (!s)
+				return -ENOMEM;
+			parse_desc(ue, data + desc_off, descsz, s);
+			if (s->status)
+				pr_warn("%s: bad note at offset %zu of .note.stapsdt: %s\n",
+					ue->path, off, s->error);
+		} else {
+			pr_debug("%s: skipping a note of type %u at offset %zu of .note.stapsdt\n",
+				 ue->path, type, off);
+		}
+
+		/* The last note may lack its padding. */
+		off = desc_off + descsz;
+		off = off + (align - 1) > size ? size :
+						 (off + align - 1) & ~(align - 1);
+	}
+	return 0;
+}
+
+/* Fill in one probe from its raw site; strings are copied to *st. */
+static void build_probe(const struct usdt__elf *ue, struct usdt_file *file,
+			const struct usdt__symtab *symtab, bool has_base,
+			uint64_t base_addr, const struct raw_site *s,
+			struct usdt_probe *p, char **st)
+{
+	struct usdt__site_ctx site = {};
+	uint64_t delta = 0;
+	char *text;
+	const char *why;
+	int i, err;
+
+	p->provider = memcpy(*st, s->provider, s->provider_len + 1);
+	*st += s->provider_len + 1;
+	p->name = memcpy(*st, s->name, s->name_len + 1);
+	*st += s->name_len + 1;
+	p->args_str = memcpy(*st, s->args, s->args_len + 1);
+	*st += s->args_len + 1;
+	text = *st;
+	*st += s->args_len + 1;
+	p->arg_text = text;
+	*text = '\0';
+
+	p->status = s->status;
+	p->error = s->error;
+	if (p->status)
+		return;
+
+	if (has_base && s->base)
+		delta = base_addr - s->base;
+	p->vaddr = s->pc + delta;
+	p->sema_vaddr = s->sema ? s->sema + delta : 0;
+
+	if (usdt__elf_vaddr_to_off(ue, p->vaddr, &p->file_off)) {
+		p->status = -EINVAL;
+		p->error = "address not in any loadable segment";
+		goto err_out;
+	}
+	if (p->sema_vaddr &&
+	    usdt__elf_vaddr_to_off(ue, p->sema_vaddr, &p->sema_off)) {
+		p->status = -EINVAL;
+		p->error = "semaphore not in any loadable segment";
+		goto err_out;
+	}
+	if (!file->arch) {
+		p->status = -ENOTSUP;
+		p->error = "unsupported architecture";
+		goto err_out;
+	}
+
+	site.arch = file->arch;
+	site.symtab = symtab;
+	site.vaddr = p->vaddr;
+	site.is_dyn = file->e_type == ET_DYN;
+	site.big_endian = file->big_endian;
+	err = usdt__args_parse(&site, p->args_str, &p->args, &p->arg_cnt, &why);
+	if (err) {
+		p->status = err;
+		p->error = why ? why : "cannot parse the argument string";
+		goto err_out;
+	}
+	for (i = 0; i < p->arg_cnt; i++) {
+		const struct usdt__arg *a = &p->args[i];
+
+		memcpy(text, p->args_str + a->str_pos, a->str_len);
+		text[a->str_len] = '\0';
+		text += a->str_len + 1;
+	}
+	return;
+
+err_out:
+	pr_warn("%s: probe %s:%s at 0x%llx: %s\n", ue->path, p->provider,
+		p->name, (unsigned long long)s->pc, p->error);
+}
+
+static int read_probes(const struct usdt__elf *ue, struct usdt_file *file)
+{
+	struct raw_sites rs = {};
+	struct usdt__symtab *symtab = NULL;
+	uint64_t base_addr = 0;
+	bool has_base = false;
+	size_t i, total = 0, align;
+	GElf_Shdr shdr;
+	Elf_Scn *scn;
+	Elf_Data *data;
+	char *st;
+	int err;
+
+	if (usdt__elf_find_section(ue, ".note.stapsdt", SHT_NOTE, &shdr,
+				   &scn)) {
+		pr_debug("%s: no .note.stapsdt section\n", ue->path);
+		return 0;
+	}
+	data = elf_rawdata(scn, NULL);
+	if (!data) {
+		pr_warn("%s: cannot read .note.stapsdt: %s\n", ue->path,
+			elf_errmsg(-1));
+		return -ENOEXEC;
+	}
+	if (!data->d_buf || !data->d_size)
+		return 0;
+	align = shdr.sh_addralign == 8 ? 8 : 4;
+
+	if (!usdt__elf_find_section(ue, ".stapsdt.base", SHT_NULL, &shdr,
+				    NULL)) {
+		has_base = true;
+		base_addr = shdr.sh_addr;
+	}
+
+	err = walk_notes(ue, data->d_buf, data->d_size, align, &rs);
+	if (err)
+		goto err_out;
+	if (!rs.cnt)
+		goto out;
+
+	err = usdt__elf_symtab(ue, &symtab);
+	if (err)
+		goto err_out;
+
+	/* Bounded by twice the section's size, which is inside the file. */
+	for (i = 0; i < rs.cnt; i++)
+		total += rs.v[i].provider_len + rs.v[i].name_len +
+			 2 * rs.v[i].args_len + 4;
+	file->storage = malloc(total);
+	file->probes = calloc(rs.cnt, sizeof(*file->probes));
+	if (!file->storage || !file->probes) {
+		err = -ENOMEM;
+		goto err_out;
+	}
+	st = file->storage;
+	for (i = 0; i < rs.cnt; i++) {
+		build_probe(ue, file, symtab, has_base, base_addr, &rs.v[i],
+			    &file->probes[i], &st);
+		/* Only running out of memory is fatal to the file. */
+		if (file->probes[i].status == -ENOMEM) {
+			file->probe_cnt = i + 1;
+			err = -ENOMEM;
+			goto err_out;
+		}
+	}
+	file->probe_cnt = rs.cnt;
+out:
+	usdt__symtab_free(symtab);
+	free(rs.v);
+	return 0;
+
+err_out:
+	usdt__symtab_free(symtab);
+	free(rs.v);
+	return err;
+}
+
+void usdt_file__close(struct usdt_file *file)
+{
+	size_t i;
+
+	if (!file)
+		return;
+	for (i = 0; i < file->probe_cnt; i++)
+		free(file->probes[i].args);
+	free(file->probes);
+	free(file->storage);
+	free(file->path);
+	free(file);
+}
+
+int usdt__file_read(Elf *elf, const char *path, struct usdt_file **out)
+{
+	struct usdt__elf ue;
+	struct usdt_file *file;
+	int err;
+
+	*out = NULL;
+	file = calloc(1, sizeof(*file));
+	if (!file)
+		return -ENOMEM;
+	file->path = strdup(path);
+	if (!file->path) {
+		free(file);
+		return -ENOMEM;
+	}
+	err = usdt__elf_begin(&ue, elf, path);
+	if (err) {
+		usdt_file__close(file);
+		return err;
+	}
+	file->e_machine = ue.e_machine;
+	file->e_type = ue.e_type;
+	file->big_endian = ue.big_endian;
+	file->arch = usdt__arch_find(ue.e_machine);
+
+	err = read_probes(&ue, file);
+	usdt__elf_end(&ue);
+	if (err) {
+		usdt_file__close(file);
+		return err;
+	}
+	pr_debug("%s: %zu USDT call sites\n", path, file->probe_cnt);
+	*out = file;
+	return 0;
+}
+
+static int libelf_init(void)
+{
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		pr_warn("libelf is too old: %s\n", elf_errmsg(-1));
+		return -ENOTSUP;
+	}
+	return 0;
 }
 
 struct usdt_file *usdt_file__open(const char *path,
 				  const struct usdt_file_opts *opts)
 {
-	return usdt__err_ptr(-ENOSYS);
+	struct usdt_file *file = NULL;
+	struct stat stbuf;
+	Elf *elf;
+	int fd, err;
+
+	if (!path || !OPTS_VALID(opts))
+		return usdt__err_ptr(-EINVAL);
+	err = libelf_init();
+	if (err)
+		return usdt__err_ptr(err);
+
+	/* O_NONBLOCK so that a FIFO given by mistake cannot hang us. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		err = -errno;
+		pr_warn("%s: cannot open: %s\n", path, usdt__errstr(err));
+		return usdt__err_ptr(err);
+	}
+	if (fstat(fd, &stbuf) || !S_ISREG(stbuf.st_mode)) {
+		pr_warn("%s: not a regular file\n", path);
+		close(fd);
+		return usdt__err_ptr(-ENOEXEC);
+	}
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf) {
+		pr_warn("%s: cannot read as ELF: %s\n", path, elf_errmsg(-1));
+		close(fd);
+		return usdt__err_ptr(-ENOEXEC);
+	}
+	err = usdt__file_read(elf, path, &file);
+	elf_end(elf);
+	close(fd);
+	if (err)
+		return usdt__err_ptr(err);
+	return file;
 }
 
-void usdt_file__close(struct usdt_file *file)
+struct usdt_file *usdt__file_open_mem(const void *buf, size_t size,
+				      const char *name)
 {
+	struct usdt_file *file = NULL;
+	char *copy;
+	Elf *elf;
+	int err;
+
+	err = libelf_init();
+	if (err)
+		return usdt__err_ptr(err);
+	/* elf_memory() may write to the image (it is a private mapping to
+	 * libelf), and the caller's is const. */
+	copy = malloc(size ? size : 1);
+	if (!copy)
+		return usdt__err_ptr(-ENOMEM);
+	memcpy(copy, buf, size);
+	elf = elf_memory(copy, size);
+	if (!elf) {
+		pr_warn("%s: cannot read as ELF: %s\n", name, elf_errmsg(-1));
+		free(copy);
+		return usdt__err_ptr(-ENOEXEC);
+	}
+	err = usdt__file_read(elf, name, &file);
+	elf_end(elf);
+	free(copy);
+	if (err)
+		return usdt__err_ptr(err);
+	return file;
 }
 
-struct usdt__symtab *usdt__symtab_new(void)
+/* ---------------------------------------------------------------------- */
+/* Getters                                                                */
+
+const char *usdt_file__path(const struct usdt_file *file)
 {
-	return NULL;
+	return file->path;
 }
 
-int usdt__symtab_add(struct usdt__symtab *st, const char *name, uint64_t addr,
-		     uint64_t got_slot)
+int usdt_file__machine(const struct usdt_file *file)
 {
-	return -ENOMEM;
+	return file->e_machine;
 }
 
-void usdt__symtab_free(struct usdt__symtab *st)
+const char *usdt_file__arch_name(const struct usdt_file *file)
 {
+	return file->arch ? file->arch->name : NULL;
+}
+
+bool usdt_file__is_dyn(const struct usdt_file *file)
+{
+	return file->e_type == ET_DYN;
+}
+
+size_t usdt_file__probe_cnt(const struct usdt_file *file)
+{
+	return file->probe_cnt;
+}
+
+const struct usdt_probe *usdt_file__probe(const struct usdt_file *file,
+					  size_t i)
+{
+	if (i >= file->probe_cnt)
+		return usdt__err_ptr(-ERANGE);
+	return &file->probes[i];
+}
+
+const char *usdt_probe__provider(const struct usdt_probe *p)
+{
+	return p->provider;
+}
+
+const char *usdt_probe__name(const struct usdt_probe *p)
+{
+	return p->name;
+}
+
+uint64_t usdt_probe__address(const struct usdt_probe *p)
+{
+	return p->vaddr;
+}
+
+uint64_t usdt_probe__file_offset(const struct usdt_probe *p)
+{
+	return p->file_off;
+}
+
+uint64_t usdt_probe__semaphore(const struct usdt_probe *p)
+{
+	return p->sema_vaddr;
+}
+
+uint64_t usdt_probe__semaphore_offset(const struct usdt_probe *p)
+{
+	return p->sema_off;
+}
+
+const char *usdt_probe__args_str(const struct usdt_probe *p)
+{
+	return p->args_str;
+}
+
+int usdt_probe__status(const struct usdt_probe *p)
+{
+	return p->status;
+}
+
+const char *usdt_probe__error(const struct usdt_probe *p)
+{
+	return p->status ? p->error : NULL;
+}
+
+int usdt_probe__arg_cnt(const struct usdt_probe *p)
+{
+	return p->status ? 0 : p->arg_cnt;
+}
+
+int usdt_probe__arg(const struct usdt_probe *p, int i,
+		    struct usdt_arg_info *info)
+{
+	const size_t need = offsetof(struct usdt_arg_info, str) +
+			    sizeof(info->str);
+	const struct usdt__arg *a;
+	const char *text;
+	size_t sz;
+	int j;
+
+	if (!info || info->sz < need ||
+	    !usdt__opts_tail_zero(info, sizeof(*info), info->sz))
+		return usdt__err(-EINVAL);
+	if (!p || p->status || i < 0 || i >= p->arg_cnt)
+		return usdt__err(-ERANGE);
+
+	a = &p->args[i];
+	text = p->arg_text;
+	for (j = 0; j < i; j++)
+		text += p->args[j].str_len + 1;
+
+	sz = info->sz;
+	memset(info, 0, sizeof(*info));
+	info->sz = sz;
+	info->kind = a->kind;
+	info->size = a->size;
+	info->is_signed = a->is_signed;
+	info->is_float = a->is_float;
+	info->reg = a->base[0] ? a->base : NULL;
+	info->index = a->index[0] ? a->index : NULL;
+	info->scale = a->index[0] ? a->scale : 0;
+	info->offset = a->offset;
+	info->value = a->value;
+	info->reason = a->kind == USDT_ARG_UNSUPPORTED ? a->reason : NULL;
+	info->str = text;
+	return 0;
 }

@@ -1,19 +1,254 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* arm64 operand parser: a stub until the parser lands. */
+/*
+ * arm64 operand parser, for the operands GCC and clang print for sys/sdt.h:
+ *
+ *   5  -536  #5  0x10                  a constant
+ *   x0..x30  w0..w30  sp  xzr  wzr      a register's value (wN is the low
+ *                                       half of xN; the zero registers
+ *                                       read as the constant 0)
+ *   [x29]  [sp, 8]  [x0, #-8]           memory at a base plus an offset
+ *   [x3, x1]  [x3, x1, lsl 3]           memory at a base plus an index
+ *
+ * Refused with a reason: FP/SIMD/SVE registers (v0, d0, s0, q0, z0...),
+ * relocation operands ("[x0, #:lo12:sym]"), and 32-bit indexes extended
+ * to 64 bits ("[x3, w0, sxtw]"): struct usdt_arg_spec reads an index as
+ * the whole 64-bit register, and the upper half of x0 is not w0 extended.
+ */
 #include <elf.h>
-#include <stdio.h>
 
-#include "internal.h"
+#include "arch.h"
+
+/*
+ * The BPF context of a uprobe on arm64 is the kernel's struct pt_regs,
+ * which starts with struct user_pt_regs (arch/arm64/include/uapi/asm/
+ * ptrace.h: u64 regs[31]; u64 sp; u64 pc; u64 pstate;), the type that
+ * <asm/bpf_perf_event.h> names bpf_user_pt_regs_t. Everything we read lies
+ * in that prefix, so its size is the size we claim.
+ */
+enum {
+	ARM64_SP = 31 * 8,
+	ARM64_PC = 32 * 8,
+	ARM64_PT_REGS_SIZE = 34 * 8,
+};
+
+static bool name_is(const char *name, size_t len, const char *what)
+{
+	return strlen(what) == len && !memcmp(name, what, len);
+}
+
+/* xN/wN/sp/wsp and the aliases fp (x29) and lr (x30). */
+static int reg_off(const char *name, size_t len, int *width)
+{
+	int n, w = 8;
+
+	if (name_is(name, len, "sp") || name_is(name, len, "wsp")) {
+		if (width)
+			*width = len == 2 ? 8 : 4;
+		return ARM64_SP;
+	}
+	if (name_is(name, len, "fp"))
+		n = 29;
+	else if (name_is(name, len, "lr"))
+		n = 30;
+	else if (len >= 2 && (name[0] == 'x' || name[0] == 'w')) {
+		n = usdt__reg_num(name + 1, len - 1);
+		if (n < 0 || n > 30)
+			return -ENOENT;
+		w = name[0] == 'x' ? 8 : 4;
+	} else {
+		return -ENOENT;
+	}
+	if (width)
+		*width = w;
+	return n * 8;
+}
+
+static bool is_zero_reg(const char *name, size_t len)
+{
+	return name_is(name, len, "xzr") || name_is(name, len, "wzr");
+}
+
+/* Why a name that is not a general-purpose register is refused. */
+static int bad_reg(struct usdt__arg *arg, const char *name, size_t len)
+{
+	int q = len > USDT__QUOTE_MAX ? USDT__QUOTE_MAX : (int)len;
+	int n = len > 1 ? usdt__reg_num(name + 1, len - 1) : -1;
+
+	if (n >= 0 && n <= 31 && name[0] && strchr("bhsdqv", name[0]))
+		return usdt__op_fail(arg, -ENOTSUP,
+				     "FP/SIMD register %.*s holds a float", q, name);
+	if (n >= 0 && n <= 31 && (name[0] == 'z' || name[0] == 'p'))
+		return usdt__op_fail(arg, -ENOTSUP,
+				     "SVE register %.*s not supported", q, name);
+	return usdt__op_fail(arg, -EINVAL, "unknown register %.*s", q, name);
+}
+
+static int reloc(struct usdt__arg *arg, const char *op, size_t len, size_t p)
+{
+	size_t n = p + 1 < len ? usdt__span_alnum(op, len, p + 1) : 0;
+
+	if (n > USDT__QUOTE_MAX)
+		n = USDT__QUOTE_MAX;
+	return usdt__op_fail(arg, -ENOTSUP,
+			     "arm64 relocation operand :%.*s: not supported",
+			     (int)n, op + p + 1);
+}
+
+/*
+ * The index part after "[xB, ": "xM", "xM, lsl N", "xM, sxtx [N]" (sxtx
+ * of a 64-bit register changes nothing); a wM index needs sxtw/uxtw,
+ * which we refuse.
+ */
+static int parse_index(const char *op, size_t len, size_t *pos,
+		       struct usdt__arg *arg)
+{
+	size_t p = *pos, n, ext, extn;
+	uint64_t amount = 0;
+	int off, width, err;
+	bool has_amount = false;
+
+	n = usdt__span_alnum(op, len, p);
+	off = reg_off(op + p, n, &width);
+	if (off < 0)
+		return bad_reg(arg, op + p, n);
+	if (off == ARM64_SP)
+		return usdt__op_fail(arg, -EINVAL, "sp cannot be an index register");
+	usdt__set_name(arg->index, op + p, n);
+	p += n;
+	usdt__skip_blanks(op, len, &p);
+	if (p < len && op[p] == ',') {
+		p++;
+		usdt__skip_blanks(op, len, &p);
+		ext = p;
+		extn = usdt__span_alnum(op, len, p);
+		p += extn;
+		usdt__skip_blanks(op, len, &p);
+		if (p < len && op[p] == '#')
+			p++;
+		if (p < len && usdt__is_digit(op[p])) {
+			err = usdt__scan_num(op, len, &p, &amount, arg);
+			if (err)
+				return err;
+			has_amount = true;
+		}
+		if (name_is(op + ext, extn, "sxtw") ||
+		    name_is(op + ext, extn, "uxtw"))
+			return usdt__op_fail(arg, -ENOTSUP,
+					     "arm64 index extended with %.*s not supported",
+					     (int)extn, op + ext);
+		if (name_is(op + ext, extn, "lsl")) {
+			if (!has_amount)
+				return usdt__op_fail(arg, -EINVAL,
+						     "lsl without a shift amount");
+		} else if (!name_is(op + ext, extn, "sxtx")) {
+			return usdt__op_fail(arg, -EINVAL,
+					     "unknown index shift or extension");
+		}
+		if (amount > 3)
+			return usdt__op_fail(arg, -EINVAL,
+					     "index shift must be 0 to 3");
+	}
+	if (width != 8)
+		return usdt__op_fail(arg, -EINVAL,
+				     "a 32-bit index needs sxtw or uxtw");
+	arg->idx_off = off;
+	arg->scale = 1 << amount;
+	*pos = p;
+	return 0;
+}
+
+/* "[base]", "[base, off]", "[base, #off]", "[base, index...]". */
+static int parse_mem(const char *op, size_t len, struct usdt__arg *arg)
+{
+	size_t p = 1, n;
+	uint64_t v;
+	int off, width, err;
+
+	arg->mem = true;
+	usdt__skip_blanks(op, len, &p);
+	n = usdt__span_alnum(op, len, p);
+	if (!n)
+		return usdt__op_fail(arg, -EINVAL, "expected a base register");
+	off = reg_off(op + p, n, &width);
+	if (off < 0)
+		return bad_reg(arg, op + p, n);
+	if (width != 8)
+		return usdt__op_fail(arg, -EINVAL,
+				     "%.*s cannot be a base register", (int)n,
+				     op + p);
+	usdt__set_name(arg->base, op + p, n);
+	arg->base_off = off;
+	p += n;
+	usdt__skip_blanks(op, len, &p);
+	if (p < len && op[p] == ',') {
+		p++;
+		usdt__skip_blanks(op, len, &p);
+		if (p < len && op[p] == '#')
+			p++;
+		if (p < len && op[p] == ':')
+			return reloc(arg, op, len, p);
+		if (p < len && usdt__is_num_start(op[p])) {
+			err = usdt__scan_num(op, len, &p, &v, arg);
+			if (err)
+				return err;
+			arg->disp = (int64_t)v;
+		} else if (p < len && usdt__is_alpha(op[p])) {
+			err = parse_index(op, len, &p, arg);
+			if (err)
+				return err;
+		} else {
+			return usdt__op_fail(arg, -EINVAL,
+					     "expected an offset or an index");
+		}
+		usdt__skip_blanks(op, len, &p);
+	}
+	if (p >= len || op[p] != ']')
+		return usdt__op_fail(arg, -EINVAL, "expected ']'");
+	if (p + 1 != len)
+		return usdt__op_fail(arg, -EINVAL,
+				     "garbage after a memory operand");
+	return 0;
+}
 
 static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 {
-	snprintf(arg->reason, sizeof(arg->reason), "arm64 parser not built yet");
-	return -ENOTSUP;
-}
+	size_t p = 0, n;
+	uint64_t v;
+	int off, err;
 
-static int reg_off(const char *name, size_t len, int *width)
-{
-	return -ENOENT;
+	if (!len)
+		return usdt__op_fail(arg, -EINVAL, "empty operand");
+	if (op[0] == '[')
+		return parse_mem(op, len, arg);
+	if (op[0] == ':')
+		return reloc(arg, op, len, 0);
+	if (op[0] == '#' || usdt__is_num_start(op[0])) {
+		if (op[0] == '#')
+			p++;
+		if (p < len && op[p] == ':')
+			return reloc(arg, op, len, p);
+		err = usdt__scan_num(op, len, &p, &v, arg);
+		if (err)
+			return err;
+		if (p != len)
+			return usdt__op_fail(arg, -EINVAL,
+					     "garbage after a constant");
+		arg->disp = (int64_t)v;
+		return 0;
+	}
+	n = usdt__span_alnum(op, len, 0);
+	if (!n)
+		return usdt__op_fail(arg, -EINVAL, "expected a register or a constant");
+	if (n != len)
+		return usdt__op_fail(arg, -EINVAL, "garbage after a register");
+	if (is_zero_reg(op, n))
+		return 0;	/* the constant 0 */
+	off = reg_off(op, n, NULL);
+	if (off < 0)
+		return bad_reg(arg, op, n);
+	usdt__set_name(arg->base, op, n);
+	arg->base_off = off;
+	return 0;
 }
 
 const struct usdt__arch_ops usdt__arch_arm64 = {
@@ -21,4 +256,6 @@ const struct usdt__arch_ops usdt__arch_arm64 = {
 	.name = "aarch64",
 	.parse_operand = parse_operand,
 	.reg_off = reg_off,
+	.pt_regs_size = ARM64_PT_REGS_SIZE,
+	.ip_off = ARM64_PC,
 };

@@ -1,19 +1,176 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* riscv64 operand parser: a stub until the parser lands. */
+/*
+ * riscv64 operand parser, for the operands GCC prints for sys/sdt.h:
+ *
+ *   5  -536  0x10                      a constant (no prefix)
+ *   a0  s1  fp  sp  x10 ...            a register's value, by ABI name or
+ *                                      by number
+ *   -52(s0)  8(sp)  (a0)               memory at a base plus an offset
+ *
+ * x0 ("zero") is not saved in pt_regs because it always reads 0: as a
+ * value it is the constant 0; as a base it leaves only the offset, an
+ * absolute address.
+ *
+ * Refused with a reason: floating-point and vector registers, and
+ * relocation operands such as "%lo(sym)(a4)", which GCC prints for globals
+ * in non-PIC code: the operand names only the low bits of an address whose
+ * high bits were added by an earlier lui.
+ */
 #include <elf.h>
-#include <stdio.h>
 
-#include "internal.h"
+#include "arch.h"
+
+/*
+ * The BPF context of a uprobe on riscv is the kernel's struct pt_regs,
+ * which starts with struct user_regs_struct (arch/riscv/include/uapi/asm/
+ * ptrace.h, the type <asm/bpf_perf_event.h> names bpf_user_pt_regs_t):
+ * pc, then x1 (ra) to x31 (t6), 8 bytes each. So register xN is at N * 8
+ * and the PC at 0. Everything we read lies in that prefix, so its size is
+ * the size we claim.
+ */
+enum {
+	RISCV_PC = 0,
+	RISCV_PT_REGS_SIZE = 32 * 8,
+};
+
+static const struct usdt__reg_desc riscv_abi_regs[] = {
+	{ "ra", 1 * 8, 8 },  { "sp", 2 * 8, 8 },  { "gp", 3 * 8, 8 },
+	{ "tp", 4 * 8, 8 },  { "t0", 5 * 8, 8 },  { "t1", 6 * 8, 8 },
+	{ "t2", 7 * 8, 8 },  { "s0", 8 * 8, 8 },  { "fp", 8 * 8, 8 },
+	{ "s1", 9 * 8, 8 },  { "a0", 10 * 8, 8 }, { "a1", 11 * 8, 8 },
+	{ "a2", 12 * 8, 8 }, { "a3", 13 * 8, 8 }, { "a4", 14 * 8, 8 },
+	{ "a5", 15 * 8, 8 }, { "a6", 16 * 8, 8 }, { "a7", 17 * 8, 8 },
+	{ "s2", 18 * 8, 8 }, { "s3", 19 * 8, 8 }, { "s4", 20 * 8, 8 },
+	{ "s5", 21 * 8, 8 }, { "s6", 22 * 8, 8 }, { "s7", 23 * 8, 8 },
+	{ "s8", 24 * 8, 8 }, { "s9", 25 * 8, 8 }, { "s10", 26 * 8, 8 },
+	{ "s11", 27 * 8, 8 }, { "t3", 28 * 8, 8 }, { "t4", 29 * 8, 8 },
+	{ "t5", 30 * 8, 8 }, { "t6", 31 * 8, 8 },
+};
+
+static bool is_zero_reg(const char *name, size_t len)
+{
+	return (len == 4 && !memcmp(name, "zero", 4)) ||
+	       (len == 2 && !memcmp(name, "x0", 2));
+}
+
+/* ABI names and x1..x31; x0 is not in pt_regs (-ENOENT). */
+static int reg_off(const char *name, size_t len, int *width)
+{
+	int n;
+
+	if (len >= 2 && name[0] == 'x') {
+		n = usdt__reg_num(name + 1, len - 1);
+		if (n < 1 || n > 31)
+			return -ENOENT;
+		if (width)
+			*width = 8;
+		return n * 8;
+	}
+	return usdt__reg_lookup(riscv_abi_regs,
+				USDT__ARRAY_SIZE(riscv_abi_regs), name, len,
+				width);
+}
+
+/* Does name[0..len) start with prefix and continue with a number? */
+static bool name_numbered(const char *name, size_t len, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return len > n && !memcmp(name, prefix, n) &&
+	       usdt__reg_num(name + n, len - n) >= 0;
+}
+
+/* Why a name that is not a general-purpose register is refused. */
+static int bad_reg(struct usdt__arg *arg, const char *name, size_t len)
+{
+	int q = len > USDT__QUOTE_MAX ? USDT__QUOTE_MAX : (int)len;
+
+	if (name_numbered(name, len, "f") || name_numbered(name, len, "ft") ||
+	    name_numbered(name, len, "fs") || name_numbered(name, len, "fa"))
+		return usdt__op_fail(arg, -ENOTSUP,
+				     "floating-point register %.*s holds a float",
+				     q, name);
+	if (name_numbered(name, len, "v"))
+		return usdt__op_fail(arg, -ENOTSUP,
+				     "vector register %.*s not supported", q, name);
+	return usdt__op_fail(arg, -EINVAL, "unknown register %.*s", q, name);
+}
+
+/* "(reg)" at op[*pos] == '('. */
+static int parse_base(const char *op, size_t len, size_t *pos,
+		      struct usdt__arg *arg)
+{
+	size_t p = *pos + 1, np, n;
+	int off;
+
+	usdt__skip_blanks(op, len, &p);
+	np = p;
+	n = usdt__span_alnum(op, len, p);
+	if (!n)
+		return usdt__op_fail(arg, -EINVAL, "expected a base register");
+	p += n;
+	usdt__skip_blanks(op, len, &p);
+	if (p >= len || op[p] != ')')
+		return usdt__op_fail(arg, -EINVAL, "expected ')'");
+	if (!is_zero_reg(op + np, n)) {
+		off = reg_off(op + np, n, NULL);
+		if (off < 0)
+			return bad_reg(arg, op + np, n);
+		usdt__set_name(arg->base, op + np, n);
+		arg->base_off = off;
+	}
+	*pos = p + 1;
+	return 0;
+}
 
 static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 {
-	snprintf(arg->reason, sizeof(arg->reason), "riscv64 parser not built yet");
-	return -ENOTSUP;
-}
+	size_t p = 0, n;
+	uint64_t v;
+	int off, err;
 
-static int reg_off(const char *name, size_t len, int *width)
-{
-	return -ENOENT;
+	if (!len)
+		return usdt__op_fail(arg, -EINVAL, "empty operand");
+	if (op[0] == '%') {
+		n = usdt__span_alnum(op, len, 1);
+		if (n > USDT__QUOTE_MAX)
+			n = USDT__QUOTE_MAX;
+		return usdt__op_fail(arg, -ENOTSUP,
+				     "riscv64 relocation operand %%%.*s() not supported",
+				     (int)n, op + 1);
+	}
+	if (usdt__is_alpha(op[0])) {
+		n = usdt__span_alnum(op, len, 0);
+		if (n != len)
+			return usdt__op_fail(arg, -EINVAL,
+					     "garbage after a register");
+		if (is_zero_reg(op, n))
+			return 0;	/* the constant 0 */
+		off = reg_off(op, n, NULL);
+		if (off < 0)
+			return bad_reg(arg, op, n);
+		usdt__set_name(arg->base, op, n);
+		arg->base_off = off;
+		return 0;
+	}
+	if (op[0] != '(') {
+		err = usdt__scan_num(op, len, &p, &v, arg);
+		if (err)
+			return err;
+		arg->disp = (int64_t)v;
+		if (p == len)
+			return 0;	/* a constant */
+	}
+	if (p >= len || op[p] != '(')
+		return usdt__op_fail(arg, -EINVAL, "expected '(' or the end");
+	arg->mem = true;
+	err = parse_base(op, len, &p, arg);
+	if (err)
+		return err;
+	if (p != len)
+		return usdt__op_fail(arg, -EINVAL,
+				     "garbage after a memory operand");
+	return 0;
 }
 
 const struct usdt__arch_ops usdt__arch_riscv64 = {
@@ -21,4 +178,6 @@ const struct usdt__arch_ops usdt__arch_riscv64 = {
 	.name = "riscv64",
 	.parse_operand = parse_operand,
 	.reg_off = reg_off,
+	.pt_regs_size = RISCV_PT_REGS_SIZE,
+	.ip_off = RISCV_PC,
 };

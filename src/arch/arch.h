@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Helpers shared by the operand parsers in src/arch/: bounded scanning of
+ * numbers and names, register tables, and failure reasons.
+ *
+ * Every helper takes the operand as (s, len) and a position *pos inside it.
+ * The operand is not NUL-terminated at len, so nothing here looks at
+ * s[len] or beyond; a helper that fails leaves *pos where it was.
+ */
+#ifndef __LIBUSDT_ARCH_H
+#define __LIBUSDT_ARCH_H
+
+#include "internal.h"
+
+/* One general-purpose register name and where the kernel saves it. */
+struct usdt__reg_desc {
+	const char *name;
+	uint16_t off;		/* byte offset in the arch's struct pt_regs */
+	uint8_t width;		/* bytes of the register this name denotes */
+};
+
+/*
+ * Look name[0..len) up in tab[0..n): its pt_regs offset, and its width in
+ * *width (may be NULL); -ENOENT if it is not there.
+ */
+int usdt__reg_lookup(const struct usdt__reg_desc *tab, size_t n,
+		     const char *name, size_t len, int *width);
+
+/*
+ * Write a reason into arg->reason (printf-style) and return err, so that a
+ * parser can say `return usdt__op_fail(arg, -EINVAL, "...")`.
+ */
+__attribute__((format(printf, 3, 4)))
+int usdt__op_fail(struct usdt__arg *arg, int err, const char *fmt, ...);
+
+/*
+ * Read an integer constant at s[*pos]: an optional '-' or '+', then "0x"
+ * and hex digits, or decimal digits. The magnitude may use the whole
+ * unsigned 64-bit range; a negative constant may go down to INT64_MIN. The
+ * result is the two's-complement bits. A leading zero followed by digits
+ * (an assembler would read octal) is refused rather than guessed at. On
+ * success *pos moves past the constant and 0 is returned; on failure the
+ * reason is in arg->reason and -EINVAL is returned.
+ */
+int usdt__scan_num(const char *s, size_t len, size_t *pos, uint64_t *val,
+		   struct usdt__arg *arg);
+
+/* Is c a character that may start a number ([0-9], '-', '+')? */
+static inline bool usdt__is_num_start(char c)
+{
+	return (c >= '0' && c <= '9') || c == '-' || c == '+';
+}
+
+static inline bool usdt__is_alpha(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static inline bool usdt__is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* Length of the run of [A-Za-z0-9] at s[pos], bounded by len. */
+size_t usdt__span_alnum(const char *s, size_t len, size_t pos);
+
+/* Skip blanks (space, tab) at s[*pos]. */
+static inline void usdt__skip_blanks(const char *s, size_t len, size_t *pos)
+{
+	while (*pos < len && (s[*pos] == ' ' || s[*pos] == '\t'))
+		(*pos)++;
+}
+
+/*
+ * Read a decimal register number of at most two digits, without a leading
+ * zero ("0".."99"), from name[0..len) entirely; -1 if it is not one.
+ */
+int usdt__reg_num(const char *name, size_t len);
+
+/*
+ * Copy a register name into one of struct usdt__arg's name slots. Names
+ * longer than the slot never reach here: the parsers only copy names they
+ * found in their tables.
+ */
+static inline void usdt__set_name(char dst[8], const char *name, size_t len)
+{
+	if (len > 7)
+		len = 7;
+	memcpy(dst, name, len);
+	dst[len] = '\0';
+}
+
+/* How many characters of an operand a reason quotes at most. */
+#define USDT__QUOTE_MAX 24
+
+#endif /* __LIBUSDT_ARCH_H */

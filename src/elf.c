@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * What the note reader needs from an ELF file, on top of libelf: header
+ * checks, sections by name, the mapping of link-time addresses to file
+ * offsets through PT_LOAD segments, and the symbol table.
+ *
+ * libelf (gelf) converts headers, symbols and relocations from the file's
+ * byte order and checks that each section's data lies inside the file, so
+ * a file of any byte order and machine reads the same on any host. The
+ * note section is read raw (src/note.c walks it itself), so the byte
+ * order helpers below serve it.
+ */
+#include <byteswap.h>
+#include <endian.h>
+
+#include "reader.h"
+
+/* Dynamic relocations that fill a GOT slot with a symbol's address. */
+#ifndef R_X86_64_GLOB_DAT
+#define R_X86_64_GLOB_DAT 6
+#endif
+
+uint32_t usdt__elf_rd32(const struct usdt__elf *ue, const void *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return ue->big_endian ? be32toh(v) : le32toh(v);
+}
+
+uint64_t usdt__elf_rd64(const struct usdt__elf *ue, const void *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return ue->big_endian ? be64toh(v) : le64toh(v);
+}
+
+int usdt__elf_begin(struct usdt__elf *ue, Elf *elf, const char *path)
+{
+	GElf_Ehdr ehdr;
+	GElf_Phdr phdr;
+	size_t phnum, i, file_size = 0;
+	const char *ident;
+	int err = -ENOEXEC;
+
+	memset(ue, 0, sizeof(*ue));
+	ue->elf = elf;
+	ue->path = path;
+
+	if (elf_kind(elf) != ELF_K_ELF) {
+		pr_warn("%s: not an ELF file\n", path);
+		return -ENOEXEC;
+	}
+	ident = elf_getident(elf, NULL);
+	if (!ident || ident[EI_CLASS] != ELFCLASS64) {
+		pr_warn("%s: not a 64-bit ELF file\n", path);
+		return -ENOEXEC;
+	}
+	if (ident[EI_DATA] != ELFDATA2LSB && ident[EI_DATA] != ELFDATA2MSB) {
+		pr_warn("%s: unknown ELF byte order %d\n", path, ident[EI_DATA]);
+		return -ENOEXEC;
+	}
+	if (!gelf_getehdr(elf, &ehdr)) {
+		pr_warn("%s: cannot read the ELF header: %s\n", path,
+			elf_errmsg(-1));
+		return -ENOEXEC;
+	}
+	if (ehdr.e_type != ET_EXEC && ehdr.e_type != ET_DYN) {
+		pr_warn("%s: ELF type %u is neither an executable nor a shared library\n",
+			path, ehdr.e_type);
+		return -ENOEXEC;
+	}
+	ue->e_machine = ehdr.e_machine;
+	ue->e_type = ehdr.e_type;
+	ue->big_endian = ident[EI_DATA] == ELFDATA2MSB;
+
+	/* A file whose section headers are gone (sstrip) still opens: its
+	 * USDT notes, being in a non-allocated section, are gone too. */
+	if (elf_getshdrstrndx(elf, &ue->shstrndx)) {
+		size_t shnum;
+
+		if (elf_getshdrnum(elf, &shnum) || shnum != 0) {
+			pr_warn("%s: damaged section headers: %s\n", path,
+				elf_errmsg(-1));
+			return -ENOEXEC;
+		}
+		ue->shstrndx = 0;
+	}
+
+	if (elf_getphdrnum(elf, &phnum)) {
+		pr_warn("%s: damaged program headers: %s\n", path,
+			elf_errmsg(-1));
+		return -ENOEXEC;
+	}
+	elf_rawfile(elf, &file_size);
+	if (phnum) {
+		ue->loads = calloc(phnum, sizeof(*ue->loads));
+		if (!ue->loads)
+			return -ENOMEM;
+	}
+	for (i = 0; i < phnum; i++) {
+		if (!gelf_getphdr(elf, (int)i, &phdr)) {
+			pr_warn("%s: cannot read program header %zu: %s\n",
+				path, i, elf_errmsg(-1));
+			goto err_out;
+		}
+		if (phdr.p_type != PT_LOAD)
+			continue;
+		/* A segment whose file image is not all in the file cannot
+		 * give offsets; its probes will say so. */
+		if (phdr.p_offset > file_size ||
+		    phdr.p_filesz > file_size - phdr.p_offset) {
+			pr_warn("%s: PT_LOAD %zu lies past the end of the file\n",
+				path, i);
+			continue;
+		}
+		ue->loads[ue->load_cnt++] = phdr;
+	}
+	return 0;
+
+err_out:
+	usdt__elf_end(ue);
+	return err;
+}
+
+void usdt__elf_end(struct usdt__elf *ue)
+{
+	free(ue->loads);
+	ue->loads = NULL;
+	ue->load_cnt = 0;
+}
+
+int usdt__elf_find_section(const struct usdt__elf *ue, const char *name,
+			   uint32_t type, GElf_Shdr *shdr, Elf_Scn **scn_out)
+{
+	Elf_Scn *scn = NULL;
+	const char *s;
+
+	if (!ue->shstrndx)
+		return -ENOENT;
+	while ((scn = elf_nextscn(ue->elf, scn))) {
+		if (!gelf_getshdr(scn, shdr))
+			continue;
+		if (type != SHT_NULL && shdr->sh_type != type)
+			continue;
+		s = elf_strptr(ue->elf, ue->shstrndx, shdr->sh_name);
+		if (s && !strcmp(s, name)) {
+			if (scn_out)
+				*scn_out = scn;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int usdt__elf_vaddr_to_off(const struct usdt__elf *ue, uint64_t vaddr,
+			   uint64_t *off)
+{
+	size_t i;
+
+	for (i = 0; i < ue->load_cnt; i++) {
+		const GElf_Phdr *ph = &ue->loads[i];
+
+		/* Written to not overflow near the top of the address space. */
+		if (vaddr >= ph->p_vaddr && vaddr - ph->p_vaddr < ph->p_filesz) {
+			*off = ph->p_offset + (vaddr - ph->p_vaddr);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/*
+ * Add name, and for a versioned name ("stdout@GLIBC_2.2.5", as .symtab
+ * spells copy-relocated symbols) its bare name too, which is what an
+ * operand says.
+ */
+static int add_sym(struct usdt__symtab *st, const char *name, uint64_t addr,
+		   uint64_t got_slot)
+{
+	const char *at = strchr(name, '@');
+	char bare[256];
+	int err;
+
+	err = usdt__symtab_add(st, name, addr, got_slot);
+	if (err || !at || at == name || (size_t)(at - name) >= sizeof(bare))
+		return err;
+	memcpy(bare, name, (size_t)(at - name));
+	bare[at - name] = '\0';
+	return usdt__symtab_add(st, bare, addr, got_slot);
+}
+
+/* The defined data and code symbols of one symbol table section. */
+static int add_defined(const struct usdt__elf *ue, Elf_Scn *scn,
+		       const GElf_Shdr *shdr, struct usdt__symtab *st)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t i, cnt;
+	GElf_Sym sym;
+	const char *name;
+	int type, err;
+
+	if (!data || shdr->sh_entsize != sizeof(Elf64_Sym)) {
+		pr_warn("%s: unreadable symbol table: %s\n", ue->path,
+			data ? "bad entry size" : elf_errmsg(-1));
+		return 0;
+	}
+	cnt = data->d_size / sizeof(Elf64_Sym);
+	if (cnt > INT32_MAX)
+		cnt = INT32_MAX;
+	for (i = 1; i < cnt; i++) {
+		if (!gelf_getsym(data, (int)i, &sym))
+			break;
+		type = GELF_ST_TYPE(sym.st_info);
+		/* Undefined symbols have no address here, TLS symbols an
+		 * offset in a block, section and file symbols no name an
+		 * operand could use. */
+		if (sym.st_shndx == SHN_UNDEF || sym.st_shndx == SHN_COMMON ||
+		    type == STT_TLS || type == STT_SECTION || type == STT_FILE)
+			continue;
+		name = elf_strptr(ue->elf, shdr->sh_link, sym.st_name);
+		if (!name || !name[0])
+			continue;
+		err = add_sym(st, name, sym.st_value, 0);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * The GOT slots of symbols reached as sym@GOTPCREL(%rip): the r_offset of
+ * each R_X86_64_GLOB_DAT dynamic relocation, named through the symbol
+ * table the relocation section links to (.dynsym).
+ */
+static int add_got_slots(const struct usdt__elf *ue, struct usdt__symtab *st)
+{
+	Elf_Scn *scn = NULL, *sym_scn;
+	Elf_Data *data, *syms;
+	GElf_Shdr shdr, sym_shdr;
+	GElf_Rela rela;
+	GElf_Sym sym;
+	const char *name;
+	size_t i, cnt;
+	int err;
+
+	if (ue->e_machine != EM_X86_64 || !ue->shstrndx)
+		return 0;
+	while ((scn = elf_nextscn(ue->elf, scn))) {
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_RELA ||
+		    !(shdr.sh_flags & SHF_ALLOC) ||
+		    shdr.sh_entsize != sizeof(Elf64_Rela))
+			continue;
+		sym_scn = elf_getscn(ue->elf, shdr.sh_link);
+		if (!sym_scn || !gelf_getshdr(sym_scn, &sym_shdr) ||
+		    (sym_shdr.sh_type != SHT_DYNSYM &&
+		     sym_shdr.sh_type != SHT_SYMTAB))
+			continue;
+		data = elf_getdata(scn, NULL);
+		syms = elf_getdata(sym_scn, NULL);
+		if (!data || !syms)
+			continue;
+		cnt = data->d_size / sizeof(Elf64_Rela);
+		if (cnt > INT32_MAX)
+			cnt = INT32_MAX;
+		for (i = 0; i < cnt; i++) {
+			if (!gelf_getrela(data, (int)i, &rela))
+				break;
+			if (GELF_R_TYPE(rela.r_info) != R_X86_64_GLOB_DAT ||
+			    !rela.r_offset)
+				continue;
+			if (!gelf_getsym(syms, (int)GELF_R_SYM(rela.r_info),
+					 &sym))
+				continue;
+			name = elf_strptr(ue->elf, sym_shdr.sh_link,
+					  sym.st_name);
+			if (!name || !name[0])
+				continue;
+			err = add_sym(st, name, 0, rela.r_offset);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+int usdt__elf_symtab(const struct usdt__elf *ue, struct usdt__symtab **out)
+{
+	struct usdt__symtab *st;
+	GElf_Shdr shdr;
+	Elf_Scn *scn;
+	int err;
+
+	*out = NULL;
+	if (!ue->shstrndx)
+		return 0;
+	st = usdt__symtab_new();
+	if (!st)
+		return -ENOMEM;
+	if (!usdt__elf_find_section(ue, ".symtab", SHT_SYMTAB, &shdr, &scn) ||
+	    !usdt__elf_find_section(ue, ".dynsym", SHT_DYNSYM, &shdr, &scn)) {
+		err = add_defined(ue, scn, &shdr, st);
+		if (err)
+			goto err_out;
+	}
+	err = add_got_slots(ue, st);
+	if (err)
+		goto err_out;
+	*out = st;
+	return 0;
+
+err_out:
+	usdt__symtab_free(st);
+	return err;
+}

@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The USDT manager: one per bpf_object.
+ *
+ * Theory of operation
+ * -------------------
+ * A USDT probe is a nop in the program plus a note in .note.stapsdt that
+ * gives the nop's address, an optional semaphore (a counter the program
+ * tests before computing expensive arguments; the kernel raises it for us
+ * through the uprobe's ref_ctr_offset), and where each argument lives at
+ * the nop: "-4@%edi 8@-16(%rbp)". The note reader (note.c) and the arch
+ * parsers (arch/) turn that into one struct usdt_spec per call site: the
+ * BPF side (bpf/usdt.bpf.h) can read every argument from it and the
+ * program's registers.
+ *
+ * Specs live in an array map indexed by spec ID. Many call sites share
+ * one spec (an inlined probe often compiles to the same operands at each
+ * site), so IDs are deduplicated by content, including the user's cookie:
+ * identical specs share one ID, counted by reference across every link of
+ * this manager. A hash of the content finds an existing ID in O(1). When
+ * the last reference goes, the map entry is zeroed (a stale cookie then
+ * reads as "no spec") and the ID is pushed on a free list, which is popped
+ * before any never-used ID, so live IDs stay packed at the bottom of the
+ * map. The free list is preallocated to the map's size, so giving an ID
+ * back cannot fail; if zeroing the entry fails, the ID is freed anyway:
+ * nothing can reach it, and its next user overwrites it.
+ *
+ * How the BPF side finds a call site's spec ID: where the kernel gives
+ * uprobes a bpf_cookie (5.15), the cookie is ID + 1. Without cookies, or
+ * when asked to, the cookie is 0 and an IP map gives the ID from the
+ * call site's run-time address; that needs the address the file is mapped
+ * at, hence a pid for PIEs and shared libraries.
+ *
+ * Kernel links: one uprobe_multi link (6.6) per attach when the program
+ * was loaded for it, one perf uprobe per call site otherwise. A
+ * uprobe_multi program cannot be attached as a perf uprobe, so a manager
+ * created before load decides, for all the object's "usdt" programs.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <linux/bpf.h>
+
+#include "manager.h"
+
+/* ---------------------------------------------------------------------- */
+/* Kernel features                                                        */
+
+static struct usdt__features features;
+static pthread_once_t features_once = PTHREAD_ONCE_INIT;
+
+/*
+ * uprobe_multi links arrived in 6.6 (commit 89ae89f53d20, "bpf: Add
+ * multi uprobe link"). A kernel that has them resolves the path before
+ * anything else, and "/" is not a regular file: -EBADF. Older kernels
+ * reject the attach type: -EINVAL.
+ */
+static bool probe_uprobe_multi(void)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, popts,
+		    .expected_attach_type = USDT__TRACE_UPROBE_MULTI);
+	union bpf_attr attr;
+	unsigned long offset = 0;
+	int prog_fd, link_fd, err;
+
+	prog_fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", insns,
+				USDT__ARRAY_SIZE(insns), &popts);
+	if (prog_fd < 0)
+		return false;
+	memset(&attr, 0, sizeof(attr));
+	attr.link_create.prog_fd = prog_fd;
+	attr.link_create.attach_type = USDT__TRACE_UPROBE_MULTI;
+	/* uprobe_multi: path at 16, offsets at 24, cnt at 48 in link_create */
+	*(uint64_t *)((char *)&attr.link_create + 16) = (uintptr_t)"/";
+	*(uint64_t *)((char *)&attr.link_create + 24) = (uintptr_t)&offset;
+	*(uint32_t *)((char *)&attr.link_create + 48) = 1;
+	link_fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	err = link_fd < 0 ? -errno : 0;
+	if (link_fd >= 0)
+		close(link_fd);
+	close(prog_fd);
+	return link_fd >= 0 || err == -EBADF;
+}
+
+/*
+ * x86 optimized uprobes (6.18, "uprobes/x86: Add uprobe syscall to speed
+ * up uprobe") add a uprobe() syscall that only a uprobe trampoline may
+ * call; anyone else gets SIGILL. So ask in a child: ENOSYS means absent.
+ */
+static bool probe_uprobe_syscall(void)
+{
+#if defined(__x86_64__)
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return false;
+	if (pid == 0) {
+		long r = syscall(336 /* __NR_uprobe */);
+
+		_exit(r < 0 && errno == ENOSYS ? 1 : 0);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		return false;
+	return !(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+#else
+	return false;
+#endif
+}
+
+static void probe_features(void)
+{
+	features.bpf_cookie = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE,
+						      BPF_FUNC_get_attach_cookie,
+						      NULL) == 1;
+	features.uprobe_multi = probe_uprobe_multi();
+	/* ref_ctr_offset: 5.5 (commit 1cc33161a83d, "uprobe: Additional
+	 * argument arch_uprobe_enable()"); the PMU advertises it. */
+	features.ref_ctr = !access(
+		"/sys/bus/event_source/devices/uprobe/format/ref_ctr_offset",
+		F_OK);
+	features.uprobe_syscall = probe_uprobe_syscall();
+	pr_debug("kernel features: bpf_cookie %d, uprobe_multi %d, ref_ctr_offset %d, uprobe syscall %d\n",
+		 features.bpf_cookie, features.uprobe_multi, features.ref_ctr,
+		 features.uprobe_syscall);
+}
+
+const struct usdt__features *usdt__features(void)
+{
+	pthread_once(&features_once, probe_features);
+	return &features;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Spec IDs                                                               */
+
+static uint32_t spec_hash(const struct usdt_spec *spec)
+{
+	const unsigned char *p = (const unsigned char *)spec;
+	uint32_t h = 2166136261u;	/* FNV-1a */
+	size_t i;
+
+	for (i = 0; i < sizeof(*spec); i++)
+		h = (h ^ p[i]) * 16777619u;
+	return h;
+}
+
+static int slots_init(struct usdt_manager *man)
+{
+	uint32_t n = bpf_map__max_entries(man->specs_map), b = 1, i;
+
+	if (!n)
+		return -EINVAL;
+	while (b < n * 2)
+		b <<= 1;
+	man->slots = calloc(n, sizeof(*man->slots));
+	man->free_ids = calloc(n, sizeof(*man->free_ids));
+	man->buckets = malloc(b * sizeof(*man->buckets));
+	if (!man->slots || !man->free_ids || !man->buckets) {
+		free(man->slots);
+		free(man->free_ids);
+		free(man->buckets);
+		man->slots = NULL;
+		man->free_ids = NULL;
+		man->buckets = NULL;
+		return -ENOMEM;
+	}
+	for (i = 0; i < b; i++)
+		man->buckets[i] = -1;
+	man->bucket_cnt = b;
+	man->max_specs = n;
+	return 0;
+}
+
+int usdt__spec_get(struct usdt_manager *man, const struct usdt_spec *spec)
+{
+	uint32_t h, id;
+	int32_t cur;
+	int err;
+
+	if (!man->slots) {
+		err = slots_init(man);
+		if (err)
+			return err;
+	}
+	h = spec_hash(spec) & (man->bucket_cnt - 1);
+	for (cur = man->buckets[h]; cur >= 0; cur = man->slots[cur].next) {
+		if (!memcmp(&man->slots[cur].spec, spec, sizeof(*spec))) {
+			man->slots[cur].refcnt++;
+			return cur;
+		}
+	}
+
+	if (man->free_cnt)
+		id = man->free_ids[man->free_cnt - 1];
+	else if (man->next_id < man->max_specs)
+		id = man->next_id;
+	else
+		return -E2BIG;
+
+	err = bpf_map_update_elem(bpf_map__fd(man->specs_map), &id, spec,
+				  BPF_ANY);
+	if (err) {
+		err = -errno;
+		pr_warn("cannot write spec %u: %s\n", id, usdt__errstr(err));
+		return err;
+	}
+	if (man->free_cnt)
+		man->free_cnt--;
+	else
+		man->next_id++;
+	man->slots[id].spec = *spec;
+	man->slots[id].refcnt = 1;
+	man->slots[id].next = man->buckets[h];
+	man->buckets[h] = (int32_t)id;
+	man->live_cnt++;
+	return (int)id;
+}
+
+void usdt__spec_put(struct usdt_manager *man, int id)
+{
+	static const struct usdt_spec zero;
+	struct usdt__slot *slot;
+	int32_t *link;
+	uint32_t h;
+
+	if (id < 0 || (uint32_t)id >= man->next_id || !man->slots[id].refcnt)
+		return;
+	slot = &man->slots[id];
+	if (--slot->refcnt)
+		return;
+
+	h = spec_hash(&slot->spec) & (man->bucket_cnt - 1);
+	for (link = &man->buckets[h]; *link >= 0; link = &man->slots[*link].next) {
+		if (*link == id) {
+			*link = slot->next;
+			break;
+		}
+	}
+	if (bpf_map_update_elem(bpf_map__fd(man->specs_map), &id, &zero,
+				BPF_ANY))
+		pr_warn("cannot zero spec %d: %s; it is freed anyway\n", id,
+			usdt__errstr(-errno));
+	memset(slot, 0, sizeof(*slot));
+	slot->next = -1;
+	man->free_ids[man->free_cnt++] = (uint32_t)id;
+	man->live_cnt--;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The manager                                                            */
+
+static bool is_usdt_prog(const struct bpf_program *prog)
+{
+	const char *sec = bpf_program__section_name(prog);
+
+	return bpf_program__type(prog) == BPF_PROG_TYPE_KPROBE && sec &&
+	       (!strcmp(sec, "usdt") || !strncmp(sec, "usdt/", 5));
+}
+
+/*
+ * Without __TARGET_ARCH_xxx the BPF side reads the PC from the offset in
+ * the usdt__ip_off global: write it into .rodata's initial image.
+ */
+static void set_ip_off(struct usdt_manager *man)
+{
+	const struct usdt__arch_ops *arch = usdt__arch_host();
+	const struct btf_var_secinfo *vs;
+	const struct btf_type *sec, *var;
+	struct bpf_map *map;
+	struct btf *btf;
+	const void *init;
+	size_t size;
+	char *data;
+	int id, i;
+
+	btf = bpf_object__btf(man->obj);
+	if (!arch || !btf)
+		return;
+	id = btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC);
+	if (id < 0)
+		return;
+	sec = btf__type_by_id(btf, id);
+	bpf_object__for_each_map(map, man->obj) {
+		const char *name = bpf_map__name(map);
+		size_t len = strlen(name);
+
+		if (len >= 7 && !strcmp(name + len - 7, ".rodata"))
+			break;
+	}
+	if (!map)
+		return;
+	init = bpf_map__initial_value(map, &size);
+	if (!init)
+		return;
+	vs = btf_var_secinfos(sec);
+	for (i = 0; i < btf_vlen(sec); i++, vs++) {
+		var = btf__type_by_id(btf, vs->type);
+		if (strcmp(btf__name_by_offset(btf, var->name_off),
+			   "usdt__ip_off"))
+			continue;
+		if (vs->size != sizeof(uint32_t) || vs->offset + 4 > size)
+			return;
+		/* libbpf hands out the image read-only: write a copy back. */
+		data = malloc(size);
+		if (!data)
+			return;
+		memcpy(data, init, size);
+		memcpy(data + vs->offset, &(uint32_t){ arch->ip_off }, 4);
+		if (bpf_map__set_initial_value(map, data, size))
+			pr_warn("cannot set usdt__ip_off in .rodata\n");
+		free(data);
+		return;
+	}
+}
+
+struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
+				       const struct usdt_manager_opts *opts)
+{
+	uint32_t max_specs, max_ips;
+	struct usdt_manager *man;
+	struct bpf_program *prog;
+	bool loaded;
+	int err;
+
+	if (!obj || !OPTS_VALID(opts))
+		return usdt__err_ptr(-EINVAL);
+	max_specs = OPTS_GET(opts, max_specs, 0);
+	max_ips = OPTS_GET(opts, max_ips, 0);
+
+	man = calloc(1, sizeof(*man));
+	if (!man)
+		return usdt__err_ptr(-ENOMEM);
+	man->obj = obj;
+	man->no_multi = OPTS_GET(opts, no_uprobe_multi, false);
+	man->specs_map = bpf_object__find_map_by_name(obj, "usdt__specs");
+	man->ip_map = bpf_object__find_map_by_name(obj, "usdt__ip2spec");
+	if (!man->specs_map || !man->ip_map) {
+		pr_warn("BPF object '%s' has no usdt__specs/usdt__ip2spec maps: does it include usdt.bpf.h and call bpf_usdt_arg()?\n",
+			bpf_object__name(obj));
+		err = -ESRCH;
+		goto err_out;
+	}
+
+	loaded = bpf_map__fd(man->specs_map) >= 0;
+	if (loaded && (max_specs || max_ips)) {
+		pr_warn("map sizes can only be set before bpf_object__load()\n");
+		err = -EINVAL;
+		goto err_out;
+	}
+	if (!loaded) {
+		if (max_specs &&
+		    (err = bpf_map__set_max_entries(man->specs_map, max_specs)))
+			goto err_out;
+		if (max_ips &&
+		    (err = bpf_map__set_max_entries(man->ip_map, max_ips)))
+			goto err_out;
+		set_ip_off(man);
+		if (!man->no_multi && usdt__features()->uprobe_multi) {
+			bpf_object__for_each_program(prog, obj) {
+				if (!is_usdt_prog(prog))
+					continue;
+				err = bpf_program__set_expected_attach_type(
+					prog, USDT__TRACE_UPROBE_MULTI);
+				if (err)
+					goto err_out;
+			}
+			man->prepared_multi = true;
+		}
+	}
+	return man;
+
+err_out:
+	free(man);
+	return usdt__err_ptr(err);
+}
+
+void usdt__manager_release(struct usdt_manager *man)
+{
+	free(man->slots);
+	free(man->free_ids);
+	free(man->buckets);
+	free(man);
+}
+
+/* Links still alive keep the bookkeeping they need: the last one frees it. */
+void usdt_manager__free(struct usdt_manager *man)
+{
+	if (!man)
+		return;
+	man->freed = true;
+	if (!man->link_cnt)
+		usdt__manager_release(man);
+}

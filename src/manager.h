@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Internal interface between the manager (spec IDs, maps, kernel features)
+ * and the attach engine. */
+#ifndef __LIBUSDT_MANAGER_H
+#define __LIBUSDT_MANAGER_H
+
+#include <bpf/libbpf.h>
+
+#include "internal.h"
+
+/* What the running kernel can do; probed once per process. */
+struct usdt__features {
+	bool bpf_cookie;	/* bpf_get_attach_cookie() for uprobes */
+	bool uprobe_multi;	/* BPF_TRACE_UPROBE_MULTI links */
+	bool ref_ctr;		/* uprobe ref_ctr_offset (semaphores) */
+	bool uprobe_syscall;	/* x86 optimized (nop5) uprobes */
+};
+
+const struct usdt__features *usdt__features(void);
+
+/*
+ * One spec ID's bookkeeping.
+ * Invariant: refcnt > 0 iff the ID is live, its spec is in the map and it
+ * is on its hash chain; a dead ID below next_id is on the free list.
+ */
+struct usdt__slot {
+	struct usdt_spec spec;
+	uint32_t refcnt;
+	int32_t next;		/* next live ID on this hash chain, -1 ends */
+};
+
+struct usdt_manager {
+	struct bpf_object *obj;		/* borrowed */
+	struct bpf_map *specs_map;	/* borrowed from obj */
+	struct bpf_map *ip_map;
+	bool prepared_multi;		/* programs set up for uprobe_multi */
+	bool no_multi;
+
+	/* Spec IDs; allocated at the first attach, when the map is sized. */
+	uint32_t max_specs;
+	struct usdt__slot *slots;
+	uint32_t next_id;		/* IDs below were handed out once */
+	uint32_t *free_ids;		/* stack; reused first */
+	uint32_t free_cnt;
+	int32_t *buckets;		/* hash of spec content -> first ID */
+	uint32_t bucket_cnt;		/* a power of two */
+	uint32_t live_cnt;
+
+	size_t link_cnt;		/* live links */
+	bool freed;			/* usdt_manager__free() called; the
+					 * last link frees the memory */
+};
+
+/*
+ * Take a reference on the ID of a spec with this content, allocating one
+ * (and writing the map) if none exists. Returns the ID, or -E2BIG when the
+ * map is full, or the map update's error; nothing is taken on error.
+ */
+int usdt__spec_get(struct usdt_manager *man, const struct usdt_spec *spec);
+/* Drop a reference; at zero the map entry is zeroed and the ID freed. */
+void usdt__spec_put(struct usdt_manager *man, int id);
+/* Release the memory of a manager already freed by its user. */
+void usdt__manager_release(struct usdt_manager *man);
+
+#define USDT__TRACE_UPROBE_MULTI 48	/* enum bpf_attach_type, 6.6 */
+
+#endif /* __LIBUSDT_MANAGER_H */

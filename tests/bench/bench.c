@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * libusdt against the system's libbpf, in one run, as ratios:
+ *  - attach + detach of the 50 sites of one probe;
+ *  - the cost of one probe hit reading three arguments, over an
+ *    unattached baseline;
+ *  - BPF instructions the verifier processed for each program.
+ * Needs root. Prints a table; exits 0 unless something failed to run.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sdt.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "usdt.h"
+#include "bench_ours.skel.h"
+#include "bench_libbpf.skel.h"
+
+#define HITS 2000000
+
+static volatile long x1 = 1, x2 = 2, x3 = 3;
+
+__attribute__((noinline)) static void hot(long i)
+{
+	STAP_PROBE3(bench, hot, i, x2, x3);
+}
+
+#define S(n) STAP_PROBE1(bench, wide, n);
+#define S10(b) S(b##0) S(b##1) S(b##2) S(b##3) S(b##4) S(b##5) S(b##6) \
+	S(b##7) S(b##8) S(b##9)
+__attribute__((noinline)) void wide(void)
+{
+	S10() S10(1) S10(2) S10(3) S10(4)
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double loop_ns(void)
+{
+	double t = now();
+	long i;
+
+	for (i = 0; i < HITS; i++)
+		hot(i);
+	return (now() - t) * 1e9 / HITS;
+}
+
+static unsigned int verified_insns(const struct bpf_program *p)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len))
+		return 0;
+	return info.verified_insns;
+}
+
+int main(void)
+{
+	struct bench_ours *ours = bench_ours__open();
+	struct bench_libbpf *lb = bench_libbpf__open();
+	struct usdt_manager *man;
+	struct usdt_link *ul;
+	struct bpf_link *ll;
+	double base, t_ours, t_lb, a_ours, a_lb, t;
+
+	if (geteuid()) {
+		fprintf(stderr, "bench: needs root\n");
+		return 1;
+	}
+	if (!ours || !lb)
+		return 1;
+	man = usdt_manager__new(ours->obj, NULL);
+	if (!man || bench_ours__load(ours) || bench_libbpf__load(lb))
+		return 1;
+
+	/* Attach + detach, 50 sites. */
+	t = now();
+	ul = usdt_manager__attach(man, ours->progs.on_hit, -1, "/proc/self/exe",
+				  "bench", "wide", NULL);
+	if (!ul)
+		return 1;
+	usdt_link__destroy(ul);
+	a_ours = now() - t;
+	t = now();
+	ll = bpf_program__attach_usdt(lb->progs.on_hit, -1, "/proc/self/exe",
+				      "bench", "wide", NULL);
+	if (!ll)
+		return 1;
+	bpf_link__destroy(ll);
+	a_lb = now() - t;
+
+	/* Per hit. */
+	base = loop_ns();
+	ul = usdt_manager__attach(man, ours->progs.on_hit, -1, "/proc/self/exe",
+				  "bench", "hot", NULL);
+	t_ours = loop_ns();
+	usdt_link__destroy(ul);
+	ll = bpf_program__attach_usdt(lb->progs.on_hit, -1, "/proc/self/exe",
+				      "bench", "hot", NULL);
+	t_lb = loop_ns();
+	bpf_link__destroy(ll);
+	if (ours->bss->hits != HITS || lb->bss->hits != HITS ||
+	    ours->bss->sum != lb->bss->sum) {
+		fprintf(stderr, "bench: hits %ld/%ld sums %ld/%ld differ\n",
+			ours->bss->hits, lb->bss->hits, ours->bss->sum,
+			lb->bss->sum);
+		return 1;
+	}
+
+	printf("%-40s %12s %12s %8s\n", "benchmark", "libusdt", "libbpf",
+	       "ratio");
+	printf("%-40s %10.1fms %10.1fms %8.2f\n", "attach+detach 50 sites",
+	       a_ours * 1e3, a_lb * 1e3, a_ours / a_lb);
+	printf("%-40s %10.0fns %10.0fns %8.2f\n", "probe hit, 3 args (minus loop)",
+	       t_ours - base, t_lb - base, (t_ours - base) / (t_lb - base));
+	printf("%-40s %12u %12u %8.2f\n", "verifier-processed insns",
+	       verified_insns(ours->progs.on_hit),
+	       verified_insns(lb->progs.on_hit),
+	       (double)verified_insns(ours->progs.on_hit) /
+		       verified_insns(lb->progs.on_hit));
+	printf("(ratio < 1: libusdt is faster or smaller; baseline loop %.1f ns/iter, %d hits)\n",
+	       base, HITS);
+	usdt_manager__free(man);
+	bench_ours__destroy(ours);
+	bench_libbpf__destroy(lb);
+	return 0;
+}

@@ -1,0 +1,17 @@
+# Companions of the kernel tests: a shared library with probes and a
+# translation unit with a semaphore.
+KTEST_DIR := $(OBJDIR)/tests/kernel
+
+$(KTEST_DIR)/libusdttest.so: tests/kernel/testlib.c
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -fPIC -shared -Wl,-soname,libusdttest.so $< -o $@
+
+$(KTEST_DIR)/sema.o: tests/kernel/sema.c
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -c $< -o $@
+
+DEPS_test_attach := $(KTEST_DIR)/libusdttest.so $(KTEST_DIR)/sema.o
+LDFLAGS_test_attach := $(KTEST_DIR)/sema.o -L$(KTEST_DIR) -lusdttest \
+	-Wl,-rpath,$(abspath $(KTEST_DIR))

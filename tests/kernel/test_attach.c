@@ -1,0 +1,754 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The attach engine against the real kernel: probes live in this program
+ * (and in libusdttest.so), BPF records what bpf_usdt_arg() reads, and the
+ * test compares it with what the program passed.
+ */
+#include <dirent.h>
+#include <signal.h>
+#include <sys/sdt.h>
+#include <sys/wait.h>
+
+#include <bpf/bpf.h>
+
+#include "test_util.h"
+#include "manager.h"
+#include "usdt_test.h"
+#include "usdt_test.skel.h"
+
+unsigned short sema_value(void);
+int fire_sema(long v);
+void lib_fire(int x);
+extern volatile long lib_visible;
+
+/* ---------------------------------------------------------------------- */
+/* Probe sites                                                            */
+
+struct rec {
+	long pad;
+	int field;
+};
+
+volatile int g_int = -123456;
+volatile long g_arr[8] = { 10, 11, 12, 13, 14, 15, 16, 17 };
+
+__attribute__((noinline)) void fire_mix(signed char a, unsigned char b,
+					short c, unsigned short d, int e,
+					unsigned int f, long g,
+					unsigned long h, struct rec *r, int idx)
+{
+	STAP_PROBE12(test, mix, a, b, c, d, e, f, g, h, g_int, r->field,
+		     g_arr[idx], 77);
+}
+
+static const long mix_want[12] = {
+	-5, 200, -300, 60000, -70000, 3000000000L, -5000000000000L,
+	(long)0xfedcba9876543210UL, -123456, 4242, 13, 77,
+};
+static const int mix_size[12] = { 1, 1, 2, 2, 4, 4, 8, 8, 4, 4, 8, 4 };
+
+static void call_mix(void)
+{
+	struct rec r = { .field = 4242 };
+
+	fire_mix(-5, 200, -300, 60000, -70000, 3000000000U, -5000000000000L,
+		 0xfedcba9876543210UL, &r, 3);
+}
+
+__attribute__((noinline)) void fire_zero(void)
+{
+	STAP_PROBE(test, zero);
+}
+
+#define R10(x, b) x(b##0) x(b##1) x(b##2) x(b##3) x(b##4) x(b##5) x(b##6) \
+	x(b##7) x(b##8) x(b##9)
+#define MANY_SITE(n) STAP_PROBE1(test, many, n);
+#define MANY300_SITE(n) STAP_PROBE1(test, many300, n);
+
+/* 100 sites, each with its own constant: 100 distinct specs. */
+__attribute__((noinline)) void fire_many(void)
+{
+	R10(MANY_SITE, ) R10(MANY_SITE, 1) R10(MANY_SITE, 2) R10(MANY_SITE, 3)
+	R10(MANY_SITE, 4) R10(MANY_SITE, 5) R10(MANY_SITE, 6) R10(MANY_SITE, 7)
+	R10(MANY_SITE, 8) R10(MANY_SITE, 9)
+}
+
+/* 300 distinct specs: more than the default 256 spec IDs. */
+__attribute__((noinline)) void fire_many300(void)
+{
+	R10(MANY300_SITE, ) R10(MANY300_SITE, 1) R10(MANY300_SITE, 2)
+	R10(MANY300_SITE, 3) R10(MANY300_SITE, 4) R10(MANY300_SITE, 5)
+	R10(MANY300_SITE, 6) R10(MANY300_SITE, 7) R10(MANY300_SITE, 8)
+	R10(MANY300_SITE, 9) R10(MANY300_SITE, 10) R10(MANY300_SITE, 11)
+	R10(MANY300_SITE, 12) R10(MANY300_SITE, 13) R10(MANY300_SITE, 14)
+	R10(MANY300_SITE, 15) R10(MANY300_SITE, 16) R10(MANY300_SITE, 17)
+	R10(MANY300_SITE, 18) R10(MANY300_SITE, 19) R10(MANY300_SITE, 20)
+	R10(MANY300_SITE, 21) R10(MANY300_SITE, 22) R10(MANY300_SITE, 23)
+	R10(MANY300_SITE, 24) R10(MANY300_SITE, 25) R10(MANY300_SITE, 26)
+	R10(MANY300_SITE, 27) R10(MANY300_SITE, 28) R10(MANY300_SITE, 29)
+}
+
+/* 400 sites of one inlined probe with the same operands: one spec. */
+static __attribute__((always_inline)) inline void shared_site(void)
+{
+	STAP_PROBE1(test, shared, 7);
+}
+#define S10 shared_site(); shared_site(); shared_site(); shared_site(); \
+	shared_site(); shared_site(); shared_site(); shared_site(); \
+	shared_site(); shared_site();
+#define S100 S10 S10 S10 S10 S10 S10 S10 S10 S10 S10
+__attribute__((noinline)) void fire_shared(void)
+{
+	S100 S100 S100 S100
+}
+
+/* ---------------------------------------------------------------------- */
+/* Fixture: one skeleton with a manager made before load (uprobe_multi),  */
+/* and one with per-site perf uprobes.                                    */
+
+struct fix {
+	struct usdt_test *skel;
+	struct usdt_manager *man;
+	struct usdt_test *perf_skel;
+	struct usdt_manager *perf_man;
+};
+
+static struct usdt_test *open_loaded(struct usdt_manager **man,
+				     const struct usdt_manager_opts *opts)
+{
+	struct usdt_test *skel = usdt_test__open();
+
+	assert_non_null(skel);
+	*man = usdt_manager__new(skel->obj, opts);
+	assert_non_null(*man);
+	assert_int_equal(usdt_test__load(skel), 0);
+	return skel;
+}
+
+static int setup(void **state)
+{
+	USDT_OPTS(usdt_manager_opts, perf_opts, .no_uprobe_multi = true);
+	struct fix *f = calloc(1, sizeof(*f));
+
+	f->skel = open_loaded(&f->man, NULL);
+	f->perf_skel = open_loaded(&f->perf_man, &perf_opts);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fix *f = *state;
+
+	usdt_manager__free(f->man);
+	usdt_manager__free(f->perf_man);
+	usdt_test__destroy(f->skel);
+	usdt_test__destroy(f->perf_skel);
+	free(f);
+	return 0;
+}
+
+static void reset(struct usdt_test *skel)
+{
+	memset(skel->bss->hits, 0, sizeof(skel->bss->hits));
+	__atomic_store_n(&skel->bss->hit_cnt, 0, __ATOMIC_SEQ_CST);
+}
+
+static unsigned int hits(struct usdt_test *skel)
+{
+	return __atomic_load_n(&skel->bss->hit_cnt, __ATOMIC_SEQ_CST);
+}
+
+/* Every spec entry of the map is zero, and the manager holds no ID. */
+static void assert_specs_empty(struct usdt_test *skel, struct usdt_manager *man)
+{
+	int fd = bpf_map__fd(skel->maps.usdt__specs);
+	uint32_t n = bpf_map__max_entries(skel->maps.usdt__specs), id;
+	static const struct usdt_spec zero;
+	struct usdt_spec spec;
+	long key, next;
+
+	assert_int_equal(man->live_cnt, 0);
+	for (id = 0; id < n; id++) {
+		assert_int_equal(bpf_map_lookup_elem(fd, &id, &spec), 0);
+		if (memcmp(&spec, &zero, sizeof(spec)))
+			fail_msg("spec %u is not zero", id);
+	}
+	fd = bpf_map__fd(skel->maps.usdt__ip2spec);
+	assert_int_not_equal(bpf_map_get_next_key(fd, NULL, &next), 0);
+	(void)key;
+}
+
+static void check_mix_hit(const struct usdt_test_hit *h, long cookie)
+{
+	int i;
+
+	assert_int_equal(h->tag, 1);
+	assert_int_equal(h->arg_cnt, 12);
+	assert_int_equal(h->cookie, cookie);
+	for (i = 0; i < 12; i++) {
+		if (h->rc[i] || h->args[i] != mix_want[i])
+			fail_msg("arg %d: rc %d value %ld, want %ld", i,
+				 h->rc[i], h->args[i], mix_want[i]);
+		assert_int_equal(h->size[i], mix_size[i]);
+	}
+	assert_int_equal(h->rc[12], -ENOENT);
+	assert_int_equal(h->size[12], -ENOENT);
+	assert_int_equal(h->args[12], 0);
+}
+
+static struct usdt_link *attach(struct usdt_manager *man,
+				struct bpf_program *prog, pid_t pid,
+				const char *path, const char *prov,
+				const char *name,
+				const struct usdt_attach_opts *opts)
+{
+	struct usdt_link *l = usdt_manager__attach(man, prog, pid, path, prov,
+						   name, opts);
+
+	if (!l)
+		fail_msg("attach %s:%s in %s: %s", prov, name, path,
+			 strerror(errno));
+	return l;
+}
+
+/* ---------------------------------------------------------------------- */
+
+static void test_mix_modes(void **state)
+{
+	struct fix *f = *state;
+	struct {
+		const char *what;
+		bool perf;
+		bool ip;
+	} modes[] = {
+		{ "uprobe_multi + cookie", false, false },
+		{ "uprobe_multi + IP map", false, true },
+		{ "perf uprobe + cookie", true, false },
+		{ "perf uprobe + IP map", true, true },
+	};
+	size_t m;
+
+	for (m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+		USDT_OPTS(usdt_attach_opts, o, .usr_cookie = 0xabc0 + m,
+			  .force_ip_map = modes[m].ip);
+		struct usdt_test *skel = modes[m].perf ? f->perf_skel : f->skel;
+		struct usdt_manager *man = modes[m].perf ? f->perf_man : f->man;
+		struct usdt_link *l;
+
+		print_message("mode: %s\n", modes[m].what);
+		reset(skel);
+		l = attach(man, skel->progs.on_usdt, modes[m].ip ? 0 : -1,
+			   "/proc/self/exe", "test", "mix", &o);
+		assert_int_equal(usdt_link__site_cnt(l), 1);
+		assert_int_equal(usdt_link__is_multi(l), !modes[m].perf);
+		call_mix();
+		call_mix();
+		assert_int_equal(hits(skel), 2);
+		check_mix_hit(&skel->bss->hits[0], 0xabc0 + m);
+		check_mix_hit(&skel->bss->hits[1], 0xabc0 + m);
+		assert_int_equal(usdt_link__destroy(l), 0);
+		call_mix();
+		assert_int_equal(hits(skel), 2);
+		assert_specs_empty(skel, man);
+	}
+}
+
+static void test_bpf_usdt_macro(void **state)
+{
+	struct fix *f = *state;
+	struct usdt_link *l;
+
+	reset(f->skel);
+	l = attach(f->man, f->skel->progs.on_usdt3, -1, "/proc/self/exe",
+		   "test", "mix", NULL);
+	call_mix();
+	assert_int_equal(hits(f->skel), 1);
+	assert_int_equal(f->skel->bss->hits[0].tag, 3);
+	assert_int_equal(f->skel->bss->hits[0].arg_cnt, 12);
+	assert_int_equal(f->skel->bss->hits[0].args[0], -5);
+	assert_int_equal(f->skel->bss->hits[0].args[1], 200);
+	assert_int_equal(f->skel->bss->hits[0].args[2], -300);
+	usdt_link__destroy(l);
+}
+
+static void test_zero_args(void **state)
+{
+	struct fix *f = *state;
+	struct usdt_link *l;
+	int i;
+
+	reset(f->skel);
+	l = attach(f->man, f->skel->progs.on_usdt, 0, "/proc/self/exe", "test",
+		   "zero", NULL);
+	fire_zero();
+	assert_int_equal(hits(f->skel), 1);
+	assert_int_equal(f->skel->bss->hits[0].arg_cnt, 0);
+	for (i = 0; i < USDT_TEST_MAX_ARGS; i++) {
+		assert_int_equal(f->skel->bss->hits[0].rc[i], -ENOENT);
+		assert_int_equal(f->skel->bss->hits[0].args[i], 0);
+	}
+	usdt_link__destroy(l);
+}
+
+static void test_semaphore(void **state)
+{
+	struct fix *f = *state;
+	struct usdt_test *skels[2] = { f->skel, f->perf_skel };
+	struct usdt_manager *mans[2] = { f->man, f->perf_man };
+	int m;
+
+	for (m = 0; m < 2; m++) {
+		struct usdt_link *l;
+
+		reset(skels[m]);
+		assert_int_equal(sema_value(), 0);
+		assert_int_equal(fire_sema(5), 0);
+		l = attach(mans[m], skels[m]->progs.on_usdt, -1,
+			   "/proc/self/exe", "test", "sema", NULL);
+		assert_true(sema_value() > 0);
+		assert_int_equal(fire_sema(6), 1);
+		assert_int_equal(hits(skels[m]), 1);
+		assert_int_equal(skels[m]->bss->hits[0].args[0], 6);
+		usdt_link__destroy(l);
+		assert_int_equal(sema_value(), 0);
+		assert_int_equal(fire_sema(7), 0);
+		assert_int_equal(hits(skels[m]), 1);
+	}
+}
+
+static char *lib_path(void)
+{
+	static char path[4096];
+	char line[4096 + 128];
+	FILE *maps = fopen("/proc/self/maps", "r");
+
+	assert_non_null(maps);
+	path[0] = '\0';
+	while (fgets(line, sizeof(line), maps)) {
+		char *p = strchr(line, '/');
+
+		if (p && strstr(p, "libusdttest.so")) {
+			p[strcspn(p, "\n")] = '\0';
+			snprintf(path, sizeof(path), "%s", p);
+			break;
+		}
+	}
+	fclose(maps);
+	assert_true(path[0]);
+	return path;
+}
+
+static void check_lib_hits(struct usdt_test *skel, int x)
+{
+	const struct usdt_test_hit *h = &skel->bss->hits[0];
+
+	assert_int_equal(hits(skel), 1);
+	assert_int_equal(h->arg_cnt, 3);
+	assert_int_equal(h->rc[0], 0);
+	assert_int_equal(h->args[0], x);
+	assert_int_equal(h->rc[1], 0);
+	assert_true(h->args[1] > 1000);
+	assert_int_equal(h->rc[2], 0);
+	assert_int_equal(h->args[2], lib_visible);
+}
+
+static void test_shared_library(void **state)
+{
+	struct fix *f = *state;
+	struct {
+		pid_t pid;
+		const char *path;
+		bool ip;
+	} cases[] = {
+		{ -1, NULL, false },		/* every process, full path */
+		{ 0, "libusdttest.so", false },	/* bare name, from our maps */
+		{ -1, "libusdttest.so", false },/* bare name, loader's way */
+		{ 0, NULL, true },		/* IP map: needs the pid */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		USDT_OPTS(usdt_attach_opts, o, .force_ip_map = cases[i].ip);
+		const char *path = cases[i].path ? cases[i].path : lib_path();
+		struct usdt_link *l;
+		char *old = getenv("LD_LIBRARY_PATH") ?
+			strdup(getenv("LD_LIBRARY_PATH")) : NULL;
+
+		/* The loader finds our test library through the rpath; a
+		 * bare-name search sees LD_LIBRARY_PATH. */
+		if (cases[i].pid == -1 && cases[i].path) {
+			char dir[4096];
+
+			snprintf(dir, sizeof(dir), "%s", lib_path());
+			*strrchr(dir, '/') = '\0';
+			setenv("LD_LIBRARY_PATH", dir, 1);
+		}
+		reset(f->skel);
+		l = attach(f->man, f->skel->progs.on_usdt, cases[i].pid, path,
+			   "testlib", "fire", &o);
+		if (old) {
+			setenv("LD_LIBRARY_PATH", old, 1);
+			free(old);
+		} else {
+			unsetenv("LD_LIBRARY_PATH");
+		}
+		lib_fire(31 + (int)i);
+		check_lib_hits(f->skel, 31 + (int)i);
+		usdt_link__destroy(l);
+	}
+	/* IP-map mode with every process cannot know where the library is. */
+	{
+		USDT_OPTS(usdt_attach_opts, o, .force_ip_map = true);
+
+		errno = 0;
+		assert_null(usdt_manager__attach(f->man, f->skel->progs.on_usdt,
+						 -1, lib_path(), "testlib",
+						 "fire", &o));
+		assert_int_equal(errno, ENOTSUP);
+		assert_specs_empty(f->skel, f->man);
+	}
+}
+
+/* A child that fires test:mix each time it reads a byte, until EOF. */
+static pid_t spawn_firer(int *go_fd)
+{
+	int p[2];
+	pid_t pid;
+	char c;
+
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(p[1]);
+		while (read(p[0], &c, 1) == 1)
+			call_mix();
+		_exit(0);
+	}
+	close(p[0]);
+	*go_fd = p[1];
+	return pid;
+}
+
+static void reap(pid_t pid, int go_fd)
+{
+	int status;
+
+	close(go_fd);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static void test_pid_filter(void **state)
+{
+	struct fix *f = *state;
+	struct usdt_link *l;
+	int go, tries;
+	pid_t child = spawn_firer(&go);
+
+	/* Attached to the child only: our own hit is not seen. */
+	reset(f->skel);
+	l = attach(f->man, f->skel->progs.on_usdt, child, "/proc/self/exe",
+		   "test", "mix", NULL);
+	call_mix();
+	assert_int_equal(write(go, "x", 1), 1);
+	for (tries = 0; tries < 500 && hits(f->skel) < 1; tries++)
+		usleep(2000);
+	usleep(20000);
+	assert_int_equal(hits(f->skel), 1);
+	assert_int_equal(f->skel->bss->hits[0].pid, child);
+	check_mix_hit(&f->skel->bss->hits[0], 0);
+	usdt_link__destroy(l);
+
+	/* Attached to ourselves: the child's hit is not seen. */
+	reset(f->skel);
+	l = attach(f->man, f->skel->progs.on_usdt, 0, "/proc/self/exe", "test",
+		   "mix", NULL);
+	assert_int_equal(write(go, "x", 1), 1);
+	usleep(50000);
+	assert_int_equal(hits(f->skel), 0);
+	call_mix();
+	assert_int_equal(hits(f->skel), 1);
+	assert_int_equal(f->skel->bss->hits[0].pid, getpid());
+	usdt_link__destroy(l);
+	reap(child, go);
+}
+
+/* Spec entries 0..n-1 are in use and the rest are zero. */
+static void assert_ids_packed(struct usdt_test *skel, uint32_t n)
+{
+	int fd = bpf_map__fd(skel->maps.usdt__specs);
+	uint32_t max = bpf_map__max_entries(skel->maps.usdt__specs), id;
+	static const struct usdt_spec zero;
+	struct usdt_spec spec;
+
+	for (id = 0; id < max; id++) {
+		assert_int_equal(bpf_map_lookup_elem(fd, &id, &spec), 0);
+		if (!memcmp(&spec, &zero, sizeof(spec)) != (id >= n))
+			fail_msg("spec %u: %s", id,
+				 id < n ? "empty" : "in use");
+	}
+}
+
+static void test_many_specs_reattach(void **state)
+{
+	struct fix *f = *state;
+	int round, i;
+
+	for (round = 0; round < 3; round++) {
+		struct usdt_link *l;
+		bool seen[100] = { false };
+
+		reset(f->skel);
+		l = attach(f->man, f->skel->progs.on_usdt, -1, "/proc/self/exe",
+			   "test", "many", NULL);
+		assert_int_equal(usdt_link__site_cnt(l), 100);
+		assert_int_equal(usdt_link__spec_cnt(l), 100);
+		assert_int_equal(f->man->live_cnt, 100);
+		assert_ids_packed(f->skel, 100);
+		fire_many();
+		assert_int_equal(hits(f->skel), 100);
+		for (i = 0; i < 100; i++) {
+			long v = f->skel->bss->hits[i].args[0];
+
+			assert_int_equal(f->skel->bss->hits[i].rc[0], 0);
+			assert_true(v >= 0 && v < 100);
+			assert_false(seen[v]);
+			seen[v] = true;
+		}
+		usdt_link__destroy(l);
+		assert_specs_empty(f->skel, f->man);
+	}
+}
+
+static void test_e2big_leaves_nothing(void **state)
+{
+	struct fix *f = *state;
+	struct usdt_link *small;
+
+	/* Hold one ID so that the failed attach has something to keep. */
+	small = attach(f->man, f->skel->progs.on_usdt, -1, "/proc/self/exe",
+		       "test", "zero", NULL);
+	assert_int_equal(f->man->live_cnt, 1);
+	reset(f->skel);
+	errno = 0;
+	assert_null(usdt_manager__attach(f->man, f->skel->progs.on_usdt, -1,
+					 "/proc/self/exe", "test", "many300",
+					 NULL));
+	assert_int_equal(errno, E2BIG);
+	assert_int_equal(f->man->live_cnt, 1);
+	assert_ids_packed(f->skel, 1);
+	fire_many300();
+	assert_int_equal(hits(f->skel), 0);
+	usdt_link__destroy(small);
+	assert_specs_empty(f->skel, f->man);
+
+	/* The same in per-site mode, and for a full IP map. */
+	errno = 0;
+	assert_null(usdt_manager__attach(f->perf_man,
+					 f->perf_skel->progs.on_usdt, -1,
+					 "/proc/self/exe", "test", "many300",
+					 NULL));
+	assert_int_equal(errno, E2BIG);
+	assert_specs_empty(f->perf_skel, f->perf_man);
+}
+
+static void test_ip_map_full_unwinds(void **state)
+{
+	USDT_OPTS(usdt_manager_opts, mo, .max_ips = 10);
+	USDT_OPTS(usdt_attach_opts, o, .force_ip_map = true);
+	struct usdt_manager *man;
+	struct usdt_test *skel = open_loaded(&man, &mo);
+
+	errno = 0;
+	assert_null(usdt_manager__attach(man, skel->progs.on_usdt, 0,
+					 "/proc/self/exe", "test", "many",
+					 &o));
+	assert_int_equal(errno, E2BIG);
+	assert_specs_empty(skel, man);
+	reset(skel);
+	fire_many();
+	assert_int_equal(hits(skel), 0);
+	/* Ten fit. */
+	{
+		struct usdt_link *l = attach(man, skel->progs.on_usdt, 0,
+					     "/proc/self/exe", "test", "mix",
+					     &o);
+		call_mix();
+		assert_int_equal(hits(skel), 1);
+		check_mix_hit(&skel->bss->hits[0], 0);
+		usdt_link__destroy(l);
+	}
+	usdt_manager__free(man);
+	usdt_test__destroy(skel);
+}
+
+static void test_shared_spec(void **state)
+{
+	struct fix *f = *state;
+	struct usdt_link *l;
+	unsigned int i;
+
+	reset(f->skel);
+	l = attach(f->man, f->skel->progs.on_usdt, -1, "/proc/self/exe", "test",
+		   "shared", NULL);
+	assert_int_equal(usdt_link__site_cnt(l), 400);
+	assert_int_equal(usdt_link__spec_cnt(l), 1);
+	assert_int_equal(f->man->live_cnt, 1);
+	assert_ids_packed(f->skel, 1);
+	fire_shared();
+	assert_int_equal(hits(f->skel), 400);
+	for (i = 0; i < 400; i++)
+		assert_int_equal(f->skel->bss->hits[i].args[0], 7);
+	usdt_link__destroy(l);
+	assert_specs_empty(f->skel, f->man);
+}
+
+static void test_two_objects(void **state)
+{
+	struct fix *f = *state;
+	USDT_OPTS(usdt_attach_opts, o1, .usr_cookie = 111);
+	USDT_OPTS(usdt_attach_opts, o2, .usr_cookie = 222);
+	struct usdt_manager *man2;
+	struct usdt_test *skel2 = open_loaded(&man2, NULL);
+	struct usdt_link *l1, *l2;
+
+	reset(f->skel);
+	reset(skel2);
+	l1 = attach(f->man, f->skel->progs.on_usdt, -1, "/proc/self/exe",
+		    "test", "mix", &o1);
+	l2 = attach(man2, skel2->progs.on_usdt, -1, "/proc/self/exe", "test",
+		    "mix", &o2);
+	call_mix();
+	assert_int_equal(hits(f->skel), 1);
+	assert_int_equal(hits(skel2), 1);
+	check_mix_hit(&f->skel->bss->hits[0], 111);
+	check_mix_hit(&skel2->bss->hits[0], 222);
+	/* Each object numbers its own specs from 0. */
+	assert_ids_packed(f->skel, 1);
+	assert_ids_packed(skel2, 1);
+	usdt_link__destroy(l1);
+	call_mix();
+	assert_int_equal(hits(f->skel), 1);
+	assert_int_equal(hits(skel2), 2);
+	usdt_link__destroy(l2);
+	usdt_manager__free(man2);
+	usdt_test__destroy(skel2);
+}
+
+static void test_errors(void **state)
+{
+	struct fix *f = *state;
+	USDT_OPTS(usdt_attach_opts, multi, .mode = USDT_MODE_MULTI);
+	USDT_OPTS(usdt_attach_opts, perf, .mode = USDT_MODE_PERF);
+	struct bpf_program *p = f->skel->progs.on_usdt;
+
+	errno = 0;
+	assert_null(usdt_manager__attach(f->man, p, -1, "/proc/self/exe",
+					 "test", "nosuchprobe", NULL));
+	assert_int_equal(errno, ENOENT);
+	errno = 0;
+	assert_null(usdt_manager__attach(f->man, p, -1, "/no/such/file",
+					 "test", "mix", NULL));
+	assert_int_equal(errno, ENOENT);
+	errno = 0;
+	assert_null(usdt_manager__attach(f->man, p, -1, "libnosuchlib.so",
+					 "test", "mix", NULL));
+	assert_int_equal(errno, ENOENT);
+	errno = 0;
+	assert_null(usdt_manager__attach(f->man, p, -2, "/proc/self/exe",
+					 "test", "mix", NULL));
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_null(usdt_manager__attach(f->man, NULL, -1, "/proc/self/exe",
+					 "test", "mix", NULL));
+	assert_int_equal(errno, EINVAL);
+	/* The multi-prepared program cannot go per site, and back. */
+	errno = 0;
+	assert_null(usdt_manager__attach(f->man, p, -1, "/proc/self/exe",
+					 "test", "mix", &perf));
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_null(usdt_manager__attach(f->perf_man,
+					 f->perf_skel->progs.on_usdt, -1,
+					 "/proc/self/exe", "test", "mix",
+					 &multi));
+	assert_int_equal(errno, ENOTSUP);
+	/* A file that is not ELF. */
+	errno = 0;
+	assert_null(usdt_manager__attach(f->man, p, -1, "/etc/passwd", "test",
+					 "mix", NULL));
+	assert_int_equal(errno, ENOEXEC);
+	assert_specs_empty(f->skel, f->man);
+	/* Globs: one link for every match. */
+	{
+		struct usdt_link *l = attach(f->man, p, -1, "/proc/self/exe",
+					     "t?st", "m*", NULL);
+
+		/* mix (1) + many (100) + many300 (300) sites */
+		assert_int_equal(usdt_link__site_cnt(l), 401);
+		assert_int_equal(usdt_link__destroy(l), 0);
+	}
+	assert_int_equal(usdt_link__destroy(NULL), 0);
+}
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+static void test_attach_destroy_cycles(void **state)
+{
+	struct fix *f = *state;
+	int fds = count_fds(), i;
+
+	for (i = 0; i < 1000; i++) {
+		USDT_OPTS(usdt_attach_opts, o, .usr_cookie = (uint64_t)i);
+		struct usdt_link *l = attach(f->man, f->skel->progs.on_usdt, -1,
+					     "/proc/self/exe", "test", "mix",
+					     &o);
+
+		if (i % 100 == 0) {
+			reset(f->skel);
+			call_mix();
+			assert_int_equal(hits(f->skel), 1);
+			check_mix_hit(&f->skel->bss->hits[0], i);
+		}
+		assert_int_equal(usdt_link__destroy(l), 0);
+	}
+	assert_specs_empty(f->skel, f->man);
+	assert_int_equal(count_fds(), fds);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_mix_modes),
+		cmocka_unit_test(test_bpf_usdt_macro),
+		cmocka_unit_test(test_zero_args),
+		cmocka_unit_test(test_semaphore),
+		cmocka_unit_test(test_shared_library),
+		cmocka_unit_test(test_pid_filter),
+		cmocka_unit_test(test_many_specs_reattach),
+		cmocka_unit_test(test_e2big_leaves_nothing),
+		cmocka_unit_test(test_ip_map_full_unwinds),
+		cmocka_unit_test(test_shared_spec),
+		cmocka_unit_test(test_two_objects),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_attach_destroy_cycles),
+	};
+
+	usdt_test_require_kernel("kernel/test_attach");
+	if (!getenv("USDT_LOG_LEVEL"))
+		usdt_set_print(NULL);
+	return cmocka_run_group_tests_name("attach", tests, setup, teardown);
+}

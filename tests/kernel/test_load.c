@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The BPF side loads: a program that includes bpf/usdt.bpf.h passes this
+ * kernel's verifier, and the manager finds, sizes and prepares its maps.
+ */
+#include <linux/bpf.h>
+
+#include "test_util.h"
+#include "manager.h"
+#include "usdt_test.h"
+#include "usdt_test.skel.h"
+#include "no_usdt.skel.h"
+
+static void test_load_and_verify(void **state)
+{
+	struct usdt_test *skel = usdt_test__open();
+	struct usdt_manager *man;
+
+	assert_non_null(skel);
+	man = usdt_manager__new(skel->obj, NULL);
+	assert_non_null(man);
+	assert_int_equal(usdt_test__load(skel), 0);
+	assert_true(bpf_program__fd(skel->progs.on_usdt) >= 0);
+	assert_true(bpf_program__fd(skel->progs.on_usdt3) >= 0);
+	assert_int_equal(bpf_map__max_entries(skel->maps.usdt__specs), 256);
+	assert_int_equal(bpf_map__max_entries(skel->maps.usdt__ip2spec), 1024);
+	assert_int_equal(bpf_map__value_size(skel->maps.usdt__specs),
+			 sizeof(struct usdt_spec));
+	if (usdt__features()->uprobe_multi)
+		assert_int_equal(bpf_program__expected_attach_type(
+					 skel->progs.on_usdt),
+				 USDT__TRACE_UPROBE_MULTI);
+	usdt_manager__free(man);
+	usdt_test__destroy(skel);
+}
+
+static void test_sizes_before_load(void **state)
+{
+	USDT_OPTS(usdt_manager_opts, o, .max_specs = 1000, .max_ips = 5000,
+		  .no_uprobe_multi = true);
+	struct usdt_test *skel = usdt_test__open();
+	struct usdt_manager *man;
+
+	assert_non_null(skel);
+	man = usdt_manager__new(skel->obj, &o);
+	assert_non_null(man);
+	assert_int_equal(usdt_test__load(skel), 0);
+	assert_int_equal(bpf_map__max_entries(skel->maps.usdt__specs), 1000);
+	assert_int_equal(bpf_map__max_entries(skel->maps.usdt__ip2spec), 5000);
+	/* no_uprobe_multi leaves the programs for perf uprobes. */
+	assert_int_not_equal(bpf_program__expected_attach_type(
+				     skel->progs.on_usdt),
+			     USDT__TRACE_UPROBE_MULTI);
+	usdt_manager__free(man);
+
+	/* After load, sizes are refused and nothing is created. */
+	errno = 0;
+	assert_null(usdt_manager__new(skel->obj, &o));
+	assert_int_equal(errno, EINVAL);
+	/* But a plain manager works after load. */
+	man = usdt_manager__new(skel->obj, NULL);
+	assert_non_null(man);
+	usdt_manager__free(man);
+	usdt_test__destroy(skel);
+}
+
+static void test_no_maps(void **state)
+{
+	struct no_usdt *skel = no_usdt__open();
+
+	assert_non_null(skel);
+	errno = 0;
+	assert_null(usdt_manager__new(skel->obj, NULL));
+	assert_int_equal(errno, ESRCH);
+	no_usdt__destroy(skel);
+}
+
+static void test_bad_opts(void **state)
+{
+	struct usdt_test *skel = usdt_test__open();
+	struct {
+		struct usdt_manager_opts o;
+		char extra[8];
+	} big = { .o.sz = sizeof(big) };
+
+	assert_non_null(skel);
+	/* Unknown trailing bytes must be zero. */
+	big.extra[3] = 1;
+	errno = 0;
+	assert_null(usdt_manager__new(skel->obj, &big.o));
+	assert_int_equal(errno, EINVAL);
+	big.extra[3] = 0;
+	struct usdt_manager *man = usdt_manager__new(skel->obj, &big.o);
+	assert_non_null(man);
+	usdt_manager__free(man);
+	errno = 0;
+	assert_null(usdt_manager__new(NULL, NULL));
+	assert_int_equal(errno, EINVAL);
+	usdt_test__destroy(skel);
+}
+
+static void test_features(void **state)
+{
+	const struct usdt__features *f = usdt__features();
+
+	/* This project's machines run 6.18: all of these are expected. */
+	printf("features: bpf_cookie=%d uprobe_multi=%d ref_ctr=%d uprobe_syscall=%d\n",
+	       f->bpf_cookie, f->uprobe_multi, f->ref_ctr, f->uprobe_syscall);
+	assert_true(f->bpf_cookie);
+	assert_true(f->uprobe_multi);
+	assert_true(f->ref_ctr);
+	assert_ptr_equal(usdt__features(), f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_features),
+		cmocka_unit_test(test_load_and_verify),
+		cmocka_unit_test(test_sizes_before_load),
+		cmocka_unit_test(test_no_maps),
+		cmocka_unit_test(test_bad_opts),
+	};
+
+	usdt_test_require_kernel("kernel/test_load");
+	usdt_set_print(NULL);
+	return cmocka_run_group_tests_name("load", tests, NULL, NULL);
+}
