@@ -5,18 +5,9 @@
 # the static library, libbpf, and a bpftool skeleton of its BPF program.
 
 TOOL := $(OBJDIR)/usdt
-TOOL_SRCS := tools/usdt.c tools/common.c tools/list.c tools/api_stubs.c
-TOOL_CFLAGS := $(ALL_CFLAGS) -I$(OBJDIR)/skel/tools -Itools
-
-# `usdt trace` needs the BPF-side header; until it exists the tool is built
-# without it (TEMPORARY, while bpf/usdt.bpf.h is being written).
-ifneq ($(wildcard bpf/usdt.bpf.h),)
-TOOL_SRCS += tools/trace.c
+TOOL_SRCS := tools/usdt.c tools/common.c tools/list.c tools/trace.c
 TOOL_SKEL := $(OBJDIR)/skel/tools/usdt_trace.skel.h
-else
-TOOL_CFLAGS += -DUSDT_TOOL_NO_TRACE
-TOOL_SKEL :=
-endif
+TOOL_CFLAGS := $(ALL_CFLAGS) -I$(OBJDIR)/skel/tools -Itools
 TOOL_OBJS := $(patsubst %.c,$(OBJDIR)/%.o,$(TOOL_SRCS))
 
 tools: $(TOOL)
@@ -27,13 +18,9 @@ $(OBJDIR)/tools/%.o: tools/%.c tools/tool.h tools/trace_event.h \
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(TOOL_CFLAGS) -c $< -o $@
 
-# The archive is linked whole so that its definitions replace the weak
-# stand-ins of tools/api_stubs.c (TEMPORARY, see there).
 $(TOOL): $(TOOL_OBJS) $(STATIC_LIB)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(TOOL_OBJS) \
-		-Wl,--whole-archive $(STATIC_LIB) -Wl,--no-whole-archive \
-		$(LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(TOOL_OBJS) $(STATIC_LIB) $(LIBS)
 
 $(OBJDIR)/bpf/tools/usdt_trace.bpf.o: tools/trace_event.h
 

@@ -441,6 +441,7 @@ int cmd_trace(int argc, char **argv)
 	int c, err, ret = 1, pat_cnt = 0, go_fd = -1, status;
 	pid_t pid = 0, child = 0, attach_pid;
 	bool child_done = false;
+	USDT_OPTS(usdt_manager_opts, mopts);
 	struct sigaction sa;
 	size_t i;
 	char *end;
@@ -566,8 +567,11 @@ int cmd_trace(int argc, char **argv)
 		goto out;
 	}
 	skel->rodata->target_tgid = attach_pid > 0 ? (uint32_t)attach_pid : 0;
-	/* The manager must see the object before load. */
-	man = usdt_manager__new(skel->obj, NULL);
+	mopts.no_uprobe_multi = mode == USDT_MODE_PERF;
+	/* The manager must see the object before load: it prepares the
+	 * program for uprobe_multi links unless told not to, and a program
+	 * prepared so cannot take perf uprobes. */
+	man = usdt_manager__new(skel->obj, &mopts);
 	if (!man) {
 		tool_err("trace: cannot prepare the BPF object: %s",
 			 attach_error(errno));

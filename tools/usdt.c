@@ -4,6 +4,7 @@
  * live with their arguments decoded. Built on libusdt's public API.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tool.h"
@@ -24,16 +25,15 @@ static const char usage[] =
 "  usdt trace -c './app --flag' ./app 'myprov:*'\n"
 "  usdt trace -p 1234 libc.so.6 'libc:memory_*'\n";
 
-#ifdef USDT_TOOL_NO_TRACE
-/* TEMPORARY: built without bpf/usdt.bpf.h (see tools/tools.mk). */
-int cmd_trace(int argc, char **argv)
-{
-	return tool_err("trace: not built in (bpf/usdt.bpf.h was missing)");
-}
-#endif
-
 int main(int argc, char **argv)
 {
+	/*
+	 * The tool reports each failure in one line of its own; the
+	 * library's messages would repeat it. USDT_LOG_LEVEL=warn|info|debug
+	 * brings them back, for debugging.
+	 */
+	if (!getenv("USDT_LOG_LEVEL"))
+		usdt_set_print(NULL);
 	if (argc < 2) {
 		fputs(usage, stderr);
 		return 2;
