@@ -24,7 +24,7 @@ $(TOOL): $(TOOL_OBJS) $(STATIC_LIB)
 
 $(OBJDIR)/bpf/tools/usdt_trace.bpf.o: tools/trace_event.h
 
-install-extra::
+install-extra:: $(TOOL)
 	$(call msg,INSTALL,$(DESTDIR)$(BINDIR)/usdt)
 	$(Q)install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
 	$(Q)install -m 755 $(TOOL) $(DESTDIR)$(BINDIR)/usdt
@@ -39,10 +39,10 @@ DEMO_TARGET := $(OBJDIR)/demo_target
 DEMO_SECONDS ?= 3
 DEMO_LINES ?= 40
 
-$(DEMO_TARGET): examples/demo_target.c
+$(DEMO_TARGET): examples/demo_target.c examples/demo_sema.c
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) -g -O2 -Wall -Wextra -Werror -o $@ $<
+	$(Q)$(CC) -g -O2 -Wall -Wextra -Werror -o $@ $^
 
 demo:
 	$(Q)scripts/deps.sh
