@@ -290,7 +290,9 @@ static void link_unwind(struct usdt_link *link)
 		if (bpf_map_delete_elem(bpf_map__fd(man->ip_map), &link->ips[i]))
 			pr_warn("cannot delete IP-map entry 0x%lx: %s\n",
 				link->ips[i], usdt__errstr(-errno));
-	for (i = 0; i < link->site_cnt; i++)
+	/* Last first: the free list is a stack, so the lowest IDs end up
+	 * on top and are reused first. */
+	for (i = link->site_cnt; i-- > 0;)
 		usdt__spec_put(man, link->site_ids[i]);
 	free(link->perf_links);
 	free(link->site_ids);
