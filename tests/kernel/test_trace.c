@@ -237,6 +237,18 @@ static void test_probe_of_library(void **state)
 	assert_int_equal(s.other_pids, 0);
 	split_free(&s);
 	run_result_free(&r);
+
+	/* By bare name, found as the dynamic loader would. */
+	setenv("LD_LIBRARY_PATH", FIXTURE_DIR, 1);
+	run_tool(&r, "trace", "-c", TT " 2 0 0", "libtracelib.so", "tracelib");
+	unsetenv("LD_LIBRARY_PATH");
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	split_output(r.out, "tracelib:", &s);
+	assert_same_lines(&s, r.out);
+	assert_int_equal(s.got.cnt, 2);
+	split_free(&s);
+	run_result_free(&r);
 	assert_nothing_left();
 }
 
@@ -364,7 +376,7 @@ static void test_pid(void **state)
 {
 	int fd_a, fd_b, i;
 	pid_t a = start_target(&fd_a), b = start_target(&fd_b);
-	struct run_result r;
+	struct run_result r, r2;
 	char pid[16];
 	const char *line;
 	int lines = 0;
@@ -374,10 +386,14 @@ static void test_pid(void **state)
 	fcntl(fd_b, F_SETFL, O_NONBLOCK);
 	snprintf(pid, sizeof(pid), "%d", (int)a);
 	run_tool(&r, "trace", "-p", pid, "-n", "5", TT, "tt:one");
+	/* A library by the bare name of a file the process has mapped. */
+	run_tool(&r2, "trace", "-p", pid, "-n", "3", "libtracelib.so",
+		 "tracelib:hit");
 	stop_target(a, fd_a);
 	stop_target(b, fd_b);
-	if (r.status)
-		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	if (r.status || r2.status)
+		fail_msg("status %d/%d, stderr:\n%s%s", r.status, r2.status,
+			 r.err, r2.err);
 	for (line = r.out, i = 0; *line; i++) {
 		const char *nl = strchr(line, '\n');
 		unsigned long long ts;
@@ -389,7 +405,10 @@ static void test_pid(void **state)
 		line = nl + 1;
 	}
 	assert_int_equal(lines, 5);
+	assert_int_equal(count_lines(r2.out), 3);
+	assert_int_equal(count_str(r2.out, " tracelib:hit "), 3);
 	run_result_free(&r);
+	run_result_free(&r2);
 	assert_nothing_left();
 }
 
