@@ -161,6 +161,7 @@ TEST_HDRS := $(wildcard tests/*.h tests/unit/*.h tests/kernel/*.h)
 # Fragments add fixtures, tools, fuzzers, examples and benchmarks.
 -include tests/fixtures/fixtures.mk
 -include tools/tools.mk
+-include tests/fixtures/tool-fixtures.mk
 -include tests/fuzz/fuzz.mk
 -include examples/examples.mk
 -include tests/bench/bench.mk

@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The program examples/hello traces: it greets a few names, and each
+ * greeting is a USDT probe with two arguments, a count and a string.
+ */
+#include <stdio.h>
+#include <sys/sdt.h>
+#include <unistd.h>
+
+int main(void)
+{
+	static const char *const names[] = { "world", "bpf", "usdt" };
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		/* Printing first also brings the string's page in: a BPF
+		 * program cannot fault a page in to read it. */
+		printf("target: hello, %s\n", names[i]);
+		fflush(stdout);
+		STAP_PROBE2(hello, greet, i + 1, names[i]);
+		usleep(10000);
+	}
+	return 0;
+}

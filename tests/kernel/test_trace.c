@@ -1,0 +1,467 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * `usdt trace`, run as a user would run it, against
+ * tests/fixtures/trace_target: the target prints, for each probe hit, the
+ * line the tool must print after its TIME PID TID COMM columns, and the
+ * two sets of lines must be equal. Needs root and BPF.
+ */
+#include <bpf/bpf.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <time.h>
+
+#include "test_util.h"
+#include "tool_run.h"
+
+#define TT FIXTURE_DIR "/trace_target"
+#define TRACELIB FIXTURE_DIR "/libtracelib.so"
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+struct lines {
+	char **v;
+	int cnt;
+};
+
+static void lines_add(struct lines *l, const char *s, size_t n)
+{
+	l->v = realloc(l->v, (size_t)(l->cnt + 1) * sizeof(*l->v));
+	assert_non_null(l->v);
+	l->v[l->cnt] = strndup(s, n);
+	assert_non_null(l->v[l->cnt]);
+	l->cnt++;
+}
+
+static void lines_free(struct lines *l)
+{
+	int i;
+
+	for (i = 0; i < l->cnt; i++)
+		free(l->v[i]);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * Split a run's stdout: the tool's lines ("TS PID TID COMM REST", kept as
+ * REST, with PID and TID checked against want_pid when it is > 0), the
+ * target's "expect REST" lines whose REST starts with prefix, and the
+ * target's "pid N".
+ */
+struct split {
+	struct lines got, want;
+	int target_pid;
+	int other_pids;		/* tool lines whose pid is not target_pid */
+	int other_tids;		/* tool lines whose tid is not their pid */
+};
+
+static void split_output(const char *out, const char *prefix,
+			 struct split *s)
+{
+	const char *line = out;
+	int pid_seen = 0;
+
+	memset(s, 0, sizeof(*s));
+	/* The "pid" line comes first from the target, but our lines may
+	 * interleave with it: find it first. */
+	for (line = out; *line;) {
+		const char *nl = strchr(line, '\n');
+
+		if (!nl)
+			break;
+		if (!strncmp(line, "pid ", 4))
+			s->target_pid = atoi(line + 4);
+		line = nl + 1;
+	}
+	for (line = out; *line;) {
+		const char *nl = strchr(line, '\n');
+		unsigned long long ts;
+		int pid, tid, n = 0;
+		char comm[32];
+
+		if (!nl)
+			break;
+		if (!strncmp(line, "expect ", 7)) {
+			if (!strncmp(line + 7, prefix, strlen(prefix)))
+				lines_add(&s->want, line + 7,
+					  (size_t)(nl - line - 7));
+		} else if (line[0] >= '0' && line[0] <= '9') {
+			assert_int_equal(sscanf(line, "%llu %d %d %31s %n", &ts,
+						&pid, &tid, comm, &n), 4);
+			assert_true(n > 0);
+			assert_string_equal(comm, "trace_target");
+			if (pid != s->target_pid)
+				s->other_pids++;
+			if (tid != pid)
+				s->other_tids++;
+			lines_add(&s->got, line + n, (size_t)(nl - line - n));
+		} else if (!strncmp(line, "pid ", 4)) {
+			pid_seen++;
+		}
+		line = nl + 1;
+	}
+	assert_int_equal(pid_seen, 1);
+	qsort(s->got.v, (size_t)s->got.cnt, sizeof(char *), cmp_str);
+	qsort(s->want.v, (size_t)s->want.cnt, sizeof(char *), cmp_str);
+}
+
+static void assert_same_lines(const struct split *s, const char *out)
+{
+	int i;
+
+	if (s->got.cnt != s->want.cnt)
+		fail_msg("%d lines traced, %d expected; output:\n%s",
+			 s->got.cnt, s->want.cnt, out);
+	for (i = 0; i < s->got.cnt; i++)
+		if (strcmp(s->got.v[i], s->want.v[i]))
+			fail_msg("traced '%s', expected '%s'", s->got.v[i],
+				 s->want.v[i]);
+}
+
+static void split_free(struct split *s)
+{
+	lines_free(&s->got);
+	lines_free(&s->want);
+}
+
+static int count_str(const char *s, const char *needle)
+{
+	int n = 0;
+
+	while ((s = strstr(s, needle))) {
+		n++;
+		s += strlen(needle);
+	}
+	return n;
+}
+
+/* BPF programs named usdt_trace loaded now: the tool's, still alive. */
+static int trace_progs_loaded(void)
+{
+	__u32 id = 0;
+	int n = 0;
+
+	while (!bpf_prog_get_next_id(id, &id)) {
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+		int fd = bpf_prog_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
+		    !strcmp(info.name, "usdt_trace"))
+			n++;
+		close(fd);
+	}
+	return n;
+}
+
+/* After the tool exits, nothing of it stays in the kernel. Programs are
+ * freed a little after their last reference goes (RCU): wait a bit. */
+static void assert_nothing_left(void)
+{
+	int i;
+
+	for (i = 0; i < 100 && trace_progs_loaded(); i++)
+		usleep(10000);
+	assert_int_equal(trace_progs_loaded(), 0);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---------------------------------------------------------------------- */
+
+struct shape_case {
+	const char *mode;
+	const char *pattern;
+};
+
+/* 1, 2, 6, 7 and 12 arguments, every integer width, floats, a semaphore,
+ * and an argument BPF cannot read, in both attach modes; the exit status
+ * is the command's. */
+static void test_probes_of_binary(void **state)
+{
+	static const struct shape_case cases[] = {
+		{ "auto", "tt:*" },
+		{ "perf", "tt" },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct run_result r;
+		struct split s;
+
+		run_tool(&r, "trace", "-m", cases[i].mode, "-c", TT " 3 0 3",
+			 TT, cases[i].pattern);
+		if (r.status != 3)
+			fail_msg("mode %s: status %d, stderr:\n%s",
+				 cases[i].mode, r.status, r.err);
+		split_output(r.out, "tt:", &s);
+		assert_same_lines(&s, r.out);
+		assert_int_equal(s.got.cnt, 3 * 8);
+		assert_int_equal(s.other_pids, 0);
+		assert_int_equal(s.other_tids, 0);
+		/* The semaphore was set while we were attached. */
+		assert_int_equal(count_str(r.out, "expect tt:gated"), 3);
+		/* The unreadable argument is explained once, not per hit. */
+		assert_int_equal(count_str(r.err, "tt:unreadable: argument 0"),
+				 1);
+		assert_int_equal(count_lines(r.err), 1);
+		split_free(&s);
+		run_result_free(&r);
+		assert_nothing_left();
+	}
+}
+
+static void test_probe_of_library(void **state)
+{
+	struct run_result r;
+	struct split s;
+
+	run_tool(&r, "trace", "-c", TT " 4 0 0", TRACELIB, "tracelib:*");
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	split_output(r.out, "tracelib:", &s);
+	assert_same_lines(&s, r.out);
+	assert_int_equal(s.got.cnt, 4);
+	assert_int_equal(s.other_pids, 0);
+	split_free(&s);
+	run_result_free(&r);
+
+	/* By bare name, found as the dynamic loader would. */
+	setenv("LD_LIBRARY_PATH", FIXTURE_DIR, 1);
+	run_tool(&r, "trace", "-c", TT " 2 0 0", "libtracelib.so", "tracelib");
+	unsetenv("LD_LIBRARY_PATH");
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	split_output(r.out, "tracelib:", &s);
+	assert_same_lines(&s, r.out);
+	assert_int_equal(s.got.cnt, 2);
+	split_free(&s);
+	run_result_free(&r);
+	assert_nothing_left();
+}
+
+static void test_json(void **state)
+{
+	static const char *const want[] = {
+		"\"provider\": \"tt\", \"name\": \"two\", \"args\": [1, -1]}",
+		"\"provider\": \"tt\", \"name\": \"two\", \"args\": [2, -2]}",
+		"\"provider\": \"tt\", \"name\": \"floats\", \"args\": [1.5, -0.25]}",
+		"\"provider\": \"tt\", \"name\": \"floats\", \"args\": [2.5, -0.5]}",
+		"\"provider\": \"tt\", \"name\": \"unreadable\", \"args\": [null, 1]}",
+		"\"provider\": \"tt\", \"name\": \"seven\", \"args\": "
+		"[-8999999999999999999, 18446744073709551611, -1, 251, 1, 2, 3]}",
+	};
+	struct run_result r;
+	char head[128];
+	int pid = 0, json_lines = 0;
+	const char *line;
+	size_t i;
+
+	run_tool(&r, "trace", "--json", "-c", TT " 2 0 0", TT, "tt:two",
+		 "tt:floats", "tt:unreadable", "tt:seven");
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	line = strstr(r.out, "pid ");
+	assert_non_null(line);
+	pid = atoi(line + 4);
+	for (i = 0; i < ARRAY_SIZE(want); i++)
+		if (!strstr(r.out, want[i]))
+			fail_msg("missing '%s' in:\n%s", want[i], r.out);
+	/* Every object is one line with the same head. */
+	snprintf(head, sizeof(head), ", \"pid\": %d, \"tid\": %d, "
+		 "\"comm\": \"trace_target\", \"provider\": ", pid, pid);
+	for (line = r.out; *line;) {
+		const char *nl = strchr(line, '\n');
+		char *one = strndup(line, (size_t)(nl - line));
+
+		if (line[0] == '{') {
+			json_lines++;
+			assert_true(!strncmp(one, "{\"ts\": ", 7));
+			assert_non_null(strstr(one, head));
+			assert_int_equal(one[strlen(one) - 1], '}');
+		}
+		free(one);
+		line = nl + 1;
+	}
+	assert_int_equal(json_lines, 2 * 4);
+	run_result_free(&r);
+	assert_nothing_left();
+}
+
+/* -n 5 stops after five lines, and ends the command it started. */
+static void test_count(void **state)
+{
+	struct run_result r;
+	struct split s;
+	double t0 = now_s();
+
+	run_tool(&r, "trace", "-n", "5", "-c", TT " 100000 1 0", TT, "tt:one");
+	assert_int_equal(r.status, 0);
+	split_output(r.out, "tt:one", &s);
+	assert_int_equal(s.got.cnt, 5);
+	assert_int_equal(s.other_pids, 0);
+	assert_true(now_s() - t0 < 20);
+	split_free(&s);
+	run_result_free(&r);
+	assert_nothing_left();
+}
+
+/* -d ends a trace after that many seconds. */
+static void test_duration(void **state)
+{
+	struct run_result r;
+	struct split s;
+	double t0 = now_s(), t;
+
+	run_tool(&r, "trace", "-d", "0.5", "-c", TT " 100000 10 0", TT,
+		 "tt:two");
+	t = now_s() - t0;
+	assert_int_equal(r.status, 0);
+	split_output(r.out, "tt:two", &s);
+	assert_true(s.got.cnt > 0);
+	assert_true(t >= 0.5 && t < 10);
+	split_free(&s);
+	run_result_free(&r);
+	assert_nothing_left();
+}
+
+/* Start a trace_target that runs until killed; its pid. */
+static pid_t start_target(int *out_fd)
+{
+	int fds[2];
+	pid_t pid;
+	char buf[64] = { 0 };
+	ssize_t n;
+
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execl(TT, TT, "100000", "5", "0", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	/* Wait until it runs its own image, not our copy. */
+	n = read(fds[0], buf, sizeof(buf) - 1);
+	assert_true(n > 4);
+	assert_true(!strncmp(buf, "pid ", 4));
+	*out_fd = fds[0];
+	return pid;
+}
+
+static void stop_target(pid_t pid, int fd)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(fd);
+}
+
+/* -p traces that process and no other running the same binary. */
+static void test_pid(void **state)
+{
+	int fd_a, fd_b, i;
+	pid_t a = start_target(&fd_a), b = start_target(&fd_b);
+	struct run_result r, r2;
+	char pid[16];
+	const char *line;
+	int lines = 0;
+
+	/* Their stdout pipes are not read: keep them from filling up. */
+	fcntl(fd_a, F_SETFL, O_NONBLOCK);
+	fcntl(fd_b, F_SETFL, O_NONBLOCK);
+	snprintf(pid, sizeof(pid), "%d", (int)a);
+	run_tool(&r, "trace", "-p", pid, "-n", "5", TT, "tt:one");
+	/* A library by the bare name of a file the process has mapped. */
+	run_tool(&r2, "trace", "-p", pid, "-n", "3", "libtracelib.so",
+		 "tracelib:hit");
+	stop_target(a, fd_a);
+	stop_target(b, fd_b);
+	if (r.status || r2.status)
+		fail_msg("status %d/%d, stderr:\n%s%s", r.status, r2.status,
+			 r.err, r2.err);
+	for (line = r.out, i = 0; *line; i++) {
+		const char *nl = strchr(line, '\n');
+		unsigned long long ts;
+		int p, t;
+
+		assert_int_equal(sscanf(line, "%llu %d %d", &ts, &p, &t), 3);
+		assert_int_equal(p, a);
+		lines++;
+		line = nl + 1;
+	}
+	assert_int_equal(lines, 5);
+	assert_int_equal(count_lines(r2.out), 3);
+	assert_int_equal(count_str(r2.out, " tracelib:hit "), 3);
+	run_result_free(&r);
+	run_result_free(&r2);
+	assert_nothing_left();
+}
+
+struct error_case {
+	const char *args[6];
+	const char *message;
+};
+
+static void test_errors(void **state)
+{
+	static const struct error_case cases[] = {
+		{ { "trace", "/nonexistent/file", "a:b" },
+		  "/nonexistent/file: no such file" },
+		{ { "trace", TT, "nosuch:probe" }, "no probes matching" },
+		{ { "trace", "-p", "999999999", TT }, "no such process" },
+		{ { "trace", "-c", "/nonexistent/cmd", TT, "tt:one" },
+		  "cannot run /nonexistent/cmd" },
+		{ { "trace", "-n", "0", TT }, "bad count" },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		const char *argv[8] = { USDT_BIN };
+		struct run_result r;
+		int k;
+
+		for (k = 0; k < 6 && cases[i].args[k]; k++)
+			argv[k + 1] = cases[i].args[k];
+		run_argv(argv, &r);
+		assert_int_not_equal(r.status, 0);
+		if (!strstr(r.err, cases[i].message))
+			fail_msg("'%s' lacks '%s'", r.err, cases[i].message);
+		run_result_free(&r);
+	}
+	assert_nothing_left();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_probes_of_binary),
+		cmocka_unit_test(test_probe_of_library),
+		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_count),
+		cmocka_unit_test(test_duration),
+		cmocka_unit_test(test_pid),
+		cmocka_unit_test(test_errors),
+	};
+
+	usdt_test_require_kernel("test_trace");
+#ifndef __x86_64__
+	printf("SKIP: test_trace: the fixture's expectations are x86_64's\n");
+	return USDT_TEST_SKIP;
+#endif
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Running the `usdt` tool from its tests: run_tool() forks and execs a
+ * command line, collects its stdout and stderr separately and returns its
+ * exit status. Paths come from the Makefile (tests/fixtures/tool-fixtures.mk):
+ * USDT_BIN is the tool, FIXTURE_DIR the fixtures, both relative to the top
+ * of the tree, where the tests run.
+ */
+#ifndef __USDT_TOOL_RUN_H
+#define __USDT_TOOL_RUN_H
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef USDT_BIN
+#define USDT_BIN "build/usdt"
+#endif
+#ifndef FIXTURE_DIR
+#define FIXTURE_DIR "build/tests/fixtures"
+#endif
+
+struct run_result {
+	int status;		/* exit status, or 128 + signal */
+	char *out;		/* stdout, NUL-terminated */
+	char *err;		/* stderr, NUL-terminated */
+	size_t out_len, err_len;
+};
+
+static inline void run_result_free(struct run_result *r)
+{
+	free(r->out);
+	free(r->err);
+	memset(r, 0, sizeof(*r));
+}
+
+static inline void run_append(char **buf, size_t *len, const char *p,
+			      size_t n)
+{
+	char *b = realloc(*buf, *len + n + 1);
+
+	if (!b)
+		abort();
+	memcpy(b + *len, p, n);
+	*len += n;
+	b[*len] = '\0';
+	*buf = b;
+}
+
+/* Run argv (NULL-terminated); fills r and returns r->status. */
+static inline int run_argv(const char *const argv[], struct run_result *r)
+{
+	int out[2], err[2], status, open_cnt = 2;
+	struct pollfd pfd[2];
+	char buf[4096];
+	pid_t pid;
+
+	memset(r, 0, sizeof(*r));
+	run_append(&r->out, &r->out_len, "", 0);
+	run_append(&r->err, &r->err_len, "", 0);
+	if (pipe(out) || pipe(err))
+		abort();
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		abort();
+	if (!pid) {
+		dup2(out[1], 1);
+		dup2(err[1], 2);
+		close(out[0]);
+		close(err[0]);
+		close(out[1]);
+		close(err[1]);
+		execvp(argv[0], (char *const *)argv);
+		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(out[1]);
+	close(err[1]);
+	pfd[0] = (struct pollfd){ .fd = out[0], .events = POLLIN };
+	pfd[1] = (struct pollfd){ .fd = err[0], .events = POLLIN };
+	while (open_cnt) {
+		int i;
+
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			abort();
+		}
+		for (i = 0; i < 2; i++) {
+			ssize_t n;
+
+			if (pfd[i].fd < 0 || !pfd[i].revents)
+				continue;
+			n = read(pfd[i].fd, buf, sizeof(buf));
+			if (n > 0) {
+				if (i == 0)
+					run_append(&r->out, &r->out_len, buf, n);
+				else
+					run_append(&r->err, &r->err_len, buf, n);
+			} else if (n == 0 || errno != EINTR) {
+				close(pfd[i].fd);
+				pfd[i].fd = -1;
+				open_cnt--;
+			}
+		}
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	r->status = WIFEXITED(status) ? WEXITSTATUS(status) :
+					128 + WTERMSIG(status);
+	return r->status;
+}
+
+/* Run the tool with these arguments (NULL-terminated). */
+#define run_tool(r, ...)                                                    \
+	run_argv((const char *const[]){ USDT_BIN, __VA_ARGS__, NULL }, (r))
+
+/* Count lines of s. */
+static inline int count_lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* The line of s that contains needle, copied into a malloc'ed string, or
+ * NULL. */
+static inline char *line_with(const char *s, const char *needle)
+{
+	const char *hit = strstr(s, needle), *start, *end;
+
+	if (!hit)
+		return NULL;
+	start = hit;
+	while (start > s && start[-1] != '\n')
+		start--;
+	end = strchr(hit, '\n');
+	if (!end)
+		end = hit + strlen(hit);
+	return strndup(start, (size_t)(end - start));
+}
+
+#endif /* __USDT_TOOL_RUN_H */

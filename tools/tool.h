@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Shared by the `usdt` tool's source files. The tool is built on the public
+ * API of include/usdt.h only, the way any user's program would be: nothing
+ * here may include src/internal.h.
+ */
+#ifndef __USDT_TOOL_H
+#define __USDT_TOOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "usdt.h"
+
+/* The program name for messages ("usdt"). */
+extern const char *tool_name;
+
+/* One line on stderr, "usdt: ...", and the exit status 1 to return. */
+int tool_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Patterns. "PROVIDER:NAME" with fnmatch() globs in either half; a bare
+ * "PROVIDER" means "PROVIDER:*". No pattern at all matches everything.
+ */
+struct pattern {
+	char *provider;
+	char *name;
+	bool used;		/* some probe matched it */
+};
+
+int patterns_parse(char **argv, int argc, struct pattern **out, int *cnt);
+void patterns_free(struct pattern *pats, int cnt);
+/* The pattern that provider:name matches first, or NULL. With cnt == 0
+ * every probe matches and a static catch-all is returned. */
+struct pattern *patterns_match(struct pattern *pats, int cnt,
+			       const char *provider, const char *name);
+
+/*
+ * A file to read, as the user sees it (shown) and as this process opens it
+ * (open_path: through /proc/PID/root/ for another process's files).
+ */
+struct target {
+	char *shown;
+	char *open_path;
+};
+
+/*
+ * Resolve TARGET like the dynamic loader would: a path containing '/' is
+ * used as is (through /proc/PID/root when pid > 0 and it is absolute); a
+ * bare name is looked for first among the files pid has mapped, then in
+ * the current directory, LD_LIBRARY_PATH, the loader's cache and the
+ * standard directories. Returns 0 or a negative errno (-ENOENT).
+ */
+int target_resolve(const char *name, pid_t pid, struct target *out);
+void target_free(struct target *t);
+/* Has pid mapped a file whose base name answers to name ("libc.so.6", or
+ * "libc" for it)? */
+bool target_is_mapped(const char *name, pid_t pid);
+
+/*
+ * Every distinct file-backed mapping of pid (from /proc/PID/maps), in
+ * the order of first appearance. Returns the count or a negative errno.
+ */
+int targets_of_pid(pid_t pid, struct target **out);
+void targets_free(struct target *t, int cnt);
+
+/* Print s as a JSON string, with quotes and escapes. NULL prints null. */
+void json_str(FILE *f, const char *s);
+
+/* "int32", "uint8", "double", ... for an argument's size and kind. */
+const char *arg_type_name(const struct usdt_arg_info *a);
+
+/* Parse a pid; returns it or -1. */
+pid_t parse_pid(const char *s);
+
+int cmd_list(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
+
+#endif /* __USDT_TOOL_H */
