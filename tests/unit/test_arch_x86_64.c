@@ -356,6 +356,55 @@ static void test_all_names(void **state)
 	}
 }
 
+/*
+ * The syntax fields parse_operand() fills, before resolution: sym_pos is
+ * relative to the operand, and %rip with a bare number parses (it is
+ * resolve() that refuses it).
+ */
+static void test_raw_fields(void **state)
+{
+	static const struct {
+		const char *op;
+		bool mem, pcrel, got, has_sym;
+		int sym_pos, sym_len;
+		int64_t disp;
+		int base_off, idx_off, scale;
+	} raw[] = {
+		{ "16(%rip)", true, true, false, false, 0, 0, 16, 128, -1, 0 },
+		{ "sv+8(%rip)", true, true, false, true, 0, 2, 8, 128, -1, 0 },
+		{ "40+counter.0(%rip)", true, true, false, true, 3, 9, 40, 128, -1, 0 },
+		{ "ext@GOTPCREL(%rip)", true, true, true, true, 0, 3, 0, 128, -1, 0 },
+		{ "$72+sv", false, false, false, true, 4, 2, 72, -1, -1, 0 },
+		{ "$-1", false, false, false, false, 0, 0, -1, -1, -1, 0 },
+		{ "buf-8(,%rcx,4)", true, false, false, true, 0, 3, -8, -1, 88, 4 },
+		{ "%r8w", false, false, false, false, 0, 0, 0, 72, -1, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(raw) / sizeof(raw[0]); i++) {
+		struct usdt__arg a;
+
+		memset(&a, 0, sizeof(a));
+		a.size = 8;
+		a.base_off = -1;
+		a.idx_off = -1;
+		assert_int_equal(usdt__arch_x86_64.parse_operand(raw[i].op,
+				 strlen(raw[i].op), &a), 0);
+		assert_int_equal(a.mem, raw[i].mem);
+		assert_int_equal(a.pcrel, raw[i].pcrel);
+		assert_int_equal(a.got, raw[i].got);
+		assert_int_equal(a.has_sym, raw[i].has_sym);
+		if (a.has_sym) {
+			assert_int_equal(a.sym_pos, raw[i].sym_pos);
+			assert_int_equal(a.sym_len, raw[i].sym_len);
+		}
+		assert_int_equal(a.disp, raw[i].disp);
+		assert_int_equal(a.base_off, raw[i].base_off);
+		assert_int_equal(a.idx_off, raw[i].idx_off);
+		assert_int_equal(a.scale, raw[i].scale);
+	}
+}
+
 static void test_ops(void **state)
 {
 	const struct usdt__arch_ops *ops = &usdt__arch_x86_64;
@@ -408,6 +457,7 @@ int main(void)
 		cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_no_symtab),
 		cmocka_unit_test(test_all_names),
+		cmocka_unit_test(test_raw_fields),
 		cmocka_unit_test(test_ops),
 		cmocka_unit_test(test_split_real),
 	};
