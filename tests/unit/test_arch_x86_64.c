@@ -405,6 +405,23 @@ static void test_raw_fields(void **state)
 	}
 }
 
+/* An operand longer than a symbol span can describe is refused whole. */
+static void test_too_long(void **state)
+{
+	size_t len = (size_t)UINT16_MAX + 10;
+	char *op = malloc(len);
+	struct usdt__arg a;
+
+	assert_non_null(op);
+	memset(op, 'a', len);
+	memset(&a, 0, sizeof(a));
+	a.size = 8;
+	a.base_off = a.idx_off = -1;
+	assert_int_equal(usdt__arch_x86_64.parse_operand(op, len, &a), -EINVAL);
+	assert_string_equal(a.reason, "operand too long");
+	free(op);
+}
+
 static void test_ops(void **state)
 {
 	const struct usdt__arch_ops *ops = &usdt__arch_x86_64;
@@ -458,6 +475,7 @@ int main(void)
 		cmocka_unit_test(test_no_symtab),
 		cmocka_unit_test(test_all_names),
 		cmocka_unit_test(test_raw_fields),
+		cmocka_unit_test(test_too_long),
 		cmocka_unit_test(test_ops),
 		cmocka_unit_test(test_split_real),
 	};
