@@ -85,8 +85,13 @@ static int bad_reg(struct usdt__arg *arg, const char *name, size_t len)
 
 static int reloc(struct usdt__arg *arg, const char *op, size_t len, size_t p)
 {
-	size_t n = p + 1 < len ? usdt__span_alnum(op, len, p + 1) : 0;
+	size_t n = 0;
 
+	/* The relocation's name, as in ":lo12:" or ":got_lo12:". */
+	while (p + 1 + n < len && (usdt__is_alpha(op[p + 1 + n]) ||
+				   usdt__is_digit(op[p + 1 + n]) ||
+				   op[p + 1 + n] == '_'))
+		n++;
 	if (n > USDT__QUOTE_MAX)
 		n = USDT__QUOTE_MAX;
 	return usdt__op_fail(arg, -ENOTSUP,
@@ -163,6 +168,7 @@ static int parse_mem(const char *op, size_t len, struct usdt__arg *arg)
 	size_t p = 1, n;
 	uint64_t v;
 	int off, width, err;
+	bool hash;
 
 	arg->mem = true;
 	usdt__skip_blanks(op, len, &p);
@@ -183,11 +189,12 @@ static int parse_mem(const char *op, size_t len, struct usdt__arg *arg)
 	if (p < len && op[p] == ',') {
 		p++;
 		usdt__skip_blanks(op, len, &p);
-		if (p < len && op[p] == '#')
+		hash = p < len && op[p] == '#';
+		if (hash)
 			p++;
 		if (p < len && op[p] == ':')
 			return reloc(arg, op, len, p);
-		if (p < len && usdt__is_num_start(op[p])) {
+		if (hash || (p < len && usdt__is_num_start(op[p]))) {
 			err = usdt__scan_num(op, len, &p, &v, arg);
 			if (err)
 				return err;

@@ -164,6 +164,39 @@ static bool sym_char(char c)
 }
 
 /*
+ * Read a symbol at op[*pos] into arg's symbol span, with an optional
+ * "@GOTPCREL" after it; any other "@RELOC" is refused.
+ */
+static int scan_sym(const char *op, size_t len, size_t *pos,
+		    struct usdt__arg *arg)
+{
+	size_t p = *pos, n;
+
+	if (arg->has_sym)
+		return usdt__op_fail(arg, -ENOTSUP,
+				     "two symbols in one operand");
+	while (p < len && sym_char(op[p]))
+		p++;
+	arg->has_sym = true;
+	arg->sym_pos = (uint16_t)*pos;
+	arg->sym_len = (uint16_t)(p - *pos);
+	if (p < len && op[p] == '@') {
+		n = usdt__span_alnum(op, len, p + 1);
+		if (!name_is(op + p + 1, n, "GOTPCREL")) {
+			if (n > USDT__QUOTE_MAX)
+				n = USDT__QUOTE_MAX;
+			return usdt__op_fail(arg, -ENOTSUP,
+					     "relocation @%.*s not supported",
+					     (int)n, op + p + 1);
+		}
+		arg->got = true;
+		p += 1 + n;
+	}
+	*pos = p;
+	return 0;
+}
+
+/*
  * Read a displacement or immediate expression: numbers and at most one
  * symbol, joined by '+' and '-' ("sym", "sym+8", "40+sym", "sym-8",
  * "-16", "sym@GOTPCREL"). The numbers add up in arg->disp (wrapping, as an
@@ -173,7 +206,7 @@ static int parse_expr(const char *op, size_t len, size_t *pos,
 		      struct usdt__arg *arg)
 {
 	uint64_t disp = (uint64_t)arg->disp, v;
-	size_t p = *pos, start;
+	size_t p = *pos;
 	bool minus = false;
 	int err;
 
@@ -182,26 +215,9 @@ static int parse_expr(const char *op, size_t len, size_t *pos,
 			if (minus)
 				return usdt__op_fail(arg, -ENOTSUP,
 						     "subtracting a symbol not supported");
-			if (arg->has_sym)
-				return usdt__op_fail(arg, -ENOTSUP,
-						     "two symbols in one operand");
-			start = p;
-			while (p < len && sym_char(op[p]))
-				p++;
-			arg->has_sym = true;
-			arg->sym_pos = (uint16_t)start;
-			arg->sym_len = (uint16_t)(p - start);
-			if (p < len && op[p] == '@') {
-				size_t n = usdt__span_alnum(op, len, p + 1);
-
-				if (!name_is(op + p + 1, n, "GOTPCREL"))
-					return usdt__op_fail(arg, -ENOTSUP,
-							     "relocation @%.*s not supported",
-							     n > USDT__QUOTE_MAX ? USDT__QUOTE_MAX : (int)n,
-							     op + p + 1);
-				arg->got = true;
-				p += 1 + n;
-			}
+			err = scan_sym(op, len, &p, arg);
+			if (err)
+				return err;
 		} else if (p < len && usdt__is_num_start(op[p])) {
 			err = usdt__scan_num(op, len, &p, &v, arg);
 			if (err)
@@ -211,12 +227,9 @@ static int parse_expr(const char *op, size_t len, size_t *pos,
 			return usdt__op_fail(arg, -EINVAL,
 					     "expected a number or a symbol");
 		}
-		if (p < len && (op[p] == '+' || op[p] == '-')) {
-			minus = op[p] == '-';
-			p++;
-			continue;
-		}
-		break;
+		if (p >= len || (op[p] != '+' && op[p] != '-'))
+			break;
+		minus = op[p++] == '-';
 	}
 	arg->disp = (int64_t)disp;
 	*pos = p;
@@ -303,6 +316,9 @@ static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 
 	if (!len)
 		return usdt__op_fail(arg, -EINVAL, "empty operand");
+	/* sym_pos and sym_len are 16 bits, like the args string's length. */
+	if (len > UINT16_MAX)
+		return usdt__op_fail(arg, -EINVAL, "operand too long");
 
 	if (op[0] == '$') {
 		p = 1;

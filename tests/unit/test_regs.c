@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The parsers' register tables are constants that do not depend on the
+ * host. Where the host is the architecture itself, check them against the
+ * host's own headers: every general-purpose register's offset, the PC's,
+ * and the size of the BPF context. Elsewhere the test only checks that
+ * each table is self-consistent with the arch's ops.
+ */
+#include <elf.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#if defined(__x86_64__)
+#include <asm/ptrace.h>		/* struct pt_regs, the BPF context */
+#include <sys/user.h>		/* struct user_regs_struct */
+#elif defined(__aarch64__) || defined(__s390x__) || \
+	(defined(__riscv) && __riscv_xlen == 64)
+#include <asm/ptrace.h>
+#include <asm/bpf_perf_event.h>	/* bpf_user_pt_regs_t */
+#endif
+
+#include "internal.h"
+
+struct host_reg {
+	const char *name;
+	size_t off;
+	size_t width;
+};
+
+#define R(name, type, field, width) { name, offsetof(type, field), width }
+
+static void check_host_regs(const struct usdt__arch_ops *ops,
+			    const struct host_reg *regs, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		int w = 0, off;
+
+		off = ops->reg_off(regs[i].name, strlen(regs[i].name), &w);
+		if (off < 0 || (size_t)off != regs[i].off ||
+		    (size_t)w != regs[i].width)
+			fail_msg("%s: %s at %d (width %d), host says %zu (%zu)",
+				 ops->name, regs[i].name, off, w, regs[i].off,
+				 regs[i].width);
+	}
+}
+
+#if defined(__x86_64__)
+#define PR(name, field, width) R(name, struct pt_regs, field, width)
+#define GPR4(q, d, w, b, field)                                             \
+	PR(q, field, 8), PR(d, field, 4), PR(w, field, 2), PR(b, field, 1)
+
+static const struct host_reg host_regs[] = {
+	GPR4("rax", "eax", "ax", "al", rax),
+	GPR4("rbx", "ebx", "bx", "bl", rbx),
+	GPR4("rcx", "ecx", "cx", "cl", rcx),
+	GPR4("rdx", "edx", "dx", "dl", rdx),
+	GPR4("rsi", "esi", "si", "sil", rsi),
+	GPR4("rdi", "edi", "di", "dil", rdi),
+	GPR4("rbp", "ebp", "bp", "bpl", rbp),
+	GPR4("rsp", "esp", "sp", "spl", rsp),
+	GPR4("r8", "r8d", "r8w", "r8b", r8),
+	GPR4("r9", "r9d", "r9w", "r9b", r9),
+	GPR4("r10", "r10d", "r10w", "r10b", r10),
+	GPR4("r11", "r11d", "r11w", "r11b", r11),
+	GPR4("r12", "r12d", "r12w", "r12b", r12),
+	GPR4("r13", "r13d", "r13w", "r13b", r13),
+	GPR4("r14", "r14d", "r14w", "r14b", r14),
+	GPR4("r15", "r15d", "r15w", "r15b", r15),
+	PR("rip", rip, 8),
+};
+
+/* uapi struct pt_regs is the BPF context; user_regs_struct (ptrace) has
+ * the same layout for the part we use. */
+_Static_assert(sizeof(struct pt_regs) == 168, "x86_64 pt_regs is 168 bytes");
+_Static_assert(offsetof(struct pt_regs, rip) == 128, "rip at 128");
+_Static_assert(offsetof(struct user_regs_struct, rip) ==
+		       offsetof(struct pt_regs, rip),
+	       "user_regs_struct starts like pt_regs");
+_Static_assert(offsetof(struct user_regs_struct, rax) ==
+		       offsetof(struct pt_regs, rax),
+	       "user_regs_struct starts like pt_regs");
+
+static void test_host(void **state)
+{
+	const struct usdt__arch_ops *ops = &usdt__arch_x86_64;
+	size_t i;
+
+	assert_ptr_equal(usdt__arch_host(), ops);
+	check_host_regs(ops, host_regs, sizeof(host_regs) / sizeof(host_regs[0]));
+	assert_int_equal(ops->ip_off, offsetof(struct pt_regs, rip));
+	assert_int_equal(ops->pt_regs_size, sizeof(struct pt_regs));
+	/* %ah..%dh: the second byte of rax..rdx (x86 is little-endian). */
+	for (i = 0; i < 4; i++) {
+		static const char *const hi[] = { "ah", "bh", "ch", "dh" };
+		static const size_t lo[] = { offsetof(struct pt_regs, rax),
+					     offsetof(struct pt_regs, rbx),
+					     offsetof(struct pt_regs, rcx),
+					     offsetof(struct pt_regs, rdx) };
+		int w;
+
+		assert_int_equal(ops->reg_off(hi[i], 2, &w), lo[i] + 1);
+		assert_int_equal(w, 1);
+	}
+}
+
+#elif defined(__aarch64__)
+#define UR(name, field, width) R(name, struct user_pt_regs, field, width)
+
+static const struct host_reg host_regs[] = {
+	UR("x0", regs[0], 8), UR("x1", regs[1], 8), UR("x8", regs[8], 8),
+	UR("x19", regs[19], 8), UR("x29", regs[29], 8), UR("x30", regs[30], 8),
+	UR("w0", regs[0], 4), UR("w30", regs[30], 4),
+	UR("fp", regs[29], 8), UR("lr", regs[30], 8), UR("sp", sp, 8),
+};
+
+static void test_host(void **state)
+{
+	const struct usdt__arch_ops *ops = &usdt__arch_arm64;
+
+	assert_ptr_equal(usdt__arch_host(), ops);
+	check_host_regs(ops, host_regs, sizeof(host_regs) / sizeof(host_regs[0]));
+	assert_int_equal(ops->ip_off, offsetof(struct user_pt_regs, pc));
+	assert_int_equal(ops->pt_regs_size, sizeof(bpf_user_pt_regs_t));
+}
+
+#elif defined(__s390x__)
+#define UR(name, field) R(name, user_pt_regs, field, 8)
+
+static const struct host_reg host_regs[] = {
+	UR("r0", gprs[0]), UR("r1", gprs[1]), UR("r2", gprs[2]),
+	UR("r6", gprs[6]), UR("r11", gprs[11]), UR("r14", gprs[14]),
+	UR("r15", gprs[15]),
+};
+
+static void test_host(void **state)
+{
+	const struct usdt__arch_ops *ops = &usdt__arch_s390x;
+
+	assert_ptr_equal(usdt__arch_host(), ops);
+	check_host_regs(ops, host_regs, sizeof(host_regs) / sizeof(host_regs[0]));
+	assert_int_equal(ops->ip_off, offsetof(user_pt_regs, psw.addr));
+	assert_int_equal(ops->pt_regs_size, sizeof(bpf_user_pt_regs_t));
+}
+
+#elif defined(__riscv) && __riscv_xlen == 64
+#define UR(name, field) R(name, struct user_regs_struct, field, 8)
+
+static const struct host_reg host_regs[] = {
+	UR("ra", ra), UR("sp", sp), UR("gp", gp), UR("tp", tp),
+	UR("t0", t0), UR("t1", t1), UR("t2", t2), UR("s0", s0),
+	UR("fp", s0), UR("s1", s1), UR("a0", a0), UR("a1", a1),
+	UR("a2", a2), UR("a3", a3), UR("a4", a4), UR("a5", a5),
+	UR("a6", a6), UR("a7", a7), UR("s2", s2), UR("s3", s3),
+	UR("s4", s4), UR("s5", s5), UR("s6", s6), UR("s7", s7),
+	UR("s8", s8), UR("s9", s9), UR("s10", s10), UR("s11", s11),
+	UR("t3", t3), UR("t4", t4), UR("t5", t5), UR("t6", t6),
+	UR("x1", ra), UR("x10", a0), UR("x31", t6),
+};
+
+static void test_host(void **state)
+{
+	const struct usdt__arch_ops *ops = &usdt__arch_riscv64;
+
+	assert_ptr_equal(usdt__arch_host(), ops);
+	check_host_regs(ops, host_regs, sizeof(host_regs) / sizeof(host_regs[0]));
+	assert_int_equal(ops->ip_off, offsetof(struct user_regs_struct, pc));
+	assert_int_equal(ops->pt_regs_size, sizeof(bpf_user_pt_regs_t));
+}
+
+#else
+static void test_host(void **state)
+{
+	skip();
+}
+#endif
+
+/*
+ * On every host: each arch's table agrees with its ops. Every register
+ * offset lies inside the context and is 8-byte aligned (except x86's
+ * high-byte registers), and the PC is where the arch says.
+ */
+static void test_tables(void **state)
+{
+	static const struct {
+		const struct usdt__arch_ops *ops;
+		uint16_t e_machine;
+		const char *names[8];
+	} arches[] = {
+		{ &usdt__arch_x86_64, EM_X86_64,
+		  { "rax", "r15", "rsp", "rip", "edi", "r8b" } },
+		{ &usdt__arch_arm64, EM_AARCH64,
+		  { "x0", "x30", "sp", "w7", "fp", "lr" } },
+		{ &usdt__arch_s390x, EM_S390, { "r0", "r15", "r7" } },
+		{ &usdt__arch_riscv64, EM_RISCV,
+		  { "ra", "t6", "a0", "x31", "fp", "s11" } },
+	};
+	size_t i, j;
+
+	for (i = 0; i < sizeof(arches) / sizeof(arches[0]); i++) {
+		const struct usdt__arch_ops *ops = arches[i].ops;
+
+		assert_int_equal(ops->e_machine, arches[i].e_machine);
+		assert_ptr_equal(usdt__arch_find(ops->e_machine), ops);
+		assert_true(ops->ip_off + 8 <= ops->pt_regs_size);
+		assert_int_equal(ops->ip_off % 8, 0);
+		for (j = 0; j < 8 && arches[i].names[j]; j++) {
+			const char *n = arches[i].names[j];
+			int w = 0, off = ops->reg_off(n, strlen(n), &w);
+
+			assert_true(off >= 0);
+			assert_int_equal(off % 8, 0);
+			assert_true(off + 8 <= ops->pt_regs_size);
+			assert_true(w == 1 || w == 2 || w == 4 || w == 8);
+		}
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_host),
+		cmocka_unit_test(test_tables),
+	};
+
+	return cmocka_run_group_tests_name("regs", tests, NULL, NULL);
+}
