@@ -112,11 +112,14 @@ $(SHARED_LIB): $(SHARED_OBJS) src/libusdt.map
 $(OBJDIR)/$(SONAME) $(OBJDIR)/libusdt.so: $(SHARED_LIB)
 	$(Q)ln -sf $(notdir $<) $@
 
-$(OBJDIR)/libusdt.pc: src/libusdt.pc.template Makefile
+# Made again on every run: it holds PREFIX, LIBDIR and INCLUDEDIR, which
+# may differ between `make` and `make install PREFIX=...`.
+PC_SED := -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	  -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|'
+.PHONY: $(OBJDIR)/libusdt.pc
+$(OBJDIR)/libusdt.pc: src/libusdt.pc.template
 	@mkdir -p $(@D)
-	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
-		$< > $@
+	$(Q)sed $(PC_SED) $< > $@
 
 # ----------------------------------------------------------------------
 # BPF objects and skeletons. vmlinux.h comes from the running kernel's BTF;

@@ -219,7 +219,10 @@ struct usdt_manager_opts {
  * ENOMEM.
  *
  * Called before bpf_object__load(), it may resize the maps and marks the
- * object's uprobe programs for uprobe_multi links where the kernel has them.
+ * object's SEC("usdt") programs for uprobe_multi links where the kernel has
+ * them (the kernel then refuses per-site uprobes for those programs: set
+ * no_uprobe_multi to keep USDT_MODE_PERF available). Created after load, it
+ * attaches with per-site uprobes.
  */
 USDT_API struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 					const struct usdt_manager_opts *opts);
