@@ -169,6 +169,7 @@ TEST_HDRS := $(wildcard tests/*.h tests/unit/*.h tests/kernel/*.h)
 -include examples/examples.mk
 -include tests/bench/bench.mk
 -include tests/kernel/kernel.mk
+-include tests/unit/unit.mk
 
 $(OBJDIR)/tests/unit/%: tests/unit/%.c $(STATIC_LIB) $(TEST_HDRS) $(VMLINUX_H)
 	$(call msg,CC,$@)
