@@ -132,7 +132,11 @@ static void resolve(const struct usdt__site_ctx *site, const char *str,
 			return;
 		}
 		if (arg->got) {
-			if (err == 1) {
+			/* Prefer the slot whenever there is one: it holds the
+			 * address in use at run time, which is not this
+			 * file's definition when the executable copy-relocated
+			 * or interposed the symbol. */
+			if (err == 1 || got_slot) {
 				/* The value is the pointer stored in the GOT,
 				 * at the slot's address: IP-relative, with no
 				 * register added (the parser's base is %rip). */
@@ -187,6 +191,20 @@ static void resolve(const struct usdt__site_ctx *site, const char *str,
 			if (arg->disp) {
 				set_unsupported(arg, "register value with an offset");
 				return;
+			}
+			/*
+			 * A 16-byte value in a register is in a pair. On
+			 * s390x, our only big-endian target, the pair is rN
+			 * (high half) and rN+1 (low half), which sit next to
+			 * each other in pt_regs.
+			 */
+			if (arg->size == 16 && site->big_endian) {
+				if (arg->base_off + 8 + 8 >
+				    (site->arch ? site->arch->pt_regs_size : 0)) {
+					set_unsupported(arg, "16-byte value in the last register");
+					return;
+				}
+				spec->base_off = (uint16_t)(arg->base_off + 8);
 			}
 			return;
 		}

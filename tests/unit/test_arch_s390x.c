@@ -50,7 +50,8 @@ static const struct arg_case cases[] = {
 	{ "16@0(%r3,%r4)", 0, K_INDEX, 8, 0, "r4", "r3", 1, NULL, SM, 8, F_TR, GPR(4), GPR(3), 8 },
 	{ "-16@-32(%r11)", 1, K_DEREF, -32, 0, "r11", NULL, 0, NULL, SM, 8, F_S | F_TR, GPR(11), NONE, NEG(32) },
 	/* A 16-byte register value is its low 8 bytes either way. */
-	{ "16@%r2", 0, K_REG, 0, 0, "r2", NULL, 0, NULL, SV, 8, F_TR, GPR(2), NONE, 0 },
+	/* A 16-byte value is in the pair r2:r3, its low half in r3. */
+	{ "16@%r2", 0, K_REG, 0, 0, "r2", NULL, 0, NULL, SV, 8, F_TR, GPR(3), NONE, 0 },
 };
 
 static const struct bad_case bad_cases[] = {
