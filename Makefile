@@ -6,6 +6,7 @@
 #   make check            build and run every test (unit, then kernel)
 #   make demo             the live demo of `usdt` on a bundled example
 #   make SANITIZE=1 check the same tests built with ASan+UBSan
+#   make cross-check      unit tests for aarch64, s390x, riscv64 under qemu-user
 #   make fuzz             libFuzzer targets (FUZZ_SECONDS=N to run each)
 #   make bench            benchmarks, side by side with the system's libbpf
 #   make install          PREFIX LIBDIR INCLUDEDIR DESTDIR
@@ -170,6 +171,7 @@ TEST_HDRS := $(wildcard tests/*.h tests/unit/*.h tests/kernel/*.h)
 -include tests/bench/bench.mk
 -include tests/kernel/kernel.mk
 -include tests/unit/unit.mk
+-include tests/cross/cross.mk
 
 $(OBJDIR)/tests/unit/%: tests/unit/%.c $(STATIC_LIB) $(TEST_HDRS) $(VMLINUX_H)
 	$(call msg,CC,$@)
