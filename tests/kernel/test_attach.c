@@ -738,6 +738,63 @@ static void test_errors(void **state)
 	assert_int_equal(usdt_link__destroy(NULL), 0);
 }
 
+/*
+ * The kernel refuses a uprobe part-way: another uprobe already sits on the
+ * semaphore site with a different ref_ctr_offset. Attaching test:mix and
+ * test:sema together must then leave nothing: mix's uprobe (made first in
+ * per-site mode) is taken down again, and every ID is given back.
+ */
+static void test_kernel_refusal_unwinds(void **state)
+{
+	struct fix *f = *state;
+	struct usdt_file *file = usdt_file__open("/proc/self/exe", NULL);
+	const struct usdt_probe *sema = NULL;
+	struct bpf_link *blocker;
+	size_t i;
+	int m;
+
+	assert_non_null(file);
+	for (i = 0; i < usdt_file__probe_cnt(file); i++)
+		if (!strcmp(usdt_probe__name(usdt_file__probe(file, i)), "sema"))
+			sema = usdt_file__probe(file, i);
+	assert_non_null(sema);
+	{
+		LIBBPF_OPTS(bpf_uprobe_opts, uo,
+			    .ref_ctr_offset = usdt_probe__semaphore_offset(sema) + 2);
+
+		blocker = bpf_program__attach_uprobe_opts(
+			f->perf_skel->progs.on_usdt3, -1, "/proc/self/exe",
+			usdt_probe__file_offset(sema), &uo);
+		assert_int_equal(libbpf_get_error(blocker), 0);
+	}
+	for (m = 0; m < 2; m++) {
+		struct usdt_test *skel = m ? f->perf_skel : f->skel;
+		struct usdt_manager *man = m ? f->perf_man : f->man;
+
+		errno = 0;
+		assert_null(usdt_manager__attach(man, skel->progs.on_usdt, -1,
+						 "/proc/self/exe", "test",
+						 "[ms][ie]*[xa]", NULL));
+		assert_int_equal(errno, EINVAL);
+		assert_specs_empty(skel, man);
+		reset(skel);
+		call_mix();
+		assert_int_equal(hits(skel), 0);
+	}
+	bpf_link__destroy(blocker);
+	/* With the blocker gone, the same attach works. */
+	{
+		struct usdt_link *l = attach(f->perf_man,
+					     f->perf_skel->progs.on_usdt, -1,
+					     "/proc/self/exe", "test",
+					     "[ms][ie]*[xa]", NULL);
+
+		assert_int_equal(usdt_link__site_cnt(l), 2);
+		usdt_link__destroy(l);
+	}
+	usdt_file__close(file);
+}
+
 static int count_fds(void)
 {
 	DIR *d = opendir("/proc/self/fd");
@@ -790,6 +847,7 @@ int main(void)
 		cmocka_unit_test(test_shared_spec),
 		cmocka_unit_test(test_two_objects),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_kernel_refusal_unwinds),
 		cmocka_unit_test(test_attach_destroy_cycles),
 	};
 
