@@ -738,6 +738,50 @@ static void test_errors(void **state)
 	assert_int_equal(usdt_link__destroy(NULL), 0);
 }
 
+/* In IP-map mode one run-time IP can hold one spec: a second attach of
+ * the same site is refused and leaves the first one working. */
+static void test_ip_collision(void **state)
+{
+	struct fix *f = *state;
+	USDT_OPTS(usdt_attach_opts, o, .force_ip_map = true, .usr_cookie = 5);
+	USDT_OPTS(usdt_attach_opts, o2, .force_ip_map = true, .usr_cookie = 6);
+	struct usdt_link *l;
+
+	l = attach(f->man, f->skel->progs.on_usdt, 0, "/proc/self/exe", "test",
+		   "mix", &o);
+	errno = 0;
+	assert_null(usdt_manager__attach(f->man, f->skel->progs.on_usdt3, 0,
+					 "/proc/self/exe", "test", "mix", &o2));
+	assert_int_equal(errno, EEXIST);
+	assert_int_equal(f->man->live_cnt, 1);
+	reset(f->skel);
+	call_mix();
+	assert_int_equal(hits(f->skel), 1);
+	check_mix_hit(&f->skel->bss->hits[0], 5);
+	usdt_link__destroy(l);
+	assert_specs_empty(f->skel, f->man);
+}
+
+/* A container's view of a file: /proc/PID/root/PATH. */
+static void test_proc_root_path(void **state)
+{
+	struct fix *f = *state;
+	char exe[4096], path[4200];
+	struct usdt_link *l;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	assert_true(n > 0);
+	exe[n] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/root%s", getpid(), exe);
+	reset(f->skel);
+	l = attach(f->man, f->skel->progs.on_usdt, -1, path, "test", "mix",
+		   NULL);
+	call_mix();
+	assert_int_equal(hits(f->skel), 1);
+	check_mix_hit(&f->skel->bss->hits[0], 0);
+	usdt_link__destroy(l);
+}
+
 /*
  * The kernel refuses a uprobe part-way: another uprobe already sits on the
  * semaphore site with a different ref_ctr_offset. Attaching test:mix and
@@ -848,6 +892,8 @@ int main(void)
 		cmocka_unit_test(test_two_objects),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_kernel_refusal_unwinds),
+		cmocka_unit_test(test_ip_collision),
+		cmocka_unit_test(test_proc_root_path),
 		cmocka_unit_test(test_attach_destroy_cycles),
 	};
 
