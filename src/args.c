@@ -225,9 +225,11 @@ static void resolve(const struct usdt__site_ctx *site, const char *str,
 	}
 
 	spec->kind = USDT_SPEC_MEM;
-	/* The low half of a 16-byte value is at +8 on big-endian. */
+	/* The low half of a 16-byte value is at +8 on big-endian. The
+	 * displacement holds two's-complement bits, so add without signed
+	 * overflow (a displacement near INT64_MAX wraps, as in the CPU). */
 	if (arg->size == 16 && site->big_endian)
-		arg->disp += 8;
+		arg->disp = (int64_t)((uint64_t)arg->disp + 8);
 
 	if (!has_base && !has_idx) {
 		if (absolute && (site->is_dyn || arg->pcrel)) {
