@@ -63,6 +63,23 @@ __attribute__((noinline)) void fire_nop5(long v)
 	asm volatile(".byte 0x0f, 0x1f, 0x44, 0x00, 0x00");
 }
 
+/*
+ * A site whose index registers carry garbage above bit 31, as an arm64
+ * "[x3, w0, sxtw]" index may: x86 has no such operand, so the test sets
+ * the spec's extension flags by hand and checks what the BPF side reads.
+ */
+void idx32_site(long *arr);
+__asm__(".pushsection .text\n"
+	".globl idx32_site\n"
+	".type idx32_site, @function\n"
+	"idx32_site:\n"
+	"movabs $0xdeadbeef00000002, %rcx\n"
+	"movabs $0x12345678ffffffff, %rdx\n"
+	STAP_PROBE_ASM(test, idx32, 8@(%rdi,%rcx,8) 8@(%rdi,%rdx,8) -4@%edx)
+	"ret\n"
+	".size idx32_site, .-idx32_site\n"
+	".popsection\n");
+
 __attribute__((noinline)) void fire_zero(void)
 {
 	STAP_PROBE(test, zero);
@@ -332,6 +349,47 @@ static void test_nop5_combo(void **state)
 		usdt_link__destroy(l);
 	}
 	usdt_file__close(file);
+}
+
+static void test_index_extension(void **state)
+{
+	struct fix *f = *state;
+	long arr[4] = { 100, 101, 102, 103 };
+	int fd = bpf_map__fd(f->skel->maps.usdt__specs);
+	const struct usdt_test_hit *h = &f->skel->bss->hits[1];
+	struct usdt_spec spec;
+	struct usdt_link *l;
+	uint32_t id;
+
+	reset(f->skel);
+	l = attach(f->man, f->skel->progs.on_usdt, -1, "/proc/self/exe",
+		   "test", "idx32", NULL);
+	/* As written, the indexes are huge: the reads fault. */
+	idx32_site(&arr[1]);
+	assert_int_equal(hits(f->skel), 1);
+	assert_int_not_equal(f->skel->bss->hits[0].rc[0], 0);
+	assert_int_not_equal(f->skel->bss->hits[0].rc[1], 0);
+	assert_int_equal(f->skel->bss->hits[0].args[2], -1);
+
+	/* Its only spec, with the index extensions an arm64 parse sets. */
+	assert_int_equal(f->man->live_cnt, 1);
+	for (id = 0; id < 256; id++) {
+		assert_int_equal(bpf_map_lookup_elem(fd, &id, &spec), 0);
+		if (spec.arg_cnt == 3)
+			break;
+	}
+	assert_true(id < 256);
+	spec.args[0].flags |= USDT_SPEC_F_IDX_U32;	/* 2 */
+	spec.args[1].flags |= USDT_SPEC_F_IDX_S32;	/* -1 */
+	assert_int_equal(bpf_map_update_elem(fd, &id, &spec, BPF_ANY), 0);
+	idx32_site(&arr[1]);
+	assert_int_equal(hits(f->skel), 2);
+	assert_int_equal(h->rc[0], 0);
+	assert_int_equal(h->args[0], 103);
+	assert_int_equal(h->rc[1], 0);
+	assert_int_equal(h->args[1], 100);
+	usdt_link__destroy(l);
+	assert_specs_empty(f->skel, f->man);
 }
 
 static void test_semaphore(void **state)
@@ -882,6 +940,7 @@ int main(void)
 		cmocka_unit_test(test_bpf_usdt_macro),
 		cmocka_unit_test(test_zero_args),
 		cmocka_unit_test(test_nop5_combo),
+		cmocka_unit_test(test_index_extension),
 		cmocka_unit_test(test_semaphore),
 		cmocka_unit_test(test_shared_library),
 		cmocka_unit_test(test_pid_filter),
