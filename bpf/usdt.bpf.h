@@ -240,9 +240,16 @@ __weak __hidden int bpf_usdt_arg(struct pt_regs *ctx, __u64 arg_num,
 		val = __usdt_reg(ctx, a->base_off & ~7U);
 		addr += val >> ((a->base_off & 7) * 8);
 	}
-	if (a->idx_off != USDT_REG_NONE)
-		addr += __usdt_reg(ctx, a->idx_off) <<
-			((a->flags & USDT_SPEC_SCALE_MASK) >> USDT_SPEC_SCALE_SHIFT);
+	if (a->idx_off != USDT_REG_NONE) {
+		val = __usdt_reg(ctx, a->idx_off);
+		/* arm64 "[x3, w0, sxtw]": a 32-bit index, extended. */
+		if (a->flags & USDT_SPEC_F_IDX_S32)
+			val = (__u64)(__s64)(__s32)val;
+		else if (a->flags & USDT_SPEC_F_IDX_U32)
+			val = (__u32)val;
+		addr += val << ((a->flags & USDT_SPEC_SCALE_MASK) >>
+				USDT_SPEC_SCALE_SHIFT);
+	}
 	if (a->flags & USDT_SPEC_F_IPREL)
 		addr += __usdt_ip(ctx);
 

@@ -43,6 +43,8 @@ enum usdt_spec_kind {
 #define USDT_SPEC_F_TRUNC 0x08 /* 16-byte argument: low 8 bytes only */
 #define USDT_SPEC_SCALE_SHIFT 4 /* bits 4-5: log2 of the index scale */
 #define USDT_SPEC_SCALE_MASK 0x30
+#define USDT_SPEC_F_IDX_S32 0x40 /* index is its low 32 bits, sign-extended */
+#define USDT_SPEC_F_IDX_U32 0x80 /* index is its low 32 bits, zero-extended */
 
 /*
  * One argument: 16 bytes.

@@ -110,6 +110,10 @@ static void resolve(const struct usdt__site_ctx *site, const char *str,
 		return;
 	}
 	spec->flags |= shift << USDT_SPEC_SCALE_SHIFT;
+	if (has_idx && arg->idx_ext == USDT__IDX_SXTW)
+		spec->flags |= USDT_SPEC_F_IDX_S32;
+	else if (has_idx && arg->idx_ext == USDT__IDX_UXTW)
+		spec->flags |= USDT_SPEC_F_IDX_U32;
 
 	if (arg->has_sym) {
 		const char *name = str + arg->sym_pos;
@@ -130,6 +134,35 @@ static void resolve(const struct usdt__site_ctx *site, const char *str,
 			set_unsupported(arg, "symbol '%.*s' not in the symbol table",
 					q, name);
 			return;
+		}
+		if (arg->lo_reloc) {
+			/*
+			 * The base register already holds the high part of
+			 * the address (adrp on arm64 makes it PC-relative,
+			 * so it follows the load bias; lui on riscv is
+			 * absolute, in non-PIC code): only the low 12 bits
+			 * come from the operand. arm64 :got_lo12: names the
+			 * symbol's GOT slot instead.
+			 */
+			uint64_t v;
+
+			if (arg->got && !got_slot) {
+				set_unsupported(arg, "symbol '%.*s' has no GOT slot",
+						q, name);
+				return;
+			}
+			if (!arg->got && err == 1) {
+				set_unsupported(arg, "symbol '%.*s' is only reachable through the GOT",
+						q, name);
+				return;
+			}
+			v = (arg->got ? got_slot : addr) + (uint64_t)arg->disp;
+			v &= 0xfff;
+			if (arg->lo_reloc == USDT__LO_RISCV)
+				v = (uint64_t)((int64_t)(v ^ 0x800) - 0x800);
+			arg->disp = (int64_t)v;
+			arg->got = false;
+			goto lowered;
 		}
 		if (arg->got) {
 			/* Prefer the slot whenever there is one: it holds the
@@ -162,6 +195,7 @@ static void resolve(const struct usdt__site_ctx *site, const char *str,
 		arg->disp = (int64_t)(addr + (uint64_t)arg->disp);
 		absolute = true;
 	}
+lowered:
 
 	if (arg->pcrel) {
 		/* x86 sym(%rip): the assembler made it PC-relative; the
@@ -225,9 +259,11 @@ static void resolve(const struct usdt__site_ctx *site, const char *str,
 	}
 
 	spec->kind = USDT_SPEC_MEM;
-	/* The low half of a 16-byte value is at +8 on big-endian. */
+	/* The low half of a 16-byte value is at +8 on big-endian. The
+	 * displacement holds two's-complement bits, so add without signed
+	 * overflow (a displacement near INT64_MAX wraps, as in the CPU). */
 	if (arg->size == 16 && site->big_endian)
-		arg->disp += 8;
+		arg->disp = (int64_t)((uint64_t)arg->disp + 8);
 
 	if (!has_base && !has_idx) {
 		if (absolute && (site->is_dyn || arg->pcrel)) {

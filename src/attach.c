@@ -575,18 +575,14 @@ struct usdt_link *usdt_manager__attach(struct usdt_manager *man,
 		 bpf_program__name(prog), cnt, provider, name, real_path,
 		 use_multi ? "uprobe_multi" : "perf uprobes", link->spec_cnt,
 		 use_ip ? ", IP map" : "");
-	if (fd >= 0)
-		close(fd);
-	free(offs);
-	free(refs);
-	free(cookies);
-	free(sites);
-	usdt_file__close(file);
-	return link;
+	goto out;
 
 err_unwind:
 	link_unwind(link);
+	link = NULL;
 err_out:
+out:
+	/* One exit for both: the scratch arrays and the file go either way. */
 	if (fd >= 0)
 		close(fd);
 	free(offs);
@@ -594,7 +590,7 @@ err_out:
 	free(cookies);
 	free(sites);
 	usdt_file__close(file);
-	return usdt__err_ptr(err);
+	return link ? link : usdt__err_ptr(err);
 }
 
 int usdt_link__destroy(struct usdt_link *link)

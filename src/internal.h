@@ -111,6 +111,10 @@ struct usdt__arg {
 	int scale;		/* 1, 2, 4 or 8 with an index, else 0 */
 	int64_t disp;		/* displacement, or the constant itself */
 	uint16_t sym_pos, sym_len; /* the symbol in the args string */
+	uint8_t idx_ext;	/* USDT__IDX_*: how a 32-bit index extends */
+	uint8_t lo_reloc;	/* USDT__LO_*: the operand holds only the low
+				 * bits of the symbol's address; the base
+				 * register holds the rest (adrp, lui) */
 
 	/* From resolution. */
 	enum usdt_arg_kind kind;
@@ -118,6 +122,18 @@ struct usdt__arg {
 	uint64_t value;
 	struct usdt_arg_spec spec;
 	char reason[96];
+};
+
+enum {
+	USDT__IDX_64 = 0,	/* the whole register */
+	USDT__IDX_SXTW,		/* low 32 bits, sign-extended (arm64 sxtw) */
+	USDT__IDX_UXTW,		/* low 32 bits, zero-extended (arm64 uxtw) */
+};
+
+enum {
+	USDT__LO_NONE = 0,
+	USDT__LO_AARCH64,	/* :lo12:sym, bits 0-11, unsigned */
+	USDT__LO_RISCV,		/* %lo(sym), bits 0-11, sign-extended */
 };
 
 /*

@@ -19,7 +19,8 @@ for prog in "$@"; do
 	name=${prog#*/tests/}
 	echo "=== $name"
 	out=$(mktemp)
-	timeout --kill-after=10 "$timeout_s" "$prog" 2>&1 | tee "$out"
+	# TEST_WRAPPER: e.g. valgrind (see `make valgrind`).
+	timeout --kill-after=10 "$timeout_s" ${TEST_WRAPPER:-} "$prog" 2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
 	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$out" | tail -n1)
 	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$out" | tail -n1)

@@ -90,6 +90,16 @@ static inline void usdt__set_name(char dst[8], const char *name, size_t len)
 	dst[len] = '\0';
 }
 
+/*
+ * Read an expression of numbers and at most one symbol joined by '+' and
+ * '-' ("sym", "sym+8", "40+sym", "sym-8", "-16") at s[*pos]. The numbers
+ * add up into arg->disp (wrapping, as an assembler does); the symbol's
+ * span, relative to s, goes to sym_pos/sym_len with has_sym set. A symbol
+ * starts with a letter, '_' or '.', and goes on with those, digits and '$'.
+ */
+int usdt__scan_sym_expr(const char *s, size_t len, size_t *pos,
+			struct usdt__arg *arg);
+
 /* How many characters of an operand a reason quotes at most. */
 #define USDT__QUOTE_MAX 24
 

@@ -8,11 +8,14 @@
  *                                       read as the constant 0)
  *   [x29]  [sp, 8]  [x0, #-8]           memory at a base plus an offset
  *   [x3, x1]  [x3, x1, lsl 3]           memory at a base plus an index
+ *   [x3, w0, sxtw 2]  [x3, w0, uxtw]    ... with a 32-bit index, extended
+ *                                       (gcc -O2 for arrays indexed by int)
+ *   [x0, #:lo12:sym]                    memory at x0 (adrp: the symbol's
+ *   [x0, #:got_lo12:sym]                page) plus the low 12 bits of the
+ *                                       symbol's (or its GOT slot's) address
  *
  * Refused with a reason: FP/SIMD/SVE registers (v0, d0, s0, q0, z0...),
- * relocation operands ("[x0, #:lo12:sym]"), and 32-bit indexes extended
- * to 64 bits ("[x3, w0, sxtw]"): struct usdt_arg_spec reads an index as
- * the whole 64-bit register, and the upper half of x0 is not w0 extended.
+ * and other relocation operands.
  */
 #include <elf.h>
 
@@ -83,6 +86,7 @@ static int bad_reg(struct usdt__arg *arg, const char *name, size_t len)
 	return usdt__op_fail(arg, -EINVAL, "unknown register %.*s", q, name);
 }
 
+/* A relocation operand we do not read, such as ":abs_g0:" outside []. */
 static int reloc(struct usdt__arg *arg, const char *op, size_t len, size_t p)
 {
 	size_t n = 0;
@@ -97,6 +101,29 @@ static int reloc(struct usdt__arg *arg, const char *op, size_t len, size_t p)
 	return usdt__op_fail(arg, -ENOTSUP,
 			     "arm64 relocation operand :%.*s: not supported",
 			     (int)n, op + p + 1);
+}
+
+/*
+ * The offset of "[xB, #:lo12:sym]" (after adrp xB, sym: xB holds the
+ * symbol's 4 KiB page) or "[xB, #:got_lo12:sym]" (xB holds the page of the
+ * symbol's GOT slot), at op[*pos] == ':'.
+ */
+static int parse_lo12(const char *op, size_t len, size_t *pos,
+		      struct usdt__arg *arg)
+{
+	size_t p = *pos + 1, n = 0;
+
+	while (p + n < len && (usdt__is_alpha(op[p + n]) ||
+			       usdt__is_digit(op[p + n]) || op[p + n] == '_'))
+		n++;
+	if (p + n >= len || op[p + n] != ':' ||
+	    (!name_is(op + p, n, "lo12") && !name_is(op + p, n, "got_lo12")))
+		return reloc(arg, op, len, *pos);
+	arg->lo_reloc = USDT__LO_AARCH64;
+	arg->got = name_is(op + p, n, "got_lo12");
+	p += n + 1;
+	*pos = p;
+	return usdt__scan_sym_expr(op, len, pos, arg);
 }
 
 /*
@@ -137,11 +164,15 @@ static int parse_index(const char *op, size_t len, size_t *pos,
 			has_amount = true;
 		}
 		if (name_is(op + ext, extn, "sxtw") ||
-		    name_is(op + ext, extn, "uxtw"))
-			return usdt__op_fail(arg, -ENOTSUP,
-					     "arm64 index extended with %.*s not supported",
-					     (int)extn, op + ext);
-		if (name_is(op + ext, extn, "lsl")) {
+		    name_is(op + ext, extn, "uxtw")) {
+			/* gcc -O2 indexes an array by an int this way. */
+			if (width != 4)
+				return usdt__op_fail(arg, -EINVAL,
+						     "%.*s needs a w register index",
+						     (int)extn, op + ext);
+			arg->idx_ext = op[ext] == 's' ? USDT__IDX_SXTW
+						      : USDT__IDX_UXTW;
+		} else if (name_is(op + ext, extn, "lsl")) {
 			if (!has_amount)
 				return usdt__op_fail(arg, -EINVAL,
 						     "lsl without a shift amount");
@@ -153,7 +184,7 @@ static int parse_index(const char *op, size_t len, size_t *pos,
 			return usdt__op_fail(arg, -EINVAL,
 					     "index shift must be 0 to 3");
 	}
-	if (width != 8)
+	if (width != 8 && !arg->idx_ext)
 		return usdt__op_fail(arg, -EINVAL,
 				     "a 32-bit index needs sxtw or uxtw");
 	arg->idx_off = off;
@@ -192,9 +223,11 @@ static int parse_mem(const char *op, size_t len, struct usdt__arg *arg)
 		hash = p < len && op[p] == '#';
 		if (hash)
 			p++;
-		if (p < len && op[p] == ':')
-			return reloc(arg, op, len, p);
-		if (hash || (p < len && usdt__is_num_start(op[p]))) {
+		if (p < len && op[p] == ':') {
+			err = parse_lo12(op, len, &p, arg);
+			if (err)
+				return err;
+		} else if (hash || (p < len && usdt__is_num_start(op[p]))) {
 			err = usdt__scan_num(op, len, &p, &v, arg);
 			if (err)
 				return err;

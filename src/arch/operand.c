@@ -113,3 +113,53 @@ int usdt__reg_num(const char *name, size_t len)
 		return (name[0] - '0') * 10 + (name[1] - '0');
 	return -1;
 }
+
+static bool sym_start(char c)
+{
+	return usdt__is_alpha(c) || c == '_' || c == '.';
+}
+
+static bool sym_char(char c)
+{
+	return sym_start(c) || usdt__is_digit(c) || c == '$';
+}
+
+int usdt__scan_sym_expr(const char *s, size_t len, size_t *pos,
+			struct usdt__arg *arg)
+{
+	uint64_t disp = (uint64_t)arg->disp, v;
+	size_t p = *pos, start;
+	bool minus = false;
+	int err;
+
+	for (;;) {
+		if (p < len && sym_start(s[p])) {
+			if (arg->has_sym)
+				return usdt__op_fail(arg, -ENOTSUP,
+						     "two symbols in one operand");
+			if (minus)
+				return usdt__op_fail(arg, -ENOTSUP,
+						     "subtracting a symbol not supported");
+			start = p;
+			while (p < len && sym_char(s[p]))
+				p++;
+			arg->has_sym = true;
+			arg->sym_pos = (uint16_t)start;
+			arg->sym_len = (uint16_t)(p - start);
+		} else if (p < len && usdt__is_num_start(s[p])) {
+			err = usdt__scan_num(s, len, &p, &v, arg);
+			if (err)
+				return err;
+			disp = minus ? disp - v : disp + v;
+		} else {
+			return usdt__op_fail(arg, -EINVAL,
+					     "expected a number or a symbol");
+		}
+		if (p >= len || (s[p] != '+' && s[p] != '-'))
+			break;
+		minus = s[p++] == '-';
+	}
+	arg->disp = (int64_t)disp;
+	*pos = p;
+	return 0;
+}

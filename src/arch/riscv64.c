@@ -11,10 +11,12 @@
  * value it is the constant 0; as a base it leaves only the offset, an
  * absolute address.
  *
- * Refused with a reason: floating-point and vector registers, and
- * relocation operands such as "%lo(sym)(a4)", which GCC prints for globals
- * in non-PIC code: the operand names only the low bits of an address whose
- * high bits were added by an earlier lui.
+ *   %lo(sym)(a4)                       gcc's non-PIC global: a4 holds
+ *                                      %hi(sym) from a lui, the operand
+ *                                      adds the low 12 bits
+ *
+ * Refused with a reason: floating-point and vector registers, and other
+ * relocation operands (%pcrel_lo names a label, %tprel_lo TLS).
  */
 #include <elf.h>
 
@@ -132,12 +134,45 @@ static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 	if (!len)
 		return usdt__op_fail(arg, -EINVAL, "empty operand");
 	if (op[0] == '%') {
-		n = usdt__span_alnum(op, len, 1);
-		if (n > USDT__QUOTE_MAX)
-			n = USDT__QUOTE_MAX;
-		return usdt__op_fail(arg, -ENOTSUP,
-				     "riscv64 relocation operand %%%.*s() not supported",
-				     (int)n, op + 1);
+		n = 0;
+		while (1 + n < len && (usdt__is_alpha(op[1 + n]) ||
+				       usdt__is_digit(op[1 + n]) ||
+				       op[1 + n] == '_'))
+			n++;
+		/*
+		 * "%lo(sym)(a4)": gcc's non-PIC access to a global, after
+		 * "lui a4, %hi(sym)". The register holds the high part, the
+		 * operand adds the low 12 bits. Others (%pcrel_lo, %tprel_lo)
+		 * name a label or TLS and are refused.
+		 */
+		if (n != 2 || op[1] != 'l' || op[2] != 'o' || 3 >= len ||
+		    op[3] != '(') {
+			if (n > USDT__QUOTE_MAX)
+				n = USDT__QUOTE_MAX;
+			return usdt__op_fail(arg, -ENOTSUP,
+					     "riscv64 relocation operand %%%.*s() not supported",
+					     (int)n, op + 1);
+		}
+		p = 4;
+		err = usdt__scan_sym_expr(op, len, &p, arg);
+		if (err)
+			return err;
+		if (!arg->has_sym || p >= len || op[p] != ')')
+			return usdt__op_fail(arg, -EINVAL,
+					     "expected %%lo(symbol)");
+		p++;
+		if (p >= len || op[p] != '(')
+			return usdt__op_fail(arg, -EINVAL,
+					     "expected a base register after %%lo()");
+		arg->lo_reloc = USDT__LO_RISCV;
+		arg->mem = true;
+		err = parse_base(op, len, &p, arg);
+		if (err)
+			return err;
+		if (p != len)
+			return usdt__op_fail(arg, -EINVAL,
+					     "garbage after a memory operand");
+		return 0;
 	}
 	if (usdt__is_alpha(op[0])) {
 		n = usdt__span_alnum(op, len, 0);

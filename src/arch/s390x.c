@@ -8,14 +8,17 @@
  *   0(%r3,%r4)                         memory at D(X,B): index %r3 plus
  *                                      base %r4 plus offset (the index comes
  *                                      first in s390 assembler syntax)
+ *   sym  sym+8                         a symbol's address, as a value
+ *   sym+8(%r1)                         memory with a symbolic displacement
  *
  * In an address, register 0 stands for "no register" (the CPU adds zero,
  * not the contents of %r0), so %r0 in the X or B slot leaves that slot
  * empty. GCC never puts %r0 there; the rule is the architecture's.
  *
  * Refused with a reason: floating-point, vector, access and control
- * registers, and symbolic operands (GCC's "nor" constraint never prints a
- * symbol on s390x: globals are reached through a register loaded by larl).
+ * registers. (GCC's default "nor" constraint never prints a symbol on
+ * s390x, since globals are reached through a register loaded by larl; the
+ * symbol forms come from hand-written or "g"/"i" constrained probes.)
  */
 #include <elf.h>
 
@@ -144,7 +147,6 @@ static int parse_regs(const char *op, size_t len, size_t *pos,
 static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 {
 	size_t p = 0, np, nl;
-	uint64_t v;
 	int off, err;
 
 	if (!len)
@@ -160,16 +162,17 @@ static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 		arg->base_off = off;
 		return 0;
 	}
-	if (usdt__is_alpha(op[0]) || op[0] == '_' || op[0] == '.')
-		return usdt__op_fail(arg, -ENOTSUP,
-				     "s390x symbolic operand not supported");
 	if (op[0] != '(') {
-		err = usdt__scan_num(op, len, &p, &v, arg);
+		/*
+		 * A constant, or a symbol expression: "sym", "sym+8" (the
+		 * address as a value, like x86's $sym) or "sym+8(%r1)" (a
+		 * symbolic displacement).
+		 */
+		err = usdt__scan_sym_expr(op, len, &p, arg);
 		if (err)
 			return err;
-		arg->disp = (int64_t)v;
 		if (p == len)
-			return 0;	/* a constant */
+			return 0;
 	}
 	if (p >= len || op[p] != '(')
 		return usdt__op_fail(arg, -EINVAL, "expected '(' or the end");

@@ -63,6 +63,28 @@ static double loop_ns(void (*fn)(long))
 	return (now() - t) * 1e9 / HITS;
 }
 
+/* Run time of the BPF program itself, from the kernel's BPF stats. */
+static double prog_ns(const struct bpf_program *p)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len) ||
+	    !info.run_cnt)
+		return 0;
+	return (double)info.run_time_ns / info.run_cnt;
+}
+
+static unsigned int xlated_insns(const struct bpf_program *p)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len))
+		return 0;
+	return info.xlated_prog_len / 8;
+}
+
 /* ns per hit of probe `name` (fired by fn) for libusdt, then libbpf. */
 static int per_hit(struct bench_ours *ours, struct usdt_manager *man,
 		   struct bench_libbpf *lb, const char *name,
@@ -113,6 +135,7 @@ int main(void)
 	struct usdt_link *ul;
 	struct bpf_link *ll;
 	double base, t_ours, t_lb, t5_ours, t5_lb, a_ours, a_lb, t;
+	int stats_fd;
 
 	if (geteuid()) {
 		fprintf(stderr, "bench: needs root\n");
@@ -140,7 +163,8 @@ int main(void)
 	bpf_link__destroy(ll);
 	a_lb = now() - t;
 
-	/* Per hit. */
+	/* Per hit. The kernel times BPF programs while stats are enabled. */
+	stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	base = loop_ns(hot);
 	if (per_hit(ours, man, lb, "hot", hot, &t_ours, &t_lb) ||
 	    per_hit(ours, man, lb, "hot5", hot5, &t5_ours, &t5_lb))
@@ -154,6 +178,15 @@ int main(void)
 	       t_ours - base, t_lb - base, (t_ours - base) / (t_lb - base));
 	printf("%-40s %10.0fns %10.0fns %8.2f\n", "probe hit, nop;nop5 site",
 	       t5_ours - base, t5_lb - base, (t5_ours - base) / (t5_lb - base));
+	if (stats_fd >= 0)
+		printf("%-40s %10.1fns %10.1fns %8.2f\n",
+		       "BPF program run time per hit",
+		       prog_ns(ours->progs.on_hit), prog_ns(lb->progs.on_hit),
+		       prog_ns(ours->progs.on_hit) / prog_ns(lb->progs.on_hit));
+	printf("%-40s %12u %12u %8.2f\n", "program size (xlated insns)",
+	       xlated_insns(ours->progs.on_hit), xlated_insns(lb->progs.on_hit),
+	       (double)xlated_insns(ours->progs.on_hit) /
+		       xlated_insns(lb->progs.on_hit));
 	printf("%-40s %12u %12u %8.2f\n", "verifier-processed insns",
 	       verified_insns(ours->progs.on_hit),
 	       verified_insns(lb->progs.on_hit),

@@ -63,6 +63,23 @@ __attribute__((noinline)) void fire_nop5(long v)
 	asm volatile(".byte 0x0f, 0x1f, 0x44, 0x00, 0x00");
 }
 
+/*
+ * A site whose index registers carry garbage above bit 31, as an arm64
+ * "[x3, w0, sxtw]" index may: x86 has no such operand, so the test sets
+ * the spec's extension flags by hand and checks what the BPF side reads.
+ */
+void idx32_site(long *arr);
+__asm__(".pushsection .text\n"
+	".globl idx32_site\n"
+	".type idx32_site, @function\n"
+	"idx32_site:\n"
+	"movabs $0xdeadbeef00000002, %rcx\n"
+	"movabs $0x12345678ffffffff, %rdx\n"
+	STAP_PROBE_ASM(test, idx32, 8@(%rdi,%rcx,8) 8@(%rdi,%rdx,8) -4@%edx)
+	"ret\n"
+	".size idx32_site, .-idx32_site\n"
+	".popsection\n");
+
 __attribute__((noinline)) void fire_zero(void)
 {
 	STAP_PROBE(test, zero);
@@ -332,6 +349,47 @@ static void test_nop5_combo(void **state)
 		usdt_link__destroy(l);
 	}
 	usdt_file__close(file);
+}
+
+static void test_index_extension(void **state)
+{
+	struct fix *f = *state;
+	long arr[4] = { 100, 101, 102, 103 };
+	int fd = bpf_map__fd(f->skel->maps.usdt__specs);
+	const struct usdt_test_hit *h = &f->skel->bss->hits[1];
+	struct usdt_spec spec;
+	struct usdt_link *l;
+	uint32_t id;
+
+	reset(f->skel);
+	l = attach(f->man, f->skel->progs.on_usdt, -1, "/proc/self/exe",
+		   "test", "idx32", NULL);
+	/* As written, the indexes are huge: the reads fault. */
+	idx32_site(&arr[1]);
+	assert_int_equal(hits(f->skel), 1);
+	assert_int_not_equal(f->skel->bss->hits[0].rc[0], 0);
+	assert_int_not_equal(f->skel->bss->hits[0].rc[1], 0);
+	assert_int_equal(f->skel->bss->hits[0].args[2], -1);
+
+	/* Its only spec, with the index extensions an arm64 parse sets. */
+	assert_int_equal(f->man->live_cnt, 1);
+	for (id = 0; id < 256; id++) {
+		assert_int_equal(bpf_map_lookup_elem(fd, &id, &spec), 0);
+		if (spec.arg_cnt == 3)
+			break;
+	}
+	assert_true(id < 256);
+	spec.args[0].flags |= USDT_SPEC_F_IDX_U32;	/* 2 */
+	spec.args[1].flags |= USDT_SPEC_F_IDX_S32;	/* -1 */
+	assert_int_equal(bpf_map_update_elem(fd, &id, &spec, BPF_ANY), 0);
+	idx32_site(&arr[1]);
+	assert_int_equal(hits(f->skel), 2);
+	assert_int_equal(h->rc[0], 0);
+	assert_int_equal(h->args[0], 103);
+	assert_int_equal(h->rc[1], 0);
+	assert_int_equal(h->args[1], 100);
+	usdt_link__destroy(l);
+	assert_specs_empty(f->skel, f->man);
 }
 
 static void test_semaphore(void **state)
@@ -738,6 +796,107 @@ static void test_errors(void **state)
 	assert_int_equal(usdt_link__destroy(NULL), 0);
 }
 
+/* In IP-map mode one run-time IP can hold one spec: a second attach of
+ * the same site is refused and leaves the first one working. */
+static void test_ip_collision(void **state)
+{
+	struct fix *f = *state;
+	USDT_OPTS(usdt_attach_opts, o, .force_ip_map = true, .usr_cookie = 5);
+	USDT_OPTS(usdt_attach_opts, o2, .force_ip_map = true, .usr_cookie = 6);
+	struct usdt_link *l;
+
+	l = attach(f->man, f->skel->progs.on_usdt, 0, "/proc/self/exe", "test",
+		   "mix", &o);
+	errno = 0;
+	assert_null(usdt_manager__attach(f->man, f->skel->progs.on_usdt3, 0,
+					 "/proc/self/exe", "test", "mix", &o2));
+	assert_int_equal(errno, EEXIST);
+	assert_int_equal(f->man->live_cnt, 1);
+	reset(f->skel);
+	call_mix();
+	assert_int_equal(hits(f->skel), 1);
+	check_mix_hit(&f->skel->bss->hits[0], 5);
+	usdt_link__destroy(l);
+	assert_specs_empty(f->skel, f->man);
+}
+
+/* A container's view of a file: /proc/PID/root/PATH. */
+static void test_proc_root_path(void **state)
+{
+	struct fix *f = *state;
+	char exe[4096], path[4200];
+	struct usdt_link *l;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	assert_true(n > 0);
+	exe[n] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/root%s", getpid(), exe);
+	reset(f->skel);
+	l = attach(f->man, f->skel->progs.on_usdt, -1, path, "test", "mix",
+		   NULL);
+	call_mix();
+	assert_int_equal(hits(f->skel), 1);
+	check_mix_hit(&f->skel->bss->hits[0], 0);
+	usdt_link__destroy(l);
+}
+
+/*
+ * The kernel refuses a uprobe part-way: another uprobe already sits on the
+ * semaphore site with a different ref_ctr_offset. Attaching test:mix and
+ * test:sema together must then leave nothing: mix's uprobe (made first in
+ * per-site mode) is taken down again, and every ID is given back.
+ */
+static void test_kernel_refusal_unwinds(void **state)
+{
+	struct fix *f = *state;
+	struct usdt_file *file = usdt_file__open("/proc/self/exe", NULL);
+	const struct usdt_probe *sema = NULL;
+	struct bpf_link *blocker;
+	size_t i;
+	int m;
+
+	assert_non_null(file);
+	for (i = 0; i < usdt_file__probe_cnt(file); i++)
+		if (!strcmp(usdt_probe__name(usdt_file__probe(file, i)), "sema"))
+			sema = usdt_file__probe(file, i);
+	assert_non_null(sema);
+	{
+		LIBBPF_OPTS(bpf_uprobe_opts, uo,
+			    .ref_ctr_offset = usdt_probe__semaphore_offset(sema) + 2);
+
+		blocker = bpf_program__attach_uprobe_opts(
+			f->perf_skel->progs.on_usdt3, -1, "/proc/self/exe",
+			usdt_probe__file_offset(sema), &uo);
+		assert_int_equal(libbpf_get_error(blocker), 0);
+	}
+	for (m = 0; m < 2; m++) {
+		struct usdt_test *skel = m ? f->perf_skel : f->skel;
+		struct usdt_manager *man = m ? f->perf_man : f->man;
+
+		errno = 0;
+		assert_null(usdt_manager__attach(man, skel->progs.on_usdt, -1,
+						 "/proc/self/exe", "test",
+						 "[ms][ie]*[xa]", NULL));
+		assert_int_equal(errno, EINVAL);
+		assert_specs_empty(skel, man);
+		reset(skel);
+		call_mix();
+		assert_int_equal(hits(skel), 0);
+	}
+	bpf_link__destroy(blocker);
+	/* With the blocker gone, the same attach works. */
+	{
+		struct usdt_link *l = attach(f->perf_man,
+					     f->perf_skel->progs.on_usdt, -1,
+					     "/proc/self/exe", "test",
+					     "[ms][ie]*[xa]", NULL);
+
+		assert_int_equal(usdt_link__site_cnt(l), 2);
+		usdt_link__destroy(l);
+	}
+	usdt_file__close(file);
+}
+
 static int count_fds(void)
 {
 	DIR *d = opendir("/proc/self/fd");
@@ -781,6 +940,7 @@ int main(void)
 		cmocka_unit_test(test_bpf_usdt_macro),
 		cmocka_unit_test(test_zero_args),
 		cmocka_unit_test(test_nop5_combo),
+		cmocka_unit_test(test_index_extension),
 		cmocka_unit_test(test_semaphore),
 		cmocka_unit_test(test_shared_library),
 		cmocka_unit_test(test_pid_filter),
@@ -790,6 +950,9 @@ int main(void)
 		cmocka_unit_test(test_shared_spec),
 		cmocka_unit_test(test_two_objects),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_kernel_refusal_unwinds),
+		cmocka_unit_test(test_ip_collision),
+		cmocka_unit_test(test_proc_root_path),
 		cmocka_unit_test(test_attach_destroy_cycles),
 	};
 

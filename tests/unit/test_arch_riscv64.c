@@ -51,7 +51,11 @@ static const struct arg_case cases[] = {
 };
 
 static const struct bad_case bad_cases[] = {
-	{ "-4@%lo(gv)(a4)", "riscv64 relocation operand %lo() not supported" },
+	/* Read with a symbol table (test_resolve). */
+	{ "-4@%lo(gv)(a4)", "symbol 'gv' not in the symbol table" },
+	{ "-4@%pcrel_lo(.L1)(a4)", "relocation operand %pcrel_lo() not supported" },
+	{ "-4@%lo(5)(a4)", "expected %lo(symbol)" },
+	{ "-4@%lo(gv)", "expected a base register" },
 	{ "8@%pcrel_lo(.L1)(a0)", "relocation operand %pcrel" },
 	{ "8f@fa0", "floating-point register fa0 holds a float" },
 	{ "8f@ft0", "floating-point register ft0" },

@@ -48,6 +48,9 @@ static const struct arg_case cases[] = {
 	/* 16 bytes on big-endian: the low half is 8 bytes further on. */
 	{ "-16@-32(%r11)", 0, K_DEREF, -24, 0, "r11", NULL, 0, NULL, SM, 8, F_S | F_TR, GPR(11), NONE, NEG(24) },
 	{ "16@0(%r3,%r4)", 0, K_INDEX, 8, 0, "r4", "r3", 1, NULL, SM, 8, F_TR, GPR(4), GPR(3), 8 },
+	/* ... wrapping like the CPU's address arithmetic (found by fuzzing:
+	 * this was a signed overflow in resolve()). */
+	{ "16@9223372036854775807(%r2)", 0, K_DEREF, INT64_MIN + 7, 0, "r2", NULL, 0, NULL, SM, 8, F_TR, GPR(2), NONE, 0x8000000000000007ULL },
 	{ "-16@-32(%r11)", 1, K_DEREF, -32, 0, "r11", NULL, 0, NULL, SM, 8, F_S | F_TR, GPR(11), NONE, NEG(32) },
 	/* A 16-byte register value is its low 8 bytes either way. */
 	/* A 16-byte value is in the pair r2:r3, its low half in r3. */
@@ -64,9 +67,10 @@ static const struct bad_case bad_cases[] = {
 	{ "8@%r01", "unknown register %r01" },
 	{ "8@%r", "unknown register %r" },
 	{ "8@%", "expected a register after %" },
-	{ "8@r2", "symbolic operand" },
-	{ "8@sym", "symbolic operand" },
-	{ "8@.LC0", "symbolic operand" },
+	/* Symbols resolve through the symbol table (test_resolve). */
+	{ "8@r2", "symbol 'r2' not in the symbol table" },
+	{ "8@sym", "not in the symbol table" },
+	{ "8@.LC0", "not in the symbol table" },
 	{ "8@0(%r1", "expected ')'" },
 	{ "8@0(%r1,", "expected a register" },
 	{ "8@0(%r1,%r2", "expected ')'" },

@@ -68,11 +68,104 @@ static void test_gotpcrel_prefers_slot(void **state)
 	usdt__symtab_free(st);
 }
 
+/* "[x0, #:lo12:sym]": x0 holds the symbol's page (adrp), the operand its
+ * low 12 bits; that holds at any load bias, so no IP is involved. */
+static void test_arm64_lo12(void **state)
+{
+	struct usdt__symtab *st = usdt__symtab_new();
+	struct usdt__site_ctx site = { .arch = &usdt__arch_arm64,
+				       .symtab = st, .vaddr = 0x700,
+				       .is_dyn = true };
+	struct usdt__arg arg;
+
+	assert_int_equal(usdt__symtab_add(st, "counter", 0x411238, 0), 0);
+	assert_int_equal(usdt__symtab_add(st, "ext", 0, 0x10fe8), 0);
+	parse(&site, "8@[x0, #:lo12:counter]", &arg);
+	assert_int_equal(arg.kind, USDT_ARG_DEREF);
+	assert_string_equal(arg.base, "x0");
+	assert_int_equal(arg.offset, 0x238);
+	assert_int_equal(arg.spec.val_off, 0x238);
+	assert_int_equal(arg.spec.base_off, 0);
+	assert_false(arg.spec.flags & USDT_SPEC_F_IPREL);
+	parse(&site, "-4@[x2, :lo12:counter+12]", &arg);
+	assert_int_equal(arg.kind, USDT_ARG_DEREF);
+	assert_int_equal(arg.offset, 0x244);
+	/* The GOT slot's low bits; reading it gives the symbol's address. */
+	parse(&site, "8@[x1, #:got_lo12:ext]", &arg);
+	assert_int_equal(arg.kind, USDT_ARG_DEREF);
+	assert_int_equal(arg.offset, 0xfe8);
+	assert_int_equal(arg.spec.base_off, 8);
+	parse(&site, "8@[x1, #:got_lo12:counter]", &arg);
+	assert_int_equal(arg.kind, USDT_ARG_UNSUPPORTED);
+	assert_non_null(strstr(arg.reason, "no GOT slot"));
+	parse(&site, "8@[x1, #:lo12:nosuch]", &arg);
+	assert_int_equal(arg.kind, USDT_ARG_UNSUPPORTED);
+	usdt__symtab_free(st);
+}
+
+/* "%lo(gv)(a4)" after "lui a4, %hi(gv)": %hi rounds, so %lo is the low 12
+ * bits sign-extended, and a4 + %lo(gv) == gv. */
+static void test_riscv_lo(void **state)
+{
+	struct usdt__symtab *st = usdt__symtab_new();
+	struct usdt__site_ctx site = { .arch = &usdt__arch_riscv64,
+				       .symtab = st, .vaddr = 0x10500 };
+	struct usdt__arg arg;
+	uint64_t gv = 0x12834, hi = ((gv + 0x800) >> 12) << 12;
+
+	assert_int_equal(usdt__symtab_add(st, "gv", gv, 0), 0);
+	assert_int_equal(usdt__symtab_add(st, "low", 0x12400, 0), 0);
+	parse(&site, "-4@%lo(gv)(a4)", &arg);
+	assert_int_equal(arg.kind, USDT_ARG_DEREF);
+	assert_string_equal(arg.base, "a4");
+	assert_int_equal(hi + (uint64_t)arg.offset, gv);
+	assert_int_equal(arg.offset, -0x7cc);
+	assert_int_equal(arg.spec.base_off, usdt__arch_riscv64.reg_off("a4", 2, NULL));
+	parse(&site, "8@%lo(low+8)(a5)", &arg);
+	assert_int_equal(arg.kind, USDT_ARG_DEREF);
+	assert_int_equal(arg.offset, 0x408);
+	usdt__symtab_free(st);
+}
+
+/* s390x symbol forms: the address as a value, or a symbolic displacement. */
+static void test_s390x_symbols(void **state)
+{
+	struct usdt__symtab *st = usdt__symtab_new();
+	struct usdt__site_ctx site = { .arch = &usdt__arch_s390x,
+				       .symtab = st, .vaddr = 0x1000,
+				       .big_endian = true };
+	struct usdt__arg arg;
+
+	assert_int_equal(usdt__symtab_add(st, "tbl", 0x2000, 0), 0);
+	parse(&site, "8@tbl", &arg);
+	assert_int_equal(arg.kind, USDT_ARG_CONST);
+	assert_int_equal(arg.value, 0x2000);
+	parse(&site, "8@tbl+16", &arg);
+	assert_int_equal(arg.kind, USDT_ARG_CONST);
+	assert_int_equal(arg.value, 0x2010);
+	parse(&site, "-4@tbl+4(%r1)", &arg);
+	assert_int_equal(arg.kind, USDT_ARG_DEREF);
+	assert_int_equal(arg.offset, 0x2004);
+	/* In a shared object both move with the load bias. */
+	site.is_dyn = true;
+	parse(&site, "8@tbl+16", &arg);
+	assert_int_equal(arg.kind, USDT_ARG_PCADDR);
+	assert_int_equal(arg.offset, 0x1010);
+	parse(&site, "-4@tbl+4(%r1)", &arg);
+	assert_int_equal(arg.kind, USDT_ARG_DEREF);
+	assert_true(arg.spec.flags & USDT_SPEC_F_IPREL);
+	assert_int_equal(arg.spec.val_off, 0x1004);
+	usdt__symtab_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_s390x_register_pair),
 		cmocka_unit_test(test_gotpcrel_prefers_slot),
+		cmocka_unit_test(test_arm64_lo12),
+		cmocka_unit_test(test_riscv_lo),
+		cmocka_unit_test(test_s390x_symbols),
 	};
 
 	return cmocka_run_group_tests_name("resolve", tests, NULL, NULL);

@@ -4,3 +4,9 @@
 # wrapped by the test.
 LDFLAGS_test_specids := -Wl,--wrap=bpf_map__fd \
 	-Wl,--wrap=bpf_map__max_entries -Wl,--wrap=bpf_map_update_elem
+
+# The unit tests under valgrind: any error or leak fails the test.
+VALGRIND := valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=99
+.PHONY: valgrind
+valgrind: $(UNIT_BINS) $(TEST_DEPS)
+	$(Q)TEST_WRAPPER="$(VALGRIND)" tests/run.sh 1200 $(UNIT_BINS)
