@@ -342,7 +342,6 @@ struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 	if (!man)
 		return usdt__err_ptr(-ENOMEM);
 	man->obj = obj;
-	man->no_multi = OPTS_GET(opts, no_uprobe_multi, false);
 	man->specs_map = bpf_object__find_map_by_name(obj, "usdt__specs");
 	man->ip_map = bpf_object__find_map_by_name(obj, "usdt__ip2spec");
 	if (!man->specs_map || !man->ip_map) {
@@ -366,7 +365,10 @@ struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 		    (err = bpf_map__set_max_entries(man->ip_map, max_ips)))
 			goto err_out;
 		set_ip_off(man);
-		if (!man->no_multi && usdt__features()->uprobe_multi) {
+		/* Each program's expected attach type then says, at attach
+		 * time, which kind of link it takes. */
+		if (!OPTS_GET(opts, no_uprobe_multi, false) &&
+		    usdt__features()->uprobe_multi) {
 			bpf_object__for_each_program(prog, obj) {
 				if (!is_usdt_prog(prog))
 					continue;
@@ -375,7 +377,6 @@ struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 				if (err)
 					goto err_out;
 			}
-			man->prepared_multi = true;
 		}
 	}
 	return man;

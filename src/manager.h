@@ -33,8 +33,6 @@ struct usdt_manager {
 	struct bpf_object *obj;		/* borrowed */
 	struct bpf_map *specs_map;	/* borrowed from obj */
 	struct bpf_map *ip_map;
-	bool prepared_multi;		/* programs set up for uprobe_multi */
-	bool no_multi;
 
 	/* Spec IDs; allocated at the first attach, when the map is sized. */
 	uint32_t max_specs;
