@@ -96,9 +96,11 @@ static inline void usdt__set_name(char dst[8], const char *name, size_t len)
  * add up into arg->disp (wrapping, as an assembler does); the symbol's
  * span, relative to s, goes to sym_pos/sym_len with has_sym set. A symbol
  * starts with a letter, '_' or '.', and goes on with those, digits and '$'.
+ * With gotpcrel, "sym@GOTPCREL" sets arg->got (x86); any other "@RELOC" is
+ * refused.
  */
 int usdt__scan_sym_expr(const char *s, size_t len, size_t *pos,
-			struct usdt__arg *arg);
+			struct usdt__arg *arg, bool gotpcrel);
 
 /* How many characters of an operand a reason quotes at most. */
 #define USDT__QUOTE_MAX 24

@@ -123,7 +123,7 @@ static int parse_lo12(const char *op, size_t len, size_t *pos,
 	arg->got = name_is(op + p, n, "got_lo12");
 	p += n + 1;
 	*pos = p;
-	return usdt__scan_sym_expr(op, len, pos, arg);
+	return usdt__scan_sym_expr(op, len, pos, arg, false);
 }
 
 /*

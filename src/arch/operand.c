@@ -125,7 +125,7 @@ static bool sym_char(char c)
 }
 
 int usdt__scan_sym_expr(const char *s, size_t len, size_t *pos,
-			struct usdt__arg *arg)
+			struct usdt__arg *arg, bool gotpcrel)
 {
 	uint64_t disp = (uint64_t)arg->disp, v;
 	size_t p = *pos, start;
@@ -146,6 +146,20 @@ int usdt__scan_sym_expr(const char *s, size_t len, size_t *pos,
 			arg->has_sym = true;
 			arg->sym_pos = (uint16_t)start;
 			arg->sym_len = (uint16_t)(p - start);
+			if (p < len && s[p] == '@') {
+				size_t n = usdt__span_alnum(s, len, p + 1);
+
+				if (!gotpcrel || n != 8 ||
+				    memcmp(s + p + 1, "GOTPCREL", 8)) {
+					if (n > USDT__QUOTE_MAX)
+						n = USDT__QUOTE_MAX;
+					return usdt__op_fail(arg, -ENOTSUP,
+							     "relocation @%.*s not supported",
+							     (int)n, s + p + 1);
+				}
+				arg->got = true;
+				p += 1 + n;
+			}
 		} else if (p < len && usdt__is_num_start(s[p])) {
 			err = usdt__scan_num(s, len, &p, &v, arg);
 			if (err)

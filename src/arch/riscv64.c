@@ -154,7 +154,7 @@ static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 					     (int)n, op + 1);
 		}
 		p = 4;
-		err = usdt__scan_sym_expr(op, len, &p, arg);
+		err = usdt__scan_sym_expr(op, len, &p, arg, false);
 		if (err)
 			return err;
 		if (!arg->has_sym || p >= len || op[p] != ')')

@@ -168,7 +168,7 @@ static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 		 * address as a value, like x86's $sym) or "sym+8(%r1)" (a
 		 * symbolic displacement).
 		 */
-		err = usdt__scan_sym_expr(op, len, &p, arg);
+		err = usdt__scan_sym_expr(op, len, &p, arg, false);
 		if (err)
 			return err;
 		if (p == len)

@@ -153,89 +153,6 @@ static int scan_reg(const char *op, size_t len, size_t *pos,
 	return off;
 }
 
-static bool sym_start(char c)
-{
-	return usdt__is_alpha(c) || c == '_' || c == '.';
-}
-
-static bool sym_char(char c)
-{
-	return sym_start(c) || usdt__is_digit(c) || c == '$';
-}
-
-/*
- * Read a symbol at op[*pos] into arg's symbol span, with an optional
- * "@GOTPCREL" after it; any other "@RELOC" is refused.
- */
-static int scan_sym(const char *op, size_t len, size_t *pos,
-		    struct usdt__arg *arg)
-{
-	size_t p = *pos, n;
-
-	if (arg->has_sym)
-		return usdt__op_fail(arg, -ENOTSUP,
-				     "two symbols in one operand");
-	while (p < len && sym_char(op[p]))
-		p++;
-	arg->has_sym = true;
-	arg->sym_pos = (uint16_t)*pos;
-	arg->sym_len = (uint16_t)(p - *pos);
-	if (p < len && op[p] == '@') {
-		n = usdt__span_alnum(op, len, p + 1);
-		if (!name_is(op + p + 1, n, "GOTPCREL")) {
-			if (n > USDT__QUOTE_MAX)
-				n = USDT__QUOTE_MAX;
-			return usdt__op_fail(arg, -ENOTSUP,
-					     "relocation @%.*s not supported",
-					     (int)n, op + p + 1);
-		}
-		arg->got = true;
-		p += 1 + n;
-	}
-	*pos = p;
-	return 0;
-}
-
-/*
- * Read a displacement or immediate expression: numbers and at most one
- * symbol, joined by '+' and '-' ("sym", "sym+8", "40+sym", "sym-8",
- * "-16", "sym@GOTPCREL"). The numbers add up in arg->disp (wrapping, as an
- * assembler does); the symbol goes to sym_pos/sym_len.
- */
-static int parse_expr(const char *op, size_t len, size_t *pos,
-		      struct usdt__arg *arg)
-{
-	uint64_t disp = (uint64_t)arg->disp, v;
-	size_t p = *pos;
-	bool minus = false;
-	int err;
-
-	for (;;) {
-		if (p < len && sym_start(op[p])) {
-			if (minus)
-				return usdt__op_fail(arg, -ENOTSUP,
-						     "subtracting a symbol not supported");
-			err = scan_sym(op, len, &p, arg);
-			if (err)
-				return err;
-		} else if (p < len && usdt__is_num_start(op[p])) {
-			err = usdt__scan_num(op, len, &p, &v, arg);
-			if (err)
-				return err;
-			disp = minus ? disp - v : disp + v;
-		} else {
-			return usdt__op_fail(arg, -EINVAL,
-					     "expected a number or a symbol");
-		}
-		if (p >= len || (op[p] != '+' && op[p] != '-'))
-			break;
-		minus = op[p++] == '-';
-	}
-	arg->disp = (int64_t)disp;
-	*pos = p;
-	return 0;
-}
-
 /* "(%base,%index,scale)" and its shorter forms, at op[*pos] == '('. */
 static int parse_regs(const char *op, size_t len, size_t *pos,
 		      struct usdt__arg *arg)
@@ -322,7 +239,7 @@ static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 
 	if (op[0] == '$') {
 		p = 1;
-		err = parse_expr(op, len, &p, arg);
+		err = usdt__scan_sym_expr(op, len, &p, arg, true);
 		if (err)
 			return err;
 		if (arg->got)
@@ -362,7 +279,7 @@ static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 	/* Memory: an optional displacement, then optional registers. */
 	arg->mem = true;
 	if (op[0] != '(') {
-		err = parse_expr(op, len, &p, arg);
+		err = usdt__scan_sym_expr(op, len, &p, arg, true);
 		if (err)
 			return err;
 	}
