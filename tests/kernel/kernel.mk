@@ -15,3 +15,7 @@ $(KTEST_DIR)/sema.o: tests/kernel/sema.c
 DEPS_test_attach := $(KTEST_DIR)/libusdttest.so $(KTEST_DIR)/sema.o
 LDFLAGS_test_attach := $(KTEST_DIR)/sema.o -L$(KTEST_DIR) -lusdttest \
 	-Wl,-rpath,$(abspath $(KTEST_DIR))
+
+# The attach path out of memory: the library's allocations fail in turn.
+LDFLAGS_test_attach_oom := -Wl,--wrap=malloc -Wl,--wrap=calloc \
+	-Wl,--wrap=realloc

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The attach path out of memory: the library's allocations are wrapped
+ * (-Wl,--wrap, tests/kernel/kernel.mk) so that the Nth one fails, for N
+ * from 0 until usdt_manager__attach() succeeds, in each mode. Every
+ * failure must be ENOMEM and leave nothing: no spec ID, no IP-map entry,
+ * no uprobe (firing the probe records nothing). libbpf's own allocations
+ * are not wrapped: it is a shared library.
+ */
+#include <sys/sdt.h>
+
+#include <bpf/bpf.h>
+
+#include "test_util.h"
+#include "manager.h"
+#include "usdt_test.h"
+#include "usdt_test.skel.h"
+
+void *__real_malloc(size_t size);
+void *__real_calloc(size_t nmemb, size_t size);
+void *__real_realloc(void *ptr, size_t size);
+void *__wrap_malloc(size_t size);
+void *__wrap_calloc(size_t nmemb, size_t size);
+void *__wrap_realloc(void *ptr, size_t size);
+
+static long fail_at = -1;	/* -1: never fail */
+static long alloc_cnt;
+
+static bool should_fail(void)
+{
+	return fail_at >= 0 && alloc_cnt++ == fail_at;
+}
+
+void *__wrap_malloc(size_t size)
+{
+	return should_fail() ? NULL : __real_malloc(size);
+}
+
+void *__wrap_calloc(size_t nmemb, size_t size)
+{
+	return should_fail() ? NULL : __real_calloc(nmemb, size);
+}
+
+void *__wrap_realloc(void *ptr, size_t size)
+{
+	return should_fail() ? NULL : __real_realloc(ptr, size);
+}
+
+static volatile long g_val = 31;
+
+static __attribute__((always_inline)) inline void site(long v)
+{
+	STAP_PROBE2(oom, two, v, g_val);
+}
+
+/* Two sites of one probe, with distinct specs (different constants). */
+__attribute__((noinline)) void fire_two(void)
+{
+	site(1);
+	site(2);
+}
+
+static void check_nothing_left(struct usdt_test *skel, struct usdt_manager *man)
+{
+	long key;
+
+	assert_int_equal(man->live_cnt, 0);
+	assert_int_not_equal(bpf_map_get_next_key(
+				     bpf_map__fd(skel->maps.usdt__ip2spec), NULL,
+				     &key), 0);
+	skel->bss->hit_cnt = 0;
+	fire_two();
+	assert_int_equal(skel->bss->hit_cnt, 0);
+}
+
+static void oom_loop(bool perf, bool ip)
+{
+	USDT_OPTS(usdt_manager_opts, mo, .no_uprobe_multi = perf);
+	USDT_OPTS(usdt_attach_opts, ao, .force_ip_map = ip, .usr_cookie = 3);
+	struct usdt_test *skel = usdt_test__open();
+	struct usdt_manager *man;
+	struct usdt_link *l = NULL;
+	long n;
+
+	assert_non_null(skel);
+	man = usdt_manager__new(skel->obj, &mo);
+	assert_non_null(man);
+	assert_int_equal(usdt_test__load(skel), 0);
+	for (n = 0; n < 10000 && !l; n++) {
+		alloc_cnt = 0;
+		fail_at = n;
+		errno = 0;
+		l = usdt_manager__attach(man, skel->progs.on_usdt, 0,
+					 "/proc/self/exe", "oom", "two", &ao);
+		fail_at = -1;
+		if (!l) {
+			if (errno != ENOMEM)
+				fail_msg("allocation %ld: errno %d, want ENOMEM",
+					 n, errno);
+			check_nothing_left(skel, man);
+		}
+	}
+	assert_non_null(l);
+	print_message("%s%s: %ld allocations, each failure clean\n",
+		      perf ? "perf" : "uprobe_multi", ip ? " + IP map" : "",
+		      n - 1);
+	assert_true(n > 5);
+	skel->bss->hit_cnt = 0;
+	fire_two();
+	assert_int_equal(skel->bss->hit_cnt, 2);
+	assert_int_equal(skel->bss->hits[0].args[0], 1);
+	assert_int_equal(skel->bss->hits[1].args[1], 31);
+	assert_int_equal(skel->bss->hits[1].cookie, 3);
+	usdt_link__destroy(l);
+	check_nothing_left(skel, man);
+	usdt_manager__free(man);
+	usdt_test__destroy(skel);
+}
+
+static void test_oom_multi(void **state)
+{
+	oom_loop(false, false);
+}
+
+static void test_oom_multi_ip(void **state)
+{
+	oom_loop(false, true);
+}
+
+static void test_oom_perf(void **state)
+{
+	oom_loop(true, false);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_oom_multi),
+		cmocka_unit_test(test_oom_multi_ip),
+		cmocka_unit_test(test_oom_perf),
+	};
+
+	usdt_test_require_kernel("kernel/test_attach_oom");
+	usdt_set_print(NULL);
+	return cmocka_run_group_tests_name("attach_oom", tests, NULL, NULL);
+}
