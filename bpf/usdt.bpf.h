@@ -250,8 +250,15 @@ __weak __hidden int bpf_usdt_arg(struct pt_regs *ctx, __u64 arg_num,
 		addr += val << ((a->flags & USDT_SPEC_SCALE_MASK) >>
 				USDT_SPEC_SCALE_SHIFT);
 	}
-	if (a->flags & USDT_SPEC_F_IPREL)
-		addr += __usdt_ip(ctx);
+	if (a->flags & USDT_SPEC_F_IPREL) {
+		long ip = __usdt_ip(ctx);
+
+		/* 0: built without __TARGET_ARCH_xxx and the manager could
+		 * not tell where the PC is (created after load). */
+		if (!ip)
+			return -__USDT_EOPNOTSUPP;
+		addr += ip;
+	}
 
 	if (a->kind == USDT_SPEC_MEM) {
 		val = 0;

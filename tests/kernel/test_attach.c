@@ -15,6 +15,7 @@
 #include "manager.h"
 #include "usdt_test.h"
 #include "usdt_test.skel.h"
+#include "usdt_test_noarch.skel.h"
 
 unsigned short sema_value(void);
 int fire_sema(long v);
@@ -897,6 +898,35 @@ static void test_kernel_refusal_unwinds(void **state)
 	usdt_file__close(file);
 }
 
+/* The BPF side built without __TARGET_ARCH_xxx reads the same values. */
+static void test_no_target_arch(void **state)
+{
+	struct usdt_test_noarch *skel = usdt_test_noarch__open();
+	struct usdt_manager *man;
+	int ip;
+
+	assert_non_null(skel);
+	man = usdt_manager__new(skel->obj, NULL);
+	assert_non_null(man);
+	assert_int_equal(usdt_test_noarch__load(skel), 0);
+	assert_int_equal(skel->rodata->usdt__ip_off, 128);
+	for (ip = 0; ip < 2; ip++) {
+		USDT_OPTS(usdt_attach_opts, o, .force_ip_map = ip,
+			  .usr_cookie = 77);
+		struct usdt_link *l = attach(man, skel->progs.on_usdt, 0,
+					     "/proc/self/exe", "test", "mix",
+					     &o);
+
+		skel->bss->hit_cnt = 0;
+		call_mix();
+		assert_int_equal(skel->bss->hit_cnt, 1);
+		check_mix_hit(&skel->bss->hits[0], 77);
+		usdt_link__destroy(l);
+	}
+	usdt_manager__free(man);
+	usdt_test_noarch__destroy(skel);
+}
+
 static int count_fds(void)
 {
 	DIR *d = opendir("/proc/self/fd");
@@ -952,6 +982,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_kernel_refusal_unwinds),
 		cmocka_unit_test(test_ip_collision),
+		cmocka_unit_test(test_no_target_arch),
 		cmocka_unit_test(test_proc_root_path),
 		cmocka_unit_test(test_attach_destroy_cycles),
 	};
