@@ -68,7 +68,8 @@ extern const _Bool LINUX_HAS_BPF_COOKIE __kconfig;
 /*
  * Where the PC is in the program's context, for targets whose arch this
  * header was not told about (no __TARGET_ARCH_xxx): the manager writes it
- * before load. 0xffff: unknown, and IP-map lookups fail with -ESRCH.
+ * before load. 0xffff: unknown; IP-map lookups then fail with -ESRCH and
+ * IP-relative arguments with -EOPNOTSUPP.
  */
 const volatile __u32 usdt__ip_off __weak = 0xffff;
 
@@ -76,9 +77,9 @@ const volatile __u32 usdt__ip_off __weak = 0xffff;
  * Registers are read straight from the context where the arch is known:
  * the verifier allows constant-offset loads from struct pt_regs, and a
  * branch tree over the offsets costs a few compares instead of a helper
- * call. The slot count bounds the offsets to the context's size.
+ * call. The slot count (8-byte words of the context) bounds the offsets
+ * to the context's size; __USDT_IP_OFF is where the PC is in it.
  */
-/* Slots: 8-byte words of the context; IP: where the PC is in it. */
 #if defined(__TARGET_ARCH_x86)
 #define __USDT_REG_SLOTS 21
 #define __USDT_IP_OFF 128
