@@ -12,39 +12,10 @@
 #include <bpf/bpf.h>
 
 #include "test_util.h"
+#include "oom_wrap.h"
 #include "manager.h"
 #include "usdt_test.h"
 #include "usdt_test.skel.h"
-
-void *__real_malloc(size_t size);
-void *__real_calloc(size_t nmemb, size_t size);
-void *__real_realloc(void *ptr, size_t size);
-void *__wrap_malloc(size_t size);
-void *__wrap_calloc(size_t nmemb, size_t size);
-void *__wrap_realloc(void *ptr, size_t size);
-
-static long fail_at = -1;	/* -1: never fail */
-static long alloc_cnt;
-
-static bool should_fail(void)
-{
-	return fail_at >= 0 && alloc_cnt++ == fail_at;
-}
-
-void *__wrap_malloc(size_t size)
-{
-	return should_fail() ? NULL : __real_malloc(size);
-}
-
-void *__wrap_calloc(size_t nmemb, size_t size)
-{
-	return should_fail() ? NULL : __real_calloc(nmemb, size);
-}
-
-void *__wrap_realloc(void *ptr, size_t size)
-{
-	return should_fail() ? NULL : __real_realloc(ptr, size);
-}
 
 static volatile long g_val = 31;
 

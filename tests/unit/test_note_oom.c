@@ -11,39 +11,9 @@
 #include <libgen.h>
 
 #include "test_util.h"
+#include "oom_wrap.h"
 #include "internal.h"
 #include "elf_builder.h"
-
-void *__real_malloc(size_t size);
-void *__real_calloc(size_t nmemb, size_t size);
-void *__real_realloc(void *ptr, size_t size);
-void *__wrap_malloc(size_t size);
-void *__wrap_calloc(size_t nmemb, size_t size);
-void *__wrap_realloc(void *ptr, size_t size);
-
-/* -1: never fail. */
-static long fail_at = -1;
-static long alloc_cnt;
-
-static bool should_fail(void)
-{
-	return fail_at >= 0 && alloc_cnt++ == fail_at;
-}
-
-void *__wrap_malloc(size_t size)
-{
-	return should_fail() ? NULL : __real_malloc(size);
-}
-
-void *__wrap_calloc(size_t nmemb, size_t size)
-{
-	return should_fail() ? NULL : __real_calloc(nmemb, size);
-}
-
-void *__wrap_realloc(void *ptr, size_t size)
-{
-	return should_fail() ? NULL : __real_realloc(ptr, size);
-}
 
 typedef struct usdt_file *(*open_fn)(const void *arg);
 
