@@ -232,7 +232,7 @@ uninstall:
 install-extra:: ;
 
 clean:
-	$(Q)rm -rf build build-san
+	$(Q)rm -rf build build-san build-clang build-clang-san
 
 # Keep skeletons and BPF objects between runs.
 .SECONDARY:

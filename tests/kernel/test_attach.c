@@ -57,12 +57,18 @@ static void call_mix(void)
 }
 
 /* A "nop; nop5" site, as newer <sys/sdt.h> emit: the uprobe goes on the
- * nop5, and a %rip-relative argument must still read right. */
-__attribute__((noinline)) void fire_nop5(long v)
-{
-	STAP_PROBE2(test, nop5, v, g_int);
-	asm volatile(".byte 0x0f, 0x1f, 0x44, 0x00, 0x00");
-}
+ * nop5, and a %rip-relative argument must still read right. Written in
+ * asm so that no compiler puts anything between the two. */
+void fire_nop5(long v);
+__asm__(".pushsection .text\n"
+	".globl fire_nop5\n"
+	".type fire_nop5, @function\n"
+	"fire_nop5:\n"
+	STAP_PROBE_ASM(test, nop5, -8@%rdi -4@g_int(%rip))
+	".byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"
+	"ret\n"
+	".size fire_nop5, .-fire_nop5\n"
+	".popsection\n");
 
 /*
  * A site whose index registers carry garbage above bit 31, as an arm64

@@ -260,8 +260,8 @@ static void test_json(void **state)
 		"\"provider\": \"tt\", \"name\": \"floats\", \"args\": [1.5, -0.25]}",
 		"\"provider\": \"tt\", \"name\": \"floats\", \"args\": [2.5, -0.5]}",
 		"\"provider\": \"tt\", \"name\": \"unreadable\", \"args\": [null, 1]}",
-		"\"provider\": \"tt\", \"name\": \"seven\", \"args\": "
-		"[-8999999999999999999, 18446744073709551611, -1, 251, 1, 2, 3]}",
+		("\"provider\": \"tt\", \"name\": \"seven\", \"args\": "
+		 "[-8999999999999999999, 18446744073709551611, -1, 251, 1, 2, 3]}"),
 	};
 	struct run_result r;
 	char head[128];
