@@ -125,6 +125,22 @@ static int parse_base(const char *op, size_t len, size_t *pos,
 	return 0;
 }
 
+/* "(reg)" at op[p] == '(' ending the operand: memory at that base. */
+static int parse_mem_tail(const char *op, size_t len, size_t p,
+			  struct usdt__arg *arg)
+{
+	int err;
+
+	arg->mem = true;
+	err = parse_base(op, len, &p, arg);
+	if (err)
+		return err;
+	if (p != len)
+		return usdt__op_fail(arg, -EINVAL,
+				     "garbage after a memory operand");
+	return 0;
+}
+
 static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 {
 	size_t p = 0, n;
@@ -165,14 +181,7 @@ static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 			return usdt__op_fail(arg, -EINVAL,
 					     "expected a base register after %%lo()");
 		arg->lo_reloc = USDT__LO_RISCV;
-		arg->mem = true;
-		err = parse_base(op, len, &p, arg);
-		if (err)
-			return err;
-		if (p != len)
-			return usdt__op_fail(arg, -EINVAL,
-					     "garbage after a memory operand");
-		return 0;
+		return parse_mem_tail(op, len, p, arg);
 	}
 	if (usdt__is_alpha(op[0])) {
 		n = usdt__span_alnum(op, len, 0);
@@ -198,14 +207,7 @@ static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 	}
 	if (p >= len || op[p] != '(')
 		return usdt__op_fail(arg, -EINVAL, "expected '(' or the end");
-	arg->mem = true;
-	err = parse_base(op, len, &p, arg);
-	if (err)
-		return err;
-	if (p != len)
-		return usdt__op_fail(arg, -EINVAL,
-				     "garbage after a memory operand");
-	return 0;
+	return parse_mem_tail(op, len, p, arg);
 }
 
 const struct usdt__arch_ops usdt__arch_riscv64 = {

@@ -746,49 +746,40 @@ static void test_two_objects(void **state)
 	usdt_test__destroy(skel2);
 }
 
+/* The attach fails with errno err and returns NULL. */
+static void expect_fail(struct usdt_manager *man,
+			const struct bpf_program *prog, pid_t pid,
+			const char *path, const char *prov, const char *name,
+			const struct usdt_attach_opts *opts, int err)
+{
+	errno = 0;
+	assert_null(usdt_manager__attach(man, prog, pid, path, prov, name,
+					 opts));
+	if (errno != err)
+		fail_msg("attach %s:%s in %s: errno %d, want %d", prov, name,
+			 path, errno, err);
+}
+
 static void test_errors(void **state)
 {
 	struct fix *f = *state;
 	USDT_OPTS(usdt_attach_opts, multi, .mode = USDT_MODE_MULTI);
 	USDT_OPTS(usdt_attach_opts, perf, .mode = USDT_MODE_PERF);
 	struct bpf_program *p = f->skel->progs.on_usdt;
+	const char *exe = "/proc/self/exe";
 
-	errno = 0;
-	assert_null(usdt_manager__attach(f->man, p, -1, "/proc/self/exe",
-					 "test", "nosuchprobe", NULL));
-	assert_int_equal(errno, ENOENT);
-	errno = 0;
-	assert_null(usdt_manager__attach(f->man, p, -1, "/no/such/file",
-					 "test", "mix", NULL));
-	assert_int_equal(errno, ENOENT);
-	errno = 0;
-	assert_null(usdt_manager__attach(f->man, p, -1, "libnosuchlib.so",
-					 "test", "mix", NULL));
-	assert_int_equal(errno, ENOENT);
-	errno = 0;
-	assert_null(usdt_manager__attach(f->man, p, -2, "/proc/self/exe",
-					 "test", "mix", NULL));
-	assert_int_equal(errno, EINVAL);
-	errno = 0;
-	assert_null(usdt_manager__attach(f->man, NULL, -1, "/proc/self/exe",
-					 "test", "mix", NULL));
-	assert_int_equal(errno, EINVAL);
+	expect_fail(f->man, p, -1, exe, "test", "nosuchprobe", NULL, ENOENT);
+	expect_fail(f->man, p, -1, "/no/such/file", "test", "mix", NULL, ENOENT);
+	expect_fail(f->man, p, -1, "libnosuchlib.so", "test", "mix", NULL,
+		    ENOENT);
+	expect_fail(f->man, p, -2, exe, "test", "mix", NULL, EINVAL);
+	expect_fail(f->man, NULL, -1, exe, "test", "mix", NULL, EINVAL);
 	/* The multi-prepared program cannot go per site, and back. */
-	errno = 0;
-	assert_null(usdt_manager__attach(f->man, p, -1, "/proc/self/exe",
-					 "test", "mix", &perf));
-	assert_int_equal(errno, EINVAL);
-	errno = 0;
-	assert_null(usdt_manager__attach(f->perf_man,
-					 f->perf_skel->progs.on_usdt, -1,
-					 "/proc/self/exe", "test", "mix",
-					 &multi));
-	assert_int_equal(errno, ENOTSUP);
+	expect_fail(f->man, p, -1, exe, "test", "mix", &perf, EINVAL);
+	expect_fail(f->perf_man, f->perf_skel->progs.on_usdt, -1, exe, "test",
+		    "mix", &multi, ENOTSUP);
 	/* A file that is not ELF. */
-	errno = 0;
-	assert_null(usdt_manager__attach(f->man, p, -1, "/etc/passwd", "test",
-					 "mix", NULL));
-	assert_int_equal(errno, ENOEXEC);
+	expect_fail(f->man, p, -1, "/etc/passwd", "test", "mix", NULL, ENOEXEC);
 	assert_specs_empty(f->skel, f->man);
 	/* Globs: one link for every match. */
 	{
