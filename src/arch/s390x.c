@@ -61,13 +61,9 @@ static int bad_reg(struct usdt__arg *arg, const char *name, size_t len)
 	int q = len > USDT__QUOTE_MAX ? USDT__QUOTE_MAX : (int)len;
 	int n = len > 1 ? usdt__reg_num(name + 1, len - 1) : -1;
 
-	if (n >= 0 && n <= 15 && name[0] == 'f')
-		return usdt__op_fail(arg, -ENOTSUP,
-				     "floating-point register %%%.*s holds a float",
-				     q, name);
-	if (n >= 0 && n <= 31 && name[0] == 'v')
-		return usdt__op_fail(arg, -ENOTSUP,
-				     "vector register %%%.*s not supported", q, name);
+	if ((n >= 0 && n <= 15 && name[0] == 'f') ||
+	    (n >= 0 && n <= 31 && name[0] == 'v'))
+		return usdt__op_fail_fpreg(arg, "%", name, len);
 	if (n >= 0 && n <= 15 && (name[0] == 'a' || name[0] == 'c'))
 		return usdt__op_fail(arg, -ENOTSUP,
 				     "%s register %%%.*s not supported",

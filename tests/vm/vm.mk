@@ -19,6 +19,7 @@
 #     in the guest under busybox, at the same path as here.
 
 VM_DIR := build/vm
+comma := ,
 ARCH ?= $(shell uname -m | sed -e 's/aarch64/arm64/')
 KERNEL ?= 6.12
 VM_TIMEOUT ?= 1500
@@ -32,13 +33,22 @@ VM_TOOLPFX := $(if $(filter $(shell uname -m),$(firstword $(subst -, ,$(VM_TRIPL
 VM_LIBDIRS := $(VM_SYSROOT)/usr/lib/$(VM_TRIPLET) $(VM_SYSROOT)/lib/$(VM_TRIPLET)
 # The sysroot's headers come before the host's (the cross compilers search
 # the host's /usr/include last); <sys/sdt.h> is the host's copy.
+# riscv64's libraries are trixie's, built against glibc 2.41, and the
+# cross compiler's C library is 2.36: what they need from it beyond 2.36 is
+# left for the guest's own (trixie) C library to provide at run time.
 VM_CC := $(VM_TOOLPFX)gcc -I$(abspath $(FIXTURE_INC)) \
 	-isystem $(VM_SYSROOT)/usr/include \
-	$(foreach d,$(VM_LIBDIRS),-L$(d) -Wl,-rpath-link,$(d))
+	$(foreach d,$(VM_LIBDIRS),-L$(d) -Wl,-rpath-link,$(d)) \
+	$(if $(filter riscv64,$(ARCH)),-Wl$(comma)--allow-shlib-undefined)
 
 .PHONY: vm-check vm-prepare vm-build
 # Everything but the boot: the downloads and the build.
-vm-prepare: deps $(FIXTURE_INC)/sys/sdt.h
+VM_DEPS := qemu-system-arm qemu-system-misc qemu-system-x86 qemu-system-data \
+	   cpio llvm
+
+vm-prepare: deps
+	$(Q)scripts/deps.sh $(VM_DEPS)
+	$(Q)$(MAKE) --no-print-directory $(FIXTURE_INC)/sys/sdt.h
 	$(Q)scripts/vm/fetch.sh $(VM_DIR) $(ARCH) $(KERNEL)
 	$(Q)$(MAKE) --no-print-directory OBJDIR=$(VM_OBJDIR) SANITIZE= \
 		CC="$(VM_CC)" AR=$(VM_TOOLPFX)ar BPF_ARCH=$(VM_BPF_ARCH) \
