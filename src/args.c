@@ -135,6 +135,9 @@ static void resolve(const struct usdt__site_ctx *site, const char *str,
 					q, name);
 			return;
 		}
+		if (arg->sym_obj8 &&
+		    usdt__sym_obj_size(site->symtab, name, arg->sym_len) == 8)
+			arg->mem = true;
 		if (arg->lo_reloc) {
 			/*
 			 * The base register already holds the high part of
