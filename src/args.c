@@ -130,6 +130,21 @@ static void resolve(const struct usdt__site_ctx *site, const char *str,
 					q, name);
 			return;
 		}
+		if (err < 0 && arg->sym_len > 2 && !memcmp(name, ".L", 2)) {
+			/*
+			 * A compiler-local label: a section anchor (gcc -O2
+			 * on arm64, riscv64, s390x: .LANCHOR0, the start of
+			 * a block of this translation unit's data) or a
+			 * constant (.LC0). The assembler resolves it and
+			 * keeps no symbol; the note's text is not relocated,
+			 * and the instructions that use the label do not
+			 * say which object of the block they reach, so the
+			 * address is nowhere in the file.
+			 */
+			set_unsupported(arg, "compiler-local label '%.*s' (section anchor or constant): its address is not in the file",
+					q > 12 ? 12 : q, name);
+			return;
+		}
 		if (err < 0) {
 			set_unsupported(arg, "symbol '%.*s' not in the symbol table",
 					q, name);

@@ -53,6 +53,8 @@ static const struct arg_case cases[] = {
 static const struct bad_case bad_cases[] = {
 	/* Read with a symbol table (test_resolve). */
 	{ "-4@%lo(gv)(a4)", "symbol 'gv' not in the symbol table" },
+	/* gcc -O2's section anchor: one reason on every arch. */
+	{ "-4@%lo(.LANCHOR0)(a5)", "compiler-local label '.LANCHOR0' (section anchor or constant): its address is not in the file" },
 	{ "-4@%pcrel_lo(.L1)(a4)", "relocation operand %pcrel_lo() not supported" },
 	{ "-4@%lo(5)(a4)", "expected %lo(symbol)" },
 	{ "-4@%lo(gv)", "expected a base register" },
