@@ -257,6 +257,9 @@ lowered:
 					return;
 				}
 				spec->base_off = (uint16_t)(arg->base_off + 8);
+				/* s390x names them rN, so rN+1 is read. */
+				snprintf(arg->read_base, sizeof(arg->read_base),
+					 "r%u", (unsigned int)atoi(arg->base + 1) % 16 + 1);
 			}
 			return;
 		}
@@ -280,8 +283,10 @@ lowered:
 	/* The low half of a 16-byte value is at +8 on big-endian. The
 	 * displacement holds two's-complement bits, so add without signed
 	 * overflow (a displacement near INT64_MAX wraps, as in the CPU). */
-	if (arg->size == 16 && site->big_endian)
+	if (arg->size == 16 && site->big_endian) {
 		arg->disp = (int64_t)((uint64_t)arg->disp + 8);
+		arg->read_adj = 8;
+	}
 
 	if (!has_base && !has_idx) {
 		if (absolute && (site->is_dyn || arg->pcrel)) {

@@ -119,6 +119,10 @@ struct usdt__arg {
 				 * register holds the rest (adrp, lui) */
 
 	/* From resolution. */
+	char read_base[8];	/* the register read when not base: s390x
+				 * 16-byte pairs read rN+1 */
+	int64_t read_adj;	/* added to the written offset to read: 8 for
+				 * a 16-byte memory operand on big-endian */
 	enum usdt_arg_kind kind;
 	int64_t offset;		/* as in struct usdt_arg_info */
 	uint64_t value;
