@@ -17,6 +17,7 @@
 #
 # Used by scripts/deps-cross.sh (libraries for `make cross-check`) and by
 # scripts/vm/fetch.sh (kernels and guest userland for `make vm-check`).
+# Exit status 3: SUITE has no DEBARCH at all.
 # Signatures are checked against the host's debian-archive-keyring.
 set -e
 
@@ -64,6 +65,11 @@ papt_cache() { apt-cache $(apt_opts) "$@"; }
 if ! ls "$state"/lists/*_Packages* >/dev/null 2>&1; then
 	echo "apt-private.sh: apt-get update ($suite, $arch)"
 	papt_get update
+fi
+# A release without the architecture (bookworm has no riscv64): exit 3.
+if ! grep -qs "^Architectures:.* $arch\( \|\$\)" "$state"/lists/*Release; then
+	echo "apt-private.sh: Debian $suite has no $arch packages" >&2
+	exit 3
 fi
 
 # The packages that could stand for META, best first: the one it depends
