@@ -11,7 +11,7 @@
 # own log, shown whole when it ends. Ends with "N passed, N failed,
 # N skipped" summed over the guests and fails if any guest did.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 jobs=${JOBS:-2}
 logdir=build/vm/logs
 mkdir -p "$logdir"
@@ -27,7 +27,7 @@ done
 echo "vm matrix: prepared in $(($(date +%s) - start)) s"
 
 # Boot the pairs, $jobs at a time; each writes LOG and then LOG.rc.
-running=""
+running="" nrunning=0
 finish_one() {
 	while :; do
 		for p in $running; do
@@ -37,6 +37,7 @@ finish_one() {
 			cat "$log"
 			running=$(echo "$running" | tr ' ' '\n' | grep -vx "$p" |
 				tr '\n' ' ')
+			nrunning=$((nrunning - 1))
 			return
 		done
 		sleep 2
@@ -47,10 +48,10 @@ for p in "$@"; do
 	rm -f "$log" "$log.rc"
 	(make --no-print-directory vm-check ARCH="${p%:*}" KERNEL="${p#*:}" \
 		> "$log" 2>&1; echo $? > "$log.rc") &
-	running="$running $p"
-	[ "$(echo $running | wc -w)" -ge "$jobs" ] && finish_one
+	running="$running $p" nrunning=$((nrunning + 1))
+	[ "$nrunning" -ge "$jobs" ] && finish_one
 done
-while [ -n "$(echo $running)" ]; do
+while [ "$nrunning" -gt 0 ]; do
 	finish_one
 done
 wait
@@ -60,13 +61,17 @@ for p in "$@"; do
 	log=$logdir/$(echo "$p" | tr : -).log
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$log" |
 		tail -n1)
-	set -- $line
-	passed=$((passed + ${1:-0})) failed=$((failed + ${3:-0}))
-	skipped=$((skipped + ${5:-0}))
+	p_n=$(echo "$line" | sed -n 's/^\([0-9]*\) passed.*/\1/p')
+	f_n=$(echo "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
+	s_n=$(echo "$line" | sed -n 's/.* \([0-9]*\) skipped$/\1/p')
+	passed=$((passed + ${p_n:-0})) failed=$((failed + ${f_n:-0}))
+	skipped=$((skipped + ${s_n:-0}))
 	rc=$(cat "$log.rc")
 	if [ "$rc" != 0 ]; then
 		bad="$bad $p"
-		[ "${3:-0}" = 0 ] && failed=$((failed + 1))
+		# A guest that failed without a failing test (a crash, a
+		# timeout, a build error) counts one failure.
+		[ "${f_n:-0}" = 0 ] && failed=$((failed + 1))
 	fi
 	echo "vm matrix: $p: ${line:-no summary} (exit status $rc)"
 done

@@ -45,7 +45,12 @@ for d in bin sbin lib; do
 	mkdir -p "$root/usr/$d"
 	[ -e "$root/$d" ] || ln -s "usr/$d" "$root/$d"
 done
-bb=$(ls "$root"/bin/busybox "$root"/usr/bin/busybox 2>/dev/null | head -n1)
+bb=""
+for b in "$root"/usr/bin/busybox "$root"/bin/busybox; do
+	if [ -e "$b" ]; then
+		bb=$b
+	fi
+done
 [ -n "$bb" ] || { echo "run.sh: no busybox in $sysroot" >&2; exit 1; }
 mkdir -p "$root/proc" "$root/sys" "$root/dev" "$root/tmp"
 # The build output, tests/run.sh, at the same path as here.
