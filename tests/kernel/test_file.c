@@ -377,6 +377,50 @@ static void test_list_deleted_mapped(void **state)
 	munmap(map, (size_t)st.st_size);
 }
 
+static void on_alarm(int sig)
+{
+	(void)sig;
+	fail_msg("blocked on a FIFO");
+}
+
+/*
+ * A FIFO named like a library first on LD_LIBRARY_PATH: `usdt list` and
+ * an attach by bare name pass over it without blocking (they hung).
+ */
+static void test_fifo_on_library_path(void **state)
+{
+	struct fix *f = *state;
+	char fifo[128], *old = getenv("LD_LIBRARY_PATH") ?
+		strdup(getenv("LD_LIBRARY_PATH")) : NULL;
+	struct run_result r;
+
+	path_in(f, fifo, sizeof(fifo), "libzzz.so");
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	setenv("LD_LIBRARY_PATH", f->dir, 1);
+	signal(SIGALRM, on_alarm);
+	alarm(20);
+	assert_int_equal(run_tool(&r, "list", "libzzz.so"), 1);
+	assert_non_null(strstr(r.err, "libzzz.so"));
+	run_result_free(&r);
+	errno = 0;
+	assert_null(usdt_manager__attach(f->man, f->skel->progs.on_usdt, -1,
+					 "libzzz.so", "tf", "fire", NULL));
+	assert_int_equal(errno, ENOENT);
+	/* Named by its path: refused, not opened for reading. */
+	errno = 0;
+	assert_null(usdt_manager__attach(f->man, f->skel->progs.on_usdt, -1,
+					 fifo, "tf", "fire", NULL));
+	assert_int_equal(errno, ENOEXEC);
+	alarm(0);
+	if (old) {
+		setenv("LD_LIBRARY_PATH", old, 1);
+		free(old);
+	} else {
+		unsetenv("LD_LIBRARY_PATH");
+	}
+	assert_int_equal(unlink(fifo), 0);
+}
+
 /* A process that has exited and not been reaped has nothing to probe. */
 static void test_zombie(void **state)
 {
@@ -641,6 +685,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_path_race),
 		cmocka_unit_test(test_replaced_binary),
 		cmocka_unit_test(test_list_deleted_mapped),
+		cmocka_unit_test(test_fifo_on_library_path),
 		cmocka_unit_test(test_zombie),
 		cmocka_unit_test(test_ip_map_uses_exec_mapping),
 		cmocka_unit_test(test_program_of_other_object),
