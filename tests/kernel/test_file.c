@@ -390,8 +390,7 @@ static void on_alarm(int sig)
 static void test_fifo_on_library_path(void **state)
 {
 	struct fix *f = *state;
-	char fifo[128], *old = getenv("LD_LIBRARY_PATH") ?
-		strdup(getenv("LD_LIBRARY_PATH")) : NULL;
+	char fifo[128], *old = usdt_test_env_save("LD_LIBRARY_PATH");
 	struct run_result r;
 
 	path_in(f, fifo, sizeof(fifo), "libzzz.so");
@@ -412,12 +411,7 @@ static void test_fifo_on_library_path(void **state)
 					 fifo, "tf", "fire", NULL));
 	assert_int_equal(errno, ENOEXEC);
 	alarm(0);
-	if (old) {
-		setenv("LD_LIBRARY_PATH", old, 1);
-		free(old);
-	} else {
-		unsetenv("LD_LIBRARY_PATH");
-	}
+	usdt_test_env_restore("LD_LIBRARY_PATH", old);
 	assert_int_equal(unlink(fifo), 0);
 }
 

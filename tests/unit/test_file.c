@@ -242,8 +242,7 @@ static void test_resolver_skips_fifo(void **state)
 {
 	char d1[128], d2[128], d3[128], fifo[160], lib[160], sub[160];
 	char out[4096];
-	char *old = getenv("LD_LIBRARY_PATH") ?
-		strdup(getenv("LD_LIBRARY_PATH")) : NULL;
+	char *old = usdt_test_env_save("LD_LIBRARY_PATH");
 	char list[512];
 	struct elfb_notes n = { .be = false };
 	struct elfb e;
@@ -279,12 +278,7 @@ static void test_resolver_skips_fifo(void **state)
 	assert_int_equal(usdt_resolve_path(-1, fifo, out, sizeof(out)),
 			 -ENOEXEC);
 	alarm(0);
-	if (old) {
-		setenv("LD_LIBRARY_PATH", old, 1);
-		free(old);
-	} else {
-		unsetenv("LD_LIBRARY_PATH");
-	}
+	usdt_test_env_restore("LD_LIBRARY_PATH", old);
 }
 
 /* A library of this process, by bare name: found through our maps. */
