@@ -259,7 +259,8 @@ static void test_resolver_skips_fifo(void **state)
 	snprintf(lib, sizeof(lib), "%s/libzzz.so", d3);
 	assert_int_equal(mkfifo(fifo, 0600), 0);
 	assert_int_equal(mkdir(sub, 0700), 0);
-	elfb_build(&e, false, usdt__arch_host()->e_machine, ET_DYN, &n);
+	n.be = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
+	elfb_build(&e, n.be, usdt__arch_host()->e_machine, ET_DYN, &n);
 	fd = open(lib, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, e.buf, e.len), (ssize_t)e.len);
