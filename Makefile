@@ -13,6 +13,7 @@
 #
 # Knobs: CC CLANG BPFTOOL EXTRA_CFLAGS EXTRA_LDFLAGS OBJDIR V=1
 #        BUILD_STATIC_ONLY=1 CROSS_COMPILE=aarch64-linux-gnu-
+#        LIBBPF=1.7 (build and test against libbpf 1.7.0, see below)
 
 MAJOR := 0
 MINOR := 1
@@ -38,12 +39,28 @@ CLANG ?= clang
 BPFTOOL ?= bpftool
 PKG_CONFIG ?= pkg-config
 
+# LIBBPF=1.7: everything (library, tool, tests, example, the BPF side's
+# <bpf/*.h>) against libbpf 1.7.0 built from Debian sid's source package
+# by scripts/libbpf-1.7.sh into LIBBPF_DIR/prefix, in an OBJDIR of its own.
+# Programs find its libbpf.so by rpath. Unset: the system's libbpf.
+ifneq ($(LIBBPF),)
+ifeq ($(wildcard scripts/libbpf-$(LIBBPF).sh),)
+$(error LIBBPF=$(LIBBPF): no scripts/libbpf-$(LIBBPF).sh (known: 1.7))
+endif
+LIBBPF_DIR ?= build/libbpf-$(LIBBPF)
+LIBBPF_PREFIX := $(abspath $(LIBBPF_DIR))/prefix
+LIBBPF_STAMP := $(LIBBPF_PREFIX)/.done
+LIBBPF_CFLAGS := -I$(LIBBPF_PREFIX)/include
+LIBBPF_LDFLAGS := -L$(LIBBPF_PREFIX)/lib -Wl,-rpath,$(LIBBPF_PREFIX)/lib
+OBJ_SUFFIX := -libbpf$(LIBBPF)
+endif
+
 ifeq ($(SANITIZE),1)
-OBJDIR ?= build-san
+OBJDIR ?= build-san$(OBJ_SUFFIX)
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
 	     -fno-sanitize-recover=all
 else
-OBJDIR ?= build
+OBJDIR ?= build$(OBJ_SUFFIX)
 SAN_FLAGS :=
 endif
 
@@ -52,8 +69,9 @@ ALL_CFLAGS := -std=gnu11 $(CFLAGS) -Wno-unused-parameter \
 	      -Wno-missing-field-initializers \
 	      -Werror=implicit-function-declaration \
 	      -Werror=incompatible-pointer-types \
-	      -D_GNU_SOURCE -Iinclude -Isrc $(SAN_FLAGS) $(EXTRA_CFLAGS)
-ALL_LDFLAGS := $(LDFLAGS) $(SAN_FLAGS) $(EXTRA_LDFLAGS)
+	      -D_GNU_SOURCE -Iinclude -Isrc $(LIBBPF_CFLAGS) $(SAN_FLAGS) \
+	      $(EXTRA_CFLAGS)
+ALL_LDFLAGS := $(LDFLAGS) $(LIBBPF_LDFLAGS) $(SAN_FLAGS) $(EXTRA_LDFLAGS)
 LIBS := -lbpf -lelf -lz
 
 ifeq ($(V),1)
@@ -70,7 +88,8 @@ SHARED_OBJS := $(patsubst %.c,$(OBJDIR)/shared/%.o,$(LIB_SRCS))
 STATIC_LIB := $(OBJDIR)/libusdt.a
 SHARED_LIB := $(OBJDIR)/libusdt.so.$(VERSION)
 SONAME := libusdt.so.$(MAJOR)
-HDRS := $(wildcard include/*.h src/*.h src/arch/*.h bpf/*.h)
+# With LIBBPF=..., its stamp: everything compiled waits for that libbpf.
+HDRS := $(wildcard include/*.h src/*.h src/arch/*.h bpf/*.h) $(LIBBPF_STAMP)
 
 ifeq ($(BUILD_STATIC_ONLY),1)
 LIB_TARGETS := $(STATIC_LIB)
@@ -130,9 +149,14 @@ VMLINUX_H := $(OBJDIR)/vmlinux.h
 BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' \
 	      -e 's/s390x/s390/' -e 's/riscv64/riscv/')
 BPF_CFLAGS = -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
-	      -I$(OBJDIR) -Ibpf $(BPF_EXTRA_CFLAGS)
+	      -I$(OBJDIR) -Ibpf $(LIBBPF_CFLAGS) $(BPF_EXTRA_CFLAGS)
 
-$(VMLINUX_H):
+ifneq ($(LIBBPF),)
+$(LIBBPF_STAMP):
+	$(Q)scripts/libbpf-$(LIBBPF).sh $(LIBBPF_DIR)
+endif
+
+$(VMLINUX_H): $(LIBBPF_STAMP)
 	$(call msg,GEN,$@)
 	@mkdir -p $(@D)
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
@@ -159,7 +183,8 @@ KERNEL_BINS := $(patsubst %.c,$(OBJDIR)/%,$(KERNEL_SRCS))
 TEST_BPF_SRCS := $(wildcard tests/kernel/*.bpf.c)
 TEST_SKELS := $(patsubst %.bpf.c,$(OBJDIR)/skel/%.skel.h,$(TEST_BPF_SRCS))
 TEST_CFLAGS := $(ALL_CFLAGS) -I$(OBJDIR)/skel/tests/kernel -Itests -Ibpf \
-	       -DUSDT_OBJDIR=\"$(OBJDIR)\" -DUSDT_CLANG=\"$(CLANG)\"
+	       -DUSDT_OBJDIR=\"$(OBJDIR)\" -DUSDT_CLANG=\"$(CLANG)\" \
+	       -DUSDT_LIBBPF=\"$(LIBBPF)\"
 TEST_HDRS := $(wildcard tests/*.h tests/unit/*.h tests/kernel/*.h)
 
 # Fragments add fixtures, tools, fuzzers, examples and benchmarks.
@@ -191,6 +216,9 @@ TEST_TIMEOUT ?= 300
 
 deps:
 	$(Q)scripts/deps.sh
+ifneq ($(LIBBPF),)
+	$(Q)scripts/libbpf-$(LIBBPF).sh $(LIBBPF_DIR)
+endif
 
 unit-tests: $(UNIT_BINS) $(TEST_DEPS)
 	$(Q)tests/run.sh $(TEST_TIMEOUT) $(UNIT_BINS)
@@ -232,7 +260,7 @@ uninstall:
 install-extra:: ;
 
 clean:
-	$(Q)rm -rf build build-san build-clang build-clang-san
+	$(Q)rm -rf build build-san build-clang build-clang-san build-*libbpf*
 
 # Keep skeletons and BPF objects between runs.
 .SECONDARY:

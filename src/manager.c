@@ -281,8 +281,9 @@ static void set_ip_off(struct usdt_manager *man)
 	struct btf *btf;
 	const void *init;
 	size_t size;
+	unsigned int i, vlen;
 	char *data;
-	int id, i;
+	int id;
 
 	btf = bpf_object__btf(man->obj);
 	if (!arch || !btf)
@@ -304,7 +305,9 @@ static void set_ip_off(struct usdt_manager *man)
 	if (!init)
 		return;
 	vs = btf_var_secinfos(sec);
-	for (i = 0; i < btf_vlen(sec); i++, vs++) {
+	/* btf_vlen() is __u16 up to libbpf 1.7 and __u32 after. */
+	vlen = btf_vlen(sec);
+	for (i = 0; i < vlen; i++, vs++) {
 		var = btf__type_by_id(btf, vs->type);
 		if (strcmp(btf__name_by_offset(btf, var->name_off),
 			   "usdt__ip_off"))
