@@ -203,7 +203,8 @@ struct usdt_manager_opts {
 	 * the IP-to-spec-ID map; 0 keeps what the BPF object says. */
 	uint32_t max_specs;
 	uint32_t max_ips;
-	/* Do not use uprobe_multi links even where the kernel has them. */
+	/* Before load: per-site uprobes even where the kernel has
+	 * uprobe_multi, with every libbpf (see usdt_manager__new()). */
 	bool no_uprobe_multi;
 	size_t :0;
 };
@@ -218,11 +219,20 @@ struct usdt_manager_opts {
  * include bpf/usdt.bpf.h), EINVAL (bad opts, or sizes given after load),
  * ENOMEM.
  *
- * Called before bpf_object__load(), it may resize the maps and marks the
- * object's SEC("usdt") programs for uprobe_multi links where the kernel has
- * them (the kernel then refuses per-site uprobes for those programs: set
- * no_uprobe_multi to keep USDT_MODE_PERF available). Created after load, it
- * attaches with per-site uprobes.
+ * Called before bpf_object__load(), it may resize the maps and chooses the
+ * link of the object's SEC("usdt") and SEC("usdt/...") programs, the same
+ * with every libbpf from 1.1 on:
+ *  - kernel with uprobe_multi (6.6+), no_uprobe_multi unset: the programs
+ *    load for uprobe_multi links; USDT_MODE_PERF is then refused (-EINVAL)
+ *    for them, since the kernel attaches such a program only that way;
+ *  - no_uprobe_multi set, or an older kernel: they load as plain uprobe
+ *    programs and every attach uses one perf uprobe per call site. libbpf
+ *    1.3 and newer would load them for uprobe_multi anyway; the manager
+ *    takes libbpf's SEC("usdt") handler off them (it does nothing else for
+ *    these programs; "usdt.s" sleepable programs need uprobe_multi).
+ * Created after load, it takes the programs as libbpf loaded them: with
+ * libbpf 1.1/1.2 per-site uprobes; with libbpf 1.3+ on a uprobe_multi
+ * kernel, uprobe_multi links, USDT_MODE_PERF refused.
  */
 USDT_API struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 					const struct usdt_manager_opts *opts);

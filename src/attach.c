@@ -362,7 +362,7 @@ struct usdt_link *usdt_manager__attach(struct usdt_manager *man,
 	prog_multi = bpf_program__expected_attach_type(prog) ==
 		     (enum bpf_attach_type)USDT__TRACE_UPROBE_MULTI;
 	if (mode == USDT_MODE_PERF && prog_multi) {
-		pr_warn("%s:%s: program '%s' was loaded for uprobe_multi links; create the manager with no_uprobe_multi for per-site uprobes\n",
+		pr_warn("%s:%s: program '%s' was loaded for uprobe_multi links; create the manager before bpf_object__load() with no_uprobe_multi for per-site uprobes\n",
 			provider, name, bpf_program__name(prog));
 		return usdt__err_ptr(-EINVAL);
 	}
