@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf_version.h>
 #include <linux/bpf.h>
 
 #include "manager.h"
@@ -249,6 +250,34 @@ static int runtime_addr(pid_t pid, const char *path, uint64_t off,
 /* ---------------------------------------------------------------------- */
 /* Attaching                                                              */
 
+/*
+ * One uprobe_multi link for cnt sites of the file at path (the kernel opens
+ * it by that name): the link's fd, or -errno.
+ */
+#if LIBBPF_MAJOR_VERSION > 1 || LIBBPF_MINOR_VERSION >= 3
+/* libbpf 1.3+ has uprobe_multi in bpf_link_create()'s options. */
+static int attach_multi(const struct bpf_program *prog, pid_t pid,
+			const char *path, const uint64_t *offs,
+			const uint64_t *ref_ctrs, const uint64_t *cookies,
+			size_t cnt)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, lo,
+		    .uprobe_multi.path = path,
+		    .uprobe_multi.offsets = (const unsigned long *)offs,
+		    .uprobe_multi.ref_ctr_offsets =
+			    (const unsigned long *)ref_ctrs,
+		    .uprobe_multi.cookies = (const __u64 *)cookies,
+		    .uprobe_multi.cnt = (__u32)cnt,
+		    .uprobe_multi.pid = pid < 0 ? 0 : (__u32)pid);
+
+	_Static_assert(sizeof(unsigned long) == sizeof(uint64_t),
+		       "uprobe_multi offsets are unsigned longs");
+	return bpf_link_create(bpf_program__fd(prog), 0,
+			       (enum bpf_attach_type)USDT__TRACE_UPROBE_MULTI,
+			       &lo);
+}
+#else
+/* Older libbpf: the bpf() syscall itself. */
 static int attach_multi(const struct bpf_program *prog, pid_t pid,
 			const char *path, const uint64_t *offs,
 			const uint64_t *ref_ctrs, const uint64_t *cookies,
@@ -276,6 +305,7 @@ static int attach_multi(const struct bpf_program *prog, pid_t pid,
 	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
 	return fd < 0 ? -errno : fd;
 }
+#endif
 
 static void link_unwind(struct usdt_link *link)
 {
