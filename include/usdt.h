@@ -237,8 +237,11 @@ struct usdt_manager_opts {
 USDT_API struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 					const struct usdt_manager_opts *opts);
 /**
- * @brief **usdt_manager__free()** frees the manager; NULL is ok. Every link
- * it made must have been destroyed first.
+ * @brief **usdt_manager__free()** destroys the links of
+ * usdt_manager__attach_all() and frees the manager; NULL is ok. Call it
+ * before the object is closed (the skeleton destroyed). A link of
+ * usdt_manager__attach() still alive keeps what it needs until its
+ * usdt_link__destroy().
  */
 USDT_API void usdt_manager__free(struct usdt_manager *man);
 
@@ -280,6 +283,27 @@ USDT_API struct usdt_link *
 usdt_manager__attach(struct usdt_manager *man, const struct bpf_program *prog,
 		     pid_t pid, const char *path, const char *provider,
 		     const char *name, const struct usdt_attach_opts *opts);
+
+/**
+ * @brief **usdt_manager__attach_all()** attaches every loaded program of the
+ * manager's object whose section names its probe, as libbpf's auto-attach
+ * syntax does: SEC("usdt/PATH:PROVIDER:NAME") (PATH as for
+ * usdt_manager__attach(), a bare library name included).
+ * @param man the manager of a loaded object.
+ * @param pid -1 every process, 0 the caller, >0 that process.
+ * @param opts NULL, or options for every attach.
+ * @return how many programs were attached (0 if none names a probe), or a
+ * negative errno as usdt_manager__attach() gives (EINVAL for a section
+ * that is not PATH:PROVIDER:NAME): all or nothing. The manager owns the
+ * links and destroys them in usdt_manager__free().
+ *
+ * usdt_manager__new() turns libbpf's auto-attach off for these programs,
+ * so a skeleton's __attach() succeeds and skips them (libbpf's own USDT
+ * support cannot attach them): call this after it. Free the manager before
+ * destroying the skeleton.
+ */
+USDT_API int usdt_manager__attach_all(struct usdt_manager *man, pid_t pid,
+				      const struct usdt_attach_opts *opts);
 
 /**
  * @brief **usdt_link__destroy()** detaches and frees a link, gives back its

@@ -425,6 +425,7 @@ struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 		if (err)
 			goto err_out;
 	}
+	usdt__skel_prepare(obj);
 	return man;
 
 err_out:
@@ -440,11 +441,15 @@ void usdt__manager_release(struct usdt_manager *man)
 	free(man);
 }
 
-/* Links still alive keep the bookkeeping they need: the last one frees it. */
+/*
+ * The links of usdt_manager__attach_all() go first; links the user still
+ * holds keep the bookkeeping they need: the last one frees it.
+ */
 void usdt_manager__free(struct usdt_manager *man)
 {
 	if (!man)
 		return;
+	usdt__skel_release(man);
 	man->freed = true;
 	if (!man->link_cnt)
 		usdt__manager_release(man);

@@ -19,3 +19,11 @@ LDFLAGS_test_attach := $(KTEST_DIR)/sema.o -L$(KTEST_DIR) -lusdttest \
 # The attach path out of memory: the library's allocations fail in turn.
 LDFLAGS_test_attach_oom := -Wl,--wrap=malloc -Wl,--wrap=calloc \
 	-Wl,--wrap=realloc
+
+# Skeleton auto-attach: probes in libusdttest.so, found by bare name.
+DEPS_test_skel := $(KTEST_DIR)/libusdttest.so
+LDFLAGS_test_skel := -L$(KTEST_DIR) -lusdttest -Wl,-rpath,$(abspath $(KTEST_DIR))
+
+# The examples, run as a user runs them.
+DEPS_test_examples := $(EXAMPLES_DIR)/hello $(EXAMPLES_DIR)/hello_skel \
+	$(EXAMPLES_DIR)/target
