@@ -15,8 +15,9 @@
 #        BUILD_STATIC_ONLY=1 CROSS_COMPILE=aarch64-linux-gnu-
 #        LIBBPF=1.7 (build and test against libbpf 1.7.0, see below)
 
-MAJOR := 0
-MINOR := 1
+# The version lives in include/usdt_version.h (usdt_version_string() too).
+MAJOR := $(shell sed -n 's/^\#define USDT_MAJOR_VERSION //p' include/usdt_version.h)
+MINOR := $(shell sed -n 's/^\#define USDT_MINOR_VERSION //p' include/usdt_version.h)
 PATCH := 0
 VERSION := $(MAJOR).$(MINOR).$(PATCH)
 

@@ -37,13 +37,25 @@ struct bpf_program;
 
 /**
  * @brief **USDT_OPTS()** declares and zero-initialises an opts struct with
- * its sz set, e.g. `USDT_OPTS(usdt_attach_opts, o, .usr_cookie = 7);`.
+ * its sz set, e.g. `USDT_OPTS(usdt_attach_opts, o, .usdt_cookie = 7);`.
  */
 #define USDT_OPTS(TYPE, NAME, ...)                                          \
 	struct TYPE NAME = ({                                               \
 		memset(&NAME, 0, sizeof(struct TYPE));                      \
 		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ };    \
 	})
+
+/* ---------------------------------------------------------------------- */
+/* Version                                                                */
+
+/**
+ * @brief the version of the libusdt running, which may be newer than the
+ * USDT_MAJOR_VERSION and USDT_MINOR_VERSION a program was built with.
+ */
+USDT_API int usdt_major_version(void);
+USDT_API int usdt_minor_version(void);
+/** @brief "vMAJOR.MINOR", e.g. "v0.1", as libbpf_version_string(). */
+USDT_API const char *usdt_version_string(void);
 
 /* ---------------------------------------------------------------------- */
 /* Logging                                                                */
@@ -253,8 +265,12 @@ enum usdt_attach_mode {
 
 struct usdt_attach_opts {
 	size_t sz;
-	/* Read by bpf_usdt_cookie() in the BPF program. */
-	uint64_t usr_cookie;
+	/* Read by bpf_usdt_cookie() in the BPF program. usdt_cookie is
+	 * libbpf's name; usr_cookie, the same field, is kept for old code. */
+	union {
+		uint64_t usdt_cookie;
+		uint64_t usr_cookie;
+	};
 	enum usdt_attach_mode mode;
 	/* Find specs through the IP map even where bpf_cookie works. */
 	bool force_ip_map;
@@ -317,6 +333,24 @@ USDT_API size_t usdt_link__site_cnt(const struct usdt_link *link);
 USDT_API size_t usdt_link__spec_cnt(const struct usdt_link *link);
 /** @brief true if the link is one uprobe_multi link, false if perf uprobes. */
 USDT_API bool usdt_link__is_multi(const struct usdt_link *link);
+/**
+ * @brief **usdt_link__fd()**: the fd of the link's uprobe_multi link, owned
+ * by the link (for bpf_link_get_info_by_fd() and the like), or -EOPNOTSUPP
+ * for per-site uprobes (one kernel object per call site), -EINVAL for NULL.
+ */
+USDT_API int usdt_link__fd(const struct usdt_link *link);
+/**
+ * @brief **usdt_link__pin()** pins the link's uprobe_multi link at path, in
+ * a BPF filesystem, as bpf_link__pin() does.
+ * @return 0, -EOPNOTSUPP for per-site uprobes, -EINVAL, or the kernel's
+ * errno (-EEXIST, -EPERM outside a BPF filesystem, ...).
+ *
+ * The pinned probe keeps running after usdt_link__destroy() and after
+ * this process exits, until the pin is removed (unlink()): so its spec IDs
+ * and IP-map entries stay in the maps and the manager never hands them out
+ * again, not even after usdt_link__destroy().
+ */
+USDT_API int usdt_link__pin(struct usdt_link *link, const char *path);
 
 #ifdef __cplusplus
 }

@@ -50,6 +50,8 @@ struct usdt_link {
 	long *ips;
 	size_t ip_cnt;
 	size_t spec_cnt;	/* distinct IDs among site_ids */
+	bool pinned;		/* the kernel link outlives us: keep its
+				 * spec IDs and IP-map entries */
 	uint64_t *offsets;	/* where each site's uprobe is, in the file */
 };
 
@@ -317,6 +319,8 @@ static void link_unwind(struct usdt_link *link)
 		close(link->multi_fd);
 	for (i = 0; i < link->perf_cnt; i++)
 		bpf_link__destroy(link->perf_links[i]);
+	if (link->pinned)
+		link->ip_cnt = link->site_cnt = 0;
 	for (i = 0; i < link->ip_cnt; i++)
 		if (bpf_map_delete_elem(bpf_map__fd(man->ip_map), &link->ips[i]))
 			pr_warn("cannot delete IP-map entry 0x%lx: %s\n",
@@ -367,7 +371,7 @@ struct usdt_link *usdt_manager__attach(struct usdt_manager *man,
 	size_t i, cnt = 0, broken = 0;
 	char real_path[PATH_MAX];
 	bool use_ip, prog_multi, use_multi;
-	uint64_t usr_cookie;
+	uint64_t cookie;
 	int err, id, fd = -1;
 
 	if (!man || !prog || !path || !provider || !name || pid < -1 ||
@@ -375,7 +379,7 @@ struct usdt_link *usdt_manager__attach(struct usdt_manager *man,
 		return usdt__err_ptr(-EINVAL);
 	mode = OPTS_GET(opts, mode, USDT_MODE_AUTO);
 	use_ip = OPTS_GET(opts, force_ip_map, false);
-	usr_cookie = OPTS_GET(opts, usr_cookie, 0);
+	cookie = OPTS_GET(opts, usdt_cookie, 0);
 	if (mode > USDT_MODE_PERF)
 		return usdt__err_ptr(-EINVAL);
 	if (bpf_program__fd(prog) < 0) {
@@ -516,7 +520,7 @@ struct usdt_link *usdt_manager__attach(struct usdt_manager *man,
 		}
 		memset(&spec, 0, sizeof(spec));
 		spec.arg_cnt = (uint16_t)p->arg_cnt;
-		spec.usr_cookie = usr_cookie;
+		spec.usr_cookie = cookie;
 		for (j = 0; j < p->arg_cnt && j < USDT_MAX_ARG_CNT; j++) {
 			spec.args[j] = p->args[j].spec;
 			/* The IP the program sees moves with the uprobe. */
@@ -654,4 +658,33 @@ uint64_t usdt__link_offset(const struct usdt_link *link, size_t i)
 bool usdt_link__is_multi(const struct usdt_link *link)
 {
 	return link && link->multi_fd >= 0;
+}
+
+int usdt_link__fd(const struct usdt_link *link)
+{
+	if (!link)
+		return usdt__err(-EINVAL);
+	return link->multi_fd >= 0 ? link->multi_fd : usdt__err(-EOPNOTSUPP);
+}
+
+int usdt_link__pin(struct usdt_link *link, const char *path)
+{
+	int err;
+
+	if (!link || !path)
+		return usdt__err(-EINVAL);
+	if (link->multi_fd < 0) {
+		pr_warn("cannot pin '%s': per-site uprobes are one kernel object per call site\n",
+			path);
+		return usdt__err(-EOPNOTSUPP);
+	}
+	err = bpf_obj_pin(link->multi_fd, path);
+	if (err) {
+		err = -errno;
+		pr_warn("cannot pin the link at '%s': %s\n", path,
+			usdt__errstr(err));
+		return usdt__err(err);
+	}
+	link->pinned = true;
+	return 0;
 }

@@ -27,3 +27,5 @@ LDFLAGS_test_skel := -L$(KTEST_DIR) -lusdttest -Wl,-rpath,$(abspath $(KTEST_DIR)
 # The examples, run as a user runs them.
 DEPS_test_examples := $(EXAMPLES_DIR)/hello $(EXAMPLES_DIR)/hello_skel \
 	$(EXAMPLES_DIR)/target
+DEPS_test_link_api := $(DEPS_test_skel)
+LDFLAGS_test_link_api := $(LDFLAGS_test_skel)

@@ -70,7 +70,7 @@ static struct usdt_skel *open_skel(struct usdt_manager **man, bool per_site,
 
 static void run(bool per_site)
 {
-	USDT_OPTS(usdt_attach_opts, ao, .usr_cookie = 0x5eed);
+	USDT_OPTS(usdt_attach_opts, ao, .usdt_cookie = 0x5eed);
 	bool multi = !per_site && usdt__features()->uprobe_multi;
 	struct usdt_manager *man;
 	struct usdt_skel *skel = open_skel(&man, per_site, false, false);
