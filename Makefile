@@ -143,6 +143,21 @@ $(OBJDIR)/libusdt.pc: src/libusdt.pc.template
 	$(Q)sed $(PC_SED) $< > $@
 
 # ----------------------------------------------------------------------
+# Public headers: installed as <usdt/usdt.h>, <usdt/usdt.bpf.h> (and the
+# two they include), as libbpf's are <bpf/...>. In the tree, OBJDIR/include
+# has the same layout (links to the sources) for code written as a user's:
+# the examples.
+
+PUBLIC_HDRS := include/usdt.h include/usdt_version.h bpf/usdt.bpf.h \
+	       bpf/usdt_spec.h
+PUBLIC_INC := $(OBJDIR)/include
+PUBLIC_LINKS := $(addprefix $(PUBLIC_INC)/usdt/,$(notdir $(PUBLIC_HDRS)))
+
+$(PUBLIC_LINKS): $(PUBLIC_INC)/usdt/%: $(PUBLIC_HDRS)
+	@mkdir -p $(@D)
+	$(Q)ln -sf $(abspath $(filter %/$*,$(PUBLIC_HDRS))) $@
+
+# ----------------------------------------------------------------------
 # BPF objects and skeletons. vmlinux.h comes from the running kernel's BTF;
 # the BPF side needs no host asm/ headers.
 
@@ -150,7 +165,8 @@ VMLINUX_H := $(OBJDIR)/vmlinux.h
 BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' \
 	      -e 's/s390x/s390/' -e 's/riscv64/riscv/')
 BPF_CFLAGS = -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
-	      -I$(OBJDIR) -Ibpf $(LIBBPF_CFLAGS) $(BPF_EXTRA_CFLAGS)
+	      -I$(OBJDIR) -Ibpf -I$(PUBLIC_INC) $(LIBBPF_CFLAGS) \
+	      $(BPF_EXTRA_CFLAGS)
 
 ifneq ($(LIBBPF),)
 $(LIBBPF_STAMP):
@@ -162,7 +178,8 @@ $(VMLINUX_H): $(LIBBPF_STAMP)
 	@mkdir -p $(@D)
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
 
-$(OBJDIR)/bpf/%.bpf.o: %.bpf.c $(VMLINUX_H) $(wildcard bpf/*.h tests/kernel/*.h tools/*.h)
+$(OBJDIR)/bpf/%.bpf.o: %.bpf.c $(VMLINUX_H) $(PUBLIC_LINKS) \
+		$(wildcard bpf/*.h tests/kernel/*.h tools/*.h)
 	$(call msg,CLANG,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
@@ -238,10 +255,7 @@ install: lib
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -d $(DESTDIR)$(INCLUDEDIR)/usdt $(DESTDIR)$(LIBDIR) \
 		$(DESTDIR)$(PKGCONFIGDIR)
-	$(Q)install -m 644 include/usdt.h include/usdt_version.h \
-		$(DESTDIR)$(INCLUDEDIR)/
-	$(Q)install -m 644 bpf/usdt.bpf.h bpf/usdt_spec.h \
-		$(DESTDIR)$(INCLUDEDIR)/usdt/
+	$(Q)install -m 644 $(PUBLIC_HDRS) $(DESTDIR)$(INCLUDEDIR)/usdt/
 	$(Q)install -m 644 $(STATIC_LIB) $(DESTDIR)$(LIBDIR)/
 ifneq ($(BUILD_STATIC_ONLY),1)
 	$(Q)install -m 755 $(SHARED_LIB) $(DESTDIR)$(LIBDIR)/
@@ -252,9 +266,7 @@ endif
 	$(Q)$(MAKE) --no-print-directory install-extra
 
 uninstall:
-	$(Q)rm -rf $(DESTDIR)$(INCLUDEDIR)/usdt $(DESTDIR)$(INCLUDEDIR)/usdt.h \
-		$(DESTDIR)$(INCLUDEDIR)/usdt_version.h \
-		$(DESTDIR)$(LIBDIR)/libusdt.* $(DESTDIR)$(PKGCONFIGDIR)/libusdt.pc \
+	$(Q)rm -rf $(DESTDIR)$(INCLUDEDIR)/usdt $(DESTDIR)$(LIBDIR)/libusdt.* $(DESTDIR)$(PKGCONFIGDIR)/libusdt.pc \
 		$(DESTDIR)$(BINDIR)/usdt $(DESTDIR)$(MANDIR)/man1/usdt.1
 
 .PHONY: install-extra

@@ -17,9 +17,11 @@ $(OBJDIR)/bpf/examples/hello.bpf.o $(OBJDIR)/bpf/examples/hello_skel.bpf.o: \
 
 # hello (usdt_manager__attach()) and hello_skel (SEC("usdt/..."),
 # usdt_manager__attach_all()).
+# They include <usdt/usdt.h>, as a user's code does: OBJDIR/include
+# first, so that they see the installed layout.
 $(EXAMPLES_DIR)/%: examples/%.c examples/hello.h \
-		$(OBJDIR)/skel/examples/%.skel.h $(STATIC_LIB)
+		$(OBJDIR)/skel/examples/%.skel.h $(STATIC_LIB) $(PUBLIC_LINKS)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -I$(OBJDIR)/skel/examples -o $@ $< \
-		$(STATIC_LIB) $(ALL_LDFLAGS) $(LIBS)
+	$(Q)$(CC) -I$(PUBLIC_INC) $(ALL_CFLAGS) -I$(OBJDIR)/skel/examples \
+		-o $@ $< $(STATIC_LIB) $(ALL_LDFLAGS) $(LIBS)

@@ -7,7 +7,7 @@
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
-#include "usdt.bpf.h"
+#include <usdt/usdt.bpf.h>
 
 #include "hello.h"
 

@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
-#include <usdt.h>
+#include <usdt/usdt.h>
 
 #include "hello.h"
 #include "hello_skel.skel.h"
@@ -54,7 +54,8 @@ static pid_t start_held(const char *target, int *gate)
 	char c;
 	pid_t pid;
 
-	if (pipe(in) || pipe2(exec_done, O_CLOEXEC))
+	if (pipe(in) || pipe(exec_done) ||
+	    fcntl(exec_done[1], F_SETFD, FD_CLOEXEC))
 		return -1;
 	fflush(stdout);
 	pid = fork();
