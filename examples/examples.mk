@@ -12,8 +12,8 @@ $(EXAMPLES_DIR)/target: examples/target.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) -g -O2 -Wall -Wextra -Werror -o $@ $<
 
-$(OBJDIR)/bpf/examples/hello.bpf.o $(OBJDIR)/bpf/examples/hello_skel.bpf.o: \
-		examples/hello.h
+$(OBJDIR)/bpf/examples/hello.bpf.o: examples/hello.h
+$(OBJDIR)/bpf/examples/hello_skel.bpf.o: examples/hello.h examples/hello.bpf.c
 
 # hello (usdt_manager__attach()) and hello_skel (SEC("usdt/..."),
 # usdt_manager__attach_all()).

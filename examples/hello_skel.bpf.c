@@ -1,35 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The BPF half of hello_skel: the same program as hello.bpf.c, but its
- * section names the probe, as libbpf's SEC("usdt/...") does:
- * usdt/PATH:PROVIDER:NAME, PATH here a bare name found in the traced
- * process's maps.
+ * The BPF half of hello_skel: hello.bpf.c's program, in a section that
+ * names its probe, as libbpf's SEC("usdt/...") does:
+ * usdt/PATH:PROVIDER:NAME, PATH here a bare name, found in the maps of
+ * the process attached to. It reads
+ *
+ *	SEC("usdt/target:hello:greet")
+ *	int BPF_USDT(on_greet, int count, const char *name)
  */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <usdt/usdt.bpf.h>
-
-#include "hello.h"
-
-char LICENSE[] SEC("license") = "GPL";
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 64 * 1024);
-} greetings SEC(".maps");
-
-SEC("usdt/target:hello:greet")
-int BPF_USDT(on_greet, int count, const char *name)
-{
-	struct greeting *g;
-
-	g = bpf_ringbuf_reserve(&greetings, sizeof(*g), 0);
-	if (!g)
-		return 0;
-	g->pid = bpf_get_current_pid_tgid() >> 32;
-	g->count = count;
-	if (bpf_probe_read_user_str(g->name, sizeof(g->name), name) < 0)
-		g->name[0] = '\0';
-	bpf_ringbuf_submit(g, 0);
-	return 0;
-}
+#define HELLO_SEC "usdt/target:hello:greet"
+#include "hello.bpf.c"
