@@ -7,6 +7,7 @@
 #   make demo             the live demo of `usdt` on a bundled example
 #   make SANITIZE=1 check the same tests built with ASan+UBSan
 #   make cross-check      unit tests for aarch64, s390x, riscv64 under qemu-user
+#   make vm-check ARCH=arm64 KERNEL=6.1   kernel tests in QEMU (tests/vm/vm.mk)
 #   make fuzz             libFuzzer targets (FUZZ_SECONDS=N to run each)
 #   make bench            benchmarks, side by side with the system's libbpf
 #   make install          PREFIX LIBDIR INCLUDEDIR DESTDIR
@@ -164,7 +165,9 @@ $(PUBLIC_LINKS): $(PUBLIC_INC)/usdt/%: $(PUBLIC_HDRS)
 VMLINUX_H := $(OBJDIR)/vmlinux.h
 BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' \
 	      -e 's/s390x/s390/' -e 's/riscv64/riscv/')
-BPF_CFLAGS = -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
+# BPF_TARGET: bpfeb for a big-endian target (make vm-check ARCH=s390x).
+BPF_TARGET ?= bpf
+BPF_CFLAGS = -g -O2 -target $(BPF_TARGET) -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
 	      -I$(OBJDIR) -Ibpf -I$(PUBLIC_INC) $(LIBBPF_CFLAGS) \
 	      $(BPF_EXTRA_CFLAGS)
 
@@ -184,10 +187,24 @@ $(OBJDIR)/bpf/%.bpf.o: %.bpf.c $(VMLINUX_H) $(PUBLIC_LINKS) \
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
+ifneq ($(BPF_TARGET),bpfeb)
 $(OBJDIR)/skel/%.skel.h: $(OBJDIR)/bpf/%.bpf.o
 	$(call msg,GEN,$@)
 	@mkdir -p $(@D)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$(notdir $*)) > $@
+else
+# bpftool cannot open a big-endian object on this host: the skeleton is
+# made from a little-endian build and given the big-endian object.
+$(OBJDIR)/skel/%.skel.h: $(OBJDIR)/bpf/%.bpf.o
+	$(call msg,GEN,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(subst -target bpfeb,-target bpfel,$(BPF_CFLAGS)) \
+		-c $*.bpf.c -o $(<:.o=.el.o)
+	$(Q)$(BPFTOOL) gen skeleton $(<:.o=.el.o) \
+		name $(subst -,_,$(notdir $*)) > $@.el
+	$(Q)scripts/vm/skel-endian.sh $@.el $(<:.o=.el.o) $< > $@
+	$(Q)rm -f $@.el
+endif
 
 # ----------------------------------------------------------------------
 # Tests. Each tests/unit/test_*.c and tests/kernel/test_*.c is one program,
@@ -215,6 +232,7 @@ TEST_HDRS := $(wildcard tests/*.h tests/unit/*.h tests/kernel/*.h)
 -include tests/kernel/kernel.mk
 -include tests/unit/unit.mk
 -include tests/cross/cross.mk
+-include tests/vm/vm.mk
 
 $(OBJDIR)/tests/unit/%: tests/unit/%.c $(STATIC_LIB) $(TEST_HDRS) $(VMLINUX_H)
 	$(call msg,CC,$@)

@@ -198,9 +198,20 @@ struct usdt_arg_info {
 	uint64_t value;		/* the constant, for USDT_ARG_CONST */
 	const char *reason;	/* for USDT_ARG_UNSUPPORTED, else NULL */
 	const char *str;	/* the argument's text, e.g. "-4@%edi" */
+	/*
+	 * reg and offset above are the operand as written. What is read
+	 * differs for a 16-byte argument on big-endian s390x, read as its
+	 * low half: 16@%r2 reads r3 (the pair's second register), and
+	 * 16@-32(%r11) reads 8 bytes further on, at offset -24.
+	 */
+	const char *read_reg;	/* the register read: reg, or the pair's */
+	int64_t read_offset;	/* the offset read */
+	/* An index register's low 32 bits, extended (arm64 [x3, w0, sxtw]):
+	 * "sxtw" or "uxtw"; NULL for the whole register or no index. */
+	const char *index_ext;
 	size_t :0;
 };
-#define usdt_arg_info__last_field str
+#define usdt_arg_info__last_field index_ext
 
 /**
  * @brief **usdt_probe__arg()** describes argument i of a call site.
