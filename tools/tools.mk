@@ -5,14 +5,15 @@
 # the static library, libbpf, and a bpftool skeleton of its BPF program.
 
 TOOL := $(OBJDIR)/usdt
-TOOL_SRCS := tools/usdt.c tools/common.c tools/list.c tools/trace.c
+TOOL_SRCS := tools/usdt.c tools/common.c tools/list.c tools/trace.c \
+	tools/trace_fmt.c tools/trace_filter.c tools/trace_sum.c
 TOOL_SKEL := $(OBJDIR)/skel/tools/usdt_trace.skel.h
 TOOL_CFLAGS := $(ALL_CFLAGS) -I$(OBJDIR)/skel/tools -Itools
 TOOL_OBJS := $(patsubst %.c,$(OBJDIR)/%.o,$(TOOL_SRCS))
 
 tools: $(TOOL)
 
-$(OBJDIR)/tools/%.o: tools/%.c tools/tool.h tools/trace_event.h \
+$(OBJDIR)/tools/%.o: tools/%.c tools/tool.h tools/trace.h tools/trace_event.h \
 		include/usdt.h $(TOOL_SKEL)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
