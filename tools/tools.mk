@@ -59,3 +59,18 @@ demo:
 	else \
 		echo "(tracing needs root: run 'sudo make demo' to see it live)"; \
 	fi
+
+# ----------------------------------------------------------------------
+# tests/kernel/test_trace_fmt.c: `usdt trace`'s formats, summaries, filter
+# and behaviour, against tests/fixtures/trace_fmt_target. (TOOL_TEST_DEFS
+# comes from tests/fixtures/tool-fixtures.mk.)
+
+TRACE_FMT_TARGET := $(OBJDIR)/tests/fixtures/trace_fmt_target
+
+$(TRACE_FMT_TARGET): tests/fixtures/trace_fmt_target.c
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -g -O2 -Wall -Wextra -Werror -o $@ $<
+
+LDFLAGS_test_trace_fmt = $(TOOL_TEST_DEFS)
+DEPS_test_trace_fmt = $(TOOL) $(TRACE_FMT_TARGET)

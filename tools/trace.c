@@ -1022,6 +1022,10 @@ static int trace_loop(struct trace_run *r)
 	if (r->sums && !r->ctx.write_err && print_sums(r, t0, true) &&
 	    !r->ctx.write_err)
 		return 1;
+	/* A reader that went away (| head) ends the trace normally, and so
+	 * does a signal that cut a blocked write short. */
+	if (r->ctx.write_err == EINTR && stop_signal)
+		r->ctx.write_err = 0;
 	if (r->ctx.write_err && r->ctx.write_err != EPIPE)
 		return tool_err("trace: writing the output: %s",
 				strerror(r->ctx.write_err));

@@ -179,7 +179,7 @@ static void print_value(FILE *f, const struct arg_fmt *fmt, int size,
 
 /* Argument i of e as conversion c. str: its string, when it has one. */
 static void print_conv(FILE *f, char c, const struct usdt_hit *e, int i,
-		       const char *str, bool json)
+		       const struct arg_fmt *type, const char *str, bool json)
 {
 	uint64_t v = e->args[i];
 	char ch = (char)v;
@@ -213,8 +213,12 @@ static void print_conv(FILE *f, char c, const struct usdt_hit *e, int i,
 		}
 		break;
 	case 'f':
-		if (!print_fp(f, e->sizes[i] ? e->sizes[i] : 8, v, json))
-			print_double(f, (double)(int64_t)v, json);
+		/* An integer argument prints as its value. */
+		if (!type->is_float ||
+		    !print_fp(f, e->sizes[i] ? e->sizes[i] : type->size, v,
+			      json))
+			print_double(f, type->is_signed || e->sizes[i] < 8 ?
+				     (double)(int64_t)v : (double)v, json);
 		break;
 	}
 }
@@ -386,7 +390,8 @@ static void print_args(struct trace_ctx *ctx, struct probe_ent *p,
 			fputs(ctx->json ? "null" : "?", stdout);
 			warn_unreadable(p, i, e->errs[i]);
 		} else if (pf) {
-			print_conv(stdout, pf->convs[i].c, e, i, strs[i],
+			print_conv(stdout, pf->convs[i].c, e, i,
+				   i < fcnt ? &fmts[i] : &unknown, strs[i],
 				   ctx->json);
 		} else {
 			print_value(stdout, i < fcnt ? &fmts[i] : &unknown,

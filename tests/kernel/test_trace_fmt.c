@@ -1,0 +1,636 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * `usdt trace` beyond plain events, run as a user would run it against
+ * tests/fixtures/trace_fmt_target (and /usr/bin/python3 when it has
+ * probes): formats with strings, per-site types, escaping, --count,
+ * --hist, --latency, --filter, and how the tool behaves with signals,
+ * closed pipes, full disks, zombies, broken notes and capabilities.
+ * Needs root and BPF.
+ */
+#include <bpf/bpf.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "test_util.h"
+#include "tool_run.h"
+
+#define TF FIXTURE_DIR "/trace_fmt_target"
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+static int count_str(const char *s, const char *needle)
+{
+	int n = 0;
+
+	while ((s = strstr(s, needle))) {
+		n++;
+		s += strlen(needle);
+	}
+	return n;
+}
+
+static void expect_in(const char *hay, const char *needle)
+{
+	if (!strstr(hay, needle))
+		fail_msg("missing '%s' in:\n%s", needle, hay);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static bool process_exists(pid_t pid)
+{
+	return !kill(pid, 0) || errno != ESRCH;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Values                                                                 */
+
+/* %s reads the strings in BPF; text escapes them, JSON is exact. */
+static void test_format_strings(void **state)
+{
+	static const struct {
+		const char *fmt, *want;
+	} cases[] = {
+		{ "<%s> %s #%d%%", " tf:str <hello\\tworld\\x1b[31m> round #2%\n" },
+		{ "%s %s %x", " round 2\n" },
+		{ "%s %s %c", " round \\x02\n" },
+		{ "%s %s %u", " round 2\n" },
+		{ "%s %s %f", " round 2\n" },
+		{ "%p %s %d", " tf:str 0x" },
+	};
+	struct run_result r;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		run_tool(&r, "trace", "-c", TF " 2", TF, "tf:str",
+			 cases[i].fmt);
+		if (r.status)
+			fail_msg("status %d, stderr:\n%s", r.status, r.err);
+		expect_in(r.out, cases[i].want);
+		assert_null(strchr(r.out, '\033'));
+		run_result_free(&r);
+	}
+
+	run_tool(&r, "trace", "--json", "-c", TF " 1", TF, "tf:str",
+		 "%s %s %d");
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	expect_in(r.out, "\"args\": [\"hello\\tworld\\u001b[31m\", \"round\", 1]}");
+	run_result_free(&r);
+
+	/* A bounded length: -s 4 keeps three bytes and the NUL. */
+	run_tool(&r, "trace", "-s", "4", "-c", TF " 1", TF, "tf:str", "%s %s");
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	expect_in(r.out, " tf:str hel rou\n");
+	run_result_free(&r);
+}
+
+static void test_format_errors(void **state)
+{
+	static const struct {
+		const char *pattern, *fmt, *message;
+	} cases[] = {
+		{ "tf:str", "%s %q", "unknown conversion '%q'" },
+		{ "tf:val", "%d %d", "tf:val has 1 arguments; its format wants 2" },
+		{ NULL, "%d", "follows no pattern" },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct run_result r;
+
+		if (cases[i].pattern)
+			run_tool(&r, "trace", TF, cases[i].pattern,
+				 cases[i].fmt);
+		else
+			run_tool(&r, "trace", TF, cases[i].fmt);
+		assert_int_equal(r.status, 1);
+		expect_in(r.err, cases[i].message);
+		run_result_free(&r);
+	}
+}
+
+/* Two call sites of tf:mixed, int64 then uint64, same bits: each prints
+ * with its own type (the old tool printed both as the first). */
+static void test_types_per_site(void **state)
+{
+	struct run_result r;
+
+	run_tool(&r, "trace", "-c", TF " 2", TF, "tf:mixed");
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	assert_int_equal(count_str(r.out, " tf:mixed -1\n"), 2);
+	assert_int_equal(count_str(r.out, " tf:mixed 18446744073709551615\n"),
+			 2);
+	run_result_free(&r);
+}
+
+/* Control bytes of notes and process names never reach the terminal. */
+static void test_escaping(void **state)
+{
+	struct run_result r;
+
+	run_tool(&r, "trace", "-c", TF " 1", TF, "tf:evil*");
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	expect_in(r.out, " tf\\x1bname tf:evil\\x1b[2J 1\n");
+	assert_null(strchr(r.out, '\033'));
+	run_result_free(&r);
+
+	run_tool(&r, "trace", "-j", "-c", TF " 1", TF, "tf:evil*");
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	expect_in(r.out, "\"comm\": \"tf\\u001bname\", \"provider\": \"tf\", \"name\": \"evil\\u001b[2J\", \"args\": [1]}");
+	run_result_free(&r);
+}
+
+/* A malformed note is skipped with a warning; the rest is traced. */
+static void test_broken_note(void **state)
+{
+	struct run_result r;
+
+	run_tool(&r, "trace", "-c", TF " 2", TF);
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	expect_in(r.err, "warning: skipping the call site of tf:broken at 0x");
+	expect_in(r.err, "more than 12 arguments");
+	assert_int_equal(count_str(r.out, " tf:val "), 2);
+	assert_int_equal(count_str(r.out, " tf:start\n"), 3);
+	assert_null(strstr(r.out, "tf:broken"));
+	run_result_free(&r);
+
+	/* Only the broken probe: nothing to trace, said clearly. */
+	run_tool(&r, "trace", TF, "tf:broken");
+	assert_int_equal(r.status, 1);
+	expect_in(r.err, "no probes matching tf");
+	run_result_free(&r);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Summaries                                                              */
+
+static void test_count(void **state)
+{
+	struct run_result r;
+	char want[128];
+	int pid;
+
+	run_tool(&r, "trace", "--count", "-c", TF " 3", TF, "tf:*");
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	expect_in(r.out, "           3 tf:str\n");
+	expect_in(r.out, "           6 tf:mixed\n");
+	expect_in(r.out, "           4 tf:start\n");
+	expect_in(r.out, "           3 tf:done\n");
+	/* Nothing of the events goes out. */
+	assert_int_equal(count_str(r.out, "tf:str"), 1);
+	assert_int_equal(count_str(r.out, "@ "), 1);
+	expect_in(r.out, " s (end)\n");
+	run_result_free(&r);
+
+	run_tool(&r, "trace", "--count", "--by-pid", "--json", "-c", TF " 2",
+		 TF, "tf:val");
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	pid = atoi(strstr(r.out, "pid ") + 4);
+	snprintf(want, sizeof(want),
+		 "\"final\": true, \"lost\": 0, \"counts\": [{\"probe\": \"tf:val\", \"pid\": %d, \"count\": 2}]}\n",
+		 pid);
+	expect_in(r.out, want);
+	run_result_free(&r);
+}
+
+/* -i: one document per interval, each with the hits since the last one;
+ * together they add up. */
+static void test_interval(void **state)
+{
+	struct run_result r;
+	const char *p;
+	int docs = 0, total = 0;
+
+	run_tool(&r, "trace", "--count", "-i", "0.2", "--json", "-c",
+		 TF " 12 100", TF, "tf:val");
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	for (p = r.out; (p = strstr(p, "{\"time\": ")); p++) {
+		const char *c = strstr(p, "\"count\": ");
+		const char *end = strchr(p, '\n');
+
+		docs++;
+		if (c && c < end)
+			total += atoi(c + 9);
+	}
+	assert_true(docs >= 3);
+	assert_int_equal(total, 12);
+	assert_int_equal(count_str(r.out, "\"final\": true"), 1);
+	run_result_free(&r);
+}
+
+/* tf:val is 0, 1, ..., 8: slots [0], [1,2), [2,4) x2, [4,8) x4, [8,16). */
+static void test_hist(void **state)
+{
+	struct run_result r;
+
+	run_tool(&r, "trace", "--hist", "arg0", "-c", TF " 9", TF, "tf:val");
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	expect_in(r.out, "tf:val arg0\n");
+	expect_in(r.out, "  [0]                             1 |");
+	expect_in(r.out, "  [1, 2)                          1 |");
+	expect_in(r.out, "  [2, 4)                          2 |");
+	expect_in(r.out, "  [4, 8)                          4 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|");
+	expect_in(r.out, "  [8, 16)                         1 |");
+	run_result_free(&r);
+
+	run_tool(&r, "trace", "--hist", "0", "--json", "-c", TF " 3", TF,
+		 "tf:val");
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	expect_in(r.out, "\"hists\": [{\"probe\": \"tf:val\", \"arg\": 0, \"buckets\": [{\"low\": 0, \"high\": 1, \"count\": 1}, {\"low\": 1, \"high\": 2, \"count\": 1}, {\"low\": 2, \"high\": 4, \"count\": 1}]}]}\n");
+	run_result_free(&r);
+
+	run_tool(&r, "trace", "--hist", "3", TF, "tf:val");
+	assert_int_equal(r.status, 1);
+	expect_in(r.err, "no matching probe has argument 3");
+	run_result_free(&r);
+}
+
+/* tf:start, 20 ms, tf:done, five times; then one tf:start left open. */
+static void test_latency(void **state)
+{
+	struct run_result r;
+	const char *b;
+	int sum = 0;
+
+	run_tool(&r, "trace", "--json", "--latency", "tf:start", "tf:done",
+		 "-c", TF " 5 20", TF);
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	expect_in(r.out, "\"latency\": {\"start\": \"tf:start\", \"end\": \"tf:done\", \"unit\": \"ns\", \"buckets\": [");
+	expect_in(r.out, "\"unmatched_starts\": 1, \"unmatched_ends\": 0}}\n");
+	/* 20 ms is in [16M, 32M) ns, or above on a slow machine. */
+	for (b = r.out; (b = strstr(b, "{\"low\": ")); b++) {
+		assert_true(strtoull(b + 8, NULL, 10) >= (1ull << 24));
+		sum += atoi(strstr(b, "\"count\": ") + 9);
+	}
+	assert_int_equal(sum, 5);
+	run_result_free(&r);
+
+	run_tool(&r, "trace", "--latency", "tf:start", "tf:done", "-c",
+		 TF " 2 1", TF);
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	expect_in(r.out, "latency tf:start -> tf:done (ns)\n");
+	expect_in(r.out, "unmatched starts: 1, unmatched ends: 0\n");
+	run_result_free(&r);
+}
+
+/* The filter runs in BPF: exactly the hits it admits arrive. */
+static void test_filter(void **state)
+{
+	static const struct {
+		const char *expr;
+		const char *want;	/* the values of tf:val that pass */
+	} cases[] = {
+		{ "arg0 > 5 && arg0 <= 7 || arg0 == 1", "1 6 7" },
+		{ "arg0 != 0 && arg0 < 3", "1 2" },
+		{ "arg0 >= 0x8", "8" },
+		{ "arg0 < -1 || arg0 == 0", "0" },
+		{ "pid == 1", "" },
+		{ "tid > 0 && arg5 == 0", "" },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct run_result r;
+		char got[256] = "";
+		const char *p;
+
+		run_tool(&r, "trace", "--filter", cases[i].expr, "-c", TF " 9",
+			 TF, "tf:val");
+		if (r.status)
+			fail_msg("status %d, stderr:\n%s", r.status, r.err);
+		for (p = r.out; (p = strstr(p, " tf:val ")); p += 8) {
+			size_t n = strlen(got);
+
+			snprintf(got + n, sizeof(got) - n, "%s%d", n ? " " : "",
+				 atoi(p + 8));
+		}
+		if (strcmp(got, cases[i].want))
+			fail_msg("filter '%s': got '%s', want '%s'",
+				 cases[i].expr, got, cases[i].want);
+		run_result_free(&r);
+	}
+}
+
+static void test_filter_errors(void **state)
+{
+	static const char *const bad[] = {
+		"arg0 >", "arg12 == 1", "foo == 1", "arg0 == 1 &&",
+		"(arg0 == 1)", "arg0 = 1", "arg0 == 1x",
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		struct run_result r;
+
+		run_tool(&r, "trace", "--filter", bad[i], TF, "tf:val");
+		assert_int_equal(r.status, 1);
+		expect_in(r.err, "usdt: trace: filter '");
+		run_result_free(&r);
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* Behaviour                                                              */
+
+/*
+ * `usdt trace ... | head -1`: the reader goes after one line. The tool
+ * ends by itself with status 0, not killed by SIGPIPE, and the command it
+ * ran is gone too.
+ */
+static void test_closed_pipe(void **state)
+{
+	int out[2], status;
+	char buf[4096];
+	pid_t tool, target = 0;
+	ssize_t n;
+	FILE *f;
+
+	assert_int_equal(pipe(out), 0);
+	tool = fork();
+	assert_true(tool >= 0);
+	if (!tool) {
+		dup2(out[1], 1);
+		close(out[0]);
+		close(out[1]);
+		execl(USDT_BIN, USDT_BIN, "trace", "-c", TF " 100000 5", TF,
+		      "tf:val", (char *)NULL);
+		_exit(127);
+	}
+	close(out[1]);
+	f = fdopen(out[0], "r");
+	assert_non_null(f);
+	while (fgets(buf, sizeof(buf), f)) {
+		if (!strncmp(buf, "pid ", 4))
+			target = atoi(buf + 4);
+		else if (strstr(buf, " tf:val "))
+			break;
+	}
+	assert_true(target > 0);
+	fclose(f);		/* like head -1 */
+	n = waitpid(tool, &status, 0);
+	assert_int_equal(n, tool);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_false(process_exists(target));
+}
+
+/* Output nobody can take is an error: exit 1 with a message. */
+static void test_write_error(void **state)
+{
+	const char *argv[] = { "/bin/sh", "-c",
+		USDT_BIN " trace -c '" TF " 3' " TF " tf:val > /dev/full",
+		NULL };
+	struct run_result r;
+
+	run_argv(argv, &r);
+	assert_int_equal(r.status, 1);
+	expect_in(r.err, "usdt: trace: writing the output: No space left on device");
+	run_result_free(&r);
+
+	argv[2] = USDT_BIN " trace --count -c '" TF " 3' " TF " tf:val > /dev/full";
+	run_argv(argv, &r);
+	assert_int_equal(r.status, 1);
+	expect_in(r.err, "writing the output");
+	run_result_free(&r);
+}
+
+/*
+ * SIGTERM at any moment ends the tool at once: before tracing ran with
+ * 128 + 15, after with 0 (the command's own status is not reached: it is
+ * ended). The held command never outlives it.
+ */
+static void test_signal_any_time(void **state)
+{
+	static const int delays_us[] = { 10000, 50000, 150000, 2000000 };
+	bool early = false, late = false;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(delays_us); i++) {
+		int out[2], status;
+		pid_t tool;
+
+		assert_int_equal(pipe(out), 0);
+		tool = fork();
+		assert_true(tool >= 0);
+		if (!tool) {
+			dup2(out[1], 1);
+			close(out[0]);
+			close(out[1]);
+			execl(USDT_BIN, USDT_BIN, "trace", "-c", TF " 100000 5",
+			      TF, (char *)NULL);
+			_exit(127);
+		}
+		close(out[1]);
+		fcntl(out[0], F_SETFL, O_NONBLOCK);
+		usleep(delays_us[i]);
+		kill(tool, SIGTERM);
+		assert_int_equal(waitpid(tool, &status, 0), tool);
+		close(out[0]);
+		/* Killed before main() set its handlers: nothing ran. */
+		if (WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM)
+			continue;
+		assert_true(WIFEXITED(status));
+		if (WEXITSTATUS(status) == 128 + SIGTERM)
+			early = true;
+		else if (WEXITSTATUS(status) == 0)
+			late = true;
+		else
+			fail_msg("delay %d us: status %d", delays_us[i],
+				 WEXITSTATUS(status));
+	}
+	assert_true(early);
+	assert_true(late);
+}
+
+/*
+ * -p ends when the process ends even if its parent never reaps it: the
+ * target's parent here forks it and then only sleeps.
+ */
+static void test_zombie_pid(void **state)
+{
+	int fds[2];
+	char buf[64] = { 0 }, pid_s[16];
+	struct run_result r;
+	pid_t parent;
+	double t0;
+	int target;
+
+	assert_int_equal(pipe(fds), 0);
+	parent = fork();
+	assert_true(parent >= 0);
+	if (!parent) {
+		if (!fork()) {
+			dup2(fds[1], 1);
+			execl(TF, TF, "10", "100", (char *)NULL);
+			_exit(127);
+		}
+		close(fds[1]);
+		for (;;)
+			pause();
+	}
+	close(fds[1]);
+	assert_true(read(fds[0], buf, sizeof(buf) - 1) > 4);
+	target = atoi(buf + 4);
+	snprintf(pid_s, sizeof(pid_s), "%d", target);
+	t0 = now_s();
+	run_tool(&r, "trace", "-p", pid_s, "-d", "60", TF, "tf:val");
+	/* Not a timing claim: only that -d 60 was not what ended it. */
+	assert_true(now_s() - t0 < 50);
+	assert_int_equal(r.status, 0);
+	assert_true(count_str(r.out, " tf:val ") > 0);
+	kill(parent, SIGKILL);
+	waitpid(parent, NULL, 0);
+	close(fds[0]);
+	run_result_free(&r);
+}
+
+/* -c splits words without a shell: no variables, globs or tilde. */
+static void test_command_words(void **state)
+{
+	struct run_result r;
+
+	run_tool(&r, "trace", "-c",
+		 "/bin/echo $HOME '*' \"a  b\" ~ a\\ b \"q\\\"q\"", TF,
+		 "tf:val");
+	assert_int_equal(r.status, 0);
+	expect_in(r.out, "$HOME * a  b ~ a b q\"q\n");
+	run_result_free(&r);
+
+	run_tool(&r, "trace", "-c", "/bin/echo 'open", TF, "tf:val");
+	assert_int_equal(r.status, 1);
+	expect_in(r.err, "bad command line");
+	run_result_free(&r);
+}
+
+/* Options after the target as well as before it. */
+static void test_options_after_target(void **state)
+{
+	struct run_result r;
+
+	run_tool(&r, "trace", TF, "tf:val", "-n", "2", "-c", TF " 5", "-j");
+	assert_int_equal(r.status, 0);
+	assert_int_equal(count_str(r.out, "\"name\": \"val\""), 2);
+	run_result_free(&r);
+}
+
+/* Not root, only CAP_BPF and CAP_PERFMON, as the man page says. */
+static void test_capabilities(void **state)
+{
+	const char *argv[] = { "setpriv", "--reuid=65534", "--regid=65534",
+			       "--clear-groups", "--inh-caps=+bpf,+perfmon",
+			       "--ambient-caps=+bpf,+perfmon", USDT_BIN,
+			       "trace", "-c", TF " 2", TF, "tf:val", NULL };
+	struct run_result r;
+
+	if (access("/usr/bin/setpriv", X_OK)) {
+		printf("SKIP: no setpriv (util-linux)\n");
+		skip();
+	}
+	run_argv(argv, &r);
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	assert_int_equal(count_str(r.out, " tf:val "), 2);
+	run_result_free(&r);
+
+	/* Without them: a clear refusal. */
+	argv[4] = "--inh-caps=-all";
+	argv[5] = "--ambient-caps=-all";
+	run_argv(argv, &r);
+	assert_int_equal(r.status, 1);
+	expect_in(r.err, "permission denied");
+	run_result_free(&r);
+}
+
+/* A system program: Debian's python3 has probes with strings and
+ * semaphores. */
+static void test_python(void **state)
+{
+	static const char py[] = "/usr/bin/python3";
+	char dir[] = "/tmp/usdt_py_XXXXXX", script[64], cmd[128];
+	struct run_result r;
+	FILE *f;
+
+	run_tool(&r, "list", py, "python:function__entry");
+	if (r.status || !strstr(r.out, "function__entry")) {
+		run_result_free(&r);
+		printf("SKIP: %s has no python:function__entry probe\n", py);
+		skip();
+	}
+	run_result_free(&r);
+	assert_non_null(mkdtemp(dir));
+	snprintf(script, sizeof(script), "%s/probe_me.py", dir);
+	f = fopen(script, "w");
+	assert_non_null(f);
+	fputs("def visit_me():\n    return 1\nvisit_me()\n", f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "%s -S %s", py, script);
+	/* With python:line on, Python 3.11 reports every function entry. */
+	run_tool(&r, "trace", "-c", cmd, py, "python:function__entry",
+		 "%s %s %d", "python:line", "%s %s %d");
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	expect_in(r.out, " python:function__entry ");
+	expect_in(r.out, "probe_me.py visit_me 1\n");
+	expect_in(r.out, " python:line ");
+	run_result_free(&r);
+
+	run_tool(&r, "trace", "--count", "-c", cmd, py, "python:function__*");
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	expect_in(r.out, " python:function__entry\n");
+	run_result_free(&r);
+	unlink(script);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_format_strings),
+		cmocka_unit_test(test_format_errors),
+		cmocka_unit_test(test_types_per_site),
+		cmocka_unit_test(test_escaping),
+		cmocka_unit_test(test_broken_note),
+		cmocka_unit_test(test_count),
+		cmocka_unit_test(test_interval),
+		cmocka_unit_test(test_hist),
+		cmocka_unit_test(test_latency),
+		cmocka_unit_test(test_filter),
+		cmocka_unit_test(test_filter_errors),
+		cmocka_unit_test(test_closed_pipe),
+		cmocka_unit_test(test_write_error),
+		cmocka_unit_test(test_signal_any_time),
+		cmocka_unit_test(test_zombie_pid),
+		cmocka_unit_test(test_command_words),
+		cmocka_unit_test(test_options_after_target),
+		cmocka_unit_test(test_capabilities),
+		cmocka_unit_test(test_python),
+	};
+
+	usdt_test_require_kernel("test_trace_fmt");
+#ifndef __x86_64__
+	printf("SKIP: test_trace_fmt: the fixture's notes are x86_64's\n");
+	return USDT_TEST_SKIP;
+#endif
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
