@@ -535,6 +535,7 @@ static int build_table(struct usdt_file *file, struct selection *sel,
 			warn_bad_site(p);
 			continue;
 		}
+		ctx->site_cnt++;
 		slot = index_slot(&ix, t, usdt_probe__provider(p),
 				  usdt_probe__name(p));
 		if (*slot) {
@@ -820,6 +821,10 @@ static int load(struct trace_run *r)
 	if (configure(r))
 		return 1;
 	mopts.no_uprobe_multi = r->o.mode == USDT_MODE_PERF;
+	/* Room for every matching call site, however many: in the worst
+	 * case each needs a spec of its own, and an IP-map entry. */
+	mopts.max_specs = r->ctx.site_cnt > 256 ? (uint32_t)r->ctx.site_cnt : 0;
+	mopts.max_ips = r->ctx.site_cnt > 1024 ? (uint32_t)r->ctx.site_cnt : 0;
 	/* The manager must see the object before load: it prepares the
 	 * program for uprobe_multi links unless told not to, and a program
 	 * prepared so cannot take perf uprobes. */
@@ -875,9 +880,12 @@ static struct usdt_link *attach_one(struct trace_run *r, size_t i)
 	int err = ENOMEM;
 
 	if (prov && name) {
-		link = usdt_manager__attach(r->man, r->skel->progs.usdt_trace,
-					    r->attach_pid, r->target.open_path,
-					    prov, name, &aopts);
+		/* From the file read once: no re-parse, and the kernel
+		 * gets that very file. */
+		link = usdt_manager__attach_file(r->man,
+						 r->skel->progs.usdt_trace,
+						 r->attach_pid, r->file, prov,
+						 name, &aopts);
 		err = errno;
 	}
 	free(prov);

@@ -72,6 +72,7 @@ struct trace_ctx {
 	long count;
 	struct probe_ent *probes;
 	size_t probe_cnt;
+	size_t site_cnt;	/* good call sites of the probes */
 	struct pid_maps maps;
 	int write_err;		/* errno of a failed write to stdout */
 };
