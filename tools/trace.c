@@ -519,7 +519,8 @@ static int build_table(struct usdt_file *file, struct selection *sel,
 	ix.slots = calloc(ix.mask--, sizeof(*ix.slots));
 	t = calloc(n ? n : 1, sizeof(*t));
 	mixed = calloc(n ? n : 1, sizeof(*mixed));
-	if (!ix.slots || !t || !mixed)
+	ctx->site_refs = calloc(n ? n : 1, sizeof(*ctx->site_refs));
+	if (!ix.slots || !t || !mixed || !ctx->site_refs)
 		goto out;
 	for (i = 0; i < n; i++) {
 		const struct usdt_probe *p = usdt_file__probe(file, i);
@@ -535,16 +536,17 @@ static int build_table(struct usdt_file *file, struct selection *sel,
 			warn_bad_site(p);
 			continue;
 		}
-		ctx->site_cnt++;
 		slot = index_slot(&ix, t, usdt_probe__provider(p),
 				  usdt_probe__name(p));
 		if (*slot) {
 			mixed[*slot - 1] |= !same_types(&t[*slot - 1], p);
-			continue;
+		} else {
+			entry_init(&t[cnt], p, sel,
+				   sel->pat_cnt ? (int)(pat - sel->pats) : 0);
+			*slot = (uint32_t)++cnt;
 		}
-		entry_init(&t[cnt], p, sel,
-			   sel->pat_cnt ? (int)(pat - sel->pats) : 0);
-		*slot = (uint32_t)++cnt;
+		ctx->site_refs[ctx->site_cnt].off = usdt_probe__file_offset(p);
+		ctx->site_refs[ctx->site_cnt++].probe = *slot - 1;
 	}
 	for (i = 0; i < n; i++) {
 		const struct usdt_probe *p = usdt_file__probe(file, i);
@@ -744,7 +746,47 @@ struct trace_run {
 	pid_t child, attach_pid;
 	int go_fd, pid_fd;
 	bool child_done;
+	/* Attached a pattern at a time (see TRACE_COOKIE_BY_OFFSET). */
+	bool by_pattern;
+	struct usdt_link **pat_links;
+	int pat_link_cnt;
 };
+
+/* From how many probes on they are attached a pattern at a time: each
+ * kernel link costs tens of milliseconds to close (an RCU grace period),
+ * which for libjvm's 500 probes made every exit take half a minute. */
+#define TRACE_BY_PATTERN_MIN 32
+
+/* Does every probe answer to exactly one pattern (else a call site would
+ * be attached twice)? */
+static bool patterns_disjoint(const struct trace_ctx *ctx,
+			      const struct selection *sel)
+{
+	size_t i;
+	int j, hits;
+
+	for (i = 0; i < ctx->probe_cnt; i++) {
+		for (j = 0, hits = 0; j < sel->pat_cnt; j++)
+			hits += !!patterns_match(sel->pats + j, 1,
+						 ctx->probes[i].provider,
+						 ctx->probes[i].name);
+		if (hits > 1)
+			return false;
+	}
+	return true;
+}
+
+static int page_shift(void)
+{
+	long sz = sysconf(_SC_PAGESIZE);
+	int n = 0;
+
+	while (sz > 1) {
+		sz >>= 1;
+		n++;
+	}
+	return n ? n : 12;
+}
 
 static int silent_print(enum libbpf_print_level level, const char *fmt,
 			va_list ap)
@@ -796,8 +838,12 @@ static int configure(struct trace_run *r)
 					why);
 		memcpy((void *)&skel->rodata->filter, &f, sizeof(f));
 	}
+	skel->rodata->page_shift = (uint32_t)page_shift();
 	err = bpf_map__set_max_entries(skel->maps.probe_cfg,
 				       (uint32_t)r->ctx.probe_cnt);
+	if (!err && r->by_pattern)
+		err = bpf_map__set_max_entries(skel->maps.site_probe,
+					       (uint32_t)r->ctx.site_cnt);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.sums,
 			sum_map_size(&r->o.sum, r->ctx.probe_cnt));
@@ -851,6 +897,14 @@ static int load(struct trace_run *r)
 			return tool_err("trace: cannot set up probe %u: %s", i,
 					strerror(errno));
 	}
+	for (i = 0; r->by_pattern && i < r->ctx.site_cnt; i++) {
+		const struct site_ref *s = &r->ctx.site_refs[i];
+
+		if (bpf_map_update_elem(bpf_map__fd(r->skel->maps.site_probe),
+					&s->off, &s->probe, BPF_ANY))
+			return tool_err("trace: cannot set up call site %u: %s",
+					i, strerror(errno));
+	}
 	return 0;
 }
 
@@ -894,6 +948,40 @@ static struct usdt_link *attach_one(struct trace_run *r, size_t i)
 	return link;
 }
 
+/* Attach a pattern at a time; the BPF program tells the probes apart by
+ * their call sites. Returns 0 or the exit status. */
+static int attach_patterns(struct trace_run *r)
+{
+	static struct pattern any = { .provider = "*", .name = "*" };
+	int i, cnt = r->sel.pat_cnt ? r->sel.pat_cnt : 1;
+
+	r->pat_links = calloc((size_t)cnt, sizeof(*r->pat_links));
+	if (!r->pat_links)
+		return tool_err("trace: out of memory");
+	for (i = 0; i < cnt; i++) {
+		USDT_OPTS(usdt_attach_opts, aopts, .mode = r->o.mode,
+			  .usr_cookie = TRACE_COOKIE_BY_OFFSET);
+		const struct pattern *p = r->sel.pat_cnt ? &r->sel.pats[i] : &any;
+
+		if (stop_signal)
+			return 128 + stop_signal;
+		r->pat_links[r->pat_link_cnt] = usdt_manager__attach_file(
+			r->man, r->skel->progs.usdt_trace, r->attach_pid,
+			r->file, p->provider, p->name, &aopts);
+		if (r->pat_links[r->pat_link_cnt]) {
+			r->pat_link_cnt++;
+		} else if (errno != ENOENT && errno != EINVAL) {
+			return tool_err("trace: cannot attach to %s:%s in %s: %s",
+					p->provider, p->name, r->target.shown,
+					attach_error(errno));
+		}
+	}
+	if (!r->pat_link_cnt)
+		return tool_err("trace: %s: no probe could be attached",
+				r->target.shown);
+	return 0;
+}
+
 /*
  * Attach every probe. A probe that cannot be attached for a reason of its
  * own (only broken sites, an unsupported feature) is skipped with a
@@ -904,6 +992,8 @@ static int attach_all(struct trace_run *r)
 	size_t i, ok = 0;
 	int err;
 
+	if (r->by_pattern)
+		return attach_patterns(r);
 	for (i = 0; i < r->ctx.probe_cnt; i++) {
 		struct probe_ent *p = &r->ctx.probes[i];
 
@@ -1041,7 +1131,7 @@ static int trace_loop(struct trace_run *r)
 		tool_err("trace: %llu events lost (the ring buffer was full)",
 			 (unsigned long long)r->skel->bss->lost_events);
 	if (r->skel->bss->lost_sums)
-		tool_err("trace: %llu hits not counted (the summary map was full)",
+		tool_err("trace: %llu hits not counted (the summary map was full, or the call site could not be looked up)",
 			 (unsigned long long)r->skel->bss->lost_sums);
 	return ret;
 }
@@ -1119,6 +1209,8 @@ static int trace_prepare(struct trace_run *r)
 	err = check_table(&r->ctx, &r->o, &r->sel);
 	if (err)
 		return err;
+	r->by_pattern = r->ctx.probe_cnt >= TRACE_BY_PATTERN_MIN &&
+			patterns_disjoint(&r->ctx, &r->sel);
 	if (r->o.pid)
 		r->pid_fd = (int)syscall(SYS_pidfd_open, r->o.pid, 0);
 	if (r->o.cmd) {
@@ -1147,6 +1239,10 @@ static void trace_cleanup(struct trace_run *r)
 		usdt_link__destroy(r->ctx.probes[i].link);
 		free(r->ctx.probes[i].sites);
 	}
+	for (i = 0; i < (size_t)r->pat_link_cnt; i++)
+		usdt_link__destroy(r->pat_links[i]);
+	free(r->pat_links);
+	free(r->ctx.site_refs);
 	usdt_manager__free(r->man);
 	usdt_trace__destroy(r->skel);
 	if (r->child && !r->child_done) {

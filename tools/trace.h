@@ -73,6 +73,7 @@ struct trace_ctx {
 	struct probe_ent *probes;
 	size_t probe_cnt;
 	size_t site_cnt;	/* good call sites of the probes */
+	struct site_ref { uint64_t off; uint32_t probe; } *site_refs;
 	struct pid_maps maps;
 	int write_err;		/* errno of a failed write to stdout */
 };

@@ -28,6 +28,14 @@ enum trace_mode {
 	TRACE_LATENCY,		/* time from a START probe to the next END */
 };
 
+/*
+ * Many probes are attached a pattern at a time rather than a probe at a
+ * time (a kernel link costs a grace period to close): their cookie is
+ * TRACE_COOKIE_BY_OFFSET and the program finds the probe from the call
+ * site's offset in the file, in the map site_probe.
+ */
+#define TRACE_COOKIE_BY_OFFSET 0xffffffffu
+
 /* Per probe (array map indexed by cookie). */
 #define TRACE_ROLE_START 1u
 #define TRACE_ROLE_END 2u

@@ -26,6 +26,7 @@ const volatile __u32 by_pid = 0;	/* TRACE_COUNT: one count per pid */
 const volatile __u32 hist_arg = 0;	/* TRACE_HIST: the argument */
 const volatile __u32 str_size = 64;	/* longest string read, with NUL */
 const volatile struct trace_filter filter = { 0 };
+const volatile __u32 page_shift = 12;	/* the kernel's PAGE_SHIFT */
 
 /* Events dropped because the ring buffer was full, and summary updates
  * dropped because the summary map was full. */
@@ -52,6 +53,14 @@ struct {
 	__type(key, struct trace_sum_key);
 	__type(value, __u64);
 } sums SEC(".maps");
+
+/* File offset of a call site -> its probe, for TRACE_COOKIE_BY_OFFSET. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u64);
+	__type(value, __u32);
+} site_probe SEC(".maps");
 
 /* TRACE_LATENCY: thread -> time of its open START. */
 struct {
@@ -259,17 +268,54 @@ static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
 	return 0;
 }
 
+struct vma_off {
+	__u64 ip;
+	__u64 off;
+};
+
+static long vma_offset(struct task_struct *task, struct vm_area_struct *vma,
+		       void *data)
+{
+	struct vma_off *d = data;
+
+	d->off = d->ip - vma->vm_start + (vma->vm_pgoff << page_shift);
+	return 0;
+}
+
+/* The probe of the call site that fired, from its offset in the file;
+ * -1 when the mapping cannot be looked at now. */
+static __always_inline __s64 probe_by_offset(struct pt_regs *ctx)
+{
+	struct vma_off d = { .ip = PT_REGS_IP(ctx), .off = ~0ull };
+	__u32 *idx;
+
+	if (bpf_find_vma(bpf_get_current_task_btf(), d.ip, vma_offset, &d, 0))
+		return -1;
+	idx = bpf_map_lookup_elem(&site_probe, &d.off);
+	return idx ? *idx : -1;
+}
+
 SEC("usdt")
 int usdt_trace(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u64 cookie = bpf_usdt_cookie(ctx);
-	__u32 key = (__u32)cookie;
 	struct trace_probe_cfg *cfg;
+	__s64 found;
+	__u32 key;
 	long v = 0;
 
 	if (target_tgid && (__u32)(id >> 32) != target_tgid)
 		return 0;
+	if (cookie == TRACE_COOKIE_BY_OFFSET) {
+		found = probe_by_offset(ctx);
+		if (found < 0) {
+			__sync_fetch_and_add(&lost_sums, 1);
+			return 0;
+		}
+		cookie = (__u64)found;
+	}
+	key = (__u32)cookie;
 	if (!passes(ctx, id))
 		return 0;
 	cfg = bpf_map_lookup_elem(&probe_cfg, &key);

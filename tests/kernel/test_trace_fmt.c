@@ -17,6 +17,7 @@
 #include "tool_run.h"
 
 #define TF FIXTURE_DIR "/trace_fmt_target"
+#define MANY FIXTURE_DIR "/many_probes"
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 static int count_str(const char *s, const char *needle)
@@ -349,6 +350,37 @@ static void test_filter_errors(void **state)
 	}
 }
 
+/*
+ * 300 probes are attached a pattern at a time (one kernel link each, not
+ * one per probe) and told apart in BPF by call site: every probe is still
+ * counted and printed as itself, exactly once.
+ */
+static void test_many_probes(void **state)
+{
+	struct run_result r;
+	char want[64];
+	int i;
+
+	run_tool(&r, "trace", "--count", "-c", MANY " a", MANY);
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	for (i = 0; i < 300; i++) {
+		snprintf(want, sizeof(want), "           1 gen:p%d\n", i);
+		expect_in(r.out, want);
+	}
+	assert_int_equal(count_lines(r.out), 300 + 2);
+	run_result_free(&r);
+
+	/* Events carry their own probe too; argc is 2. */
+	run_tool(&r, "trace", "-c", MANY " a", MANY, "gen:p1*");
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	assert_int_equal(count_lines(r.out), 111);
+	expect_in(r.out, " gen:p1 2\n");
+	expect_in(r.out, " gen:p199 2\n");
+	run_result_free(&r);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Behaviour                                                              */
 
@@ -617,6 +649,7 @@ int main(void)
 		cmocka_unit_test(test_latency),
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_filter_errors),
+		cmocka_unit_test(test_many_probes),
 		cmocka_unit_test(test_closed_pipe),
 		cmocka_unit_test(test_write_error),
 		cmocka_unit_test(test_signal_any_time),
