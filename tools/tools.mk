@@ -51,11 +51,20 @@ demo:
 	@echo
 	@echo '$$ $(TOOL) list $(DEMO_TARGET)'
 	$(Q)$(TOOL) list $(DEMO_TARGET)
-	@echo
-	@echo '$$ $(TOOL) trace -n $(DEMO_LINES) -c "$(DEMO_TARGET) $(DEMO_SECONDS)" $(DEMO_TARGET) "*:*"'
 	$(Q)if [ "$$(id -u)" = 0 ]; then \
+		echo; \
+		echo '$$ $(TOOL) trace -n $(DEMO_LINES) -c "$(DEMO_TARGET) $(DEMO_SECONDS)" $(DEMO_TARGET) "*:*"'; \
 		$(TOOL) trace -n $(DEMO_LINES) -c "$(DEMO_TARGET) $(DEMO_SECONDS)" \
 			$(DEMO_TARGET) '*:*'; \
+		echo; \
+		echo '# a string argument, printed with a format:'; \
+		echo '$$ $(TOOL) trace -n 3 -c "$(DEMO_TARGET) 1" $(DEMO_TARGET) demo:string "path=%s round=%d"'; \
+		$(TOOL) trace -n 3 -c "$(DEMO_TARGET) 1" $(DEMO_TARGET) \
+			demo:string 'path=%s round=%d'; \
+		echo; \
+		echo '# hits per probe, counted in the kernel:'; \
+		echo '$$ $(TOOL) trace --count -c "$(DEMO_TARGET) 1" $(DEMO_TARGET)'; \
+		$(TOOL) trace --count -c "$(DEMO_TARGET) 1" $(DEMO_TARGET); \
 	else \
 		echo "(tracing needs root: run 'sudo make demo' to see it live)"; \
 	fi
