@@ -45,6 +45,14 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Run the tool; it must succeed. */
+#define run_ok(r, ...)                                                      \
+	do {                                                                \
+		if (run_tool(r, __VA_ARGS__))                               \
+			fail_msg("status %d, stderr:\n%s", (r)->status,      \
+				 (r)->err);                                 \
+	} while (0)
+
 static bool process_exists(pid_t pid)
 {
 	return !kill(pid, 0) || errno != ESRCH;
@@ -70,26 +78,20 @@ static void test_format_strings(void **state)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
-		run_tool(&r, "trace", "-c", TF " 2", TF, "tf:str",
+		run_ok(&r, "trace", "-c", TF " 2", TF, "tf:str",
 			 cases[i].fmt);
-		if (r.status)
-			fail_msg("status %d, stderr:\n%s", r.status, r.err);
 		expect_in(r.out, cases[i].want);
 		assert_null(strchr(r.out, '\033'));
 		run_result_free(&r);
 	}
 
-	run_tool(&r, "trace", "--json", "-c", TF " 1", TF, "tf:str",
+	run_ok(&r, "trace", "--json", "-c", TF " 1", TF, "tf:str",
 		 "%s %s %d");
-	if (r.status)
-		fail_msg("status %d, stderr:\n%s", r.status, r.err);
 	expect_in(r.out, "\"args\": [\"hello\\tworld\\u001b[31m\", \"round\", 1]}");
 	run_result_free(&r);
 
 	/* A bounded length: -s 4 keeps three bytes and the NUL. */
-	run_tool(&r, "trace", "-s", "4", "-c", TF " 1", TF, "tf:str", "%s %s");
-	if (r.status)
-		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	run_ok(&r, "trace", "-s", "4", "-c", TF " 1", TF, "tf:str", "%s %s");
 	expect_in(r.out, " tf:str hel rou\n");
 	run_result_free(&r);
 }
@@ -109,7 +111,7 @@ static void test_format_errors(void **state)
 		struct run_result r;
 
 		if (cases[i].pattern)
-			run_tool(&r, "trace", TF, cases[i].pattern,
+			run_ok(&r, "trace", TF, cases[i].pattern,
 				 cases[i].fmt);
 		else
 			run_tool(&r, "trace", TF, cases[i].fmt);
@@ -126,8 +128,6 @@ static void test_types_per_site(void **state)
 	struct run_result r;
 
 	run_tool(&r, "trace", "-c", TF " 2", TF, "tf:mixed");
-	if (r.status)
-		fail_msg("status %d, stderr:\n%s", r.status, r.err);
 	assert_int_equal(count_str(r.out, " tf:mixed -1\n"), 2);
 	assert_int_equal(count_str(r.out, " tf:mixed 18446744073709551615\n"),
 			 2);
@@ -139,16 +139,12 @@ static void test_escaping(void **state)
 {
 	struct run_result r;
 
-	run_tool(&r, "trace", "-c", TF " 1", TF, "tf:evil*");
-	if (r.status)
-		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	run_ok(&r, "trace", "-c", TF " 1", TF, "tf:evil*");
 	expect_in(r.out, " tf\\x1bname tf:evil\\x1b[2J 1\n");
 	assert_null(strchr(r.out, '\033'));
 	run_result_free(&r);
 
-	run_tool(&r, "trace", "-j", "-c", TF " 1", TF, "tf:evil*");
-	if (r.status)
-		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	run_ok(&r, "trace", "-j", "-c", TF " 1", TF, "tf:evil*");
 	expect_in(r.out, "\"comm\": \"tf\\u001bname\", \"provider\": \"tf\", \"name\": \"evil\\u001b[2J\", \"args\": [1]}");
 	run_result_free(&r);
 }
@@ -158,9 +154,7 @@ static void test_broken_note(void **state)
 {
 	struct run_result r;
 
-	run_tool(&r, "trace", "-c", TF " 2", TF);
-	if (r.status)
-		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	run_ok(&r, "trace", "-c", TF " 2", TF);
 	expect_in(r.err, "warning: skipping the call site of tf:broken at 0x");
 	expect_in(r.err, "more than 12 arguments");
 	assert_int_equal(count_str(r.out, " tf:val "), 2);
@@ -169,7 +163,7 @@ static void test_broken_note(void **state)
 	run_result_free(&r);
 
 	/* Only the broken probe: nothing to trace, said clearly. */
-	run_tool(&r, "trace", TF, "tf:broken");
+	run_ok(&r, "trace", TF, "tf:broken");
 	assert_int_equal(r.status, 1);
 	expect_in(r.err, "no probes matching tf");
 	run_result_free(&r);
@@ -185,8 +179,6 @@ static void test_count(void **state)
 	int pid;
 
 	run_tool(&r, "trace", "--count", "-c", TF " 3", TF, "tf:*");
-	if (r.status)
-		fail_msg("status %d, stderr:\n%s", r.status, r.err);
 	expect_in(r.out, "           3 tf:str\n");
 	expect_in(r.out, "           6 tf:mixed\n");
 	expect_in(r.out, "           4 tf:start\n");
@@ -197,10 +189,8 @@ static void test_count(void **state)
 	expect_in(r.out, " s (end)\n");
 	run_result_free(&r);
 
-	run_tool(&r, "trace", "--count", "--by-pid", "--json", "-c", TF " 2",
+	run_ok(&r, "trace", "--count", "--by-pid", "--json", "-c", TF " 2",
 		 TF, "tf:val");
-	if (r.status)
-		fail_msg("status %d, stderr:\n%s", r.status, r.err);
 	pid = atoi(strstr(r.out, "pid ") + 4);
 	snprintf(want, sizeof(want),
 		 "\"final\": true, \"lost\": 0, \"counts\": [{\"probe\": \"tf:val\", \"pid\": %d, \"count\": 2}]}\n",
@@ -217,10 +207,8 @@ static void test_interval(void **state)
 	const char *p;
 	int docs = 0, total = 0;
 
-	run_tool(&r, "trace", "--count", "-i", "0.2", "--json", "-c",
+	run_ok(&r, "trace", "--count", "-i", "0.2", "--json", "-c",
 		 TF " 12 100", TF, "tf:val");
-	if (r.status)
-		fail_msg("status %d, stderr:\n%s", r.status, r.err);
 	for (p = r.out; (p = strstr(p, "{\"time\": ")); p++) {
 		const char *c = strstr(p, "\"count\": ");
 		const char *end = strchr(p, '\n');
@@ -240,9 +228,7 @@ static void test_hist(void **state)
 {
 	struct run_result r;
 
-	run_tool(&r, "trace", "--hist", "arg0", "-c", TF " 9", TF, "tf:val");
-	if (r.status)
-		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	run_ok(&r, "trace", "--hist", "arg0", "-c", TF " 9", TF, "tf:val");
 	expect_in(r.out, "tf:val arg0\n");
 	expect_in(r.out, "  [0]                             1 |");
 	expect_in(r.out, "  [1, 2)                          1 |");
@@ -251,14 +237,12 @@ static void test_hist(void **state)
 	expect_in(r.out, "  [8, 16)                         1 |");
 	run_result_free(&r);
 
-	run_tool(&r, "trace", "--hist", "0", "--json", "-c", TF " 3", TF,
+	run_ok(&r, "trace", "--hist", "0", "--json", "-c", TF " 3", TF,
 		 "tf:val");
-	if (r.status)
-		fail_msg("status %d, stderr:\n%s", r.status, r.err);
 	expect_in(r.out, "\"hists\": [{\"probe\": \"tf:val\", \"arg\": 0, \"buckets\": [{\"low\": 0, \"high\": 1, \"count\": 1}, {\"low\": 1, \"high\": 2, \"count\": 1}, {\"low\": 2, \"high\": 4, \"count\": 1}]}]}\n");
 	run_result_free(&r);
 
-	run_tool(&r, "trace", "--hist", "3", TF, "tf:val");
+	run_ok(&r, "trace", "--hist", "3", TF, "tf:val");
 	assert_int_equal(r.status, 1);
 	expect_in(r.err, "no matching probe has argument 3");
 	run_result_free(&r);
@@ -273,8 +257,6 @@ static void test_latency(void **state)
 
 	run_tool(&r, "trace", "--json", "--latency", "tf:start", "tf:done",
 		 "-c", TF " 5 20", TF);
-	if (r.status)
-		fail_msg("status %d, stderr:\n%s", r.status, r.err);
 	expect_in(r.out, "\"latency\": {\"start\": \"tf:start\", \"end\": \"tf:done\", \"unit\": \"ns\", \"buckets\": [");
 	expect_in(r.out, "\"unmatched_starts\": 1, \"unmatched_ends\": 0}}\n");
 	/* 20 ms is in [16M, 32M) ns, or above on a slow machine. */
@@ -285,10 +267,8 @@ static void test_latency(void **state)
 	assert_int_equal(sum, 5);
 	run_result_free(&r);
 
-	run_tool(&r, "trace", "--latency", "tf:start", "tf:done", "-c",
+	run_ok(&r, "trace", "--latency", "tf:start", "tf:done", "-c",
 		 TF " 2 1", TF);
-	if (r.status)
-		fail_msg("status %d, stderr:\n%s", r.status, r.err);
 	expect_in(r.out, "latency tf:start -> tf:done (ns)\n");
 	expect_in(r.out, "unmatched starts: 1, unmatched ends: 0\n");
 	run_result_free(&r);
@@ -315,10 +295,8 @@ static void test_filter(void **state)
 		char got[256] = "";
 		const char *p;
 
-		run_tool(&r, "trace", "--filter", cases[i].expr, "-c", TF " 9",
+		run_ok(&r, "trace", "--filter", cases[i].expr, "-c", TF " 9",
 			 TF, "tf:val");
-		if (r.status)
-			fail_msg("status %d, stderr:\n%s", r.status, r.err);
 		for (p = r.out; (p = strstr(p, " tf:val ")); p += 8) {
 			size_t n = strlen(got);
 
@@ -343,7 +321,7 @@ static void test_filter_errors(void **state)
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		struct run_result r;
 
-		run_tool(&r, "trace", "--filter", bad[i], TF, "tf:val");
+		run_ok(&r, "trace", "--filter", bad[i], TF, "tf:val");
 		assert_int_equal(r.status, 1);
 		expect_in(r.err, "usdt: trace: filter '");
 		run_result_free(&r);
@@ -362,8 +340,6 @@ static void test_many_probes(void **state)
 	int i;
 
 	run_tool(&r, "trace", "--count", "-c", MANY " a", MANY);
-	if (r.status)
-		fail_msg("status %d, stderr:\n%s", r.status, r.err);
 	for (i = 0; i < 300; i++) {
 		snprintf(want, sizeof(want), "           1 gen:p%d\n", i);
 		expect_in(r.out, want);
@@ -372,9 +348,7 @@ static void test_many_probes(void **state)
 	run_result_free(&r);
 
 	/* Events carry their own probe too; argc is 2. */
-	run_tool(&r, "trace", "-c", MANY " a", MANY, "gen:p1*");
-	if (r.status)
-		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	run_ok(&r, "trace", "-c", MANY " a", MANY, "gen:p1*");
 	assert_int_equal(count_lines(r.out), 111);
 	expect_in(r.out, " gen:p1 2\n");
 	expect_in(r.out, " gen:p199 2\n");
@@ -525,7 +499,7 @@ static void test_zombie_pid(void **state)
 	target = atoi(buf + 4);
 	snprintf(pid_s, sizeof(pid_s), "%d", target);
 	t0 = now_s();
-	run_tool(&r, "trace", "-p", pid_s, "-d", "60", TF, "tf:val");
+	run_ok(&r, "trace", "-p", pid_s, "-d", "60", TF, "tf:val");
 	/* Not a timing claim: only that -d 60 was not what ended it. */
 	assert_true(now_s() - t0 < 50);
 	assert_int_equal(r.status, 0);
@@ -579,8 +553,6 @@ static void test_capabilities(void **state)
 		skip();
 	}
 	run_argv(argv, &r);
-	if (r.status)
-		fail_msg("status %d, stderr:\n%s", r.status, r.err);
 	assert_int_equal(count_str(r.out, " tf:val "), 2);
 	run_result_free(&r);
 
@@ -602,7 +574,7 @@ static void test_python(void **state)
 	struct run_result r;
 	FILE *f;
 
-	run_tool(&r, "list", py, "python:function__entry");
+	run_ok(&r, "list", py, "python:function__entry");
 	if (r.status || !strstr(r.out, "function__entry")) {
 		run_result_free(&r);
 		printf("SKIP: %s has no python:function__entry probe\n", py);
@@ -619,16 +591,12 @@ static void test_python(void **state)
 	/* With python:line on, Python 3.11 reports every function entry. */
 	run_tool(&r, "trace", "-c", cmd, py, "python:function__entry",
 		 "%s %s %d", "python:line", "%s %s %d");
-	if (r.status)
-		fail_msg("status %d, stderr:\n%s", r.status, r.err);
 	expect_in(r.out, " python:function__entry ");
 	expect_in(r.out, "probe_me.py visit_me 1\n");
 	expect_in(r.out, " python:line ");
 	run_result_free(&r);
 
-	run_tool(&r, "trace", "--count", "-c", cmd, py, "python:function__*");
-	if (r.status)
-		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	run_ok(&r, "trace", "--count", "-c", cmd, py, "python:function__*");
 	expect_in(r.out, " python:function__entry\n");
 	run_result_free(&r);
 	unlink(script);
