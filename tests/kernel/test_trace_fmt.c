@@ -111,7 +111,7 @@ static void test_format_errors(void **state)
 		struct run_result r;
 
 		if (cases[i].pattern)
-			run_ok(&r, "trace", TF, cases[i].pattern,
+			run_tool(&r, "trace", TF, cases[i].pattern,
 				 cases[i].fmt);
 		else
 			run_tool(&r, "trace", TF, cases[i].fmt);
@@ -127,7 +127,7 @@ static void test_types_per_site(void **state)
 {
 	struct run_result r;
 
-	run_tool(&r, "trace", "-c", TF " 2", TF, "tf:mixed");
+	run_ok(&r, "trace", "-c", TF " 2", TF, "tf:mixed");
 	assert_int_equal(count_str(r.out, " tf:mixed -1\n"), 2);
 	assert_int_equal(count_str(r.out, " tf:mixed 18446744073709551615\n"),
 			 2);
@@ -163,7 +163,7 @@ static void test_broken_note(void **state)
 	run_result_free(&r);
 
 	/* Only the broken probe: nothing to trace, said clearly. */
-	run_ok(&r, "trace", TF, "tf:broken");
+	run_tool(&r, "trace", TF, "tf:broken");
 	assert_int_equal(r.status, 1);
 	expect_in(r.err, "no probes matching tf");
 	run_result_free(&r);
@@ -178,7 +178,7 @@ static void test_count(void **state)
 	char want[128];
 	int pid;
 
-	run_tool(&r, "trace", "--count", "-c", TF " 3", TF, "tf:*");
+	run_ok(&r, "trace", "--count", "-c", TF " 3", TF, "tf:*");
 	expect_in(r.out, "           3 tf:str\n");
 	expect_in(r.out, "           6 tf:mixed\n");
 	expect_in(r.out, "           4 tf:start\n");
@@ -242,7 +242,7 @@ static void test_hist(void **state)
 	expect_in(r.out, "\"hists\": [{\"probe\": \"tf:val\", \"arg\": 0, \"buckets\": [{\"low\": 0, \"high\": 1, \"count\": 1}, {\"low\": 1, \"high\": 2, \"count\": 1}, {\"low\": 2, \"high\": 4, \"count\": 1}]}]}\n");
 	run_result_free(&r);
 
-	run_ok(&r, "trace", "--hist", "3", TF, "tf:val");
+	run_tool(&r, "trace", "--hist", "3", TF, "tf:val");
 	assert_int_equal(r.status, 1);
 	expect_in(r.err, "no matching probe has argument 3");
 	run_result_free(&r);
@@ -255,7 +255,7 @@ static void test_latency(void **state)
 	const char *b;
 	int sum = 0;
 
-	run_tool(&r, "trace", "--json", "--latency", "tf:start", "tf:done",
+	run_ok(&r, "trace", "--json", "--latency", "tf:start", "tf:done",
 		 "-c", TF " 5 20", TF);
 	expect_in(r.out, "\"latency\": {\"start\": \"tf:start\", \"end\": \"tf:done\", \"unit\": \"ns\", \"buckets\": [");
 	expect_in(r.out, "\"unmatched_starts\": 1, \"unmatched_ends\": 0}}\n");
@@ -321,7 +321,7 @@ static void test_filter_errors(void **state)
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		struct run_result r;
 
-		run_ok(&r, "trace", "--filter", bad[i], TF, "tf:val");
+		run_tool(&r, "trace", "--filter", bad[i], TF, "tf:val");
 		assert_int_equal(r.status, 1);
 		expect_in(r.err, "usdt: trace: filter '");
 		run_result_free(&r);
@@ -339,7 +339,7 @@ static void test_many_probes(void **state)
 	char want[64];
 	int i;
 
-	run_tool(&r, "trace", "--count", "-c", MANY " a", MANY);
+	run_ok(&r, "trace", "--count", "-c", MANY " a", MANY);
 	for (i = 0; i < 300; i++) {
 		snprintf(want, sizeof(want), "           1 gen:p%d\n", i);
 		expect_in(r.out, want);
@@ -499,7 +499,7 @@ static void test_zombie_pid(void **state)
 	target = atoi(buf + 4);
 	snprintf(pid_s, sizeof(pid_s), "%d", target);
 	t0 = now_s();
-	run_ok(&r, "trace", "-p", pid_s, "-d", "60", TF, "tf:val");
+	run_tool(&r, "trace", "-p", pid_s, "-d", "60", TF, "tf:val");
 	/* Not a timing claim: only that -d 60 was not what ended it. */
 	assert_true(now_s() - t0 < 50);
 	assert_int_equal(r.status, 0);
@@ -553,6 +553,8 @@ static void test_capabilities(void **state)
 		skip();
 	}
 	run_argv(argv, &r);
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
 	assert_int_equal(count_str(r.out, " tf:val "), 2);
 	run_result_free(&r);
 
@@ -574,7 +576,7 @@ static void test_python(void **state)
 	struct run_result r;
 	FILE *f;
 
-	run_ok(&r, "list", py, "python:function__entry");
+	run_tool(&r, "list", py, "python:function__entry");
 	if (r.status || !strstr(r.out, "function__entry")) {
 		run_result_free(&r);
 		printf("SKIP: %s has no python:function__entry probe\n", py);
@@ -589,7 +591,7 @@ static void test_python(void **state)
 	fclose(f);
 	snprintf(cmd, sizeof(cmd), "%s -S %s", py, script);
 	/* With python:line on, Python 3.11 reports every function entry. */
-	run_tool(&r, "trace", "-c", cmd, py, "python:function__entry",
+	run_ok(&r, "trace", "-c", cmd, py, "python:function__entry",
 		 "%s %s %d", "python:line", "%s %s %d");
 	expect_in(r.out, " python:function__entry ");
 	expect_in(r.out, "probe_me.py visit_me 1\n");
