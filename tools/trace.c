@@ -844,6 +844,8 @@ static int configure(struct trace_run *r)
 	if (!err && r->by_pattern)
 		err = bpf_map__set_max_entries(skel->maps.site_probe,
 					       (uint32_t)r->ctx.site_cnt);
+	if (!err && !r->by_pattern)
+		err = bpf_map__set_max_entries(skel->maps.ip_probe, 1);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.sums,
 			sum_map_size(&r->o.sum, r->ctx.probe_cnt));

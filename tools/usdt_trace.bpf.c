@@ -62,6 +62,22 @@ struct {
 	__type(value, __u32);
 } site_probe SEC(".maps");
 
+/* (process, address) -> probe: what probe_by_offset() found before, so
+ * that a call site hit again needs no VMA lookup (which fails with EBUSY
+ * when the process's mm is busy). */
+struct ip_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 ip;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct ip_key);
+	__type(value, __u32);
+} ip_probe SEC(".maps");
+
 /* TRACE_LATENCY: thread -> time of its open START. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -284,15 +300,21 @@ static long vma_offset(struct task_struct *task, struct vm_area_struct *vma,
 
 /* The probe of the call site that fired, from its offset in the file;
  * -1 when the mapping cannot be looked at now. */
-static __always_inline __s64 probe_by_offset(struct pt_regs *ctx)
+static __always_inline __s64 probe_by_offset(struct pt_regs *ctx, __u64 id)
 {
 	struct vma_off d = { .ip = PT_REGS_IP(ctx), .off = ~0ull };
-	__u32 *idx;
+	struct ip_key k = { .tgid = id >> 32, .ip = d.ip };
+	__u32 *idx = bpf_map_lookup_elem(&ip_probe, &k);
 
+	if (idx)
+		return *idx;
 	if (bpf_find_vma(bpf_get_current_task_btf(), d.ip, vma_offset, &d, 0))
 		return -1;
 	idx = bpf_map_lookup_elem(&site_probe, &d.off);
-	return idx ? *idx : -1;
+	if (!idx)
+		return -1;
+	bpf_map_update_elem(&ip_probe, &k, idx, BPF_ANY);
+	return *idx;
 }
 
 SEC("usdt")
@@ -308,7 +330,7 @@ int usdt_trace(struct pt_regs *ctx)
 	if (target_tgid && (__u32)(id >> 32) != target_tgid)
 		return 0;
 	if (cookie == TRACE_COOKIE_BY_OFFSET) {
-		found = probe_by_offset(ctx);
+		found = probe_by_offset(ctx, id);
 		if (found < 0) {
 			__sync_fetch_and_add(&lost_sums, 1);
 			return 0;
