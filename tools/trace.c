@@ -33,6 +33,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -46,6 +47,7 @@
 
 static const char trace_usage[] =
 "Usage: usdt trace [OPTIONS] TARGET [PROVIDER[:NAME] [FORMAT]]...\n"
+"       usdt trace [OPTIONS] -p PID [PROVIDER[:NAME] [FORMAT]]...\n"
 "\n"
 "Print one line per hit of the matching probes of TARGET (a binary or a\n"
 "library, by path or by bare name such as libc.so.6), in time order:\n"
@@ -56,7 +58,8 @@ static const char trace_usage[] =
 "probe's arguments with %s (the string the argument points to) %d %u %x %p\n"
 "%c %f. Without a pattern every probe of TARGET is traced. Needs root, or\n"
 "CAP_BPF and CAP_PERFMON (and CAP_SYS_PTRACE for others' processes).\n"
-"Options may come before or after TARGET.\n"
+"Options may come before or after TARGET. With -p PID and no TARGET, every\n"
+"file the process maps is traced (one replaced on disk too: the old one).\n"
 "\n"
 "  -p, --pid PID        trace only process PID (and its threads)\n"
 "  -c, --command CMD    run CMD (split into words at blanks, with ' \" and \\\n"
@@ -83,6 +86,7 @@ static const char trace_usage[] =
 "Examples:\n"
 "  usdt trace -c './app -v' ./app 'myapp:*'\n"
 "  usdt trace ./app -n 1\n"
+"  usdt trace -p 1234 --count\n"
 "  usdt trace -p 1234 /usr/bin/python3 python:function__entry '%s %s:%d'\n"
 "  usdt trace --count --by-pid -i 1 /usr/bin/python3 'python:*'\n"
 "  usdt trace --hist 2 /usr/bin/python3 python:function__entry\n"
@@ -99,6 +103,7 @@ struct trace_opts {
 	unsigned int str_size;
 	char **pos;		/* TARGET, patterns and formats */
 	int pos_cnt;
+	int pat_from;		/* where the patterns start: 0 without TARGET */
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -294,7 +299,15 @@ static int parse_args(int argc, char **argv, struct trace_opts *o,
 	}
 	o->pos = argv + optind;
 	o->pos_cnt = argc - optind;
-	if (!o->pos_cnt) {
+	o->pat_from = 1;
+	/* -p PID alone, or with patterns first: every file it maps. A
+	 * TARGET has a '/' or (without ':') names a file it maps. */
+	if (o->pid > 0 && (!o->pos_cnt ||
+			   (!strchr(o->pos[0], '/') &&
+			    (strchr(o->pos[0], ':') || strchr(o->pos[0], '%') ||
+			     !target_is_mapped(o->pos[0], o->pid)))))
+		o->pat_from = 0;
+	if (!o->pos_cnt && o->pat_from) {
 		fputs(trace_usage, stderr);
 		return 2;
 	}
@@ -341,7 +354,7 @@ static int selection_parse(const struct trace_opts *o, struct selection *sel)
 	if (!words)
 		return tool_err("trace: out of memory");
 	if (o->sum.mode == TRACE_LATENCY) {
-		if (o->pos_cnt > 1) {
+		if (o->pos_cnt > o->pat_from) {
 			free(words);
 			return tool_err("trace: with --latency, START and END are the probes");
 		}
@@ -350,7 +363,7 @@ static int selection_parse(const struct trace_opts *o, struct selection *sel)
 		words[n] = (char *)o->sum.lat_end;
 		fmt_of[n++] = NULL;
 	}
-	for (i = 1; i < o->pos_cnt; i++) {
+	for (i = o->pat_from; i < o->pos_cnt; i++) {
 		if (!strchr(o->pos[i], '%')) {
 			words[n] = o->pos[i];
 			fmt_of[n++] = NULL;
@@ -499,31 +512,70 @@ static bool same_types(const struct probe_ent *e, const struct usdt_probe *p)
 	return !memcmp(args, e->args, (size_t)cnt * sizeof(args[0]));
 }
 
+/* Room in the table for n more probes and call sites. */
+static int table_grow(struct trace_ctx *ctx, size_t n)
+{
+	struct probe_ent *t;
+	struct site_ref *s;
+
+	t = realloc(ctx->probes, (ctx->probe_cnt + n + 1) * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	memset(t + ctx->probe_cnt, 0, (n + 1) * sizeof(*t));
+	ctx->probes = t;
+	s = realloc(ctx->site_refs, (ctx->site_cnt + n + 1) * sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	ctx->site_refs = s;
+	return 0;
+}
+
+/* A probe of file number fi whose call sites disagree on types: keep the
+ * list of its sites, so that each hit prints with its own site's. */
+static int add_mixed_sites(struct usdt_file *file, struct probe_index *ix,
+			   struct trace_ctx *ctx, const bool *mixed)
+{
+	size_t i, n = usdt_file__probe_cnt(file);
+
+	for (i = 0; i < n; i++) {
+		const struct usdt_probe *p = usdt_file__probe(file, i);
+		uint32_t k;
+
+		if (!p || usdt_probe__status(p) < 0)
+			continue;
+		k = *index_slot(ix, ctx->probes, usdt_probe__provider(p),
+				usdt_probe__name(p));
+		if (k && mixed[k - 1] && add_site(&ctx->probes[k - 1], p))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /*
- * One entry per distinct provider:name of the file that a pattern
- * matches, in note order. Broken call sites are skipped with a warning;
- * a probe whose call sites disagree on argument types keeps the list of
- * its sites, so each hit prints with its own site's types.
+ * Add one entry per distinct provider:name of file number fi that a
+ * pattern matches, in note order, and one site_ref per call site. Broken
+ * call sites are skipped with a warning.
  */
-static int build_table(struct usdt_file *file, struct selection *sel,
+static int build_table(struct trace_file *tf, int fi, struct selection *sel,
 		       struct trace_ctx *ctx)
 {
-	size_t i, n = usdt_file__probe_cnt(file), cnt = 0;
+	size_t i, n = usdt_file__probe_cnt(tf->file);
 	struct probe_index ix = { 0 };
-	struct probe_ent *t;
-	bool *mixed;
+	bool *mixed = NULL;
 	int err = -ENOMEM;
 
 	for (ix.mask = 1; ix.mask < 2 * n + 2; ix.mask <<= 1)
 		;
 	ix.slots = calloc(ix.mask--, sizeof(*ix.slots));
-	t = calloc(n ? n : 1, sizeof(*t));
-	mixed = calloc(n ? n : 1, sizeof(*mixed));
-	ctx->site_refs = calloc(n ? n : 1, sizeof(*ctx->site_refs));
-	if (!ix.slots || !t || !mixed || !ctx->site_refs)
+	if (!ix.slots || table_grow(ctx, n))
+		goto out;
+	mixed = calloc(ctx->probe_cnt + n + 1, sizeof(*mixed));
+	if (!mixed)
 		goto out;
 	for (i = 0; i < n; i++) {
-		const struct usdt_probe *p = usdt_file__probe(file, i);
+		const struct usdt_probe *p = usdt_file__probe(tf->file, i);
+		struct probe_ent *e = &ctx->probes[ctx->probe_cnt];
+		struct site_ref *ref = &ctx->site_refs[ctx->site_cnt];
 		struct pattern *pat;
 		uint32_t *slot;
 
@@ -536,33 +588,25 @@ static int build_table(struct usdt_file *file, struct selection *sel,
 			warn_bad_site(p);
 			continue;
 		}
-		slot = index_slot(&ix, t, usdt_probe__provider(p),
+		slot = index_slot(&ix, ctx->probes, usdt_probe__provider(p),
 				  usdt_probe__name(p));
 		if (*slot) {
-			mixed[*slot - 1] |= !same_types(&t[*slot - 1], p);
+			mixed[*slot - 1] |= !same_types(&ctx->probes[*slot - 1], p);
 		} else {
-			entry_init(&t[cnt], p, sel,
+			entry_init(e, p, sel,
 				   sel->pat_cnt ? (int)(pat - sel->pats) : 0);
-			*slot = (uint32_t)++cnt;
+			e->file = fi;
+			e->dev = tf->dev;
+			e->ino = tf->ino;
+			*slot = (uint32_t)++ctx->probe_cnt;
 		}
-		ctx->site_refs[ctx->site_cnt].off = usdt_probe__file_offset(p);
-		ctx->site_refs[ctx->site_cnt++].probe = *slot - 1;
+		ref->off = usdt_probe__file_offset(p);
+		ref->probe = *slot - 1;
+		ref->file = (uint32_t)fi;
+		ctx->site_cnt++;
 	}
-	for (i = 0; i < n; i++) {
-		const struct usdt_probe *p = usdt_file__probe(file, i);
-		uint32_t k;
-
-		if (!p || usdt_probe__status(p) < 0)
-			continue;
-		k = *index_slot(&ix, t, usdt_probe__provider(p),
-				usdt_probe__name(p));
-		if (k && mixed[k - 1] && add_site(&t[k - 1], p))
-			goto out;
-	}
-	err = 0;
+	err = add_mixed_sites(tf->file, &ix, ctx, mixed);
 out:
-	ctx->probes = t;
-	ctx->probe_cnt = cnt;
 	free(ix.slots);
 	free(mixed);
 	return err;
@@ -737,8 +781,10 @@ struct trace_run {
 	struct trace_opts o;
 	struct trace_ctx ctx;
 	struct selection sel;
-	struct target target;
-	struct usdt_file *file;
+	struct trace_file *files;
+	int file_cnt;
+	const char *shown;	/* TARGET, or "pid N" */
+	char shown_buf[32];
 	struct usdt_trace *skel;
 	struct usdt_manager *man;
 	struct ring_buffer *rb;
@@ -901,9 +947,16 @@ static int load(struct trace_run *r)
 	}
 	for (i = 0; r->by_pattern && i < r->ctx.site_cnt; i++) {
 		const struct site_ref *s = &r->ctx.site_refs[i];
+		const struct trace_file *f = &r->files[s->file];
+		/* The kernel's dev_t: MAJOR << 20 | MINOR. */
+		struct trace_site_key key = {
+			.dev = (uint32_t)(major(f->dev) << 20 | minor(f->dev)),
+			.ino = f->ino,
+			.off = s->off,
+		};
 
 		if (bpf_map_update_elem(bpf_map__fd(r->skel->maps.site_probe),
-					&s->off, &s->probe, BPF_ANY))
+					&key, &s->probe, BPF_ANY))
 			return tool_err("trace: cannot set up call site %u: %s",
 					i, strerror(errno));
 	}
@@ -940,7 +993,8 @@ static struct usdt_link *attach_one(struct trace_run *r, size_t i)
 		 * gets that very file. */
 		link = usdt_manager__attach_file(r->man,
 						 r->skel->progs.usdt_trace,
-						 r->attach_pid, r->file, prov,
+						 r->attach_pid,
+						 r->files[p->file].file, prov,
 						 name, &aopts);
 		err = errno;
 	}
@@ -957,30 +1011,33 @@ static int attach_patterns(struct trace_run *r)
 	static struct pattern any = { .provider = "*", .name = "*" };
 	int i, cnt = r->sel.pat_cnt ? r->sel.pat_cnt : 1;
 
-	r->pat_links = calloc((size_t)cnt, sizeof(*r->pat_links));
+	r->pat_links = calloc((size_t)(cnt * r->file_cnt),
+			      sizeof(*r->pat_links));
 	if (!r->pat_links)
 		return tool_err("trace: out of memory");
-	for (i = 0; i < cnt; i++) {
+	for (i = 0; i < cnt * r->file_cnt; i++) {
 		USDT_OPTS(usdt_attach_opts, aopts, .mode = r->o.mode,
 			  .usr_cookie = TRACE_COOKIE_BY_OFFSET);
-		const struct pattern *p = r->sel.pat_cnt ? &r->sel.pats[i] : &any;
+		const struct pattern *p = r->sel.pat_cnt ?
+					  &r->sel.pats[i % cnt] : &any;
+		const struct trace_file *f = &r->files[i / cnt];
 
 		if (stop_signal)
 			return 128 + stop_signal;
 		r->pat_links[r->pat_link_cnt] = usdt_manager__attach_file(
 			r->man, r->skel->progs.usdt_trace, r->attach_pid,
-			r->file, p->provider, p->name, &aopts);
+			f->file, p->provider, p->name, &aopts);
 		if (r->pat_links[r->pat_link_cnt]) {
 			r->pat_link_cnt++;
 		} else if (errno != ENOENT && errno != EINVAL) {
 			return tool_err("trace: cannot attach to %s:%s in %s: %s",
-					p->provider, p->name, r->target.shown,
+					p->provider, p->name, f->target.shown,
 					attach_error(errno));
 		}
 	}
 	if (!r->pat_link_cnt)
 		return tool_err("trace: %s: no probe could be attached",
-				r->target.shown);
+				r->shown);
 	return 0;
 }
 
@@ -1011,14 +1068,15 @@ static int attach_all(struct trace_run *r)
 			return 128 + stop_signal;
 		if (err != EINVAL && err != ENOTSUP && err != ENOENT)
 			return tool_err("trace: cannot attach to %s:%s in %s: %s",
-					p->provider, p->name, r->target.shown,
+					p->provider, p->name,
+					r->files[p->file].target.shown,
 					attach_error(err));
 		tool_err("trace: warning: skipping %s:%s: %s", p->provider,
 			 p->name, attach_error(err));
 	}
 	if (!ok)
 		return tool_err("trace: %s: no probe could be attached",
-				r->target.shown);
+				r->shown);
 	return 0;
 }
 
@@ -1172,41 +1230,83 @@ static int trace_start(struct trace_run *r)
 	return trace_loop(r);
 }
 
+/* Open a file to trace and add its probes; 0, or -errno of the open. */
+static int add_file(struct trace_run *r, struct trace_file *f)
+{
+	struct stat st;
+
+	f->file = usdt_file__open(f->target.open_path, NULL);
+	if (!f->file)
+		return -errno;
+	if (!f->ino && !stat(f->target.open_path, &st)) {
+		f->dev = st.st_dev;
+		f->ino = st.st_ino;
+	}
+	if (build_table(f, (int)(f - r->files), &r->sel, &r->ctx))
+		return -ENOMEM;
+	return 0;
+}
+
+/* The files to trace, with their probes in the table; 0 or the exit
+ * status. */
+static int open_files(struct trace_run *r)
+{
+	int err, i;
+
+	if (!r->o.pat_from) {
+		snprintf(r->shown_buf, sizeof(r->shown_buf), "pid %d",
+			 (int)r->o.pid);
+		r->shown = r->shown_buf;
+		r->file_cnt = trace_files_of_pid(r->o.pid, &r->files);
+		if (r->file_cnt < 0) {
+			err = -r->file_cnt;
+			r->file_cnt = 0;
+			return tool_err("trace: %s: %s", r->shown, strerror(err));
+		}
+		/* Files that cannot be read or have no probes are not ours
+		 * to complain about. */
+		for (i = 0; i < r->file_cnt; i++)
+			if (add_file(r, &r->files[i]) == -ENOMEM)
+				return tool_err("trace: out of memory");
+		return 0;
+	}
+	r->shown = r->o.pos[0];
+	r->files = calloc(1, sizeof(*r->files));
+	if (!r->files)
+		return tool_err("trace: out of memory");
+	err = trace_file_resolve(r->shown, r->o.pid, &r->files[0]);
+	if (err)
+		return tool_err("trace: %s: %s", r->shown,
+				err == -ENOENT ? "no such file" : strerror(-err));
+	r->file_cnt = 1;
+	err = add_file(r, &r->files[0]);
+	if (err)
+		return tool_err("trace: %s: %s", r->shown,
+				err == -ENOENT ? "no such file" :
+				err == -ENOEXEC ? "not a 64-bit ELF file" :
+				strerror(-err));
+	return 0;
+}
+
 /* Steps 1 and 2; returns 0 or the exit status. */
 static int trace_prepare(struct trace_run *r)
 {
-	const char *tname = r->o.pos[0];
-	struct stat st;
 	int err;
 
 	if (r->o.pid && kill(r->o.pid, 0) && errno == ESRCH)
 		return tool_err("trace: pid %d: no such process", (int)r->o.pid);
-	err = target_resolve(tname, r->o.pid, &r->target);
-	if (err)
-		return tool_err("trace: %s: %s", tname,
-				err == -ENOENT ? "no such file" : strerror(-err));
 	if (selection_parse(&r->o, &r->sel))
 		return 1;
-	r->file = usdt_file__open(r->target.open_path, NULL);
-	if (!r->file) {
-		err = errno;
-		return tool_err("trace: %s: %s", r->target.shown,
-				err == ENOENT ? "no such file" :
-				err == ENOEXEC ? "not a 64-bit ELF file" :
-				strerror(err));
-	}
-	if (!stat(r->target.open_path, &st)) {
-		r->ctx.maps.dev = st.st_dev;
-		r->ctx.maps.ino = st.st_ino;
-	}
-	if (build_table(r->file, &r->sel, &r->ctx))
-		return tool_err("trace: out of memory");
+	err = open_files(r);
+	if (err)
+		return err;
 	if (!r->ctx.probe_cnt) {
 		if (r->sel.pat_cnt)
-			return tool_err("trace: %s: no probes matching %s%s",
-					r->target.shown, r->sel.pats[0].provider,
+			return tool_err("trace: %s: no probes matching %s:%s%s",
+					r->shown, r->sel.pats[0].provider,
+					r->sel.pats[0].name,
 					r->sel.pat_cnt > 1 ? " ..." : "");
-		return tool_err("trace: %s: no USDT probes", r->target.shown);
+		return tool_err("trace: %s: no USDT probes", r->shown);
 	}
 	err = check_table(&r->ctx, &r->o, &r->sel);
 	if (err)
@@ -1257,9 +1357,8 @@ static void trace_cleanup(struct trace_run *r)
 	if (r->pid_fd >= 0)
 		close(r->pid_fd);
 	free(r->ctx.probes);
-	usdt_file__close(r->file);
+	trace_files_free(r->files, r->file_cnt);
 	selection_free(&r->sel);
-	target_free(&r->target);
 }
 
 int cmd_trace(int argc, char **argv)

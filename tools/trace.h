@@ -54,9 +54,12 @@ struct probe_ent {
 	const struct probe_fmt *fmt;	/* the user's, or NULL */
 	uint32_t role;		/* TRACE_ROLE_* */
 	struct usdt_link *link;
+	int file;		/* which traced file */
+	dev_t dev;		/* and its identity */
+	ino_t ino;
 };
 
-/* The mappings of the traced file in one process, to find a call site
+/* The mappings of one traced file in one process, to find a call site
  * from the address a hit reports. */
 struct pid_maps {
 	pid_t pid;
@@ -73,10 +76,25 @@ struct trace_ctx {
 	struct probe_ent *probes;
 	size_t probe_cnt;
 	size_t site_cnt;	/* good call sites of the probes */
-	struct site_ref { uint64_t off; uint32_t probe; } *site_refs;
+	struct site_ref { uint64_t off; uint32_t probe, file; } *site_refs;
 	struct pid_maps maps;
 	int write_err;		/* errno of a failed write to stdout */
 };
+
+/* A file being traced. */
+struct trace_file {
+	struct target target;	/* as shown, and the path opened */
+	struct usdt_file *file;
+	dev_t dev;
+	ino_t ino;
+};
+
+/* trace_files.c */
+/* The file a user named (with pid > 0, as that process sees it). */
+int trace_file_resolve(const char *name, pid_t pid, struct trace_file *out);
+/* Every file pid maps, once each; returns the count or -errno. */
+int trace_files_of_pid(pid_t pid, struct trace_file **out);
+void trace_files_free(struct trace_file *t, int cnt);
 
 /* trace_fmt.c */
 int fmt_parse(const char *s, struct probe_fmt *out, char *why, size_t len);

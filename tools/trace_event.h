@@ -36,6 +36,15 @@ enum trace_mode {
  */
 #define TRACE_COOKIE_BY_OFFSET 0xffffffffu
 
+/* A call site: its file (the kernel's dev_t, MAJOR << 20 | MINOR, and
+ * inode) and its offset in that file. */
+struct trace_site_key {
+	__u32 dev;
+	__u32 pad;
+	__u64 ino;
+	__u64 off;
+};
+
 /* Per probe (array map indexed by cookie). */
 #define TRACE_ROLE_START 1u
 #define TRACE_ROLE_END 2u

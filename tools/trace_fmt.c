@@ -226,14 +226,16 @@ static void print_conv(FILE *f, char c, const struct usdt_hit *e, int i,
 /* ---------------------------------------------------------------------- */
 /* Which call site                                                        */
 
-/* Reread the mappings of the traced file in pid. */
-static void maps_load(struct pid_maps *m, pid_t pid)
+/* Reread the mappings of file dev/ino in pid. */
+static void maps_load(struct pid_maps *m, pid_t pid, dev_t dev, ino_t ino)
 {
 	char path[64], *line = NULL;
 	size_t cap = 0;
 	FILE *f;
 
 	m->pid = pid;
+	m->dev = dev;
+	m->ino = ino;
 	m->cnt = 0;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	f = fopen(path, "re");
@@ -257,15 +259,15 @@ static void maps_load(struct pid_maps *m, pid_t pid)
 	fclose(f);
 }
 
-static bool ip_to_offset(struct pid_maps *m, pid_t pid, uint64_t ip,
-			 uint64_t *off)
+static bool ip_to_offset(struct pid_maps *m, const struct probe_ent *p,
+			 pid_t pid, uint64_t ip, uint64_t *off)
 {
 	size_t i;
 	int pass;
 
 	for (pass = 0; pass < 2; pass++) {
-		if (pass || m->pid != pid)
-			maps_load(m, pid);
+		if (pass || m->pid != pid || m->dev != p->dev || m->ino != p->ino)
+			maps_load(m, pid, p->dev, p->ino);
 		for (i = 0; i < m->cnt; i++) {
 			if (ip >= m->r[i].start && ip < m->r[i].end) {
 				*off = ip - m->r[i].start + m->r[i].pgoff;
@@ -283,7 +285,8 @@ const struct arg_fmt *site_args(struct trace_ctx *ctx, struct probe_ent *p,
 	size_t i;
 
 	*cnt = p->arg_cnt;
-	if (!p->sites || !ip_to_offset(&ctx->maps, (pid_t)e->pid, e->ip, &off))
+	if (!p->sites ||
+	    !ip_to_offset(&ctx->maps, p, (pid_t)e->pid, e->ip, &off))
 		return p->args;
 	for (i = 0; i < p->site_cnt; i++) {
 		if (p->sites[i].file_offset == off) {
@@ -301,8 +304,9 @@ static void warn_unreadable(struct probe_ent *p, int i, int err)
 {
 	if (i >= TRACE_MAX_ARGS || (p->warned & (1u << i)))
 		return;
+	/* Not flushing stdout first: a half line there could be split by
+	 * another writer to the same pipe (the -c command). */
 	p->warned |= 1u << i;
-	fflush(stdout);
 	fputs("usdt: trace: ", stderr);
 	print_escaped(stderr, p->provider, strlen(p->provider));
 	fputc(':', stderr);

@@ -58,7 +58,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1);
-	__type(key, __u64);
+	__type(key, struct trace_site_key);
 	__type(value, __u32);
 } site_probe SEC(".maps");
 
@@ -286,15 +286,20 @@ static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
 
 struct vma_off {
 	__u64 ip;
-	__u64 off;
+	struct trace_site_key key;
 };
 
 static long vma_offset(struct task_struct *task, struct vm_area_struct *vma,
 		       void *data)
 {
 	struct vma_off *d = data;
+	struct file *f = vma->vm_file;
 
-	d->off = d->ip - vma->vm_start + (vma->vm_pgoff << page_shift);
+	if (!f)
+		return 0;
+	d->key.dev = f->f_inode->i_sb->s_dev;
+	d->key.ino = f->f_inode->i_ino;
+	d->key.off = d->ip - vma->vm_start + (vma->vm_pgoff << page_shift);
 	return 0;
 }
 
@@ -302,7 +307,7 @@ static long vma_offset(struct task_struct *task, struct vm_area_struct *vma,
  * -1 when the mapping cannot be looked at now. */
 static __always_inline __s64 probe_by_offset(struct pt_regs *ctx, __u64 id)
 {
-	struct vma_off d = { .ip = PT_REGS_IP(ctx), .off = ~0ull };
+	struct vma_off d = { .ip = PT_REGS_IP(ctx) };
 	struct ip_key k = { .tgid = id >> 32, .ip = d.ip };
 	__u32 *idx = bpf_map_lookup_elem(&ip_probe, &k);
 
@@ -310,7 +315,7 @@ static __always_inline __s64 probe_by_offset(struct pt_regs *ctx, __u64 id)
 		return *idx;
 	if (bpf_find_vma(bpf_get_current_task_btf(), d.ip, vma_offset, &d, 0))
 		return -1;
-	idx = bpf_map_lookup_elem(&site_probe, &d.off);
+	idx = bpf_map_lookup_elem(&site_probe, &d.key);
 	if (!idx)
 		return -1;
 	bpf_map_update_elem(&ip_probe, &k, idx, BPF_ANY);

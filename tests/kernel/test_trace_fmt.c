@@ -355,6 +355,79 @@ static void test_many_probes(void **state)
 	run_result_free(&r);
 }
 
+/* Start prog (a copy of trace_fmt_target) running rounds every 5 ms;
+ * its pid. Its stdout is *fd, non-blocking, not read. */
+static pid_t start_long(const char *prog, int *fd)
+{
+	char buf[64] = { 0 };
+	int fds[2];
+	pid_t pid;
+
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execl(prog, prog, "100000", "5", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	assert_true(read(fds[0], buf, sizeof(buf) - 1) > 4);
+	fcntl(fds[0], F_SETFL, O_NONBLOCK);
+	*fd = fds[0];
+	return pid;
+}
+
+/*
+ * -p PID without a file: every file the process maps that has probes,
+ * even a binary replaced on disk since it started (the old one, through
+ * /proc/PID/map_files).
+ */
+static void test_whole_process(void **state)
+{
+	char dir[] = "/tmp/usdt_whole_XXXXXX", prog[64], cmd[512], pid_s[16];
+	struct run_result r;
+	int fd, i;
+	pid_t pid;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(prog, sizeof(prog), "%s/tf", dir);
+	snprintf(cmd, sizeof(cmd), "cp %s %s", TF, prog);
+	assert_int_equal(system(cmd), 0);
+	pid = start_long(prog, &fd);
+	snprintf(pid_s, sizeof(pid_s), "%d", (int)pid);
+	for (i = 0; i < 2; i++) {
+		if (i) {
+			/* An upgrade: a new file takes the old one's name. */
+			snprintf(cmd, sizeof(cmd), "cp %s %s.new && mv %s.new %s",
+				 TF, prog, prog, prog);
+			assert_int_equal(system(cmd), 0);
+		}
+		run_tool(&r, "trace", "-p", pid_s, "-n", "4", "tf:val");
+		if (r.status)
+			fail_msg("round %d: status %d, stderr:\n%s", i,
+				 r.status, r.err);
+		assert_int_equal(count_str(r.out, " tf:val "), 4);
+		run_result_free(&r);
+		/* By its path: the file the process runs, not the new one. */
+		run_ok(&r, "trace", "-p", pid_s, "-n", "2", prog, "tf:val");
+		assert_int_equal(count_str(r.out, " tf:val "), 2);
+		run_result_free(&r);
+	}
+	/* Alone, with a summary: the probes of every mapped file. */
+	run_ok(&r, "trace", "-p", pid_s, "--count", "-d", "0.3");
+	expect_in(r.out, " tf:val\n");
+	expect_in(r.out, " tf:str\n");
+	run_result_free(&r);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(fd);
+	unlink(prog);
+	rmdir(dir);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Behaviour                                                              */
 
@@ -620,6 +693,7 @@ int main(void)
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_filter_errors),
 		cmocka_unit_test(test_many_probes),
+		cmocka_unit_test(test_whole_process),
 		cmocka_unit_test(test_closed_pipe),
 		cmocka_unit_test(test_write_error),
 		cmocka_unit_test(test_signal_any_time),
