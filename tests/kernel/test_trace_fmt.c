@@ -473,6 +473,58 @@ static void test_closed_pipe(void **state)
 	assert_false(process_exists(target));
 }
 
+/* Is pid running (not gone, not a zombie)? */
+static bool running(pid_t pid)
+{
+	char path[64], buf[256], *rp;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	rp = strrchr(buf, ')');
+	return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
+}
+
+/* The tool killed outright (SIGKILL: no cleanup of its own) takes the
+ * command of -c with it: it must not run on untraced. */
+static void test_tool_killed(void **state)
+{
+	char buf[64] = { 0 };
+	int out[2], i;
+	pid_t tool, target;
+
+	assert_int_equal(pipe(out), 0);
+	tool = fork();
+	assert_true(tool >= 0);
+	if (!tool) {
+		dup2(out[1], 1);
+		close(out[0]);
+		close(out[1]);
+		execl(USDT_BIN, USDT_BIN, "trace", "--count", "-c",
+		      TF " 100000 5", TF, "tf:val", (char *)NULL);
+		_exit(127);
+	}
+	close(out[1]);
+	assert_true(read(out[0], buf, sizeof(buf) - 1) > 4);
+	target = atoi(buf + 4);
+	assert_true(target > 0);
+	assert_true(running(target));
+	kill(tool, SIGKILL);
+	waitpid(tool, NULL, 0);
+	for (i = 0; i < 200 && running(target); i++)
+		usleep(10000);
+	assert_false(running(target));
+	close(out[0]);
+}
+
 /* Output nobody can take is an error: exit 1 with a message. */
 static void test_write_error(void **state)
 {
@@ -696,6 +748,7 @@ int main(void)
 		cmocka_unit_test(test_whole_process),
 		cmocka_unit_test(test_closed_pipe),
 		cmocka_unit_test(test_write_error),
+		cmocka_unit_test(test_tool_killed),
 		cmocka_unit_test(test_signal_any_time),
 		cmocka_unit_test(test_zombie_pid),
 		cmocka_unit_test(test_command_words),
