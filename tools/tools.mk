@@ -92,3 +92,8 @@ $(MANY_PROBES): tests/bench/gen_probes.sh
 	$(Q)tests/bench/gen_probes.sh 300 > $@.c
 	$(Q)$(CC) -O0 -o $@ $@.c
 DEPS_test_trace_fmt += $(MANY_PROBES)
+
+# make bench-trace: start and end times of `usdt trace` on many probes.
+bench-trace: $(TOOL)
+	$(Q)tests/bench/trace_scale.sh $(TOOL) $(OBJDIR)
+.PHONY: bench-trace
