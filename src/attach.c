@@ -395,13 +395,18 @@ static int add_site(const struct usdt_probe *p, void *ctx)
 	return 0;
 }
 
-/* The call sites that match, into c->sites[0..cnt). */
+static int count_site(const struct usdt_probe *p, void *ctx)
+{
+	return 0;
+}
+
+/* The call sites that match, into c->sites[0..cnt): O(matching sites). */
 static int attach_match(struct attach_ctx *c)
 {
 	long n;
 
-	c->sites = calloc(c->file->probe_cnt ? c->file->probe_cnt : 1,
-			  sizeof(*c->sites));
+	n = usdt__file_match(c->file, c->provider, c->name, count_site, NULL);
+	c->sites = calloc(n > 0 ? (size_t)n : 1, sizeof(*c->sites));
 	if (!c->sites)
 		return -ENOMEM;
 	n = usdt__file_match(c->file, c->provider, c->name, add_site, c);

@@ -288,17 +288,46 @@ err_out:
 		p->name, (unsigned long long)s->pc, p->error);
 }
 
+struct stapsdt_base {
+	bool has;		/* the file has .stapsdt.base */
+	uint64_t addr;		/* its address */
+};
+
+/* Every probe from its raw site, into file->probes[] and storage. */
+static int build_probes(const struct usdt__elf *ue, struct usdt_file *file,
+			const struct usdt__symtab *symtab,
+			const struct stapsdt_base *base,
+			const struct raw_sites *rs)
+{
+	size_t i, arg_total = 0;
+	char *st = file->storage;
+
+	for (i = 0; i < rs->cnt; i++) {
+		build_probe(ue, file, symtab, base->has, base->addr, &rs->v[i],
+			    &file->probes[i], &st);
+		file->probe_cnt = i + 1;
+		/* Only running out of memory is fatal to the file. */
+		if (file->probes[i].status == -ENOMEM)
+			return -ENOMEM;
+		arg_total += (size_t)file->probes[i].arg_cnt;
+		if (arg_total > USDT__MAX_ARGS) {
+			pr_warn("%s: more than %u USDT arguments in all\n",
+				ue->path, USDT__MAX_ARGS);
+			return -E2BIG;
+		}
+	}
+	return 0;
+}
+
 static int read_probes(const struct usdt__elf *ue, struct usdt_file *file)
 {
 	struct raw_sites rs = {};
 	struct usdt__symtab *symtab = NULL;
-	uint64_t base_addr = 0;
-	bool has_base = false;
-	size_t i, total = 0, arg_total = 0, align;
+	struct stapsdt_base base = {};
+	size_t i, total = 0, align;
 	GElf_Shdr shdr;
 	Elf_Scn *scn;
 	Elf_Data *data;
-	char *st;
 	int err;
 
 	if (usdt__elf_find_section(ue, ".note.stapsdt", SHT_NOTE, &shdr,
@@ -323,8 +352,8 @@ static int read_probes(const struct usdt__elf *ue, struct usdt_file *file)
 
 	if (!usdt__elf_find_section(ue, ".stapsdt.base", SHT_NULL, &shdr,
 				    NULL)) {
-		has_base = true;
-		base_addr = shdr.sh_addr;
+		base.has = true;
+		base.addr = shdr.sh_addr;
 	}
 
 	err = walk_notes(ue, data->d_buf, data->d_size, align, &rs);
@@ -347,25 +376,9 @@ static int read_probes(const struct usdt__elf *ue, struct usdt_file *file)
 		err = -ENOMEM;
 		goto err_out;
 	}
-	st = file->storage;
-	for (i = 0; i < rs.cnt; i++) {
-		build_probe(ue, file, symtab, has_base, base_addr, &rs.v[i],
-			    &file->probes[i], &st);
-		file->probe_cnt = i + 1;
-		/* Only running out of memory is fatal to the file. */
-		if (file->probes[i].status == -ENOMEM) {
-			err = -ENOMEM;
-			goto err_out;
-		}
-		arg_total += (size_t)file->probes[i].arg_cnt;
-		if (arg_total > USDT__MAX_ARGS) {
-			pr_warn("%s: more than %u USDT arguments in all\n",
-				ue->path, USDT__MAX_ARGS);
-			err = -E2BIG;
-			goto err_out;
-		}
-	}
-	file->probe_cnt = rs.cnt;
+	err = build_probes(ue, file, symtab, &base, &rs);
+	if (err)
+		goto err_out;
 out:
 	usdt__symtab_free(symtab);
 	free(rs.v);

@@ -19,3 +19,7 @@ LDFLAGS_test_attach := $(KTEST_DIR)/sema.o -L$(KTEST_DIR) -lusdttest \
 # The attach path out of memory: the library's allocations fail in turn.
 LDFLAGS_test_attach_oom := -Wl,--wrap=malloc -Wl,--wrap=calloc \
 	-Wl,--wrap=realloc
+
+# One file from read to attach; it also runs `usdt list -p`.
+LDFLAGS_test_file = $(TOOL_TEST_DEFS)
+DEPS_test_file = $(TOOL)
