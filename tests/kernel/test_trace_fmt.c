@@ -53,6 +53,15 @@ static double now_s(void)
 				 (r)->err);                                 \
 	} while (0)
 
+/* Run the tool; it must fail (status 1) saying message on stderr. */
+#define run_fails(r, message, ...)                                          \
+	do {                                                                \
+		run_tool(r, __VA_ARGS__);                                   \
+		assert_int_equal((r)->status, 1);                           \
+		expect_in((r)->err, message);                               \
+		run_result_free(r);                                         \
+	} while (0)
+
 static bool process_exists(pid_t pid)
 {
 	return !kill(pid, 0) || errno != ESRCH;
@@ -111,13 +120,11 @@ static void test_format_errors(void **state)
 		struct run_result r;
 
 		if (cases[i].pattern)
-			run_tool(&r, "trace", TF, cases[i].pattern,
-				 cases[i].fmt);
+			run_fails(&r, cases[i].message, "trace", TF,
+				  cases[i].pattern, cases[i].fmt);
 		else
-			run_tool(&r, "trace", TF, cases[i].fmt);
-		assert_int_equal(r.status, 1);
-		expect_in(r.err, cases[i].message);
-		run_result_free(&r);
+			run_fails(&r, cases[i].message, "trace", TF,
+				  cases[i].fmt);
 	}
 }
 
@@ -163,10 +170,7 @@ static void test_broken_note(void **state)
 	run_result_free(&r);
 
 	/* Only the broken probe: nothing to trace, said clearly. */
-	run_tool(&r, "trace", TF, "tf:broken");
-	assert_int_equal(r.status, 1);
-	expect_in(r.err, "no probes matching tf");
-	run_result_free(&r);
+	run_fails(&r, "no probes matching tf", "trace", TF, "tf:broken");
 }
 
 /* ---------------------------------------------------------------------- */
@@ -242,10 +246,8 @@ static void test_hist(void **state)
 	expect_in(r.out, "\"hists\": [{\"probe\": \"tf:val\", \"arg\": 0, \"buckets\": [{\"low\": 0, \"high\": 1, \"count\": 1}, {\"low\": 1, \"high\": 2, \"count\": 1}, {\"low\": 2, \"high\": 4, \"count\": 1}]}]}\n");
 	run_result_free(&r);
 
-	run_tool(&r, "trace", "--hist", "3", TF, "tf:val");
-	assert_int_equal(r.status, 1);
-	expect_in(r.err, "no matching probe has argument 3");
-	run_result_free(&r);
+	run_fails(&r, "no matching probe has argument 3", "trace", "--hist",
+		  "3", TF, "tf:val");
 }
 
 /* tf:start, 20 ms, tf:done, five times; then one tf:start left open. */
@@ -321,10 +323,8 @@ static void test_filter_errors(void **state)
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		struct run_result r;
 
-		run_tool(&r, "trace", "--filter", bad[i], TF, "tf:val");
-		assert_int_equal(r.status, 1);
-		expect_in(r.err, "usdt: trace: filter '");
-		run_result_free(&r);
+		run_fails(&r, "usdt: trace: filter '", "trace", "--filter",
+			  bad[i], TF, "tf:val");
 	}
 }
 
@@ -355,11 +355,10 @@ static void test_many_probes(void **state)
 	run_result_free(&r);
 }
 
-/* Start prog (a copy of trace_fmt_target) running rounds every 5 ms;
- * its pid. Its stdout is *fd, non-blocking, not read. */
-static pid_t start_long(const char *prog, int *fd)
+/* Start argv with its stdout into a pipe; its pid, and *fd the pipe's
+ * reading end. */
+static pid_t spawn_out(const char *const argv[], int *fd)
 {
-	char buf[64] = { 0 };
 	int fds[2];
 	pid_t pid;
 
@@ -370,13 +369,24 @@ static pid_t start_long(const char *prog, int *fd)
 		dup2(fds[1], 1);
 		close(fds[0]);
 		close(fds[1]);
-		execl(prog, prog, "100000", "5", (char *)NULL);
+		execv(argv[0], (char *const *)argv);
 		_exit(127);
 	}
 	close(fds[1]);
-	assert_true(read(fds[0], buf, sizeof(buf) - 1) > 4);
-	fcntl(fds[0], F_SETFL, O_NONBLOCK);
 	*fd = fds[0];
+	return pid;
+}
+
+/* Start prog (a copy of trace_fmt_target) running rounds every 5 ms;
+ * its pid. Its stdout is *fd, non-blocking, not read. */
+static pid_t start_long(const char *prog, int *fd)
+{
+	const char *argv[] = { prog, "100000", "5", NULL };
+	char buf[64] = { 0 };
+	pid_t pid = spawn_out(argv, fd);
+
+	assert_true(read(*fd, buf, sizeof(buf) - 1) > 4);
+	fcntl(*fd, F_SETFL, O_NONBLOCK);
 	return pid;
 }
 
@@ -438,25 +448,16 @@ static void test_whole_process(void **state)
  */
 static void test_closed_pipe(void **state)
 {
-	int out[2], status;
+	const char *argv[] = { USDT_BIN, "trace", "-c", TF " 100000 5", TF,
+			       "tf:val", NULL };
+	int out, status;
 	char buf[4096];
 	pid_t tool, target = 0;
 	ssize_t n;
 	FILE *f;
 
-	assert_int_equal(pipe(out), 0);
-	tool = fork();
-	assert_true(tool >= 0);
-	if (!tool) {
-		dup2(out[1], 1);
-		close(out[0]);
-		close(out[1]);
-		execl(USDT_BIN, USDT_BIN, "trace", "-c", TF " 100000 5", TF,
-		      "tf:val", (char *)NULL);
-		_exit(127);
-	}
-	close(out[1]);
-	f = fdopen(out[0], "r");
+	tool = spawn_out(argv, &out);
+	f = fdopen(out, "r");
 	assert_non_null(f);
 	while (fgets(buf, sizeof(buf), f)) {
 		if (!strncmp(buf, "pid ", 4))
@@ -497,23 +498,14 @@ static bool running(pid_t pid)
  * command of -c with it: it must not run on untraced. */
 static void test_tool_killed(void **state)
 {
+	const char *argv[] = { USDT_BIN, "trace", "--count", "-c",
+			       TF " 100000 5", TF, "tf:val", NULL };
 	char buf[64] = { 0 };
-	int out[2], i;
+	int out, i;
 	pid_t tool, target;
 
-	assert_int_equal(pipe(out), 0);
-	tool = fork();
-	assert_true(tool >= 0);
-	if (!tool) {
-		dup2(out[1], 1);
-		close(out[0]);
-		close(out[1]);
-		execl(USDT_BIN, USDT_BIN, "trace", "--count", "-c",
-		      TF " 100000 5", TF, "tf:val", (char *)NULL);
-		_exit(127);
-	}
-	close(out[1]);
-	assert_true(read(out[0], buf, sizeof(buf) - 1) > 4);
+	tool = spawn_out(argv, &out);
+	assert_true(read(out, buf, sizeof(buf) - 1) > 4);
 	target = atoi(buf + 4);
 	assert_true(target > 0);
 	assert_true(running(target));
@@ -522,7 +514,7 @@ static void test_tool_killed(void **state)
 	for (i = 0; i < 200 && running(target); i++)
 		usleep(10000);
 	assert_false(running(target));
-	close(out[0]);
+	close(out);
 }
 
 /* Output nobody can take is an error: exit 1 with a message. */
@@ -553,30 +545,20 @@ static void test_write_error(void **state)
 static void test_signal_any_time(void **state)
 {
 	static const int delays_us[] = { 10000, 50000, 150000, 2000000 };
+	const char *argv[] = { USDT_BIN, "trace", "-c", TF " 100000 5", TF,
+			       NULL };
 	bool early = false, late = false;
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(delays_us); i++) {
-		int out[2], status;
-		pid_t tool;
+		int out, status;
+		pid_t tool = spawn_out(argv, &out);
 
-		assert_int_equal(pipe(out), 0);
-		tool = fork();
-		assert_true(tool >= 0);
-		if (!tool) {
-			dup2(out[1], 1);
-			close(out[0]);
-			close(out[1]);
-			execl(USDT_BIN, USDT_BIN, "trace", "-c", TF " 100000 5",
-			      TF, (char *)NULL);
-			_exit(127);
-		}
-		close(out[1]);
-		fcntl(out[0], F_SETFL, O_NONBLOCK);
+		fcntl(out, F_SETFL, O_NONBLOCK);
 		usleep(delays_us[i]);
 		kill(tool, SIGTERM);
 		assert_int_equal(waitpid(tool, &status, 0), tool);
-		close(out[0]);
+		close(out);
 		/* Killed before main() set its handlers: nothing ran. */
 		if (WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM)
 			continue;
@@ -647,10 +629,8 @@ static void test_command_words(void **state)
 	expect_in(r.out, "$HOME * a  b ~ a b q\"q\n");
 	run_result_free(&r);
 
-	run_tool(&r, "trace", "-c", "/bin/echo 'open", TF, "tf:val");
-	assert_int_equal(r.status, 1);
-	expect_in(r.err, "bad command line");
-	run_result_free(&r);
+	run_fails(&r, "bad command line", "trace", "-c", "/bin/echo 'open", TF,
+		  "tf:val");
 }
 
 /* Options after the target as well as before it. */
