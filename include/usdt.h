@@ -121,7 +121,8 @@ struct usdt_file_opts {
  */
 USDT_API struct usdt_file *usdt_file__open(const char *path,
 					   const struct usdt_file_opts *opts);
-/** @brief **usdt_file__close()** frees the file and its probes; NULL is ok. */
+/** @brief **usdt_file__close()** frees the file and its probes and closes
+ * its descriptor; NULL is ok. */
 USDT_API void usdt_file__close(struct usdt_file *file);
 /** @brief the path the file was opened with. */
 USDT_API const char *usdt_file__path(const struct usdt_file *file);

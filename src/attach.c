@@ -180,7 +180,7 @@ static int file_cached(struct usdt_manager *man, int fd, const char *path,
 		*out = file;
 		return 0;
 	}
-	err = usdt__file_open_fd(fd, path, &file);
+	err = usdt__file_open_fd(fd, path, true, &file);
 	if (err)
 		return err;
 	usdt_file__close(man->files[n - 1]);
@@ -430,13 +430,18 @@ static int add_site(const struct usdt_probe *p, void *ctx)
 	return 0;
 }
 
-/* The call sites that match, into c->sites[0..cnt). */
+static int count_site(const struct usdt_probe *p, void *ctx)
+{
+	return 0;
+}
+
+/* The call sites that match, into c->sites[0..cnt): O(matching sites). */
 static int attach_match(struct attach_ctx *c)
 {
 	long n;
 
-	c->sites = calloc(c->file->probe_cnt ? c->file->probe_cnt : 1,
-			  sizeof(*c->sites));
+	n = usdt__file_match(c->file, c->provider, c->name, count_site, NULL);
+	c->sites = calloc(n > 0 ? (size_t)n : 1, sizeof(*c->sites));
 	if (!c->sites)
 		return -ENOMEM;
 	n = usdt__file_match(c->file, c->provider, c->name, add_site, c);
@@ -529,7 +534,7 @@ static int attach_specs(const struct attach_ctx *c, struct usdt_link *link,
 		spec.arg_cnt = (uint16_t)p->arg_cnt;
 		spec.usr_cookie = c->usr_cookie;
 		for (j = 0; j < p->arg_cnt && j < USDT_MAX_ARG_CNT; j++) {
-			spec.args[j] = p->args[j].spec;
+			spec.args[j] = *usdt__probe_spec(p, j);
 			/* The IP the program sees moves with the uprobe. */
 			if (spec.args[j].flags & USDT_SPEC_F_IPREL)
 				spec.args[j].val_off -= (uint64_t)skip;

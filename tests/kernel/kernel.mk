@@ -20,6 +20,10 @@ LDFLAGS_test_attach := $(KTEST_DIR)/sema.o -L$(KTEST_DIR) -lusdttest \
 LDFLAGS_test_attach_oom := -Wl,--wrap=malloc -Wl,--wrap=calloc \
 	-Wl,--wrap=realloc
 
+# One file from read to attach; it also runs `usdt list -p`.
+LDFLAGS_test_file = $(TOOL_TEST_DEFS)
+DEPS_test_file = $(TOOL)
+
 # Skeleton auto-attach: probes in libusdttest.so, found by bare name.
 DEPS_test_skel := $(KTEST_DIR)/libusdttest.so
 LDFLAGS_test_skel := -L$(KTEST_DIR) -lusdttest -Wl,-rpath,$(abspath $(KTEST_DIR))
