@@ -11,8 +11,11 @@
  * from libbpf for objects that use libbpf's USDT support; and its attach
  * callback must return a struct bpf_link, which libbpf lets only itself
  * make: what the skeleton's __destroy() frees could not give back our spec
- * IDs and IP-map entries, nor hold one perf uprobe per call site. The
- * manager instead turns auto-attach off for these programs, so that the
+ * IDs and IP-map entries, nor hold one perf uprobe per call site. Tried
+ * with libbpf 1.1.2 and 1.7.0: a handler registered after open is never
+ * called (libbpf's own fails with -ENOENT); one registered before makes
+ * __attach() succeed, but the attach outlives __destroy() all the same.
+ * The manager instead turns auto-attach off for these programs, so that the
  * skeleton's __attach() skips them instead of failing in libbpf's USDT
  * code, and attaches them itself.
  */
