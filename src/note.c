@@ -819,8 +819,9 @@ int usdt_probe__arg(const struct usdt_probe *p, int i,
 	for (j = 0; j < i; j++)
 		text += p->args[j].str_len + 1;
 
+	/* A caller built against an older, smaller struct gets its part. */
 	sz = info->sz;
-	memset(info, 0, sizeof(*info));
+	memset(info, 0, sz < sizeof(*info) ? sz : sizeof(*info));
 	info->sz = sz;
 	info->kind = a->kind;
 	info->size = a->size;
@@ -833,5 +834,14 @@ int usdt_probe__arg(const struct usdt_probe *p, int i,
 	info->value = a->value;
 	info->reason = a->kind == USDT_ARG_UNSUPPORTED ? a->reason : NULL;
 	info->str = text;
+	if (OPTS_HAS(info, index_ext)) {
+		info->offset = (int64_t)((uint64_t)a->offset -
+					 (uint64_t)a->read_adj);
+		info->read_offset = a->offset;
+		info->read_reg = a->read_base[0] ? a->read_base : info->reg;
+		info->index_ext = !info->index ? NULL :
+				  a->idx_ext == USDT__IDX_SXTW ? "sxtw" :
+				  a->idx_ext == USDT__IDX_UXTW ? "uxtw" : NULL;
+	}
 	return 0;
 }
