@@ -936,6 +936,8 @@ static int load(struct trace_run *r)
 		const struct probe_fmt *pf = r->ctx.probes[i].fmt;
 		int j;
 
+		if (r->ctx.probes[i].sites)
+			cfg.role |= TRACE_NEED_SITE;
 		for (j = 0; pf && j < pf->conv_cnt; j++)
 			if (pf->convs[j].c == 's')
 				cfg.str_mask |= 1u << j;

@@ -48,9 +48,11 @@ struct trace_site_key {
 /* Per probe (array map indexed by cookie). */
 #define TRACE_ROLE_START 1u
 #define TRACE_ROLE_END 2u
+/* The probe's call sites disagree on types: events carry site_off. */
+#define TRACE_NEED_SITE 4u
 struct trace_probe_cfg {
 	__u32 str_mask;		/* bit i: argument i points to a string */
-	__u32 role;		/* TRACE_ROLE_*, for TRACE_LATENCY */
+	__u32 role;		/* TRACE_ROLE_*, TRACE_NEED_SITE */
 };
 
 /*
@@ -93,6 +95,8 @@ struct usdt_hit {
 	__u64 ts;		/* bpf_ktime_get_ns() */
 	__u64 cookie;		/* index into the tool's probe table */
 	__u64 ip;		/* the call site's address in the process */
+	__u64 site_off;		/* its offset in its file (TRACE_NEED_SITE),
+				 * else ~0 */
 	__u32 pid;		/* the process (tgid) */
 	__u32 tid;		/* the thread */
 	__s32 arg_cnt;		/* the call site's, or its negative errno */
@@ -110,6 +114,6 @@ struct usdt_hit {
 	__u32 pad;
 };
 
-_Static_assert(sizeof(struct usdt_hit) == 224, "usdt_hit layout");
+_Static_assert(sizeof(struct usdt_hit) == 232, "usdt_hit layout");
 
 #endif /* __USDT_TRACE_EVENT_H */

@@ -285,7 +285,12 @@ const struct arg_fmt *site_args(struct trace_ctx *ctx, struct probe_ent *p,
 	size_t i;
 
 	*cnt = p->arg_cnt;
-	if (!p->sites ||
+	if (!p->sites)
+		return p->args;
+	/* Where the BPF side found the site; else (the process was busy)
+	 * from its maps, if it still runs. */
+	off = e->site_off;
+	if (off == ~0ull &&
 	    !ip_to_offset(&ctx->maps, p, (pid_t)e->pid, e->ip, &off))
 		return p->args;
 	for (i = 0; i < p->site_cnt; i++) {
