@@ -346,17 +346,20 @@ static void selection_free(struct selection *sel)
 static int selection_parse(const struct trace_opts *o, struct selection *sel)
 {
 	char **words = calloc((size_t)o->pos_cnt + 2, sizeof(*words));
-	const char *fmt_of[o->pos_cnt + 2];
+	const char **fmt_of = calloc((size_t)o->pos_cnt + 2, sizeof(*fmt_of));
 	int i, n = 0, err = 1;
 	char why[160];
 
 	memset(sel, 0, sizeof(*sel));
-	if (!words)
+	if (!words || !fmt_of) {
+		free(words);
+		free(fmt_of);
 		return tool_err("trace: out of memory");
+	}
 	if (o->sum.mode == TRACE_LATENCY) {
 		if (o->pos_cnt > o->pat_from) {
-			free(words);
-			return tool_err("trace: with --latency, START and END are the probes");
+			tool_err("trace: with --latency, START and END are the probes");
+			goto out;
 		}
 		words[n] = (char *)o->sum.lat_start;
 		fmt_of[n++] = NULL;
@@ -393,6 +396,7 @@ static int selection_parse(const struct trace_opts *o, struct selection *sel)
 	err = 0;
 out:
 	free(words);
+	free(fmt_of);
 	if (err)
 		selection_free(sel);
 	return err;
@@ -628,14 +632,12 @@ static int check_table(struct trace_ctx *ctx, const struct trace_opts *o,
 			p->role |= patterns_match(sel->pats + 1, 1, p->provider,
 						  p->name) ? TRACE_ROLE_END : 0;
 			if (p->role == (TRACE_ROLE_START | TRACE_ROLE_END))
-				return tool_err("trace: %s:%s matches both START and END",
-						p->provider, p->name);
+				return probe_err(p, "matches both START and END");
 			roles |= p->role;
 		}
 		if (p->fmt && p->fmt->conv_cnt > p->arg_cnt)
-			return tool_err("trace: %s:%s has %d arguments; its format wants %d",
-					p->provider, p->name, p->arg_cnt,
-					p->fmt->conv_cnt);
+			return probe_err(p, "has %d arguments; its format wants %d",
+					 p->arg_cnt, p->fmt->conv_cnt);
 	}
 	if (o->sum.mode == TRACE_LATENCY && roles != (TRACE_ROLE_START | TRACE_ROLE_END))
 		return tool_err("trace: no probe matches %s",
@@ -1069,12 +1071,10 @@ static int attach_all(struct trace_run *r)
 		if (stop_signal)
 			return 128 + stop_signal;
 		if (err != EINVAL && err != ENOTSUP && err != ENOENT)
-			return tool_err("trace: cannot attach to %s:%s in %s: %s",
-					p->provider, p->name,
-					r->files[p->file].target.shown,
-					attach_error(err));
-		tool_err("trace: warning: skipping %s:%s: %s", p->provider,
-			 p->name, attach_error(err));
+			return probe_err(p, "cannot attach in %s: %s",
+					 r->files[p->file].target.shown,
+					 attach_error(err));
+		probe_err(p, "warning: skipped: %s", attach_error(err));
 	}
 	if (!ok)
 		return tool_err("trace: %s: no probe could be attached",

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
@@ -305,6 +306,22 @@ const struct arg_fmt *site_args(struct trace_ctx *ctx, struct probe_ent *p,
 /* ---------------------------------------------------------------------- */
 /* One event                                                              */
 
+int probe_err(const struct probe_ent *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: trace: ", tool_name);
+	print_escaped(stderr, p->provider, strlen(p->provider));
+	fputc(':', stderr);
+	print_escaped(stderr, p->name, strlen(p->name));
+	fputs(": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
 static void warn_unreadable(struct probe_ent *p, int i, int err)
 {
 	if (i >= TRACE_MAX_ARGS || (p->warned & (1u << i)))
@@ -312,13 +329,9 @@ static void warn_unreadable(struct probe_ent *p, int i, int err)
 	/* Not flushing stdout first: a half line there could be split by
 	 * another writer to the same pipe (the -c command). */
 	p->warned |= 1u << i;
-	fputs("usdt: trace: ", stderr);
-	print_escaped(stderr, p->provider, strlen(p->provider));
-	fputc(':', stderr);
-	print_escaped(stderr, p->name, strlen(p->name));
-	fprintf(stderr, ": argument %d cannot be read: %s\n", i,
-		(err == EOPNOTSUPP || err == ENOTSUP) && p->reasons[i] ?
-		p->reasons[i] : strerror(err ? err : EFAULT));
+	probe_err(p, "argument %d cannot be read: %s", i,
+		  (err == EOPNOTSUPP || err == ENOTSUP) && p->reasons[i] ?
+		  p->reasons[i] : strerror(err ? err : EFAULT));
 }
 
 /* Where each string argument's text is in the event, or NULL. */

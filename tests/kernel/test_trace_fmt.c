@@ -111,7 +111,7 @@ static void test_format_errors(void **state)
 		const char *pattern, *fmt, *message;
 	} cases[] = {
 		{ "tf:str", "%s %q", "unknown conversion '%q'" },
-		{ "tf:val", "%d %d", "tf:val has 1 arguments; its format wants 2" },
+		{ "tf:val", "%d %d", "tf:val: has 1 arguments; its format wants 2" },
 		{ NULL, "%d", "follows no pattern" },
 	};
 	size_t i;
