@@ -535,6 +535,12 @@ static void test_write_error(void **state)
 	assert_int_equal(r.status, 1);
 	expect_in(r.err, "writing the output");
 	run_result_free(&r);
+
+	argv[2] = USDT_BIN " trace -c '" TF " 3' " TF " tf:val >&-";
+	run_argv(argv, &r);
+	assert_int_equal(r.status, 1);
+	expect_in(r.err, "standard output is closed");
+	run_result_free(&r);
 }
 
 /*
