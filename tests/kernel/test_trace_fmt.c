@@ -246,6 +246,14 @@ static void test_hist(void **state)
 	expect_in(r.out, "\"hists\": [{\"probe\": \"tf:val\", \"arg\": 0, \"buckets\": [{\"low\": 0, \"high\": 1, \"count\": 1}, {\"low\": 1, \"high\": 2, \"count\": 1}, {\"low\": 2, \"high\": 4, \"count\": 1}]}]}\n");
 	run_result_free(&r);
 
+	/* Negative values (as signed 64-bit) have a bucket of their own. */
+	run_ok(&r, "trace", "--hist", "0", "-c", TF " 2", TF, "tf:mixed");
+	expect_in(r.out, "tf:mixed arg0\n  (< 0)                           4 |@@@@");
+	run_result_free(&r);
+	run_ok(&r, "trace", "--hist", "0", "-j", "-c", TF " 2", TF, "tf:mixed");
+	expect_in(r.out, "\"buckets\": [{\"negative\": true, \"count\": 4}]");
+	run_result_free(&r);
+
 	run_fails(&r, "no matching probe has argument 3", "trace", "--hist",
 		  "3", TF, "tf:val");
 }
