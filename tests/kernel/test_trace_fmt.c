@@ -661,16 +661,27 @@ static void test_options_after_target(void **state)
 /* Not root, only CAP_BPF and CAP_PERFMON, as the man page says. */
 static void test_capabilities(void **state)
 {
+	char dir[] = "/tmp/usdt_caps_XXXXXX", tool[64], tf[64], cmd[512];
 	const char *argv[] = { "setpriv", "--reuid=65534", "--regid=65534",
 			       "--clear-groups", "--inh-caps=+bpf,+perfmon",
-			       "--ambient-caps=+bpf,+perfmon", USDT_BIN,
-			       "trace", "-c", TF " 2", TF, "tf:val", NULL };
+			       "--ambient-caps=+bpf,+perfmon", tool, "trace",
+			       "-c", cmd, tf, "tf:val", NULL };
 	struct run_result r;
 
 	if (access("/usr/bin/setpriv", X_OK)) {
 		printf("SKIP: no setpriv (util-linux)\n");
 		skip();
 	}
+	/* Copies nobody can run, wherever the tree is (/root: 0700). */
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chmod(dir, 0755), 0);
+	snprintf(tool, sizeof(tool), "%s/usdt", dir);
+	snprintf(tf, sizeof(tf), "%s/tf", dir);
+	snprintf(cmd, sizeof(cmd), "cp %s %s && cp %s %s && chmod 755 %s %s",
+		 USDT_BIN, tool, TF, tf, tool, tf);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "%s 2", tf);
+
 	run_argv(argv, &r);
 	if (r.status)
 		fail_msg("status %d, stderr:\n%s", r.status, r.err);
@@ -684,6 +695,9 @@ static void test_capabilities(void **state)
 	assert_int_equal(r.status, 1);
 	expect_in(r.err, "permission denied");
 	run_result_free(&r);
+	unlink(tool);
+	unlink(tf);
+	rmdir(dir);
 }
 
 /* A system program: Debian's python3 has probes with strings and
