@@ -33,7 +33,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -952,12 +951,7 @@ static int load(struct trace_run *r)
 	for (i = 0; r->by_pattern && i < r->ctx.site_cnt; i++) {
 		const struct site_ref *s = &r->ctx.site_refs[i];
 		const struct trace_file *f = &r->files[s->file];
-		/* The kernel's dev_t: MAJOR << 20 | MINOR. */
-		struct trace_site_key key = {
-			.dev = (uint32_t)(major(f->dev) << 20 | minor(f->dev)),
-			.ino = f->ino,
-			.off = s->off,
-		};
+		struct trace_site_key key = { .ino = f->ino, .off = s->off };
 
 		if (bpf_map_update_elem(bpf_map__fd(r->skel->maps.site_probe),
 					&key, &s->probe, BPF_ANY))

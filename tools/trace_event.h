@@ -36,11 +36,13 @@ enum trace_mode {
  */
 #define TRACE_COOKIE_BY_OFFSET 0xffffffffu
 
-/* A call site: its file (the kernel's dev_t, MAJOR << 20 | MINOR, and
- * inode) and its offset in that file. */
+/*
+ * A call site: its file's inode number and its offset in that file. Not
+ * the device: what stat() reports (st_dev) is not always the superblock's
+ * device the kernel sees (btrfs subvolumes), and an inode number and an
+ * offset that are both a call site's in two files is not a real risk.
+ */
 struct trace_site_key {
-	__u32 dev;
-	__u32 pad;
 	__u64 ino;
 	__u64 off;
 };

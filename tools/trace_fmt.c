@@ -12,7 +12,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/sysmacros.h>
 
 #include "trace.h"
 
@@ -244,12 +243,13 @@ static void maps_load(struct pid_maps *m, pid_t pid, dev_t dev, ino_t ino)
 		return;
 	while (getline(&line, &cap, f) > 0 && m->cnt < 8) {
 		unsigned long long start, end, pgoff, ino;
-		unsigned int maj, min;
 
-		if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu", &start, &end,
-			   &pgoff, &maj, &min, &ino) != 6)
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %llu", &start, &end,
+			   &pgoff, &ino) != 4)
 			continue;
-		if (ino != m->ino || makedev(maj, min) != m->dev)
+		/* By inode only: st_dev and the device /proc shows differ on
+		 * btrfs (see struct trace_site_key). */
+		if (ino != m->ino)
 			continue;
 		m->r[m->cnt].start = start;
 		m->r[m->cnt].end = end;

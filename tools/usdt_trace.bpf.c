@@ -228,7 +228,6 @@ static long vma_offset(struct task_struct *task, struct vm_area_struct *vma,
 
 	if (!f)
 		return 0;
-	d->key.dev = f->f_inode->i_sb->s_dev;
 	d->key.ino = f->f_inode->i_ino;
 	d->key.off = d->ip - vma->vm_start + (vma->vm_pgoff << page_shift);
 	return 0;
