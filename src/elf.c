@@ -304,6 +304,9 @@ static int add_defined(const struct usdt__elf *ue, Elf_Scn *scn,
 		err = add_sym(st, name, sym.st_value, 0);
 		if (err)
 			return err;
+		/* Objects' sizes decide what s390x's bare "8@sym" is. */
+		if (type == STT_OBJECT)
+			usdt__symtab_set_obj_size(st, name, sym.st_size);
 	}
 	return 0;
 }
