@@ -871,6 +871,7 @@ static int configure(struct trace_run *r)
 	struct usdt_trace *skel = r->skel;
 	struct trace_filter f;
 	char why[240];
+	size_t i;
 	int err;
 
 	skel->rodata->target_tgid = r->attach_pid > 0 ?
@@ -886,6 +887,9 @@ static int configure(struct trace_run *r)
 		memcpy((void *)&skel->rodata->filter, &f, sizeof(f));
 	}
 	skel->rodata->page_shift = (uint32_t)page_shift();
+	skel->rodata->use_sites = r->by_pattern;
+	for (i = 0; i < r->ctx.probe_cnt; i++)
+		skel->rodata->use_sites |= r->ctx.probes[i].sites != NULL;
 	err = bpf_map__set_max_entries(skel->maps.probe_cfg,
 				       (uint32_t)r->ctx.probe_cnt);
 	if (!err && r->by_pattern)

@@ -27,6 +27,10 @@ const volatile __u32 hist_arg = 0;	/* TRACE_HIST: the argument */
 const volatile __u32 str_size = 64;	/* longest string read, with NUL */
 const volatile struct trace_filter filter = { 0 };
 const volatile __u32 page_shift = 12;	/* the kernel's PAGE_SHIFT */
+/* Set when call sites must be found from the VMA (bpf_find_vma(), Linux
+ * 5.17): left 0, that code is dead and the verifier never looks at it, so
+ * the program still loads on older kernels. */
+const volatile __u32 use_sites = 0;
 
 /* Events dropped because the ring buffer was full, and summary updates
  * dropped because the summary map was full. */
@@ -238,6 +242,8 @@ static long vma_offset(struct task_struct *task, struct vm_area_struct *vma,
 static __always_inline bool site_of(struct pt_regs *ctx, struct vma_off *d)
 {
 	d->ip = PT_REGS_IP(ctx);
+	if (!use_sites)
+		return false;
 	return !bpf_find_vma(bpf_get_current_task_btf(), d->ip, vma_offset,
 			     d, 0) && d->key.ino;
 }
