@@ -215,8 +215,9 @@ struct usdt_manager_opts {
  * borrowed and must outlive the manager.
  * @param opts NULL, or options.
  * @return the manager, or NULL with errno: ESRCH (the object does not
- * include bpf/usdt.bpf.h), EINVAL (bad opts, or sizes given after load),
- * ENOMEM.
+ * include bpf/usdt.bpf.h), EPROTO (its usdt.bpf.h reads another spec
+ * layout than this library writes: it was built against another libusdt),
+ * EINVAL (bad opts, or sizes given after load), ENOMEM.
  *
  * Called before bpf_object__load(), it may resize the maps and marks the
  * object's SEC("usdt") programs for uprobe_multi links where the kernel has

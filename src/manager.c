@@ -269,62 +269,109 @@ static bool is_usdt_prog(const struct bpf_program *prog)
 }
 
 /*
- * Without __TARGET_ARCH_xxx the BPF side reads the PC from the offset in
- * the usdt__ip_off global: write it into .rodata's initial image.
+ * Where the BPF header's .rodata variable `name` is: its map, and its
+ * offset in that map's initial image (read-only after load). -ENOENT when
+ * the object has no such 4-byte variable.
  */
-static void set_ip_off(struct usdt_manager *man)
+static int rodata_var(struct bpf_object *obj, const char *name,
+		      struct bpf_map **mapp, size_t *offp)
 {
-	const struct usdt__arch_ops *arch = usdt__arch_host();
 	const struct btf_var_secinfo *vs;
 	const struct btf_type *sec, *var;
 	struct bpf_map *map;
 	struct btf *btf;
-	const void *init;
 	size_t size;
-	unsigned int i, vlen;
-	char *data;
-	int id;
+	int id, i;
 
-	btf = bpf_object__btf(man->obj);
-	if (!arch || !btf)
-		return;
+	btf = bpf_object__btf(obj);
+	if (!btf)
+		return -ENOENT;
 	id = btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC);
 	if (id < 0)
-		return;
+		return -ENOENT;
 	sec = btf__type_by_id(btf, id);
-	bpf_object__for_each_map(map, man->obj) {
-		const char *name = bpf_map__name(map);
-		size_t len = strlen(name);
+	bpf_object__for_each_map(map, obj) {
+		const char *mname = bpf_map__name(map);
+		size_t len = strlen(mname);
 
-		if (len >= 7 && !strcmp(name + len - 7, ".rodata"))
+		if (len >= 7 && !strcmp(mname + len - 7, ".rodata"))
 			break;
 	}
-	if (!map)
-		return;
-	init = bpf_map__initial_value(map, &size);
-	if (!init)
-		return;
+	if (!map || !bpf_map__initial_value(map, &size))
+		return -ENOENT;
 	vs = btf_var_secinfos(sec);
-	/* btf_vlen() is __u16 up to libbpf 1.7 and __u32 after. */
-	vlen = btf_vlen(sec);
-	for (i = 0; i < vlen; i++, vs++) {
+	for (i = 0; i < (int)btf_vlen(sec); i++, vs++) {
 		var = btf__type_by_id(btf, vs->type);
-		if (strcmp(btf__name_by_offset(btf, var->name_off),
-			   "usdt__ip_off"))
+		if (strcmp(btf__name_by_offset(btf, var->name_off), name))
 			continue;
 		if (vs->size != sizeof(uint32_t) || vs->offset + 4 > size)
-			return;
-		/* libbpf hands out the image read-only: write a copy back. */
-		data = malloc(size);
-		if (!data)
-			return;
-		memcpy(data, init, size);
-		memcpy(data + vs->offset, &(uint32_t){ arch->ip_off }, 4);
-		if (bpf_map__set_initial_value(map, data, size))
-			pr_warn("cannot set usdt__ip_off in .rodata\n");
-		free(data);
-		return;
+			return -ENOENT;
+		*mapp = map;
+		*offp = vs->offset;
+		return 0;
 	}
+	return -ENOENT;
+}
+
+/*
+ * The object must read specs the way this library writes them: its
+ * usdt.bpf.h wrote its layout version into usdt__layout.
+ */
+static int check_layout(struct usdt_manager *man)
+{
+	struct bpf_map *map;
+	uint32_t layout;
+	size_t off, size;
+
+	if (rodata_var(man->obj, "usdt__layout", &map, &off)) {
+		pr_warn("BPF object '%s' has no usdt__layout: built with another libusdt's usdt.bpf.h? Rebuild it with this one's\n",
+			bpf_object__name(man->obj));
+		return -EPROTO;
+	}
+	memcpy(&layout, (const char *)bpf_map__initial_value(map, &size) + off,
+	       sizeof(layout));
+	if (layout != USDT_SPEC_LAYOUT) {
+		pr_warn("BPF object '%s' reads spec layout %u, this libusdt writes layout %u: rebuild it with this libusdt's usdt.bpf.h\n",
+			bpf_object__name(man->obj), layout, USDT_SPEC_LAYOUT);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/*
+ * Without __TARGET_ARCH_xxx the BPF side learns where the PC is and how
+ * big the context is from the usdt__ip_off and usdt__ctx_sz globals:
+ * write them into .rodata's initial image.
+ */
+static void set_arch_vars(struct usdt_manager *man)
+{
+	const struct usdt__arch_ops *arch = usdt__arch_host();
+	const struct {
+		const char *name;
+		uint32_t val;
+	} vars[] = {
+		{ "usdt__ip_off", arch ? arch->ip_off : 0 },
+		{ "usdt__ctx_sz", arch ? arch->pt_regs_size : 0 },
+	};
+	struct bpf_map *map = NULL;
+	size_t off, size, i;
+	const void *init;
+	char *data;
+
+	if (!arch || rodata_var(man->obj, vars[0].name, &map, &off))
+		return;
+	init = bpf_map__initial_value(map, &size);
+	/* libbpf hands out the image read-only: write a copy back. */
+	data = malloc(size);
+	if (!data)
+		return;
+	memcpy(data, init, size);
+	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		if (!rodata_var(man->obj, vars[i].name, &map, &off))
+			memcpy(data + off, &vars[i].val, sizeof(vars[i].val));
+	if (bpf_map__set_initial_value(map, data, size))
+		pr_warn("cannot set usdt__ip_off and usdt__ctx_sz in .rodata\n");
+	free(data);
 }
 
 struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
@@ -353,6 +400,9 @@ struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 		err = -ESRCH;
 		goto err_out;
 	}
+	err = check_layout(man);
+	if (err)
+		goto err_out;
 
 	loaded = bpf_map__fd(man->specs_map) >= 0;
 	if (loaded && (max_specs || max_ips)) {
@@ -367,7 +417,7 @@ struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 		if (max_ips &&
 		    (err = bpf_map__set_max_entries(man->ip_map, max_ips)))
 			goto err_out;
-		set_ip_off(man);
+		set_arch_vars(man);
 		/* Each program's expected attach type then says, at attach
 		 * time, which kind of link it takes. */
 		if (!OPTS_GET(opts, no_uprobe_multi, false) &&

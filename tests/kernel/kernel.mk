@@ -19,3 +19,14 @@ LDFLAGS_test_attach := $(KTEST_DIR)/sema.o -L$(KTEST_DIR) -lusdttest \
 # The attach path out of memory: the library's allocations fail in turn.
 LDFLAGS_test_attach_oom := -Wl,--wrap=malloc -Wl,--wrap=calloc \
 	-Wl,--wrap=realloc
+
+# The verifier-cost shapes at each -mcpu, and without __TARGET_ARCH_xxx
+# (the last -mcpu and -U win over BPF_CFLAGS').
+SHAPES_OBJS := $(foreach v,v1 v2 v3 noarch,$(KTEST_DIR)/shapes-$(v).bpf.o)
+$(KTEST_DIR)/shapes-%.bpf.o: tests/kernel/shapes.bpf.c $(VMLINUX_H) \
+		$(wildcard bpf/*.h)
+	$(call msg,CLANG,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) $(if $(filter noarch,$*),-U__TARGET_ARCH_$(BPF_ARCH),-mcpu=$*) \
+		-c $< -o $@
+DEPS_test_verifier := $(SHAPES_OBJS)
