@@ -197,12 +197,13 @@ __weak __noinline int __bpf_usdt_specs(void)
 }
 
 /*
- * The registers. Each hit copies the context (struct pt_regs as the
- * program sees it) to the stack with one helper call, and every argument
- * then reads its registers from the copy at a bounded offset: cheaper than
- * a helper call per register, and the verifier allows no variable-offset
- * read of the context itself. __USDT_CTX_SLOTS is its size in 8-byte
- * words, __USDT_IP_OFF where the PC is in it.
+ * The registers. A checked bpf_usdt_arg() reads the one or two it needs
+ * straight from the context; BPF_USDT() copies the context to the stack
+ * once per hit and every argument reads from the copy at a bounded offset.
+ * Neither needs a helper call where the arch is known (the verifier allows
+ * constant-offset loads from the context, but no variable-offset one).
+ * __USDT_CTX_SLOTS is the context's size in 8-byte words, __USDT_IP_OFF
+ * where the PC is in it.
  */
 #if defined(__TARGET_ARCH_x86)
 #define __USDT_CTX_SLOTS 21
@@ -232,19 +233,46 @@ struct usdt__regs {
 	__u64 r[__USDT_CTX_SLOTS];
 };
 
-/* Copy the context; 0, or the helper's error with *regs all zero. */
+#ifdef __USDT_IP_OFF
+/*
+ * One constant-offset load from the context per word, each its own asm
+ * statement: a few cycles each, where a helper call costs tens of
+ * nanoseconds, and clang may not merge them into a loop over a computed
+ * context pointer, which the verifier refuses.
+ */
+#define __USDT_CP(n)                                                        \
+	if ((n) < __USDT_CTX_SLOTS)                                         \
+		asm volatile("%0 = *(u64 *)(%1 + %2)"                       \
+			     : "=r"(regs->r[(n) % __USDT_CTX_SLOTS])        \
+			     : "r"(ctx), "i"((n) * 8));
+
+static __always_inline int __usdt_copy_regs(__USDT_CTX *ctx,
+					    struct usdt__regs *regs)
+{
+	__USDT_CP(0) __USDT_CP(1) __USDT_CP(2) __USDT_CP(3) __USDT_CP(4)
+	__USDT_CP(5) __USDT_CP(6) __USDT_CP(7) __USDT_CP(8) __USDT_CP(9)
+	__USDT_CP(10) __USDT_CP(11) __USDT_CP(12) __USDT_CP(13)
+	__USDT_CP(14) __USDT_CP(15) __USDT_CP(16) __USDT_CP(17)
+	__USDT_CP(18) __USDT_CP(19) __USDT_CP(20) __USDT_CP(21)
+	__USDT_CP(22) __USDT_CP(23) __USDT_CP(24) __USDT_CP(25)
+	__USDT_CP(26) __USDT_CP(27) __USDT_CP(28) __USDT_CP(29)
+	__USDT_CP(30) __USDT_CP(31) __USDT_CP(32) __USDT_CP(33)
+	return 0;
+}
+#else
+/* Unknown arch: the size comes from the manager, so one helper call. */
 static __always_inline int __usdt_copy_regs(__USDT_CTX *ctx,
 					    struct usdt__regs *regs)
 {
 	__u32 sz = __USDT_CTX_SZ;
 
-	/* Bounds for the verifier; a no-op where sz is a constant. */
+	/* Bounds for the verifier. */
 	if (sz > sizeof(*regs))
 		sz = sizeof(*regs);
-	if (sz < sizeof(*regs))
-		__builtin_memset(regs, 0, sizeof(*regs));
+	__builtin_memset(regs, 0, sizeof(*regs));
 	return bpf_probe_read_kernel(regs, sz, ctx);
 }
+#endif
 
 /* The 8-byte word at byte offset off (a multiple of 8) of the copied
  * context into *v, or -EOPNOTSUPP past its end. */
@@ -262,30 +290,87 @@ static __always_inline int __usdt_reg(const struct usdt__regs *regs, __u64 off,
 	return 0;
 }
 
+#ifdef __USDT_IP_OFF
+/*
+ * The word at byte offset off (a multiple of 8) of the context itself: a
+ * branch tree over the constant offsets, each load its own asm statement
+ * (left to itself, clang merges the cases into one load from a computed
+ * context pointer, which the verifier refuses).
+ */
+#define __USDT_SLOT(n)                                                      \
+	case (n) * 8:                                                       \
+		if ((n) >= __USDT_CTX_SLOTS)                                \
+			return -EOPNOTSUPP;                                 \
+		asm volatile("%0 = *(u64 *)(%1 + %2)"                       \
+			     : "=r"(*v) : "r"(ctx), "i"((n) * 8));          \
+		return 0;
+
+static __always_inline int __usdt_ctx_word(const void *ctx, __u64 off,
+					   __u64 *v)
+{
+	switch (off) {
+	__USDT_SLOT(0) __USDT_SLOT(1) __USDT_SLOT(2) __USDT_SLOT(3)
+	__USDT_SLOT(4) __USDT_SLOT(5) __USDT_SLOT(6) __USDT_SLOT(7)
+	__USDT_SLOT(8) __USDT_SLOT(9) __USDT_SLOT(10) __USDT_SLOT(11)
+	__USDT_SLOT(12) __USDT_SLOT(13) __USDT_SLOT(14) __USDT_SLOT(15)
+	__USDT_SLOT(16) __USDT_SLOT(17) __USDT_SLOT(18) __USDT_SLOT(19)
+	__USDT_SLOT(20) __USDT_SLOT(21) __USDT_SLOT(22) __USDT_SLOT(23)
+	__USDT_SLOT(24) __USDT_SLOT(25) __USDT_SLOT(26) __USDT_SLOT(27)
+	__USDT_SLOT(28) __USDT_SLOT(29) __USDT_SLOT(30) __USDT_SLOT(31)
+	__USDT_SLOT(32) __USDT_SLOT(33)
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+#else
+static __always_inline int __usdt_ctx_word(const void *ctx, __u64 off,
+					   __u64 *v)
+{
+	if (off > __USDT_CTX_SZ - 8 ||
+	    bpf_probe_read_kernel(v, sizeof(*v), ctx + off))
+		return -EOPNOTSUPP;
+	return 0;
+}
+#endif
+
+/* A register: from the context (from_ctx, a constant) or from its copy. */
+static __always_inline int __usdt_word(const void *src, int from_ctx,
+				       __u64 off, __u64 *v)
+{
+	if (from_ctx)
+		return __usdt_ctx_word(src, off, v);
+	return __usdt_reg(src, off, v);
+}
+
+/* The PC, from the context or its copy; 0 where unknown. */
+static __always_inline __u64 __usdt_pc(const void *src, int from_ctx)
+{
+	__u64 ip = 0;
+
+#ifdef __USDT_IP_OFF
+	ip = ((const __u64 *)src)[__USDT_IP_OFF / 8];
+#else
+	__usdt_word(src, from_ctx, usdt__ip_off, &ip);
+#endif
+	return ip;
+}
+
 /*
  * The spec of the call site that fired, or NULL. With a cookie, the
  * manager put the spec ID + 1 in its low 32 bits; a zero cookie means the
- * attach used the IP map, keyed by the PC (regs: the copied context, or
- * NULL to read the PC from ctx).
+ * attach used the IP map, keyed by the PC.
  */
 static __always_inline const struct usdt_spec *
-__usdt_spec(__USDT_CTX *ctx, const struct usdt__regs *regs)
+__usdt_spec(__USDT_CTX *ctx, const void *src, int from_ctx)
 {
-	__u64 ip = 0;
 	__u32 *ip_id;
 	int id = -1;
+	__u64 ip;
 
 	if (LINUX_HAS_BPF_COOKIE)
 		id = (int)bpf_get_attach_cookie(ctx) - 1;
 	if (id < 0) {
-		if (regs) {
-			if (__usdt_reg(regs, __USDT_IP_AT, &ip))
-				return 0;
-		} else if (__USDT_IP_AT >= __USDT_CTX_SZ ||
-			   bpf_probe_read_kernel(&ip, sizeof(ip),
-						 (void *)ctx + __USDT_IP_AT)) {
-			return 0;
-		}
+		ip = __usdt_pc(src, from_ctx);
 		ip_id = bpf_map_lookup_elem(&usdt__ip2spec, &ip);
 		if (!ip_id)
 			return 0;
@@ -296,103 +381,116 @@ __usdt_spec(__USDT_CTX *ctx, const struct usdt__regs *regs)
 
 /*
  * Argument arg_num of the call site whose spec is spec (NULL: -ESRCH) into
- * *res, from the registers in regs; see bpf_usdt_arg(). A global function:
- * verified once, whatever its callers do.
+ * *res, with registers from src (see __usdt_word()); see bpf_usdt_arg().
  */
-__USDT_FN int usdt__read(const struct usdt__regs *regs,
-			 const struct usdt_spec *spec, __u64 arg_num, long *res)
+static __always_inline int __usdt_read(const void *src, int from_ctx,
+				       const struct usdt_spec *spec,
+				       __u64 arg_num, long *res)
 {
 	const struct usdt_arg_spec *a;
-	__u64 val, addr, reg;
-	__u32 size, shift, flags;
+	__u32 size, flags, kind, base;
+	__u64 val, reg;
 	int err;
 
 	if (!res)
 		return -EINVAL;
-	*res = 0;
-	if (!spec || !regs)
+	if (!spec)
 		return -ESRCH;
 	if (arg_num >= USDT_MAX_ARG_CNT || arg_num >= spec->arg_cnt)
 		return -ENOENT;
 	a = &spec->args[arg_num];
-
-	if (a->kind != USDT_SPEC_VALUE && a->kind != USDT_SPEC_MEM)
-		return a->kind == USDT_SPEC_UNSUPPORTED ? -EOPNOTSUPP : -EINVAL;
+	kind = a->kind;
 	size = a->size;
-	if (size == 0 || size > 8)
-		return -EINVAL;
 	flags = a->flags;
+	base = a->base_off;
 
-	addr = a->val_off;
-	if (a->base_off != USDT_REG_NONE) {
-		if (__usdt_reg(regs, a->base_off & ~7U, &reg))
+	/* USDT_SPEC_VALUE or _MEM, 1 to 8 bytes: one compare each. */
+	if (kind - USDT_SPEC_VALUE > USDT_SPEC_MEM - USDT_SPEC_VALUE ||
+	    size - 1 > 7)
+		return kind == USDT_SPEC_UNSUPPORTED ? -EOPNOTSUPP : -EINVAL;
+
+	val = a->val_off;
+	if (base != USDT_REG_NONE) {
+		if (__usdt_word(src, from_ctx, base & ~7U, &reg))
 			return -EOPNOTSUPP;
 		/* A base offset inside a register names a byte of it (%ah). */
-		addr += reg >> ((a->base_off & 7) * 8);
+		val += reg >> ((base & 7) * 8);
 	}
 	if (a->idx_off != USDT_REG_NONE) {
-		if (__usdt_reg(regs, a->idx_off, &reg))
+		if (__usdt_word(src, from_ctx, a->idx_off, &reg))
 			return -EOPNOTSUPP;
 		/* arm64 "[x3, w0, sxtw]": a 32-bit index, extended. */
 		if (flags & USDT_SPEC_F_IDX_S32)
 			reg = (__u64)(__s64)(__s32)reg;
 		else if (flags & USDT_SPEC_F_IDX_U32)
 			reg = (__u32)reg;
-		addr += reg << ((flags & USDT_SPEC_SCALE_MASK) >>
-				USDT_SPEC_SCALE_SHIFT);
+		val += reg << ((flags & USDT_SPEC_SCALE_MASK) >>
+			       USDT_SPEC_SCALE_SHIFT);
 	}
 	if (flags & USDT_SPEC_F_IPREL) {
-		/* Fails when built without __TARGET_ARCH_xxx and the manager
-		 * could not tell where the PC is (created after load). */
-		if (__usdt_reg(regs, __USDT_IP_AT, &reg) || !reg)
+		/* 0: built without __TARGET_ARCH_xxx and the manager could
+		 * not tell where the PC is (created after load). */
+		reg = __usdt_pc(src, from_ctx);
+		if (!reg)
 			return -EOPNOTSUPP;
-		addr += reg;
+		val += reg;
 	}
 
-	if (a->kind == USDT_SPEC_MEM) {
+	if (kind == USDT_SPEC_MEM) {
+		void *addr = (void *)val;
+
 		val = 0;
-		err = bpf_probe_read_user(&val, size, (void *)addr);
+		err = bpf_probe_read_user(&val, size, addr);
 		if (err)
 			return err;
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 		/* The bytes read sit in the high end of val. */
 		val >>= (8 - size) * 8;
 #endif
-	} else {
-		val = addr;
 	}
 
 	/* Keep size bytes, sign-extending signed arguments. */
-	shift = 64 - size * 8;
-	val <<= shift;
-	if (flags & USDT_SPEC_F_SIGNED)
-		val = (__u64)((__s64)val >> shift);
-	else
-		val >>= shift;
+	if (size < 8) {
+		__u32 shift = 64 - size * 8;
+
+		val <<= shift;
+		if (flags & USDT_SPEC_F_SIGNED)
+			val = (__u64)((__s64)val >> shift);
+		else
+			val >>= shift;
+	}
 	*res = (long)val;
 	return 0;
+}
+
+/*
+ * The same from a copy of the context (BPF_USDT()). Global functions like
+ * this one are verified once, whatever their callers do.
+ */
+__USDT_FN int usdt__read(const struct usdt__regs *regs,
+			 const struct usdt_spec *spec, __u64 arg_num, long *res)
+{
+	if (!regs)
+		return -EINVAL;
+	return __usdt_read(regs, 0, spec, arg_num, res);
 }
 
 /* The global functions behind libbpf's names. */
 __USDT_FN int usdt__arg(__USDT_CTX *ctx, __u64 arg_num, long *res)
 {
-	struct usdt__regs regs;
-
-	if (__usdt_copy_regs(ctx, &regs))
-		return -EFAULT;
-	return usdt__read(&regs, __usdt_spec(ctx, &regs), arg_num, res);
+	return __usdt_read(ctx, 1, __usdt_spec(ctx, ctx, 1), arg_num, res);
 }
 
 __USDT_FN int usdt__arg_cnt(__USDT_CTX *ctx)
 {
-	const struct usdt_spec *spec = __usdt_spec(ctx, 0);
+	const struct usdt_spec *spec = __usdt_spec(ctx, ctx, 1);
 
 	return spec ? spec->arg_cnt : -ESRCH;
 }
 
 __USDT_FN int usdt__arg_size(__USDT_CTX *ctx, __u64 arg_num)
 {
-	const struct usdt_spec *spec = __usdt_spec(ctx, 0);
+	const struct usdt_spec *spec = __usdt_spec(ctx, ctx, 1);
 	const struct usdt_arg_spec *a;
 
 	if (!spec)
@@ -405,7 +503,7 @@ __USDT_FN int usdt__arg_size(__USDT_CTX *ctx, __u64 arg_num)
 
 __USDT_FN long usdt__cookie(__USDT_CTX *ctx)
 {
-	const struct usdt_spec *spec = __usdt_spec(ctx, 0);
+	const struct usdt_spec *spec = __usdt_spec(ctx, ctx, 1);
 
 	return spec ? (long)spec->usr_cookie : 0;
 }
@@ -427,7 +525,7 @@ __USDT_FN int usdt__args(__USDT_CTX *ctx, struct usdt__vals *vals, __u32 cnt)
 
 	if (!vals || __usdt_copy_regs(ctx, &regs))
 		return -EFAULT;
-	spec = __usdt_spec(ctx, &regs);
+	spec = __usdt_spec(ctx, &regs, 0);
 	for (i = 0; i < cnt && i < USDT_MAX_ARG_CNT; i++)
 		usdt__read(&regs, spec, i, &vals->v[i]);
 	return 0;
