@@ -93,12 +93,19 @@ struct usdt_file_opts {
  * @param path the file.
  * @param opts NULL, or options.
  * @return the file, or NULL with errno: ENOENT/EACCES (cannot open),
- * ENOEXEC (not a 64-bit ELF file or too damaged to read), ENOMEM.
+ * ENOEXEC (not a regular file, not a 64-bit ELF file, or too damaged to
+ * read), EFBIG (.note.stapsdt, the section names or the section count
+ * beyond the reader's limits: 16 MiB, 65536 sections), E2BIG (more than
+ * 131072 call sites or 262144 arguments), ENOMEM.
  *
  * A file without USDT notes opens and has zero probes. A malformed note or
  * an unreadable argument marks that probe (usdt_probe__status()) or that
- * argument (USDT_ARG_UNSUPPORTED); the others are still read. The file
- * descriptor is closed before return: the result owns only memory.
+ * argument (USDT_ARG_UNSUPPORTED); the others are still read. A FIFO or
+ * device is refused without blocking. The file is read with read calls,
+ * not mapped, so one truncated meanwhile fails to read (ENOEXEC) instead
+ * of raising SIGBUS. The result keeps the file open (close-on-exec) until
+ * usdt_file__close(), so that usdt_manager__attach_file() gives the kernel
+ * that same file.
  */
 USDT_API struct usdt_file *usdt_file__open(const char *path,
 					   const struct usdt_file_opts *opts);
@@ -191,6 +198,28 @@ struct usdt_arg_info {
 USDT_API int usdt_probe__arg(const struct usdt_probe *p, int i,
 			     struct usdt_arg_info *info);
 
+/**
+ * @brief **usdt_resolve_path()** finds the file a name stands for, the way
+ * the dynamic loader would.
+ * @param pid > 0: look among the files that process maps first; 0: the
+ * caller; -1: no process.
+ * @param name a path (anything with a '/', used as is) or a bare library
+ * name ("libc.so.6", or "libc" for it).
+ * @param buf, size where the path goes: the name itself, a path in
+ * LD_LIBRARY_PATH, /etc/ld.so.cache or the default directories, or for a
+ * process's file /proc/PID/root/PATH, or /proc/PID/map_files/START-END
+ * when the file at PATH is no longer the one mapped (replaced or deleted).
+ * @return 0, or -ENOENT (not found), -ENOEXEC (a path that is not a
+ * regular file), -ENAMETOOLONG, -EINVAL, or open()'s error.
+ *
+ * A bare name only finds regular 64-bit ELF files of this host's machine;
+ * FIFOs, devices and directories are passed over without blocking. The
+ * answer is a name, which may be replaced by the time it is opened:
+ * usdt_manager__attach() does not reopen it, it resolves and opens once.
+ */
+USDT_API int usdt_resolve_path(pid_t pid, const char *name, char *buf,
+			       size_t size);
+
 /* ---------------------------------------------------------------------- */
 /* Attaching BPF programs                                                 */
 
@@ -228,8 +257,15 @@ struct usdt_manager_opts {
 USDT_API struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 					const struct usdt_manager_opts *opts);
 /**
- * @brief **usdt_manager__free()** frees the manager; NULL is ok. Every link
- * it made must have been destroyed first.
+ * @brief **usdt_manager__free()** frees the manager; NULL is ok.
+ *
+ * Links it made may outlive it: they stay attached and keep working, and
+ * usdt_link__destroy() still detaches them and gives back their spec IDs
+ * and IP-map entries. They reach the maps through descriptors of their
+ * own, never through the bpf_object, so the object may be closed right
+ * after this call (its maps then live on in the kernel until the last
+ * link is destroyed). The manager's memory goes with its last link. No
+ * new attach can be made with it.
  */
 USDT_API void usdt_manager__free(struct usdt_manager *man);
 
@@ -262,10 +298,21 @@ struct usdt_attach_opts {
  * @param provider, name the probe; shell globs are allowed.
  * @param opts NULL, or options.
  * @return a link, or NULL with errno: ENOENT (no such file or no matching
- * probe), E2BIG (out of spec IDs or IP-map entries), ENOTSUP (the file is
- * for another architecture, or IP-map mode needs a pid), EEXIST (two
- * call sites at one IP in IP-map mode), EINVAL, ENOMEM, or the kernel's
- * errno. On failure nothing stays attached and nothing is taken.
+ * probe), ENOEXEC (not a regular file, or not a 64-bit ELF file), EFBIG or
+ * E2BIG (the file is beyond the reader's limits; or E2BIG: out of spec IDs
+ * or IP-map entries), ENOTSUP (the file is for another architecture, or
+ * IP-map mode needs a pid), ESRCH (pid > 0 and that process has exited or
+ * does not run the file: give /proc/PID/exe or /proc/PID/map_files/...
+ * to reach a file replaced on disk since it started), EEXIST (two call
+ * sites at one IP in IP-map mode), EINVAL (also: prog is not of the
+ * manager's bpf_object), ENOMEM, or the kernel's errno. On failure nothing
+ * stays attached and nothing is taken.
+ *
+ * The path is resolved and opened once (a FIFO, device or directory is
+ * refused without blocking), and the kernel gets that open file, never
+ * the path again. The manager keeps the last few files it read, by device,
+ * inode, size and mtime, so that attaching many probes of one file one
+ * call at a time reads it once; usdt_manager__free() closes them.
  */
 USDT_API struct usdt_link *
 usdt_manager__attach(struct usdt_manager *man, const struct bpf_program *prog,
@@ -273,9 +320,31 @@ usdt_manager__attach(struct usdt_manager *man, const struct bpf_program *prog,
 		     const char *name, const struct usdt_attach_opts *opts);
 
 /**
+ * @brief **usdt_manager__attach_file()** is usdt_manager__attach() for a
+ * file already open: parse a file once, attach many probes from it.
+ * @param file from usdt_file__open(); borrowed, only during the call (the
+ * link keeps nothing of it, so it may be closed at once).
+ * @return as usdt_manager__attach(); EINVAL also for a file not opened
+ * from a path.
+ *
+ * The kernel is given the very file that was read (its open descriptor,
+ * as /proc/self/fd/N), not its path: replacing or renaming the path after
+ * usdt_file__open() changes nothing. Matching is by provider and name
+ * first: a pattern without glob characters costs a binary search over the
+ * file's call sites, so a miss costs next to nothing.
+ */
+USDT_API struct usdt_link *
+usdt_manager__attach_file(struct usdt_manager *man,
+			  const struct bpf_program *prog, pid_t pid,
+			  const struct usdt_file *file, const char *provider,
+			  const char *name, const struct usdt_attach_opts *opts);
+
+/**
  * @brief **usdt_link__destroy()** detaches and frees a link, gives back its
  * spec IDs (zeroing their specs) and IP-map entries; NULL is ok.
- * @return 0, or the first error met; the link is freed in either case.
+ * @return 0, or the first error met (closing a kernel link, deleting an
+ * IP-map entry, zeroing a spec) as a negative errno; everything else is
+ * still undone and the link is freed in either case.
  */
 USDT_API int usdt_link__destroy(struct usdt_link *link);
 /** @brief how many call sites the link is attached to. */

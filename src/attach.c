@@ -7,7 +7,6 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <fnmatch.h>
-#include <glob.h>
 #include <limits.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -20,24 +19,12 @@
 
 #include "manager.h"
 
-/* The loader's per-arch library directories (Debian multiarch). */
-#if defined(__x86_64__)
-#define USDT__MULTIARCH "x86_64-linux-gnu"
-#elif defined(__aarch64__)
-#define USDT__MULTIARCH "aarch64-linux-gnu"
-#elif defined(__s390x__)
-#define USDT__MULTIARCH "s390x-linux-gnu"
-#elif defined(__riscv)
-#define USDT__MULTIARCH "riscv64-linux-gnu"
-#else
-#define USDT__MULTIARCH "unknown"
-#endif
-
 /*
  * A live attach.
  * Invariant: each of site_cnt sites holds one reference on site_ids[i];
  * ips[0..ip_cnt) are the IP-map keys this link wrote; the kernel side is
- * either multi_fd >= 0 or perf_links[0..perf_cnt).
+ * either multi_fd >= 0 or perf_links[0..perf_cnt). The link reaches the
+ * maps only through man's own descriptors, never through the bpf_object.
  */
 struct usdt_link {
 	struct usdt_manager *man;
@@ -52,198 +39,162 @@ struct usdt_link {
 	uint64_t *offsets;	/* where each site's uprobe is, in the file */
 };
 
+/* One attach call: what it was asked, and what it has found so far. */
+struct attach_ctx {
+	struct usdt_manager *man;
+	const struct bpf_program *prog;
+	const struct usdt_file *file;
+	const struct usdt__arch_ops *host;
+	const struct usdt__features *feat;
+	pid_t pid;			/* -1, or a real pid */
+	const char *provider, *name;
+	uint64_t usr_cookie;
+	bool use_ip, use_multi;
+	const struct usdt_probe **sites;
+	size_t cnt, broken;
+	char kpath[32];			/* what the kernel opens */
+};
+
 /* ---------------------------------------------------------------------- */
-/* Finding the file                                                       */
-
-/* Is path an ELF file for this host's machine? */
-static bool host_elf(const char *path)
-{
-	const struct usdt__arch_ops *host = usdt__arch_host();
-	unsigned char hdr[EI_NIDENT + 4];
-	uint16_t machine;
-	bool ok;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	ok = read(fd, hdr, sizeof(hdr)) == (ssize_t)sizeof(hdr) &&
-	     !memcmp(hdr, ELFMAG, SELFMAG) && hdr[EI_CLASS] == ELFCLASS64;
-	close(fd);
-	if (!ok || !host)
-		return ok;
-	memcpy(&machine, hdr + EI_NIDENT + 2, sizeof(machine));
-	return machine == host->e_machine;
-}
-
-static bool try_dir(const char *dir, size_t dir_len, const char *name,
-		    char *out, size_t out_sz)
-{
-	int n;
-
-	if (!dir_len)
-		return false;
-	n = snprintf(out, out_sz, "%.*s/%s", (int)dir_len, dir, name);
-	return n > 0 && (size_t)n < out_sz && host_elf(out);
-}
-
-static bool search_list(const char *list, char sep, const char *name,
-			char *out, size_t out_sz)
-{
-	const char *p = list, *end;
-
-	while (p && *p) {
-		end = strchr(p, sep);
-		if (!end)
-			end = p + strlen(p);
-		if (try_dir(p, (size_t)(end - p), name, out, out_sz))
-			return true;
-		p = *end ? end + 1 : NULL;
-	}
-	return false;
-}
-
-/* The directories of /etc/ld.so.conf and the files it includes. */
-static bool search_ld_conf(const char *conf, const char *name, char *out,
-			   size_t out_sz, int depth)
-{
-	char line[PATH_MAX];
-	bool found = false;
-	FILE *f;
-
-	if (depth > 4)
-		return false;
-	f = fopen(conf, "re");
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		char *s = line, *e;
-
-		s[strcspn(s, "#\n")] = '\0';
-		while (*s == ' ' || *s == '\t')
-			s++;
-		e = s + strlen(s);
-		while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
-			*--e = '\0';
-		if (!*s)
-			continue;
-		if (!strncmp(s, "include", 7) && (s[7] == ' ' || s[7] == '\t')) {
-			glob_t g;
-			size_t i;
-
-			s += 8;
-			while (*s == ' ' || *s == '\t')
-				s++;
-			if (glob(s, 0, NULL, &g))
-				continue;
-			for (i = 0; !found && i < g.gl_pathc; i++)
-				found = search_ld_conf(g.gl_pathv[i], name, out,
-						       out_sz, depth + 1);
-			globfree(&g);
-			continue;
-		}
-		found = try_dir(s, strlen(s), name, out, out_sz);
-	}
-	fclose(f);
-	return found;
-}
-
-/* A library a process has mapped, by file name. */
-static bool search_maps(pid_t pid, const char *name, char *out,
-			size_t out_sz)
-{
-	char maps[64], line[PATH_MAX + 128];
-	size_t name_len = strlen(name);
-	bool found = false;
-	FILE *f;
-
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
-	f = fopen(maps, "re");
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		char *path = strchr(line, '/'), *base;
-		size_t len;
-
-		if (!path)
-			continue;
-		path[strcspn(path, "\n")] = '\0';
-		base = strrchr(path, '/') + 1;
-		len = strlen(base);
-		/* "libfoo.so" finds libfoo.so and libfoo.so.1.2. */
-		if (len < name_len || memcmp(base, name, name_len) ||
-		    (base[name_len] && base[name_len] != '.'))
-			continue;
-		if (pid == getpid())
-			found = snprintf(out, out_sz, "%s", path) < (int)out_sz;
-		else
-			found = snprintf(out, out_sz, "/proc/%d/root%s", pid,
-					 path) < (int)out_sz;
-	}
-	fclose(f);
-	return found;
-}
+/* The file in a process                                                  */
 
 /*
- * Turn the user's path into one the kernel can open: a path with a '/' is
- * used as it is; a bare name is looked up in the process's maps, then
- * where the dynamic loader would look.
+ * Find an executable mapping of the file in process pid, one that maps
+ * file offset off, and its run-time address. Matched by device and inode,
+ * so any name of the file works and no other file with that name does;
+ * read-only mappings of the same file (a loader's first look, or anyone's
+ * mmap) are not where code runs. Returns 0, or -ENOENT.
  */
-static int resolve_path(pid_t pid, const char *path, char *out, size_t out_sz)
-{
-	static const char *const dirs =
-		"/lib/" USDT__MULTIARCH ":/usr/lib/" USDT__MULTIARCH
-		":/lib64:/usr/lib64:/lib:/usr/lib:/usr/local/lib";
-
-	if (strchr(path, '/')) {
-		if ((size_t)snprintf(out, out_sz, "%s", path) >= out_sz)
-			return -ENAMETOOLONG;
-		return access(out, R_OK) ? -errno : 0;
-	}
-	if (pid > 0 && search_maps(pid, path, out, out_sz))
-		return 0;
-	if (search_list(getenv("LD_LIBRARY_PATH"), ':', path, out, out_sz) ||
-	    search_ld_conf("/etc/ld.so.conf", path, out, out_sz, 0) ||
-	    search_list(dirs, ':', path, out, out_sz))
-		return 0;
-	return -ENOENT;
-}
-
-/*
- * The run-time address of file offset off of path in process pid, from
- * /proc/PID/maps (matched by device and inode, so any name of the file
- * works).
- */
-static int runtime_addr(pid_t pid, const char *path, uint64_t off,
+static int runtime_addr(pid_t pid, const struct usdt_file *file, uint64_t off,
 			uint64_t *addr)
 {
-	char maps[64], line[PATH_MAX + 128];
-	unsigned long long start, end, moff, ino;
-	unsigned int maj, min;
-	struct stat st;
+	struct usdt__mapping m;
+	char *line = NULL;
+	size_t cap = 0;
 	int err = -ENOENT;
-	FILE *f;
+	FILE *f = usdt__maps_open(pid);
 
-	if (stat(path, &st))
-		return -errno;
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
-	f = fopen(maps, "re");
 	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu", &start, &end,
-			   &moff, &maj, &min, &ino) != 6)
-			continue;
-		if (ino != st.st_ino || makedev(maj, min) != st.st_dev)
-			continue;
-		if (off >= moff && off < moff + (end - start)) {
-			*addr = start + (off - moff);
+		return -ENOENT;
+	while (err && usdt__maps_next(f, &line, &cap, &m) > 0) {
+		if (m.exec && m.ino == file->ino && m.dev == file->dev &&
+		    off >= m.off && off - m.off < m.end - m.start) {
+			*addr = m.start + (off - m.off);
 			err = 0;
-			break;
 		}
 	}
+	free(line);
 	fclose(f);
 	return err;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/*
+ * Can a link for process pid to the file ever fire? Not when the process
+ * has no address space (it exited: a zombie), nor when it runs another
+ * file of the same name and not this one (the file was replaced on disk
+ * since the process mapped it: the link would wait for a file the process
+ * will never map). A process that maps neither may still map the file
+ * later (exec, dlopen). Returns 0 or -ESRCH (logged).
+ */
+static int check_process(const struct attach_ctx *c)
+{
+	const char *base = base_name(c->file->path);
+	bool any = false, ours = false, other = false;
+	struct usdt__mapping m;
+	char *line = NULL;
+	size_t cap = 0;
+	FILE *f = usdt__maps_open(c->pid);
+
+	while (f && !ours && usdt__maps_next(f, &line, &cap, &m) > 0) {
+		any = true;
+		if (m.ino == c->file->ino && m.dev == c->file->dev)
+			ours = m.exec;
+		else if (m.exec && !strcmp(base_name(m.path), base))
+			other = true;
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	if (!any) {
+		pr_warn("%s:%s: process %d does not exist or has exited\n",
+			c->provider, c->name, c->pid);
+		return -ESRCH;
+	}
+	if (!ours && other) {
+		pr_warn("%s:%s: process %d runs another '%s' than %s (replaced on disk? what it runs is in /proc/%d/map_files/, its executable /proc/%d/exe)\n",
+			c->provider, c->name, c->pid, base, c->file->path,
+			c->pid, c->pid);
+		return -ESRCH;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The files a manager keeps                                              */
+
+static bool file_current(const struct usdt_file *file, const struct stat *st)
+{
+	return file->dev == st->st_dev && file->ino == st->st_ino &&
+	       file->size == st->st_size &&
+	       file->mtime.tv_sec == st->st_mtim.tv_sec &&
+	       file->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+/*
+ * The parsed file for the open fd (taken over): one the manager read
+ * before if it is the same inode, unchanged (size and mtime), else read
+ * now and kept, the oldest kept file making room. The manager owns the
+ * result.
+ */
+static int file_cached(struct usdt_manager *man, int fd, const char *path,
+		       struct usdt_file **out)
+{
+	struct usdt_file *file;
+	struct stat st;
+	size_t i, n = USDT__ARRAY_SIZE(man->files);
+	int err;
+
+	if (fstat(fd, &st)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	for (i = 0; i < n && man->files[i]; i++) {
+		file = man->files[i];
+		if (!file_current(file, &st))
+			continue;
+		/* Most recent first. */
+		memmove(&man->files[1], &man->files[0], i * sizeof(file));
+		man->files[0] = file;
+		close(fd);
+		*out = file;
+		return 0;
+	}
+	err = usdt__file_open_fd(fd, path, &file);
+	if (err)
+		return err;
+	usdt_file__close(man->files[n - 1]);
+	memmove(&man->files[1], &man->files[0], (n - 1) * sizeof(file));
+	man->files[0] = file;
+	*out = file;
+	return 0;
+}
+
+void usdt__file_cache_clear(struct usdt_manager *man)
+{
+	size_t i;
+
+	for (i = 0; i < USDT__ARRAY_SIZE(man->files); i++) {
+		usdt_file__close(man->files[i]);
+		man->files[i] = NULL;
+	}
 }
 
 /* ---------------------------------------------------------------------- */
@@ -277,29 +228,40 @@ static int attach_multi(const struct bpf_program *prog, pid_t pid,
 	return fd < 0 ? -errno : fd;
 }
 
-static void link_unwind(struct usdt_link *link)
+/* Undo everything the link holds and free it; the first error met. */
+static int link_unwind(struct usdt_link *link)
 {
 	struct usdt_manager *man = link->man;
+	int err = 0, e;
 	size_t i;
 
 	/* Kernel first, so no hit sees a spec going away. */
-	if (link->multi_fd >= 0)
-		close(link->multi_fd);
-	for (i = 0; i < link->perf_cnt; i++)
-		bpf_link__destroy(link->perf_links[i]);
-	for (i = 0; i < link->ip_cnt; i++)
-		if (bpf_map_delete_elem(bpf_map__fd(man->ip_map), &link->ips[i]))
-			pr_warn("cannot delete IP-map entry 0x%lx: %s\n",
-				link->ips[i], usdt__errstr(-errno));
+	if (link->multi_fd >= 0 && close(link->multi_fd))
+		err = -errno;
+	for (i = 0; i < link->perf_cnt; i++) {
+		e = bpf_link__destroy(link->perf_links[i]);
+		err = err ? err : e;
+	}
+	for (i = 0; i < link->ip_cnt; i++) {
+		if (!bpf_map_delete_elem(man->ip_fd, &link->ips[i]))
+			continue;
+		e = -errno;
+		err = err ? err : e;
+		pr_warn("cannot delete IP-map entry 0x%lx: %s\n",
+			link->ips[i], usdt__errstr(e));
+	}
 	/* Last first: the free list is a stack, so the lowest IDs end up
 	 * on top and are reused first. */
-	for (i = link->site_cnt; i-- > 0;)
-		usdt__spec_put(man, link->site_ids[i]);
+	for (i = link->site_cnt; i-- > 0;) {
+		e = usdt__spec_put(man, link->site_ids[i]);
+		err = err ? err : e;
+	}
 	free(link->perf_links);
 	free(link->offsets);
 	free(link->site_ids);
 	free(link->ips);
 	free(link);
+	return err;
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -321,289 +283,403 @@ static size_t count_distinct(const int *ids, size_t n, int *scratch)
 	return cnt;
 }
 
-struct usdt_link *usdt_manager__attach(struct usdt_manager *man,
-				       const struct bpf_program *prog,
-				       pid_t pid, const char *path,
-				       const char *provider, const char *name,
-				       const struct usdt_attach_opts *opts)
+static bool prog_of_object(const struct bpf_program *prog,
+			   const struct bpf_object *obj)
 {
-	const struct usdt__arch_ops *host = usdt__arch_host();
-	const struct usdt__features *feat;
-	uint64_t *offs = NULL, *refs = NULL, *cookies = NULL;
-	const struct usdt_probe **sites = NULL;
-	struct usdt_file *file = NULL;
-	struct usdt_link *link = NULL;
+	struct bpf_program *p;
+
+	bpf_object__for_each_program(p, obj)
+		if (p == prog)
+			return true;
+	return false;
+}
+
+/* Check the arguments that do not depend on the file, and pick a mode. */
+static int attach_prepare(struct attach_ctx *c,
+			  const struct usdt_attach_opts *opts)
+{
+	const char *pname = bpf_program__name(c->prog);
 	enum usdt_attach_mode mode;
-	size_t i, cnt = 0, broken = 0;
-	char real_path[PATH_MAX];
-	bool use_ip, prog_multi, use_multi;
-	uint64_t usr_cookie;
-	int err, id, fd = -1;
+	bool prog_multi;
 
-	if (!man || !prog || !path || !provider || !name || pid < -1 ||
-	    !OPTS_VALID(opts) || man->freed)
-		return usdt__err_ptr(-EINVAL);
 	mode = OPTS_GET(opts, mode, USDT_MODE_AUTO);
-	use_ip = OPTS_GET(opts, force_ip_map, false);
-	usr_cookie = OPTS_GET(opts, usr_cookie, 0);
+	c->use_ip = OPTS_GET(opts, force_ip_map, false);
+	c->usr_cookie = OPTS_GET(opts, usr_cookie, 0);
 	if (mode > USDT_MODE_PERF)
-		return usdt__err_ptr(-EINVAL);
-	if (bpf_program__fd(prog) < 0) {
-		pr_warn("%s:%s: program '%s' is not loaded\n", provider, name,
-			bpf_program__name(prog));
-		return usdt__err_ptr(-EINVAL);
+		return -EINVAL;
+	/* Its spec IDs would go to our maps and never be read. */
+	if (!prog_of_object(c->prog, c->man->obj)) {
+		pr_warn("%s:%s: program '%s' is not of the manager's BPF object '%s'\n",
+			c->provider, c->name, pname,
+			bpf_object__name(c->man->obj));
+		return -EINVAL;
 	}
-	if (!host)
-		return usdt__err_ptr(-ENOTSUP);
-
-	feat = usdt__features();
-	if (!feat->bpf_cookie)
-		use_ip = true;
-	prog_multi = bpf_program__expected_attach_type(prog) ==
+	if (bpf_program__fd(c->prog) < 0) {
+		pr_warn("%s:%s: program '%s' is not loaded\n", c->provider,
+			c->name, pname);
+		return -EINVAL;
+	}
+	c->host = usdt__arch_host();
+	if (!c->host)
+		return -ENOTSUP;
+	c->feat = usdt__features();
+	if (!c->feat->bpf_cookie)
+		c->use_ip = true;
+	prog_multi = bpf_program__expected_attach_type(c->prog) ==
 		     (enum bpf_attach_type)USDT__TRACE_UPROBE_MULTI;
 	if (mode == USDT_MODE_PERF && prog_multi) {
 		pr_warn("%s:%s: program '%s' was loaded for uprobe_multi links; create the manager with no_uprobe_multi for per-site uprobes\n",
-			provider, name, bpf_program__name(prog));
-		return usdt__err_ptr(-EINVAL);
+			c->provider, c->name, pname);
+		return -EINVAL;
 	}
 	if (mode == USDT_MODE_MULTI && !prog_multi) {
 		pr_warn("%s:%s: program '%s' was not loaded for uprobe_multi links (kernel support: %s)\n",
-			provider, name, bpf_program__name(prog),
-			feat->uprobe_multi ? "yes" : "no");
-		return usdt__err_ptr(-ENOTSUP);
+			c->provider, c->name, pname,
+			c->feat->uprobe_multi ? "yes" : "no");
+		return -ENOTSUP;
 	}
-	use_multi = prog_multi;
-	if (pid == 0)
-		pid = getpid();
+	c->use_multi = prog_multi;
+	if (c->pid == 0)
+		c->pid = getpid();
+	return 0;
+}
 
-	err = resolve_path(pid, path, real_path, sizeof(real_path));
-	if (err) {
-		pr_warn("%s:%s: cannot find '%s': %s\n", provider, name, path,
-			usdt__errstr(err));
-		return usdt__err_ptr(err);
+/* Check the file against the call: machine, mode, process. */
+static int attach_check_file(struct attach_ctx *c)
+{
+	const struct usdt_file *file = c->file;
+	int err;
+
+	if (file->fd < 0) {
+		pr_warn("%s:%s: '%s' was not read from a file\n", c->provider,
+			c->name, file->path);
+		return -EINVAL;
 	}
-	file = usdt_file__open(real_path, NULL);
-	if (!file) {
-		err = -errno;
-		pr_warn("%s:%s: cannot read '%s': %s\n", provider, name,
-			real_path, usdt__errstr(err));
-		return usdt__err_ptr(err);
-	}
-	if (file->e_machine != host->e_machine) {
-		pr_warn("%s:%s: '%s' is for %s, this host runs %s\n", provider,
-			name, real_path,
+	if (file->e_machine != c->host->e_machine) {
+		pr_warn("%s:%s: '%s' is for %s, this host runs %s\n",
+			c->provider, c->name, file->path,
 			file->arch ? file->arch->name : "another architecture",
-			host->name);
-		err = -ENOTSUP;
-		goto err_out;
+			c->host->name);
+		return -ENOTSUP;
 	}
-	if (use_ip && file->e_type == ET_DYN && pid < 0) {
+	if (c->use_ip && file->e_type == ET_DYN && c->pid < 0) {
 		pr_warn("%s:%s: '%s' is position-independent: IP-map mode (no bpf_cookie%s) needs a pid\n",
-			provider, name, real_path,
-			feat->bpf_cookie ? " requested" : " in this kernel");
-		err = -ENOTSUP;
-		goto err_out;
+			c->provider, c->name, file->path,
+			c->feat->bpf_cookie ? " requested" : " in this kernel");
+		return -ENOTSUP;
 	}
+	/* A link to a file the process does not run would never fire. */
+	if (c->pid > 0 && (err = check_process(c)))
+		return err;
+	snprintf(c->kpath, sizeof(c->kpath), "/proc/self/fd/%d", file->fd);
+	return 0;
+}
 
-	sites = calloc(file->probe_cnt ? file->probe_cnt : 1, sizeof(*sites));
-	if (!sites) {
-		err = -ENOMEM;
-		goto err_out;
-	}
-	for (i = 0; i < file->probe_cnt; i++) {
-		const struct usdt_probe *p = &file->probes[i];
+static int add_site(const struct usdt_probe *p, void *ctx)
+{
+	struct attach_ctx *c = ctx;
 
-		if (fnmatch(provider, p->provider, 0) ||
-		    fnmatch(name, p->name, 0))
-			continue;
-		if (p->status < 0) {
-			pr_warn("%s:%s: skipping the site at 0x%llx in '%s': %s\n",
-				p->provider, p->name,
-				(unsigned long long)p->vaddr, real_path,
-				p->error);
-			broken++;
-			continue;
-		}
-		if (p->sema_off && !feat->ref_ctr) {
-			pr_warn("%s:%s: has a semaphore and the kernel has no uprobe ref_ctr_offset\n",
-				p->provider, p->name);
-			err = -ENOTSUP;
-			goto err_out;
-		}
-		sites[cnt++] = p;
+	if (p->status < 0) {
+		pr_warn("%s:%s: skipping the site at 0x%llx in '%s': %s\n",
+			p->provider, p->name, (unsigned long long)p->vaddr,
+			c->file->path, p->error);
+		c->broken++;
+		return 0;
 	}
-	if (!cnt) {
-		pr_warn("%s:%s: no such probe in '%s'%s\n", provider, name,
-			real_path, broken ? " (only broken sites)" : "");
-		err = broken ? -EINVAL : -ENOENT;
-		goto err_out;
+	if (p->sema_off && !c->feat->ref_ctr) {
+		pr_warn("%s:%s: has a semaphore and the kernel has no uprobe ref_ctr_offset\n",
+			p->provider, p->name);
+		return -ENOTSUP;
 	}
+	c->sites[c->cnt++] = p;
+	return 0;
+}
 
-	link = calloc(1, sizeof(*link));
-	offs = calloc(cnt, sizeof(*offs));
-	refs = calloc(cnt, sizeof(*refs));
-	cookies = calloc(cnt, sizeof(*cookies));
-	if (!link || !offs || !refs || !cookies) {
-		free(link);
-		link = NULL;
-		err = -ENOMEM;
-		goto err_out;
+/* The call sites that match, into c->sites[0..cnt). */
+static int attach_match(struct attach_ctx *c)
+{
+	long n;
+
+	c->sites = calloc(c->file->probe_cnt ? c->file->probe_cnt : 1,
+			  sizeof(*c->sites));
+	if (!c->sites)
+		return -ENOMEM;
+	n = usdt__file_match(c->file, c->provider, c->name, add_site, c);
+	if (n < 0)
+		return (int)n;
+	if (!c->cnt) {
+		pr_warn("%s:%s: no such probe in '%s'%s\n", c->provider,
+			c->name, c->file->path,
+			c->broken ? " (only broken sites)" : "");
+		return c->broken ? -EINVAL : -ENOENT;
 	}
-	link->man = man;
+	return 0;
+}
+
+static struct usdt_link *link_alloc(const struct attach_ctx *c)
+{
+	struct usdt_link *link = calloc(1, sizeof(*link));
+
+	if (!link)
+		return NULL;
+	link->man = c->man;
 	link->multi_fd = -1;
-	link->site_ids = calloc(cnt, sizeof(*link->site_ids));
-	link->offsets = calloc(cnt, sizeof(*link->offsets));
-	if (use_ip)
-		link->ips = calloc(cnt, sizeof(*link->ips));
-	if (!use_multi)
-		link->perf_links = calloc(cnt, sizeof(*link->perf_links));
-	if (!link->site_ids || !link->offsets || (use_ip && !link->ips) ||
-	    (!use_multi && !link->perf_links)) {
-		err = -ENOMEM;
-		goto err_unwind;
+	link->site_ids = calloc(c->cnt, sizeof(*link->site_ids));
+	link->offsets = calloc(c->cnt, sizeof(*link->offsets));
+	if (c->use_ip)
+		link->ips = calloc(c->cnt, sizeof(*link->ips));
+	if (!c->use_multi)
+		link->perf_links = calloc(c->cnt, sizeof(*link->perf_links));
+	if (!link->site_ids || !link->offsets || (c->use_ip && !link->ips) ||
+	    (!c->use_multi && !link->perf_links)) {
+		link_unwind(link);
+		return NULL;
 	}
+	return link;
+}
 
-	if (feat->uprobe_syscall && host->attach_skip) {
-		fd = open(real_path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			err = -errno;
-			goto err_unwind;
-		}
+/* Where the uprobe goes past the site's address, from the file's bytes. */
+static int site_skip(const struct attach_ctx *c, const struct usdt_probe *p)
+{
+	unsigned char insn[16];
+	ssize_t n;
+
+	if (!c->feat->uprobe_syscall || !c->host->attach_skip)
+		return 0;
+	n = pread(c->file->fd, insn, sizeof(insn), (off_t)p->file_off);
+	return n > 0 ? c->host->attach_skip(insn, (size_t)n) : 0;
+}
+
+/* Site i's IP-map entry: its run-time address -> id. */
+static int add_ip(const struct attach_ctx *c, struct usdt_link *link,
+		  const struct usdt_probe *p, uint64_t off, int skip, int id)
+{
+	uint64_t abs = p->vaddr + (uint64_t)skip;
+	long key;
+	int err;
+
+	if (c->file->e_type == ET_DYN &&
+	    runtime_addr(c->pid, c->file, off, &abs)) {
+		pr_warn("%s:%s: process %d does not map '%s' at offset 0x%llx\n",
+			p->provider, p->name, c->pid, c->file->path,
+			(unsigned long long)p->file_off);
+		return -ENOENT;
 	}
+	key = (long)abs;
+	if (bpf_map_update_elem(c->man->ip_fd, &key, &id, BPF_NOEXIST)) {
+		err = -errno;
+		pr_warn("%s:%s: cannot add IP 0x%lx to the IP map: %s%s\n",
+			p->provider, p->name, key, usdt__errstr(err),
+			err == -EEXIST ? " (the site is already attached in IP-map mode)" :
+			err == -E2BIG ? " (map full: raise usdt_manager_opts.max_ips)" : "");
+		return err;
+	}
+	link->ips[link->ip_cnt++] = key;
+	return 0;
+}
 
-	/* Spec IDs, and IP-map entries where cookies are not used. */
-	for (i = 0; i < cnt; i++) {
-		const struct usdt_probe *p = sites[i];
-		struct usdt_spec spec;
-		unsigned char insn[16];
-		ssize_t n;
-		int j, skip = 0;
+/* Spec IDs, and IP-map entries where cookies are not used. */
+static int attach_specs(const struct attach_ctx *c, struct usdt_link *link,
+			uint64_t *refs, uint64_t *cookies)
+{
+	struct usdt_spec spec;
+	size_t i;
+	int j, id, skip, err;
 
-		if (fd >= 0) {
-			n = pread(fd, insn, sizeof(insn), (off_t)p->file_off);
-			if (n > 0)
-				skip = host->attach_skip(insn, (size_t)n);
-		}
+	for (i = 0; i < c->cnt; i++) {
+		const struct usdt_probe *p = c->sites[i];
+
+		skip = site_skip(c, p);
 		memset(&spec, 0, sizeof(spec));
 		spec.arg_cnt = (uint16_t)p->arg_cnt;
-		spec.usr_cookie = usr_cookie;
+		spec.usr_cookie = c->usr_cookie;
 		for (j = 0; j < p->arg_cnt && j < USDT_MAX_ARG_CNT; j++) {
 			spec.args[j] = p->args[j].spec;
 			/* The IP the program sees moves with the uprobe. */
 			if (spec.args[j].flags & USDT_SPEC_F_IPREL)
 				spec.args[j].val_off -= (uint64_t)skip;
 		}
-		id = usdt__spec_get(man, &spec);
+		id = usdt__spec_get(c->man, &spec);
 		if (id < 0) {
-			err = id;
-			if (err == -E2BIG)
+			if (id == -E2BIG)
 				pr_warn("%s:%s: out of spec IDs (%u in use; raise usdt_manager_opts.max_specs or USDT_MAX_SPEC_CNT)\n",
-					p->provider, p->name, man->live_cnt);
-			goto err_unwind;
+					p->provider, p->name,
+					c->man->live_cnt);
+			return id;
 		}
 		link->site_ids[link->site_cnt++] = id;
-		offs[i] = p->file_off + (uint64_t)skip;
-		link->offsets[i] = offs[i];
+		link->offsets[i] = p->file_off + (uint64_t)skip;
 		refs[i] = p->sema_off;
-		cookies[i] = use_ip ? 0 : (uint64_t)id + 1;
-		if (use_ip) {
-			uint64_t abs = p->vaddr + (uint64_t)skip;
-			long key;
-
-			if (file->e_type == ET_DYN) {
-				err = runtime_addr(pid, real_path, offs[i],
-						   &abs);
-				if (err) {
-					pr_warn("%s:%s: process %d does not map '%s' at offset 0x%llx\n",
-						p->provider, p->name, pid,
-						real_path,
-						(unsigned long long)p->file_off);
-					goto err_unwind;
-				}
-			}
-			key = (long)abs;
-			if (bpf_map_update_elem(bpf_map__fd(man->ip_map), &key,
-						&id, BPF_NOEXIST)) {
-				err = -errno;
-				pr_warn("%s:%s: cannot add IP 0x%lx to the IP map: %s%s\n",
-					p->provider, p->name, key,
-					usdt__errstr(err),
-					err == -EEXIST ? " (the site is already attached in IP-map mode)" :
-					err == -E2BIG ? " (map full: raise usdt_manager_opts.max_ips)" : "");
-				goto err_unwind;
-			}
-			link->ips[link->ip_cnt++] = key;
+		cookies[i] = c->use_ip ? 0 : (uint64_t)id + 1;
+		if (c->use_ip) {
+			err = add_ip(c, link, p, link->offsets[i], skip, id);
+			if (err)
+				return err;
 		}
 	}
+	return 0;
+}
 
-	if (use_multi) {
-		err = attach_multi(prog, pid, real_path, offs, refs, cookies,
-				   cnt);
+/* The kernel side: one uprobe_multi link, or a perf uprobe per site. */
+static int attach_kernel(const struct attach_ctx *c, struct usdt_link *link,
+			 const uint64_t *refs, const uint64_t *cookies)
+{
+	struct bpf_link *l;
+	size_t i;
+	int err;
+
+	if (c->use_multi) {
+		err = attach_multi(c->prog, c->pid, c->kpath, link->offsets,
+				   refs, cookies, c->cnt);
 		if (err < 0) {
 			pr_warn("%s:%s: uprobe_multi attach to '%s' (%zu sites) failed: %s\n",
-				provider, name, real_path, cnt,
+				c->provider, c->name, c->file->path, c->cnt,
 				usdt__errstr(err));
-			goto err_unwind;
+			return err;
 		}
 		link->multi_fd = err;
-	} else {
-		for (i = 0; i < cnt; i++) {
-			LIBBPF_OPTS(bpf_uprobe_opts, uo,
-				    .ref_ctr_offset = (size_t)refs[i],
-				    .bpf_cookie = cookies[i]);
-			struct bpf_link *l;
-
-			l = bpf_program__attach_uprobe_opts(prog, pid, real_path,
-							    (size_t)offs[i], &uo);
-			err = libbpf_get_error(l);
-			if (err) {
-				pr_warn("%s:%s: uprobe at 0x%llx of '%s' failed: %s\n",
-					sites[i]->provider, sites[i]->name,
-					(unsigned long long)offs[i], real_path,
-					usdt__errstr(err));
-				goto err_unwind;
-			}
-			link->perf_links[link->perf_cnt++] = l;
-		}
+		return 0;
 	}
+	for (i = 0; i < c->cnt; i++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, uo,
+			    .ref_ctr_offset = (size_t)refs[i],
+			    .bpf_cookie = cookies[i]);
 
-	/* offs is no longer needed: it is big enough to sort IDs in. */
+		l = bpf_program__attach_uprobe_opts(c->prog, c->pid, c->kpath,
+						    (size_t)link->offsets[i],
+						    &uo);
+		err = libbpf_get_error(l);
+		if (err) {
+			pr_warn("%s:%s: uprobe at 0x%llx of '%s' failed: %s\n",
+				c->sites[i]->provider, c->sites[i]->name,
+				(unsigned long long)link->offsets[i],
+				c->file->path, usdt__errstr(err));
+			return err;
+		}
+		link->perf_links[link->perf_cnt++] = l;
+	}
+	return 0;
+}
+
+/* Everything after the file is known; c is prepared. */
+static struct usdt_link *attach_sites(struct attach_ctx *c)
+{
+	uint64_t *refs = NULL, *cookies = NULL;
+	struct usdt_link *link = NULL;
+	int err;
+
+	err = attach_check_file(c);
+	if (!err)
+		err = attach_match(c);
+	if (err)
+		goto out;
+	refs = calloc(c->cnt, sizeof(*refs));
+	cookies = calloc(c->cnt, sizeof(*cookies));
+	link = refs && cookies ? link_alloc(c) : NULL;
+	if (!link) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = attach_specs(c, link, refs, cookies);
+	if (!err)
+		err = attach_kernel(c, link, refs, cookies);
+	if (err) {
+		link_unwind(link);
+		link = NULL;
+		goto out;
+	}
+	/* refs is no longer needed: it is big enough to sort IDs in. */
 	link->spec_cnt = count_distinct(link->site_ids, link->site_cnt,
-					(int *)offs);
-	man->link_cnt++;
+					(int *)refs);
+	c->man->link_cnt++;
 	pr_debug("attached '%s' to %zu sites of %s:%s in '%s' (%s, %zu specs%s)\n",
-		 bpf_program__name(prog), cnt, provider, name, real_path,
-		 use_multi ? "uprobe_multi" : "perf uprobes", link->spec_cnt,
-		 use_ip ? ", IP map" : "");
-	goto out;
-
-err_unwind:
-	link_unwind(link);
-	link = NULL;
-err_out:
+		 bpf_program__name(c->prog), c->cnt, c->provider, c->name,
+		 c->file->path, c->use_multi ? "uprobe_multi" : "perf uprobes",
+		 link->spec_cnt, c->use_ip ? ", IP map" : "");
 out:
-	/* One exit for both: the scratch arrays and the file go either way. */
-	if (fd >= 0)
-		close(fd);
-	free(offs);
 	free(refs);
 	free(cookies);
-	free(sites);
-	usdt_file__close(file);
+	free(c->sites);
 	return link ? link : usdt__err_ptr(err);
+}
+
+static bool attach_args_ok(const struct usdt_manager *man,
+			   const struct bpf_program *prog, pid_t pid,
+			   const char *provider, const char *name,
+			   const struct usdt_attach_opts *opts)
+{
+	return man && prog && provider && name && pid >= -1 &&
+	       OPTS_VALID(opts) && !man->freed;
+}
+
+struct usdt_link *usdt_manager__attach_file(struct usdt_manager *man,
+					    const struct bpf_program *prog,
+					    pid_t pid,
+					    const struct usdt_file *file,
+					    const char *provider,
+					    const char *name,
+					    const struct usdt_attach_opts *opts)
+{
+	struct attach_ctx c = { .man = man, .prog = prog, .pid = pid,
+				.file = file, .provider = provider,
+				.name = name };
+	int err;
+
+	if (!attach_args_ok(man, prog, pid, provider, name, opts) || !file)
+		return usdt__err_ptr(-EINVAL);
+	err = attach_prepare(&c, opts);
+	if (err)
+		return usdt__err_ptr(err);
+	return attach_sites(&c);
+}
+
+struct usdt_link *usdt_manager__attach(struct usdt_manager *man,
+				       const struct bpf_program *prog,
+				       pid_t pid, const char *path,
+				       const char *provider, const char *name,
+				       const struct usdt_attach_opts *opts)
+{
+	struct attach_ctx c = { .man = man, .prog = prog, .pid = pid,
+				.provider = provider, .name = name };
+	struct usdt_file *file = NULL;
+	char real_path[PATH_MAX];
+	int err, fd;
+
+	if (!attach_args_ok(man, prog, pid, provider, name, opts) || !path)
+		return usdt__err_ptr(-EINVAL);
+	err = attach_prepare(&c, opts);
+	if (err)
+		return usdt__err_ptr(err);
+	/* Resolved and opened once: from here on, only this fd counts. */
+	fd = usdt__resolve_open(c.pid, path, real_path, sizeof(real_path));
+	if (fd < 0) {
+		pr_warn("%s:%s: cannot open '%s': %s\n", provider, name, path,
+			fd == -ENOEXEC ? "not a regular file" :
+					 usdt__errstr(fd));
+		return usdt__err_ptr(fd);
+	}
+	err = file_cached(man, fd, real_path, &file);
+	if (err) {
+		pr_warn("%s:%s: cannot read '%s': %s\n", provider, name,
+			real_path, usdt__errstr(err));
+		return usdt__err_ptr(err);
+	}
+	c.file = file;
+	return attach_sites(&c);
 }
 
 int usdt_link__destroy(struct usdt_link *link)
 {
 	struct usdt_manager *man;
+	int err;
 
 	if (!link)
 		return 0;
 	man = link->man;
-	link_unwind(link);
+	err = link_unwind(link);
 	if (!--man->link_cnt && man->freed)
 		usdt__manager_release(man);
-	return 0;
+	return usdt__err(err);
 }
 
 size_t usdt_link__site_cnt(const struct usdt_link *link)

@@ -36,11 +36,24 @@ uint64_t usdt__elf_rd64(const struct usdt__elf *ue, const void *p)
 	return ue->big_endian ? be64toh(v) : le64toh(v);
 }
 
-int usdt__elf_begin(struct usdt__elf *ue, Elf *elf, const char *path)
+bool usdt__elf_section_fits(const struct usdt__elf *ue, const GElf_Shdr *shdr,
+			    uint64_t cap, const char *what)
+{
+	if (shdr->sh_type == SHT_NOBITS || shdr->sh_size <= cap)
+		return true;
+	pr_warn("%s: %s is %llu bytes, more than the %llu this library reads\n",
+		ue->path, what, (unsigned long long)shdr->sh_size,
+		(unsigned long long)cap);
+	return false;
+}
+
+int usdt__elf_begin(struct usdt__elf *ue, Elf *elf, const char *path,
+		    size_t file_size)
 {
 	GElf_Ehdr ehdr;
+	GElf_Shdr shdr;
 	GElf_Phdr phdr;
-	size_t phnum, shnum, i, file_size = 0;
+	size_t phnum, shnum, i;
 	const char *ident;
 	int err = -ENOEXEC;
 
@@ -82,7 +95,7 @@ int usdt__elf_begin(struct usdt__elf *ue, Elf *elf, const char *path)
 	ue->e_type = ehdr.e_type;
 	ue->big_endian = ident[EI_DATA] == ELFDATA2MSB;
 
-	elf_rawfile(elf, &file_size);
+	ue->file_size = file_size;
 
 	/* A file whose section headers are gone (sstrip) still opens: its
 	 * USDT notes, being in a non-allocated section, are gone too.
@@ -96,13 +109,25 @@ int usdt__elf_begin(struct usdt__elf *ue, Elf *elf, const char *path)
 		pr_warn("%s: damaged section headers\n", path);
 		return -ENOEXEC;
 	}
+	/* libelf reads the whole table at the first look at a section. */
+	if (shnum > USDT__MAX_SECTIONS) {
+		pr_warn("%s: %zu sections, more than the %u this library reads\n",
+			path, shnum, USDT__MAX_SECTIONS);
+		return -EFBIG;
+	}
 	if (shnum && (elf_getshdrstrndx(elf, &ue->shstrndx) ||
 		      ue->shstrndx >= shnum)) {
 		pr_warn("%s: damaged section header string table index\n",
 			path);
 		return -ENOEXEC;
 	}
-	if (elf_getphdrnum(elf, &phnum) ||
+	/* Section names are read through the whole string table. */
+	if (ue->shstrndx &&
+	    (!gelf_getshdr(elf_getscn(elf, ue->shstrndx), &shdr) ||
+	     !usdt__elf_section_fits(ue, &shdr, USDT__MAX_SECTION_SIZE,
+				     "the section name table")))
+		return -EFBIG;
+	if (elf_getphdrnum(elf, &phnum) || phnum > USDT__MAX_SECTIONS ||
 	    (phnum && (ehdr.e_phoff > file_size ||
 		       phnum > (file_size - ehdr.e_phoff) / sizeof(Elf64_Phdr)))) {
 		pr_warn("%s: damaged program headers\n", path);
@@ -205,16 +230,35 @@ static int add_sym(struct usdt__symtab *st, const char *name, uint64_t addr,
 	return usdt__symtab_add(st, bare, addr, got_slot);
 }
 
+/*
+ * Are a symbol table and its string table both within the limit? One too
+ * big is skipped: only arguments that name a symbol need it.
+ */
+static bool symbols_fit(const struct usdt__elf *ue, const GElf_Shdr *shdr)
+{
+	GElf_Shdr str;
+
+	if (!usdt__elf_section_fits(ue, shdr, USDT__MAX_SECTION_SIZE,
+				    "a symbol or relocation table"))
+		return false;
+	return gelf_getshdr(elf_getscn(ue->elf, shdr->sh_link), &str) &&
+	       usdt__elf_section_fits(ue, &str, USDT__MAX_SECTION_SIZE,
+				      "a symbol table");
+}
+
 /* The defined data and code symbols of one symbol table section. */
 static int add_defined(const struct usdt__elf *ue, Elf_Scn *scn,
 		       const GElf_Shdr *shdr, struct usdt__symtab *st)
 {
-	Elf_Data *data = elf_getdata(scn, NULL);
+	Elf_Data *data;
 	size_t i, cnt;
 	GElf_Sym sym;
 	const char *name;
 	int type, err;
 
+	if (!symbols_fit(ue, shdr))
+		return 0;
+	data = elf_getdata(scn, NULL);
 	if (!data || shdr->sh_entsize != sizeof(Elf64_Sym)) {
 		pr_warn("%s: unreadable symbol table: %s\n", ue->path,
 			data ? "bad entry size" : elf_errmsg(-1));
@@ -269,7 +313,10 @@ static int add_got_slots(const struct usdt__elf *ue, struct usdt__symtab *st)
 		sym_scn = elf_getscn(ue->elf, shdr.sh_link);
 		if (!sym_scn || !gelf_getshdr(sym_scn, &sym_shdr) ||
 		    (sym_shdr.sh_type != SHT_DYNSYM &&
-		     sym_shdr.sh_type != SHT_SYMTAB))
+		     sym_shdr.sh_type != SHT_SYMTAB) ||
+		    !usdt__elf_section_fits(ue, &shdr, USDT__MAX_SECTION_SIZE,
+					    "a relocation table") ||
+		    !symbols_fit(ue, &sym_shdr))
 			continue;
 		data = elf_getdata(scn, NULL);
 		syms = elf_getdata(sym_scn, NULL);

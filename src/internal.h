@@ -11,8 +11,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <time.h>
 
 #include "usdt.h"
 #include "../bpf/usdt_spec.h"
@@ -246,8 +249,23 @@ struct usdt_probe {
 	const char *arg_text;
 };
 
+/*
+ * An ELF file's call sites. A file opened from a path keeps its descriptor
+ * (fd >= 0) until usdt_file__close(): everything an attach gives the
+ * kernel (the file itself, as /proc/self/fd/N, and its offsets) comes
+ * from that one open file, so renaming or replacing the path meanwhile
+ * changes nothing. dev/ino/size/mtime are its fstat() at open.
+ * Invariant: names[] holds each index in [0, probe_cnt) once, sorted by
+ * provider, then name, then index.
+ */
 struct usdt_file {
 	char *path;
+	int fd;			/* -1 for an image read from memory */
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	uint32_t *names;
 	uint16_t e_machine;
 	uint16_t e_type;
 	bool big_endian;
@@ -263,5 +281,65 @@ struct usdt_file {
  */
 struct usdt_file *usdt__file_open_mem(const void *buf, size_t size,
 				      const char *name);
+
+/*
+ * Open path for reading without blocking or taking a terminal, and check
+ * that it is a regular file. Returns the descriptor, -ENOEXEC for anything
+ * else than a regular file, or open()'s error.
+ */
+int usdt__open_regular(const char *path);
+
+/*
+ * Read the call sites of the regular file open at fd (taken over: the
+ * file keeps it, or it is closed on error); path is for messages.
+ * Returns 0 or a negative errno.
+ */
+int usdt__file_open_fd(int fd, const char *path, struct usdt_file **out);
+
+/* ---------------------------------------------------------------------- */
+/* Targets and processes (src/resolve.c)                                  */
+
+/* One file-backed line of /proc/PID/maps. path points into the line. */
+struct usdt__mapping {
+	uint64_t start, end, off;
+	dev_t dev;
+	ino_t ino;
+	bool exec;
+	bool deleted;		/* " (deleted)" was cut off path */
+	const char *path;
+};
+
+/* /proc/PID/maps, opened for usdt__maps_next(); NULL with errno. */
+FILE *usdt__maps_open(pid_t pid);
+/* The next file-backed mapping (1), or the end (0). *line and *cap are
+ * getline()'s buffer, freed by the caller. */
+int usdt__maps_next(FILE *f, char **line, size_t *cap,
+		    struct usdt__mapping *m);
+/*
+ * Open the file of mapping m of process pid: through /proc/PID/root/PATH
+ * when that still is the mapped inode, else /proc/PID/map_files/. The
+ * path used goes to out. Returns the fd or a negative errno.
+ */
+int usdt__open_mapping(pid_t pid, const struct usdt__mapping *m, char *out,
+		       size_t out_sz);
+/*
+ * usdt_resolve_path(), keeping the file open: returns its fd (a regular
+ * file; for a bare name, an ELF file for this host) or a negative errno;
+ * the path it was found at goes to out.
+ */
+int usdt__resolve_open(pid_t pid, const char *name, char *out, size_t out_sz);
+
+/* Sort the file's names[] index (src/note.c). Returns 0 or -ENOMEM. */
+int usdt__file_index(struct usdt_file *file);
+
+/*
+ * Call the callback for every call site whose provider and name match the
+ * shell globs, grouped by name and in note order within a name. A pattern
+ * without glob characters costs a binary search, not a scan. Stops at and
+ * returns the first nonzero result of fn, else the number of matches.
+ */
+typedef int (*usdt__match_fn)(const struct usdt_probe *p, void *ctx);
+long usdt__file_match(const struct usdt_file *file, const char *provider,
+		      const char *name, usdt__match_fn fn, void *ctx);
 
 #endif /* __LIBUSDT_INTERNAL_H */

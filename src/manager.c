@@ -158,22 +158,30 @@ static uint32_t spec_hash(const struct usdt_spec *spec)
 static int slots_init(struct usdt_manager *man)
 {
 	uint32_t n = bpf_map__max_entries(man->specs_map), b = 1, i;
+	int err;
 
 	if (!n)
 		return -EINVAL;
 	while (b < n * 2)
 		b <<= 1;
+	/* Our own descriptors of the maps: links may outlive the manager's
+	 * user and the bpf_object (see usdt_manager__free()). */
+	man->specs_fd = fcntl(bpf_map__fd(man->specs_map), F_DUPFD_CLOEXEC, 3);
+	man->ip_fd = fcntl(bpf_map__fd(man->ip_map), F_DUPFD_CLOEXEC, 3);
 	man->slots = calloc(n, sizeof(*man->slots));
 	man->free_ids = calloc(n, sizeof(*man->free_ids));
 	man->buckets = malloc(b * sizeof(*man->buckets));
-	if (!man->slots || !man->free_ids || !man->buckets) {
+	if (man->specs_fd < 0 || man->ip_fd < 0 || !man->slots ||
+	    !man->free_ids || !man->buckets) {
+		err = man->specs_fd < 0 || man->ip_fd < 0 ? -errno : -ENOMEM;
+		usdt__manager_close_maps(man);
 		free(man->slots);
 		free(man->free_ids);
 		free(man->buckets);
 		man->slots = NULL;
 		man->free_ids = NULL;
 		man->buckets = NULL;
-		return -ENOMEM;
+		return err;
 	}
 	for (i = 0; i < b; i++)
 		man->buckets[i] = -1;
@@ -208,8 +216,7 @@ int usdt__spec_get(struct usdt_manager *man, const struct usdt_spec *spec)
 	else
 		return -E2BIG;
 
-	err = bpf_map_update_elem(bpf_map__fd(man->specs_map), &id, spec,
-				  BPF_ANY);
+	err = bpf_map_update_elem(man->specs_fd, &id, spec, BPF_ANY);
 	if (err) {
 		err = -errno;
 		pr_warn("cannot write spec %u: %s\n", id, usdt__errstr(err));
@@ -227,18 +234,19 @@ int usdt__spec_get(struct usdt_manager *man, const struct usdt_spec *spec)
 	return (int)id;
 }
 
-void usdt__spec_put(struct usdt_manager *man, int id)
+int usdt__spec_put(struct usdt_manager *man, int id)
 {
 	static const struct usdt_spec zero;
 	struct usdt__slot *slot;
 	int32_t *link;
 	uint32_t h;
+	int err = 0;
 
 	if (id < 0 || (uint32_t)id >= man->next_id || !man->slots[id].refcnt)
-		return;
+		return 0;
 	slot = &man->slots[id];
 	if (--slot->refcnt)
-		return;
+		return 0;
 
 	h = spec_hash(&slot->spec) & (man->bucket_cnt - 1);
 	for (link = &man->buckets[h]; *link >= 0; link = &man->slots[*link].next) {
@@ -247,14 +255,16 @@ void usdt__spec_put(struct usdt_manager *man, int id)
 			break;
 		}
 	}
-	if (bpf_map_update_elem(bpf_map__fd(man->specs_map), &id, &zero,
-				BPF_ANY))
+	if (bpf_map_update_elem(man->specs_fd, &id, &zero, BPF_ANY)) {
+		err = -errno;
 		pr_warn("cannot zero spec %d: %s; it is freed anyway\n", id,
-			usdt__errstr(-errno));
+			usdt__errstr(err));
+	}
 	memset(slot, 0, sizeof(*slot));
 	slot->next = -1;
 	man->free_ids[man->free_cnt++] = (uint32_t)id;
 	man->live_cnt--;
+	return err;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -392,6 +402,7 @@ struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 	if (!man)
 		return usdt__err_ptr(-ENOMEM);
 	man->obj = obj;
+	man->specs_fd = man->ip_fd = -1;
 	man->specs_map = bpf_object__find_map_by_name(obj, "usdt__specs");
 	man->ip_map = bpf_object__find_map_by_name(obj, "usdt__ip2spec");
 	if (!man->specs_map || !man->ip_map) {
@@ -439,20 +450,37 @@ err_out:
 	return usdt__err_ptr(err);
 }
 
+void usdt__manager_close_maps(struct usdt_manager *man)
+{
+	if (man->specs_fd >= 0)
+		close(man->specs_fd);
+	if (man->ip_fd >= 0)
+		close(man->ip_fd);
+	man->specs_fd = man->ip_fd = -1;
+}
+
 void usdt__manager_release(struct usdt_manager *man)
 {
+	usdt__manager_close_maps(man);
 	free(man->slots);
 	free(man->free_ids);
 	free(man->buckets);
 	free(man);
 }
 
-/* Links still alive keep the bookkeeping they need: the last one frees it. */
+/*
+ * Links still alive keep the bookkeeping they need, and the manager's own
+ * map descriptors: the last one frees it. Neither touches the bpf_object
+ * again, which the user may close at once.
+ */
 void usdt_manager__free(struct usdt_manager *man)
 {
 	if (!man)
 		return;
+	usdt__file_cache_clear(man);
 	man->freed = true;
+	man->obj = NULL;
+	man->specs_map = man->ip_map = NULL;
 	if (!man->link_cnt)
 		usdt__manager_release(man);
 }

@@ -8,6 +8,8 @@
 
 #include "internal.h"
 
+#define USDT__FILE_CACHE 4
+
 /* What the running kernel can do; probed once per process. */
 struct usdt__features {
 	bool bpf_cookie;	/* bpf_get_attach_cookie() for uprobes */
@@ -33,6 +35,12 @@ struct usdt_manager {
 	struct bpf_object *obj;		/* borrowed */
 	struct bpf_map *specs_map;	/* borrowed from obj */
 	struct bpf_map *ip_map;
+	/* The maps' descriptors, dup()ed at the first attach: what spec IDs
+	 * and links use, so that they never reach into obj. */
+	int specs_fd;
+	int ip_fd;
+	/* The files read lately, newest first (see usdt_manager__attach()). */
+	struct usdt_file *files[USDT__FILE_CACHE];
 
 	/* Spec IDs; allocated at the first attach, when the map is sized. */
 	uint32_t max_specs;
@@ -55,10 +63,14 @@ struct usdt_manager {
  * map is full, or the map update's error; nothing is taken on error.
  */
 int usdt__spec_get(struct usdt_manager *man, const struct usdt_spec *spec);
-/* Drop a reference; at zero the map entry is zeroed and the ID freed. */
-void usdt__spec_put(struct usdt_manager *man, int id);
+/* Drop a reference; at zero the map entry is zeroed and the ID freed.
+ * Returns 0, or the error of zeroing the entry (the ID is freed anyway). */
+int usdt__spec_put(struct usdt_manager *man, int id);
 /* Release the memory of a manager already freed by its user. */
 void usdt__manager_release(struct usdt_manager *man);
+void usdt__manager_close_maps(struct usdt_manager *man);
+/* Close the files the manager keeps (src/attach.c). */
+void usdt__file_cache_clear(struct usdt_manager *man);
 
 /* Where site i of a link has its uprobe (file offset), for tests. */
 uint64_t usdt__link_offset(const struct usdt_link *link, size_t i);

@@ -35,6 +35,7 @@
  * bytes.
  */
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -164,6 +165,9 @@ static int walk_notes(const struct usdt__elf *ue, const char *data,
 		descsz = usdt__elf_rd32(ue, data + off + 4);
 		type = usdt__elf_rd32(ue, data + off + 8);
 		name_off = off + 12;
+		/* An empty header is padding: nothing real follows it. */
+		if (!namesz && !descsz && !type)
+			break;
 
 		/* The header's sizes must keep name and descriptor inside
 		 * the section; otherwise the next note cannot be found. */
@@ -184,6 +188,11 @@ static int walk_notes(const struct usdt__elf *ue, const char *data,
 		    namesz == sizeof(STAPSDT_OWNER) &&
 		    !memcmp(data + name_off, STAPSDT_OWNER,
 			    sizeof(STAPSDT_OWNER))) {
+			if (rs->cnt >= USDT__MAX_SITES) {
+				pr_warn("%s: more than %u USDT call sites\n",
+					ue->path, USDT__MAX_SITES);
+				return -E2BIG;
+			}
 			s = raw_push(rs);
 			if (!s)
 				return -ENOMEM;
@@ -285,7 +294,7 @@ static int read_probes(const struct usdt__elf *ue, struct usdt_file *file)
 	struct usdt__symtab *symtab = NULL;
 	uint64_t base_addr = 0;
 	bool has_base = false;
-	size_t i, total = 0, align;
+	size_t i, total = 0, arg_total = 0, align;
 	GElf_Shdr shdr;
 	Elf_Scn *scn;
 	Elf_Data *data;
@@ -297,6 +306,11 @@ static int read_probes(const struct usdt__elf *ue, struct usdt_file *file)
 		pr_debug("%s: no .note.stapsdt section\n", ue->path);
 		return 0;
 	}
+	if (!usdt__elf_section_fits(ue, &shdr, USDT__MAX_SECTION_SIZE,
+				    ".note.stapsdt"))
+		return -EFBIG;
+	pr_debug("%s: reading %llu bytes of .note.stapsdt\n", ue->path,
+		 (unsigned long long)shdr.sh_size);
 	data = elf_rawdata(scn, NULL);
 	if (!data) {
 		pr_warn("%s: cannot read .note.stapsdt: %s\n", ue->path,
@@ -337,10 +351,17 @@ static int read_probes(const struct usdt__elf *ue, struct usdt_file *file)
 	for (i = 0; i < rs.cnt; i++) {
 		build_probe(ue, file, symtab, has_base, base_addr, &rs.v[i],
 			    &file->probes[i], &st);
+		file->probe_cnt = i + 1;
 		/* Only running out of memory is fatal to the file. */
 		if (file->probes[i].status == -ENOMEM) {
-			file->probe_cnt = i + 1;
 			err = -ENOMEM;
+			goto err_out;
+		}
+		arg_total += (size_t)file->probes[i].arg_cnt;
+		if (arg_total > USDT__MAX_ARGS) {
+			pr_warn("%s: more than %u USDT arguments in all\n",
+				ue->path, USDT__MAX_ARGS);
+			err = -E2BIG;
 			goto err_out;
 		}
 	}
@@ -364,13 +385,17 @@ void usdt_file__close(struct usdt_file *file)
 		return;
 	for (i = 0; i < file->probe_cnt; i++)
 		free(file->probes[i].args);
+	if (file->fd >= 0)
+		close(file->fd);
 	free(file->probes);
 	free(file->storage);
+	free(file->names);
 	free(file->path);
 	free(file);
 }
 
-int usdt__file_read(Elf *elf, const char *path, struct usdt_file **out)
+int usdt__file_read(Elf *elf, const char *path, size_t file_size,
+		    struct usdt_file **out)
 {
 	struct usdt__elf ue;
 	struct usdt_file *file;
@@ -380,12 +405,13 @@ int usdt__file_read(Elf *elf, const char *path, struct usdt_file **out)
 	file = calloc(1, sizeof(*file));
 	if (!file)
 		return -ENOMEM;
+	file->fd = -1;
 	file->path = strdup(path);
 	if (!file->path) {
 		free(file);
 		return -ENOMEM;
 	}
-	err = usdt__elf_begin(&ue, elf, path);
+	err = usdt__elf_begin(&ue, elf, path, file_size);
 	if (err) {
 		usdt_file__close(file);
 		return err;
@@ -397,6 +423,8 @@ int usdt__file_read(Elf *elf, const char *path, struct usdt_file **out)
 
 	err = read_probes(&ue, file);
 	usdt__elf_end(&ue);
+	if (!err)
+		err = usdt__file_index(file);
 	if (err) {
 		usdt_file__close(file);
 		return err;
@@ -415,44 +443,92 @@ static int libelf_init(void)
 	return 0;
 }
 
+int usdt__file_open_fd(int fd, const char *path, struct usdt_file **out)
+{
+	struct stat st;
+	Elf *elf;
+	int err;
+
+	*out = NULL;
+	err = libelf_init();
+	if (err)
+		goto err_out;
+	if (fstat(fd, &st)) {
+		err = -errno;
+		pr_warn("%s: cannot stat: %s\n", path, usdt__errstr(err));
+		goto err_out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		pr_warn("%s: not a regular file\n", path);
+		err = -ENOEXEC;
+		goto err_out;
+	}
+	/*
+	 * Read with pread(), not through a mapping: a file that its owner
+	 * truncates while we read it then gives short reads, not SIGBUS.
+	 * libelf reads only the headers here, and each section when asked.
+	 */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf) {
+		pr_warn("%s: cannot read as ELF: %s\n", path, elf_errmsg(-1));
+		err = -ENOEXEC;
+		goto err_out;
+	}
+	err = usdt__file_read(elf, path, (size_t)st.st_size, out);
+	elf_end(elf);
+	if (err)
+		goto err_out;
+	(*out)->fd = fd;
+	(*out)->dev = st.st_dev;
+	(*out)->ino = st.st_ino;
+	(*out)->size = st.st_size;
+	(*out)->mtime = st.st_mtim;
+	return 0;
+
+err_out:
+	close(fd);
+	return err;
+}
+
+int usdt__open_regular(const char *path)
+{
+	struct stat st;
+	int fd;
+
+	/* Look first, so that no device is even opened in the usual case;
+	 * the fstat() below is what counts. */
+	if (stat(path, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -ENOEXEC;
+	/* O_NONBLOCK: opening a FIFO or a device must not wait. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -ENOEXEC;
+	}
+	return fd;
+}
+
 struct usdt_file *usdt_file__open(const char *path,
 				  const struct usdt_file_opts *opts)
 {
-	struct usdt_file *file = NULL;
-	struct stat stbuf;
-	Elf *elf;
+	struct usdt_file *file;
 	int fd, err;
 
 	if (!path || !OPTS_VALID(opts))
 		return usdt__err_ptr(-EINVAL);
-	err = libelf_init();
-	if (err)
-		return usdt__err_ptr(err);
-
-	/* O_NONBLOCK so that a FIFO given by mistake cannot hang us. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	fd = usdt__open_regular(path);
 	if (fd < 0) {
-		err = -errno;
-		pr_warn("%s: cannot open: %s\n", path, usdt__errstr(err));
-		return usdt__err_ptr(err);
+		pr_warn("%s: cannot open: %s\n", path,
+			fd == -ENOEXEC ? "not a regular file" :
+					 usdt__errstr(fd));
+		return usdt__err_ptr(fd);
 	}
-	if (fstat(fd, &stbuf) || !S_ISREG(stbuf.st_mode)) {
-		pr_warn("%s: not a regular file\n", path);
-		close(fd);
-		return usdt__err_ptr(-ENOEXEC);
-	}
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf) {
-		pr_warn("%s: cannot read as ELF: %s\n", path, elf_errmsg(-1));
-		close(fd);
-		return usdt__err_ptr(-ENOEXEC);
-	}
-	err = usdt__file_read(elf, path, &file);
-	elf_end(elf);
-	close(fd);
-	if (err)
-		return usdt__err_ptr(err);
-	return file;
+	err = usdt__file_open_fd(fd, path, &file);
+	return err ? usdt__err_ptr(err) : file;
 }
 
 struct usdt_file *usdt__file_open_mem(const void *buf, size_t size,
@@ -478,12 +554,103 @@ struct usdt_file *usdt__file_open_mem(const void *buf, size_t size,
 		free(copy);
 		return usdt__err_ptr(-ENOEXEC);
 	}
-	err = usdt__file_read(elf, name, &file);
+	err = usdt__file_read(elf, name, size, &file);
 	elf_end(elf);
 	free(copy);
 	if (err)
 		return usdt__err_ptr(err);
 	return file;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Finding call sites by name                                             */
+
+static int cmp_site(const void *a, const void *b, void *arg)
+{
+	const struct usdt_file *file = arg;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	const struct usdt_probe *p = &file->probes[i], *q = &file->probes[j];
+	int c = strcmp(p->provider, q->provider);
+
+	if (!c)
+		c = strcmp(p->name, q->name);
+	return c ? c : (i > j) - (i < j);
+}
+
+int usdt__file_index(struct usdt_file *file)
+{
+	uint32_t i;
+
+	file->names = calloc(file->probe_cnt ? file->probe_cnt : 1,
+			     sizeof(*file->names));
+	if (!file->names)
+		return -ENOMEM;
+	for (i = 0; i < file->probe_cnt; i++)
+		file->names[i] = i;
+	qsort_r(file->names, file->probe_cnt, sizeof(*file->names), cmp_site,
+		file);
+	return 0;
+}
+
+static bool is_glob(const char *s)
+{
+	return strpbrk(s, "*?[\\") != NULL;
+}
+
+/* The first position in names[] whose provider:name is not below the
+ * given one. */
+static size_t lower_bound(const struct usdt_file *file, const char *provider,
+			  const char *name)
+{
+	size_t lo = 0, hi = file->probe_cnt, mid;
+	const struct usdt_probe *p;
+	int c;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		p = &file->probes[file->names[mid]];
+		c = strcmp(p->provider, provider);
+		if (!c)
+			c = strcmp(p->name, name);
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+long usdt__file_match(const struct usdt_file *file, const char *provider,
+		      const char *name, usdt__match_fn fn, void *ctx)
+{
+	bool exact = !is_glob(provider) && !is_glob(name);
+	size_t i = exact ? lower_bound(file, provider, name) : 0, grp;
+	const struct usdt_probe *p, *first;
+	long cnt = 0;
+	bool match = false;
+	int err;
+
+	for (grp = i; i < file->probe_cnt; i++) {
+		p = &file->probes[file->names[i]];
+		first = &file->probes[file->names[grp]];
+		/* fnmatch once per distinct provider:name. */
+		if (i == grp || strcmp(p->name, first->name) ||
+		    strcmp(p->provider, first->provider)) {
+			grp = i;
+			if (exact && (strcmp(p->provider, provider) ||
+				      strcmp(p->name, name)))
+				break;
+			match = exact || (!fnmatch(provider, p->provider, 0) &&
+					  !fnmatch(name, p->name, 0));
+		}
+		if (!match)
+			continue;
+		err = fn(p, ctx);
+		if (err)
+			return err;
+		cnt++;
+	}
+	return cnt;
 }
 
 /* ---------------------------------------------------------------------- */

@@ -23,15 +23,39 @@ struct usdt__elf {
 	uint16_t e_type;
 	bool big_endian;
 	size_t shstrndx;
+	size_t file_size;	/* what libelf may read: the file's size */
 	GElf_Phdr *loads;	/* the PT_LOAD program headers */
 	size_t load_cnt;
 };
 
 /*
- * Check that elf is a 64-bit executable or shared library of either byte
- * order, and read its loadable segments. Returns 0 or -ENOEXEC (logged).
+ * Limits on the work one file can cause (the file is untrusted: a sparse
+ * file of a few GB costs its owner nothing). libelf, reading from a file
+ * descriptor, allocates each section it is asked for in full, so every
+ * section is checked against a limit before it is read. Beyond them a
+ * file is refused with -EFBIG (a section) or -E2BIG (too many call sites
+ * or arguments); a symbol table beyond its limit is skipped with a
+ * message (only arguments that name a symbol need it). Together they keep
+ * one file under about 200 MB of memory and well under a second.
  */
-int usdt__elf_begin(struct usdt__elf *ue, Elf *elf, const char *path);
+#define USDT__MAX_SECTIONS	(1u << 16)	/* section or program headers */
+#define USDT__MAX_SECTION_SIZE	(16u << 20)	/* .note.stapsdt, names, each
+						 * symbol or string table */
+#define USDT__MAX_SITES		(128u << 10)	/* stapsdt notes */
+#define USDT__MAX_ARGS		(256u << 10)	/* arguments, all sites */
+
+/*
+ * Check that elf is a 64-bit executable or shared library of either byte
+ * order, and read its loadable segments. file_size is the size of what
+ * libelf reads (the file, or the image in memory). Returns 0, -ENOEXEC or
+ * -EFBIG (logged).
+ */
+int usdt__elf_begin(struct usdt__elf *ue, Elf *elf, const char *path,
+		    size_t file_size);
+
+/* Is the section within cap bytes? Logs "what is too big" if not. */
+bool usdt__elf_section_fits(const struct usdt__elf *ue, const GElf_Shdr *shdr,
+			    uint64_t cap, const char *what);
 void usdt__elf_end(struct usdt__elf *ue);
 
 /*
@@ -64,6 +88,7 @@ int usdt__elf_symtab(const struct usdt__elf *ue, struct usdt__symtab **out);
  * Read the probes of an opened ELF file into a new usdt_file (the note
  * reader proper, src/note.c). Returns 0 or a negative errno.
  */
-int usdt__file_read(Elf *elf, const char *path, struct usdt_file **out);
+int usdt__file_read(Elf *elf, const char *path, size_t file_size,
+		    struct usdt_file **out);
 
 #endif /* __LIBUSDT_READER_H */

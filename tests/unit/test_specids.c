@@ -7,15 +7,18 @@
 #include "test_util.h"
 #include "manager.h"
 
+#include <unistd.h>
+
 #define FAKE_MAX 8
 
 static struct usdt_spec fake[FAKE_MAX];
 static int fail_writes;		/* fail the next N writes */
 static int writes;
 
+/* The manager dup()s the maps' descriptors: hand it a real one. */
 int __wrap_bpf_map__fd(const struct bpf_map *map)
 {
-	return 42;
+	return STDERR_FILENO;
 }
 
 __u32 __wrap_bpf_map__max_entries(const struct bpf_map *map)
@@ -34,7 +37,7 @@ int __wrap_bpf_map_update_elem(int fd, const void *key, const void *value,
 		errno = EIO;
 		return -1;
 	}
-	assert_int_equal(fd, 42);
+	assert_true(fd > STDERR_FILENO);
 	assert_true(id < FAKE_MAX);
 	memcpy(&fake[id], value, sizeof(fake[id]));
 	return 0;
@@ -60,6 +63,7 @@ static int setup(void **state)
 
 	/* Never dereferenced: the wrapped calls ignore it. */
 	man->specs_map = (struct bpf_map *)man;
+	man->specs_fd = man->ip_fd = -1;
 	memset(fake, 0, sizeof(fake));
 	fail_writes = 0;
 	writes = 0;

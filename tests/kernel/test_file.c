@@ -1,0 +1,624 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * One file from read to attach, against the real kernel: the path swapped
+ * between read and attach, files replaced on disk under a running process,
+ * a zombie, a read-only mapping below the code, a program of another
+ * object, links outliving their manager, and one parse for many attaches.
+ *
+ * Run as "test_file firer", this program is its own target: it fires
+ * tf:fire once for every byte it reads from stdin, until EOF. Copies of it
+ * in a temporary directory play the target and the victim.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/sdt.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <bpf/bpf.h>
+
+#include "test_util.h"
+#include "manager.h"
+#include "usdt_test.h"
+#include "usdt_test.skel.h"
+
+__attribute__((noinline)) void fire(long v)
+{
+	STAP_PROBE1(tf, fire, v);
+}
+
+/* 60 probes of distinct names: tf:n00 .. tf:n59, each one site. */
+#define NAME_SITE(i) STAP_PROBE1(tf, n##i, 1##i);
+#define R10(b) NAME_SITE(b##0) NAME_SITE(b##1) NAME_SITE(b##2) \
+	NAME_SITE(b##3) NAME_SITE(b##4) NAME_SITE(b##5) NAME_SITE(b##6) \
+	NAME_SITE(b##7) NAME_SITE(b##8) NAME_SITE(b##9)
+__attribute__((noinline)) void fire_names(void)
+{
+	R10(0) R10(1) R10(2) R10(3) R10(4) R10(5)
+}
+#define NAME_CNT 60
+
+static int firer_main(void)
+{
+	char c;
+
+	while (read(0, &c, 1) == 1)
+		fire(c);
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Fixture                                                                */
+
+struct fix {
+	struct usdt_test *skel;
+	struct usdt_manager *man;	/* uprobe_multi where the kernel has it */
+	struct usdt_test *perf_skel;
+	struct usdt_manager *perf_man;	/* perf uprobes */
+	char dir[64];
+};
+
+static struct usdt_test *open_loaded(struct usdt_manager **man,
+				     const struct usdt_manager_opts *opts)
+{
+	struct usdt_test *skel = usdt_test__open();
+
+	assert_non_null(skel);
+	*man = usdt_manager__new(skel->obj, opts);
+	assert_non_null(*man);
+	assert_int_equal(usdt_test__load(skel), 0);
+	return skel;
+}
+
+static int setup(void **state)
+{
+	USDT_OPTS(usdt_manager_opts, perf_opts, .no_uprobe_multi = true);
+	struct fix *f = calloc(1, sizeof(*f));
+
+	f->skel = open_loaded(&f->man, NULL);
+	f->perf_skel = open_loaded(&f->perf_man, &perf_opts);
+	snprintf(f->dir, sizeof(f->dir), "/tmp/usdt-test-file-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fix *f = *state;
+	char cmd[128];
+
+	usdt_manager__free(f->man);
+	usdt_manager__free(f->perf_man);
+	usdt_test__destroy(f->skel);
+	usdt_test__destroy(f->perf_skel);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
+	assert_int_equal(system(cmd), 0);
+	free(f);
+	return 0;
+}
+
+static void reset(struct usdt_test *skel)
+{
+	memset(skel->bss->hits, 0, sizeof(skel->bss->hits));
+	__atomic_store_n(&skel->bss->hit_cnt, 0, __ATOMIC_SEQ_CST);
+}
+
+static unsigned int hits(struct usdt_test *skel)
+{
+	return __atomic_load_n(&skel->bss->hit_cnt, __ATOMIC_SEQ_CST);
+}
+
+/* Hits of process pid among the recorded ones. */
+static unsigned int hits_of(struct usdt_test *skel, pid_t pid)
+{
+	unsigned int i, n = 0, cnt = hits(skel);
+
+	for (i = 0; i < cnt && i < USDT_TEST_MAX_HITS; i++)
+		n += skel->bss->hits[i].pid == (uint32_t)pid;
+	return n;
+}
+
+static void path_in(const struct fix *f, char *out, size_t sz,
+		    const char *name)
+{
+	snprintf(out, sz, "%s/%s", f->dir, name);
+}
+
+/* A copy of this program at path (a new inode each time). */
+static void copy_self(const char *path)
+{
+	char cmd[8192], self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	assert_true(n > 0);
+	self[n] = '\0';
+	unlink(path);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", self, path);
+	assert_int_equal(system(cmd), 0);
+}
+
+struct firer {
+	pid_t pid;
+	int go;		/* write a byte: one tf:fire */
+};
+
+/* Run path as a firer; returns once it runs that file. */
+static struct firer spawn_firer(const char *path)
+{
+	struct firer fr;
+	int p[2], tries;
+	char exe[4096];
+	ssize_t n;
+
+	/* Close-on-exec: another firer must not hold this one's pipe. */
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	fr.pid = fork();
+	assert_true(fr.pid >= 0);
+	if (fr.pid == 0) {
+		dup2(p[0], 0);
+		close(p[0]);
+		close(p[1]);
+		execl(path, path, "firer", (char *)NULL);
+		_exit(127);
+	}
+	close(p[0]);
+	fr.go = p[1];
+	for (tries = 0; tries < 1000; tries++) {
+		char link[64];
+
+		snprintf(link, sizeof(link), "/proc/%d/exe", fr.pid);
+		n = readlink(link, exe, sizeof(exe) - 1);
+		if (n > 0) {
+			exe[n] = '\0';
+			if (!strcmp(exe, path))
+				break;
+		}
+		usleep(1000);
+	}
+	assert_true(tries < 1000);
+	return fr;
+}
+
+static void firer_fire(const struct firer *fr)
+{
+	assert_int_equal(write(fr->go, "x", 1), 1);
+}
+
+static void firer_reap(struct firer *fr)
+{
+	int status;
+
+	close(fr->go);
+	assert_int_equal(waitpid(fr->pid, &status, 0), fr->pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* Wait until skel has at least n hits, then a little more for strays. */
+static void wait_hits(struct usdt_test *skel, unsigned int n)
+{
+	int tries;
+
+	for (tries = 0; tries < 1000 && hits(skel) < n; tries++)
+		usleep(1000);
+	usleep(20000);
+}
+
+static struct usdt_link *attach(struct usdt_manager *man,
+				struct bpf_program *prog, pid_t pid,
+				const char *path, const char *prov,
+				const char *name,
+				const struct usdt_attach_opts *opts)
+{
+	struct usdt_link *l = usdt_manager__attach(man, prog, pid, path, prov,
+						   name, opts);
+
+	if (!l)
+		fail_msg("attach %s:%s in %s: %s", prov, name, path,
+			 strerror(errno));
+	return l;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The path race                                                          */
+
+/* Armed by the test: at the reader's "N USDT call sites" message, the
+ * attacker points the symlink at another file. */
+static const char *race_link, *race_victim;
+static unsigned int parse_cnt;
+
+static int count_and_race(enum usdt_print_level level, const char *fmt,
+			  va_list ap)
+{
+	char tmp[256];
+
+	if (!strstr(fmt, "USDT call sites"))
+		return 0;
+	parse_cnt++;
+	if (race_link) {
+		snprintf(tmp, sizeof(tmp), "%s.new", race_link);
+		unlink(tmp);
+		assert_int_equal(symlink(race_victim, tmp), 0);
+		assert_int_equal(rename(tmp, race_link), 0);
+		race_link = NULL;
+	}
+	return 0;
+}
+
+/*
+ * The symlink points at a (a copy of this program) when the library reads
+ * it, and at b (another copy, the victim, running) by the time the kernel
+ * would open it. The uprobes must be on a: the victim's probe is not hit.
+ */
+static void test_path_race(void **state)
+{
+	struct fix *f = *state;
+	char a[128], b[128], link[128];
+	struct firer target, victim;
+	int m;
+
+	path_in(f, a, sizeof(a), "a");
+	path_in(f, b, sizeof(b), "b");
+	path_in(f, link, sizeof(link), "link");
+	copy_self(a);
+	copy_self(b);
+	target = spawn_firer(a);
+	victim = spawn_firer(b);
+	for (m = 0; m < 2; m++) {
+		struct usdt_test *skel = m ? f->perf_skel : f->skel;
+		struct usdt_manager *man = m ? f->perf_man : f->man;
+		usdt_print_fn_t old;
+		struct usdt_link *l;
+
+		unlink(link);
+		assert_int_equal(symlink(a, link), 0);
+		race_link = link;
+		race_victim = b;
+		old = usdt_set_print(count_and_race);
+		l = attach(man, skel->progs.on_usdt, -1, link, "tf", "fire",
+			   NULL);
+		usdt_set_print(old);
+		assert_null(race_link);		/* the swap happened */
+		reset(skel);
+		firer_fire(&victim);
+		firer_fire(&target);
+		wait_hits(skel, 1);
+		assert_int_equal(hits_of(skel, target.pid), 1);
+		assert_int_equal(hits_of(skel, victim.pid), 0);
+		assert_int_equal(usdt_link__destroy(l), 0);
+	}
+	firer_reap(&target);
+	firer_reap(&victim);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Processes and the files they run                                       */
+
+/*
+ * The program a process runs is replaced on disk (an upgrade): attaching
+ * to the path for that pid must fail clearly, in both modes; the old file
+ * is still reachable through /proc/PID/exe and /proc/PID/map_files/.
+ */
+static void test_replaced_binary(void **state)
+{
+	struct fix *f = *state;
+	char c[128], exe[64], mapped[4096];
+	struct firer fr;
+	int ip;
+
+	path_in(f, c, sizeof(c), "c");
+	copy_self(c);
+	fr = spawn_firer(c);
+	copy_self(c);		/* replaced: a new inode at the same path */
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", fr.pid);
+	/* The resolver finds the mapped file, not the new one. */
+	assert_int_equal(usdt_resolve_path(fr.pid, "c", mapped,
+					   sizeof(mapped)), 0);
+	assert_true(!strncmp(mapped, "/proc/", 6));
+	assert_non_null(strstr(mapped, "/map_files/"));
+	for (ip = 0; ip < 2; ip++) {
+		USDT_OPTS(usdt_attach_opts, o, .force_ip_map = ip);
+		const char *paths[] = { exe, mapped };
+		size_t i;
+
+		errno = 0;
+		assert_null(usdt_manager__attach(f->man, f->skel->progs.on_usdt,
+						 fr.pid, c, "tf", "fire", &o));
+		assert_int_equal(errno, ESRCH);
+		for (i = 0; i < 2; i++) {
+			struct usdt_link *l;
+
+			reset(f->skel);
+			l = attach(f->man, f->skel->progs.on_usdt, fr.pid,
+				   paths[i], "tf", "fire", &o);
+			firer_fire(&fr);
+			wait_hits(f->skel, 1);
+			assert_int_equal(hits_of(f->skel, fr.pid), 1);
+			assert_int_equal(f->skel->bss->hits[0].rc[0], 0);
+			assert_int_equal(f->skel->bss->hits[0].args[0], 'x');
+			assert_int_equal(usdt_link__destroy(l), 0);
+		}
+	}
+	firer_reap(&fr);
+}
+
+/* A process that has exited and not been reaped has nothing to probe. */
+static void test_zombie(void **state)
+{
+	struct fix *f = *state;
+	char stat[64], buf[256];
+	pid_t pid = fork();
+	int tries, ip;
+	FILE *s;
+
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(0);
+	snprintf(stat, sizeof(stat), "/proc/%d/stat", pid);
+	for (tries = 0; tries < 1000; tries++) {
+		s = fopen(stat, "r");
+		assert_non_null(s);
+		assert_non_null(fgets(buf, sizeof(buf), s));
+		fclose(s);
+		if (strstr(buf, ") Z "))
+			break;
+		usleep(1000);
+	}
+	assert_true(tries < 1000);
+	for (ip = 0; ip < 2; ip++) {
+		USDT_OPTS(usdt_attach_opts, o, .force_ip_map = ip);
+
+		errno = 0;
+		assert_null(usdt_manager__attach(f->man, f->skel->progs.on_usdt,
+						 pid, "/proc/self/exe", "tf",
+						 "fire", &o));
+		assert_int_equal(errno, ESRCH);
+	}
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	assert_int_equal(f->man->live_cnt, 0);
+}
+
+/*
+ * A read-only mapping of the same file, placed below its code: IP-map
+ * mode must key the IP by the executable mapping.
+ */
+static void test_ip_map_uses_exec_mapping(void **state)
+{
+	struct fix *f = *state;
+	USDT_OPTS(usdt_attach_opts, o, .force_ip_map = true);
+	struct usdt_link *l;
+	struct stat st;
+	void *low;
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	low = mmap((void *)0x10000000, (size_t)st.st_size, PROT_READ,
+		   MAP_PRIVATE | MAP_FIXED_NOREPLACE, fd, 0);
+	assert_true(low != MAP_FAILED);
+	close(fd);
+	reset(f->skel);
+	l = attach(f->man, f->skel->progs.on_usdt, 0, "/proc/self/exe", "tf",
+		   "fire", &o);
+	fire(4321);
+	assert_int_equal(hits(f->skel), 1);
+	assert_int_equal(f->skel->bss->hits[0].rc[0], 0);
+	assert_int_equal(f->skel->bss->hits[0].args[0], 4321);
+	assert_int_equal(usdt_link__destroy(l), 0);
+	munmap(low, (size_t)st.st_size);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Programs, managers and links                                           */
+
+/* A program of another bpf_object would get spec IDs it never reads. */
+static void test_program_of_other_object(void **state)
+{
+	struct fix *f = *state;
+
+	errno = 0;
+	assert_null(usdt_manager__attach(f->man, f->perf_skel->progs.on_usdt,
+					 -1, "/proc/self/exe", "tf", "fire",
+					 NULL));
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(f->man->live_cnt, 0);
+	assert_int_equal(f->perf_man->live_cnt, 0);
+}
+
+/* Read an int at byte off of the .bss map through its fd. */
+static unsigned int bss_read(int fd, size_t off)
+{
+	static char buf[1 << 20];
+	uint32_t key = 0;
+	unsigned int v;
+
+	assert_int_equal(bpf_map_lookup_elem(fd, &key, buf), 0);
+	memcpy(&v, buf + off, sizeof(v));
+	return v;
+}
+
+/*
+ * The manager is freed and the bpf_object closed while a link lives: the
+ * link goes on firing, and destroying it later still gives back its
+ * IP-map entries and zeroes its spec, without touching the object.
+ */
+static void test_links_outlive_manager(void **state)
+{
+	USDT_OPTS(usdt_attach_opts, o, .force_ip_map = true, .usr_cookie = 9);
+	struct usdt_manager *man;
+	struct usdt_test *skel = open_loaded(&man, NULL);
+	struct usdt_link *l;
+	static const struct usdt_spec zero;
+	struct usdt_spec spec;
+	size_t cnt_off = (size_t)((char *)&skel->bss->hit_cnt -
+				  (char *)skel->bss);
+	int specs = dup(bpf_map__fd(skel->maps.usdt__specs));
+	int ips = dup(bpf_map__fd(skel->maps.usdt__ip2spec));
+	int bss = dup(bpf_map__fd(skel->maps.bss));
+	uint32_t id;
+	long key;
+
+	l = attach(man, skel->progs.on_usdt, 0, "/proc/self/exe", "tf", "fire",
+		   &o);
+	usdt_manager__free(man);
+	usdt_test__destroy(skel);
+	fire(1);
+	assert_int_equal(bss_read(bss, cnt_off), 1);
+	assert_int_equal(bpf_map_get_next_key(ips, NULL, &key), 0);
+	assert_int_equal(usdt_link__destroy(l), 0);
+	assert_int_not_equal(bpf_map_get_next_key(ips, NULL, &key), 0);
+	for (id = 0; id < 4; id++) {
+		assert_int_equal(bpf_map_lookup_elem(specs, &id, &spec), 0);
+		assert_memory_equal(&spec, &zero, sizeof(spec));
+	}
+	fire(2);
+	assert_int_equal(bss_read(bss, cnt_off), 1);
+	close(specs);
+	close(ips);
+	close(bss);
+}
+
+/* Destroy reports the first error it meets, and still undoes the rest. */
+static void test_destroy_reports_error(void **state)
+{
+	struct fix *f = *state;
+	USDT_OPTS(usdt_attach_opts, o, .force_ip_map = true);
+	int ips = bpf_map__fd(f->skel->maps.usdt__ip2spec);
+	struct usdt_link *l;
+	long key;
+
+	l = attach(f->man, f->skel->progs.on_usdt, 0, "/proc/self/exe", "tf",
+		   "fire", &o);
+	assert_int_equal(bpf_map_get_next_key(ips, NULL, &key), 0);
+	assert_int_equal(bpf_map_delete_elem(ips, &key), 0);
+	errno = 0;
+	assert_int_equal(usdt_link__destroy(l), -ENOENT);
+	assert_int_equal(errno, ENOENT);
+	assert_int_equal(f->man->live_cnt, 0);
+	reset(f->skel);
+	fire(3);
+	assert_int_equal(hits(f->skel), 0);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Parse once                                                             */
+
+static void attach_every_name(struct fix *f, const struct usdt_file *file)
+{
+	struct usdt_link *links[NAME_CNT];
+	char name[8];
+	int i;
+
+	for (i = 0; i < NAME_CNT; i++) {
+		snprintf(name, sizeof(name), "n%02d", i);
+		if (file)
+			links[i] = usdt_manager__attach_file(
+				f->man, f->skel->progs.on_usdt, -1, file, "tf",
+				name, NULL);
+		else
+			links[i] = usdt_manager__attach(
+				f->man, f->skel->progs.on_usdt, -1,
+				"/proc/self/exe", "tf", name, NULL);
+		assert_non_null(links[i]);
+		assert_int_equal(usdt_link__site_cnt(links[i]), 1);
+	}
+	reset(f->skel);
+	fire_names();
+	assert_int_equal(hits(f->skel), NAME_CNT);
+	for (i = 0; i < NAME_CNT; i++)
+		assert_int_equal(usdt_link__destroy(links[i]), 0);
+}
+
+/* 60 probe names attached one call at a time: one parse of the file. */
+static void test_parse_once(void **state)
+{
+	struct fix *f = *state;
+	usdt_print_fn_t old;
+	struct usdt_file *file;
+
+	usdt_manager__free(f->man);	/* a fresh manager, nothing kept */
+	f->man = usdt_manager__new(f->skel->obj, NULL);
+	assert_non_null(f->man);
+	parse_cnt = 0;
+	old = usdt_set_print(count_and_race);
+	attach_every_name(f, NULL);
+	assert_int_equal(parse_cnt, 1);
+
+	file = usdt_file__open("/proc/self/exe", NULL);
+	assert_non_null(file);
+	assert_int_equal(parse_cnt, 2);
+	attach_every_name(f, file);
+	assert_int_equal(parse_cnt, 2);
+	/* A miss, exact or glob. */
+	errno = 0;
+	assert_null(usdt_manager__attach_file(f->man, f->skel->progs.on_usdt,
+					      -1, file, "tf", "nosuch", NULL));
+	assert_int_equal(errno, ENOENT);
+	assert_null(usdt_manager__attach_file(f->man, f->skel->progs.on_usdt,
+					      -1, file, "tf", "n6?", NULL));
+	assert_int_equal(errno, ENOENT);
+	usdt_set_print(old);
+	/* A glob over names: all 60, one link. */
+	{
+		struct usdt_link *l = usdt_manager__attach_file(
+			f->man, f->skel->progs.on_usdt, -1, file, "t?", "n[0-5]*",
+			NULL);
+
+		assert_non_null(l);
+		assert_int_equal(usdt_link__site_cnt(l), NAME_CNT);
+		assert_int_equal(usdt_link__destroy(l), 0);
+	}
+	usdt_file__close(file);
+}
+
+/* A file read from memory has no file for the kernel. */
+static void test_attach_file_needs_fd(void **state)
+{
+	struct fix *f = *state;
+	struct usdt_file *file;
+	struct stat st;
+	char *img;
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+
+	errno = 0;
+	assert_null(usdt_manager__attach_file(f->man, f->skel->progs.on_usdt,
+					      -1, NULL, "tf", "fire", NULL));
+	assert_int_equal(errno, EINVAL);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	img = malloc((size_t)st.st_size);
+	assert_non_null(img);
+	assert_int_equal(pread(fd, img, (size_t)st.st_size, 0), st.st_size);
+	close(fd);
+	file = usdt__file_open_mem(img, (size_t)st.st_size, "image");
+	free(img);
+	assert_non_null(file);
+	errno = 0;
+	assert_null(usdt_manager__attach_file(f->man, f->skel->progs.on_usdt,
+					      -1, file, "tf", "fire", NULL));
+	assert_int_equal(errno, EINVAL);
+	usdt_file__close(file);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_path_race),
+		cmocka_unit_test(test_replaced_binary),
+		cmocka_unit_test(test_zombie),
+		cmocka_unit_test(test_ip_map_uses_exec_mapping),
+		cmocka_unit_test(test_program_of_other_object),
+		cmocka_unit_test(test_links_outlive_manager),
+		cmocka_unit_test(test_destroy_reports_error),
+		cmocka_unit_test(test_parse_once),
+		cmocka_unit_test(test_attach_file_needs_fd),
+	};
+
+	if (argc == 2 && !strcmp(argv[1], "firer"))
+		return firer_main();
+	usdt_test_require_kernel("kernel/test_file");
+	if (!getenv("USDT_LOG_LEVEL"))
+		usdt_set_print(NULL);
+	return cmocka_run_group_tests_name("file", tests, setup, teardown);
+}

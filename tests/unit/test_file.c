@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The reader against files an attacker shapes: truncated while read,
+ * sparse and huge, with too many notes, FIFOs and devices where a file
+ * is expected; and the library-path resolver. No kernel needed.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test_util.h"
+#include "reader.h"
+#include "elf_builder.h"
+
+#define NOTE_AT 0x10000		/* where the moved .note.stapsdt starts */
+
+static char dir[64];
+
+static int setup(void **state)
+{
+	snprintf(dir, sizeof(dir), "/tmp/usdt-test-file-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+	return 0;
+}
+
+static void path_in_dir(char *out, size_t sz, const char *name)
+{
+	snprintf(out, sz, "%s/%s", dir, name);
+}
+
+/*
+ * Write a small valid ELF file to path whose .note.stapsdt is moved to
+ * NOTE_AT and is size bytes long; the note bytes there are notes[0..len)
+ * and zeros (a hole) after them.
+ */
+static void write_moved_notes(const char *path, const void *notes, size_t len,
+			      uint64_t size)
+{
+	struct elfb_notes n = { .be = false };
+	struct elfb e;
+	int fd;
+
+	elfb_probe(&n, ELFB_TEXT_VA, ELFB_BASE_VA, 0, "p", "n", "");
+	elfb_build(&e, false, EM_X86_64, ET_DYN, &n);
+	elfb_put(elfb_shdr(&e, ELFB_SEC_NOTE, 24), false, NOTE_AT, 8);
+	elfb_put(elfb_shdr(&e, ELFB_SEC_NOTE, 32), false, size, 8);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, e.buf, e.len), (ssize_t)e.len);
+	if (len)
+		assert_int_equal(pwrite(fd, notes, len, NOTE_AT), (ssize_t)len);
+	assert_int_equal(ftruncate(fd, (off_t)(NOTE_AT + size)), 0);
+	close(fd);
+}
+
+/* cnt stapsdt notes (the first one bad when bad_first), malloc'ed. */
+static unsigned char *make_notes(size_t cnt, bool bad_first, size_t *len)
+{
+	unsigned char desc[64];
+	size_t dlen, one, i;
+	unsigned char *buf, *p;
+
+	dlen = elfb_desc(desc, false, ELFB_TEXT_VA, ELFB_BASE_VA, 0, "p", "n",
+			 "-4@%edi");
+	one = 12 + 8 + elfb_align(dlen, 4);
+	buf = calloc(cnt, one);
+	assert_non_null(buf);
+	for (i = 0, p = buf; i < cnt; i++, p += one) {
+		elfb_put(p, false, 8, 4);
+		elfb_put(p + 4, false, dlen, 4);
+		elfb_put(p + 8, false, 3, 4);
+		memcpy(p + 12, "stapsdt", 8);
+		memcpy(p + 20, desc, dlen);
+		/* A bad note: its strings do not end. */
+		if (bad_first && !i)
+			memset(p + 20 + 24, 'x', dlen - 24);
+	}
+	*len = cnt * one;
+	return buf;
+}
+
+static struct usdt_file *open_quiet(const char *path)
+{
+	usdt_print_fn_t old = usdt_set_print(NULL);
+	struct usdt_file *f = usdt_file__open(path, NULL);
+
+	usdt_set_print(old);
+	return f;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Truncated while read                                                   */
+
+static const char *truncate_path;
+
+/* At the reader's first message, its owner cuts the file short. */
+static int truncate_on_message(enum usdt_print_level level, const char *fmt,
+			       va_list ap)
+{
+	if (truncate_path) {
+		assert_int_equal(truncate(truncate_path, NOTE_AT + 64), 0);
+		truncate_path = NULL;
+	}
+	return 0;
+}
+
+/*
+ * Read through a mapping, the reader died of SIGBUS on the pages past the
+ * new end. Run in a child, so that a signal fails the test rather than
+ * the runner.
+ */
+static void test_truncated_while_read(void **state)
+{
+	char path[128];
+	unsigned char *notes;
+	size_t len;
+	pid_t pid;
+	int status;
+
+	path_in_dir(path, sizeof(path), "trunc");
+	notes = make_notes(4000, true, &len);
+	write_moved_notes(path, notes, len, len);
+	free(notes);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct usdt_file *f;
+
+		truncate_path = path;
+		usdt_set_print(truncate_on_message);
+		f = usdt_file__open(path, NULL);
+		/* Either it was read before the cut, or the cut is an error. */
+		_exit(f ? (usdt_file__probe_cnt(f) == 4000 ? 0 : 2) :
+			  errno == ENOEXEC ? 0 : 3);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (WIFSIGNALED(status))
+		fail_msg("the reader died of signal %d", WTERMSIG(status));
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Bounded work                                                           */
+
+/* A 2 GiB hole as .note.stapsdt: refused before anything is read. */
+static void test_huge_sparse_note_section(void **state)
+{
+	char path[128];
+
+	path_in_dir(path, sizeof(path), "sparse");
+	write_moved_notes(path, NULL, 0, 2ull << 30);
+	errno = 0;
+	assert_null(open_quiet(path));
+	assert_int_equal(errno, EFBIG);
+	assert_int_equal(unlink(path), 0);
+}
+
+/* Just under the limit, all zeros: padding, read as no notes. */
+static void test_zero_padding_stops_the_walk(void **state)
+{
+	char path[128];
+	struct usdt_file *f;
+	unsigned char *notes;
+	size_t len;
+
+	path_in_dir(path, sizeof(path), "zeros");
+	notes = make_notes(3, false, &len);
+	write_moved_notes(path, notes, len, USDT__MAX_SECTION_SIZE);
+	free(notes);
+	f = open_quiet(path);
+	assert_non_null(f);
+	assert_int_equal(usdt_file__probe_cnt(f), 3);
+	assert_int_equal(usdt_probe__status(usdt_file__probe(f, 2)), 0);
+	usdt_file__close(f);
+	assert_int_equal(unlink(path), 0);
+}
+
+static void test_too_many_notes(void **state)
+{
+	char path[128];
+	struct usdt_file *f;
+	unsigned char *notes;
+	size_t len;
+
+	path_in_dir(path, sizeof(path), "many");
+	notes = make_notes(USDT__MAX_SITES + 1, false, &len);
+	assert_true(len <= USDT__MAX_SECTION_SIZE);
+	write_moved_notes(path, notes, len, len);
+	errno = 0;
+	assert_null(open_quiet(path));
+	assert_int_equal(errno, E2BIG);
+	/* The limit itself is fine. */
+	write_moved_notes(path, notes, len - len / (USDT__MAX_SITES + 1),
+			  len - len / (USDT__MAX_SITES + 1));
+	free(notes);
+	f = open_quiet(path);
+	assert_non_null(f);
+	assert_int_equal(usdt_file__probe_cnt(f), USDT__MAX_SITES);
+	usdt_file__close(f);
+	assert_int_equal(unlink(path), 0);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Not regular files                                                      */
+
+static void test_not_regular_refused(void **state)
+{
+	char fifo[128];
+	const char *paths[] = { fifo, "/dev/null", "/dev/zero", "/tmp" };
+	size_t i;
+
+	path_in_dir(fifo, sizeof(fifo), "fifo");
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	alarm(10);	/* a hang fails the test, not the run */
+	for (i = 0; i < USDT__ARRAY_SIZE(paths); i++) {
+		errno = 0;
+		assert_null(open_quiet(paths[i]));
+		assert_int_equal(errno, ENOEXEC);
+		assert_int_equal(usdt__open_regular(paths[i]), -ENOEXEC);
+	}
+	alarm(0);
+	assert_int_equal(unlink(fifo), 0);
+}
+
+/*
+ * A FIFO and a directory named like the library come first on
+ * LD_LIBRARY_PATH: passed over without blocking, the real one is found.
+ */
+static void test_resolver_skips_fifo(void **state)
+{
+	char d1[128], d2[128], d3[128], fifo[160], lib[160], sub[160];
+	char out[4096];
+	char *old = getenv("LD_LIBRARY_PATH") ?
+		strdup(getenv("LD_LIBRARY_PATH")) : NULL;
+	char list[512];
+	struct elfb_notes n = { .be = false };
+	struct elfb e;
+	int fd;
+
+	path_in_dir(d1, sizeof(d1), "d1");
+	path_in_dir(d2, sizeof(d2), "d2");
+	path_in_dir(d3, sizeof(d3), "d3");
+	assert_int_equal(mkdir(d1, 0700), 0);
+	assert_int_equal(mkdir(d2, 0700), 0);
+	assert_int_equal(mkdir(d3, 0700), 0);
+	snprintf(fifo, sizeof(fifo), "%s/libzzz.so", d1);
+	snprintf(sub, sizeof(sub), "%s/libzzz.so", d2);
+	snprintf(lib, sizeof(lib), "%s/libzzz.so", d3);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	elfb_build(&e, false, usdt__arch_host()->e_machine, ET_DYN, &n);
+	fd = open(lib, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, e.buf, e.len), (ssize_t)e.len);
+	close(fd);
+
+	snprintf(list, sizeof(list), "%s:%s:%s", d1, d2, d3);
+	setenv("LD_LIBRARY_PATH", list, 1);
+	alarm(10);
+	assert_int_equal(usdt_resolve_path(-1, "libzzz.so", out, sizeof(out)),
+			 0);
+	assert_string_equal(out, lib);
+	assert_int_equal(usdt_resolve_path(-1, "libzzz", out, sizeof(out)),
+			 -ENOENT);
+	assert_int_equal(errno, ENOENT);
+	/* A path is taken as it is, and must be a regular file. */
+	assert_int_equal(usdt_resolve_path(-1, fifo, out, sizeof(out)),
+			 -ENOEXEC);
+	alarm(0);
+	if (old) {
+		setenv("LD_LIBRARY_PATH", old, 1);
+		free(old);
+	} else {
+		unsetenv("LD_LIBRARY_PATH");
+	}
+}
+
+/* A library of this process, by bare name: found through our maps. */
+static void test_resolver_maps_first(void **state)
+{
+	char out[4096];
+
+	assert_int_equal(usdt_resolve_path(0, "libc.so.6", out, sizeof(out)),
+			 0);
+	assert_true(!strncmp(out, "/proc/", 6));
+	assert_non_null(strstr(out, "libc.so.6"));
+	/* Without a process: where the loader looks. */
+	assert_int_equal(usdt_resolve_path(-1, "libc.so.6", out, sizeof(out)),
+			 0);
+	assert_true(out[0] == '/' && strncmp(out, "/proc/", 6));
+	assert_int_equal(usdt_resolve_path(-1, "", out, sizeof(out)), -EINVAL);
+	assert_int_equal(usdt_resolve_path(-1, "/etc/passwd", out, 4), -ENAMETOOLONG);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_truncated_while_read),
+		cmocka_unit_test(test_huge_sparse_note_section),
+		cmocka_unit_test(test_zero_padding_stops_the_walk),
+		cmocka_unit_test(test_too_many_notes),
+		cmocka_unit_test(test_not_regular_refused),
+		cmocka_unit_test(test_resolver_skips_fifo),
+		cmocka_unit_test(test_resolver_maps_first),
+	};
+
+	return cmocka_run_group_tests_name("file", tests, setup, teardown);
+}
