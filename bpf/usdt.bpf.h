@@ -240,6 +240,12 @@ struct usdt__regs {
 	__u64 r[__USDT_CTX_SLOTS];
 };
 
+/* X(n) for every 8-byte word a context of any arch has. */
+#define __USDT_EACH_SLOT(X)                                                 \
+	X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)       \
+	X(12) X(13) X(14) X(15) X(16) X(17) X(18) X(19) X(20) X(21) X(22)   \
+	X(23) X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31) X(32) X(33)
+
 #ifdef __USDT_IP_OFF
 /*
  * One constant-offset load from the context per word, each its own asm
@@ -256,14 +262,7 @@ struct usdt__regs {
 static __always_inline int __usdt_copy_regs(__USDT_CTX *ctx,
 					    struct usdt__regs *regs)
 {
-	__USDT_CP(0) __USDT_CP(1) __USDT_CP(2) __USDT_CP(3) __USDT_CP(4)
-	__USDT_CP(5) __USDT_CP(6) __USDT_CP(7) __USDT_CP(8) __USDT_CP(9)
-	__USDT_CP(10) __USDT_CP(11) __USDT_CP(12) __USDT_CP(13)
-	__USDT_CP(14) __USDT_CP(15) __USDT_CP(16) __USDT_CP(17)
-	__USDT_CP(18) __USDT_CP(19) __USDT_CP(20) __USDT_CP(21)
-	__USDT_CP(22) __USDT_CP(23) __USDT_CP(24) __USDT_CP(25)
-	__USDT_CP(26) __USDT_CP(27) __USDT_CP(28) __USDT_CP(29)
-	__USDT_CP(30) __USDT_CP(31) __USDT_CP(32) __USDT_CP(33)
+	__USDT_EACH_SLOT(__USDT_CP)
 	return 0;
 }
 #else
@@ -316,15 +315,7 @@ static __always_inline int __usdt_ctx_word(const void *ctx, __u64 off,
 					   __u64 *v)
 {
 	switch (off) {
-	__USDT_SLOT(0) __USDT_SLOT(1) __USDT_SLOT(2) __USDT_SLOT(3)
-	__USDT_SLOT(4) __USDT_SLOT(5) __USDT_SLOT(6) __USDT_SLOT(7)
-	__USDT_SLOT(8) __USDT_SLOT(9) __USDT_SLOT(10) __USDT_SLOT(11)
-	__USDT_SLOT(12) __USDT_SLOT(13) __USDT_SLOT(14) __USDT_SLOT(15)
-	__USDT_SLOT(16) __USDT_SLOT(17) __USDT_SLOT(18) __USDT_SLOT(19)
-	__USDT_SLOT(20) __USDT_SLOT(21) __USDT_SLOT(22) __USDT_SLOT(23)
-	__USDT_SLOT(24) __USDT_SLOT(25) __USDT_SLOT(26) __USDT_SLOT(27)
-	__USDT_SLOT(28) __USDT_SLOT(29) __USDT_SLOT(30) __USDT_SLOT(31)
-	__USDT_SLOT(32) __USDT_SLOT(33)
+	__USDT_EACH_SLOT(__USDT_SLOT)
 	default:
 		return -EOPNOTSUPP;
 	}
