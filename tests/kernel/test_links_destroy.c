@@ -5,7 +5,6 @@
  * closed (no descriptor left, no hit counted), every spec ID and IP-map
  * entry given back, every entry set to NULL.
  */
-#include <dirent.h>
 #include <sys/sdt.h>
 #include <time.h>
 
@@ -24,19 +23,6 @@
 __attribute__((noinline)) void fire_many(long v)
 {
 	STAP_PROBE1(links, many, v);
-}
-
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	assert_non_null(d);
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
 }
 
 /* Every spec of the object is zero: every ID was given back. */
@@ -83,7 +69,7 @@ static void test_many_links(void **state)
 	struct usdt_test *skel = load(&man, false);
 	struct usdt_test *perf_skel = load(&perf_man, true);
 	struct usdt_link *links[NLINKS + 3] = { NULL };
-	int fds = count_fds(), i, n = 0;
+	int fds = usdt_test_count_fds(), i, n = 0;
 	struct timespec t0, t1;
 
 	/* Each with its own cookie: each its own spec ID. */
@@ -109,7 +95,7 @@ static void test_many_links(void **state)
 					  -1, "/proc/self/exe", "links", "many",
 					  NULL);
 	assert_non_null(links[n - 1]);
-	assert_true(count_fds() > fds);
+	assert_true(usdt_test_count_fds() > fds);
 	assert_int_equal(ip_entries(perf_skel), 1);
 	fire_many(1);
 	assert_int_equal(skel->bss->hit_cnt, NLINKS);
@@ -140,7 +126,7 @@ static void test_many_links(void **state)
 	assert_int_equal(usdt_links__destroy(links, 1), 0);
 	usdt_manager__free(man);
 	/* Nothing of the links or the managers stays open. */
-	assert_int_equal(count_fds(), fds);
+	assert_int_equal(usdt_test_count_fds(), fds);
 	usdt_test__destroy(skel);
 	usdt_test__destroy(perf_skel);
 }
