@@ -289,9 +289,10 @@ static int rodata_var(struct bpf_object *obj, const char *name,
 	const struct btf_var_secinfo *vs;
 	const struct btf_type *sec, *var;
 	struct bpf_map *map;
+	unsigned int i, vlen;
 	struct btf *btf;
 	size_t size;
-	int id, i;
+	int id;
 
 	btf = bpf_object__btf(obj);
 	if (!btf)
@@ -310,7 +311,9 @@ static int rodata_var(struct bpf_object *obj, const char *name,
 	if (!map || !bpf_map__initial_value(map, &size))
 		return -ENOENT;
 	vs = btf_var_secinfos(sec);
-	for (i = 0; i < (int)btf_vlen(sec); i++, vs++) {
+	/* btf_vlen() is __u16 up to libbpf 1.7 and __u32 after. */
+	vlen = btf_vlen(sec);
+	for (i = 0; i < vlen; i++, vs++) {
 		var = btf__type_by_id(btf, vs->type);
 		if (strcmp(btf__name_by_offset(btf, var->name_off), name))
 			continue;
@@ -384,12 +387,64 @@ static void set_arch_vars(struct usdt_manager *man)
 	free(data);
 }
 
+/*
+ * Does this libbpf load every SEC("usdt") program for uprobe_multi links
+ * when the kernel has them, whatever its expected attach type says? From
+ * 1.3 on it does (libbpf commit "libbpf: Add uprobe multi link support to
+ * bpf_program__attach_usdt").
+ */
+static bool libbpf_forces_multi(void)
+{
+	return libbpf_major_version() > 1 || libbpf_minor_version() >= 3;
+}
+
+/*
+ * Before load, choose for each SEC("usdt") program the kind of link it
+ * will take: its expected attach type says it at attach time.
+ *
+ * For per-site uprobes on a kernel with uprobe_multi, a libbpf that
+ * forces uprobe_multi at load (1.3+) must lose the section handler that
+ * does it. Changing a program's type drops its handler (libbpf 1.2+), so
+ * the type goes to another and back: the program then loads as a plain
+ * kprobe-type program with no expected attach type, as libbpf 1.1 loads
+ * it. What the handler did besides that is auto-attach (which the manager
+ * does instead) and BPF_F_SLEEPABLE for "usdt.s" (which only uprobe_multi
+ * programs may have).
+ */
+static int prepare_progs(struct bpf_object *obj, bool want_multi)
+{
+	bool multi = want_multi && usdt__features()->uprobe_multi;
+	bool drop_handler = !multi && usdt__features()->uprobe_multi &&
+			    libbpf_forces_multi();
+	struct bpf_program *prog;
+	int err;
+
+	bpf_object__for_each_program(prog, obj) {
+		if (!is_usdt_prog(prog))
+			continue;
+		if (multi) {
+			err = bpf_program__set_expected_attach_type(
+				prog, USDT__TRACE_UPROBE_MULTI);
+		} else if (drop_handler) {
+			err = bpf_program__set_type(prog,
+						    BPF_PROG_TYPE_TRACEPOINT);
+			if (!err)
+				err = bpf_program__set_type(prog,
+							    BPF_PROG_TYPE_KPROBE);
+		} else {
+			err = 0;
+		}
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 				       const struct usdt_manager_opts *opts)
 {
 	uint32_t max_specs, max_ips;
 	struct usdt_manager *man;
-	struct bpf_program *prog;
 	bool loaded;
 	int err;
 
@@ -429,20 +484,12 @@ struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 		    (err = bpf_map__set_max_entries(man->ip_map, max_ips)))
 			goto err_out;
 		set_arch_vars(man);
-		/* Each program's expected attach type then says, at attach
-		 * time, which kind of link it takes. */
-		if (!OPTS_GET(opts, no_uprobe_multi, false) &&
-		    usdt__features()->uprobe_multi) {
-			bpf_object__for_each_program(prog, obj) {
-				if (!is_usdt_prog(prog))
-					continue;
-				err = bpf_program__set_expected_attach_type(
-					prog, USDT__TRACE_UPROBE_MULTI);
-				if (err)
-					goto err_out;
-			}
-		}
+		err = prepare_progs(obj, !OPTS_GET(opts, no_uprobe_multi,
+						   false));
+		if (err)
+			goto err_out;
 	}
+	usdt__skel_prepare(obj);
 	return man;
 
 err_out:
@@ -469,14 +516,16 @@ void usdt__manager_release(struct usdt_manager *man)
 }
 
 /*
- * Links still alive keep the bookkeeping they need, and the manager's own
- * map descriptors: the last one frees it. Neither touches the bpf_object
+ * The links of usdt_manager__attach_all() go first. Links the user still
+ * holds keep the bookkeeping they need, and the manager's own map
+ * descriptors: the last one frees it. Neither touches the bpf_object
  * again, which the user may close at once.
  */
 void usdt_manager__free(struct usdt_manager *man)
 {
 	if (!man)
 		return;
+	usdt__skel_release(man);
 	usdt__file_cache_clear(man);
 	man->freed = true;
 	man->obj = NULL;

@@ -52,7 +52,11 @@ struct usdt_manager {
 	uint32_t bucket_cnt;		/* a power of two */
 	uint32_t live_cnt;
 
-	size_t link_cnt;		/* live links */
+	/* Links of usdt_manager__attach_all(), destroyed by free. */
+	struct usdt_link **owned;
+	size_t owned_cnt, owned_cap;
+
+	size_t link_cnt;		/* live links, owned ones included */
 	bool freed;			/* usdt_manager__free() called; the
 					 * last link frees the memory */
 };
@@ -71,6 +75,11 @@ void usdt__manager_release(struct usdt_manager *man);
 void usdt__manager_close_maps(struct usdt_manager *man);
 /* Close the files the manager keeps (src/attach.c). */
 void usdt__file_cache_clear(struct usdt_manager *man);
+
+/* Skeletons (skel.c): auto-attach off for SEC("usdt/...") programs, so
+ * that the skeleton's __attach() skips them; destroy the owned links. */
+void usdt__skel_prepare(struct bpf_object *obj);
+void usdt__skel_release(struct usdt_manager *man);
 
 /* Where site i of a link has its uprobe (file offset), for tests. */
 uint64_t usdt__link_offset(const struct usdt_link *link, size_t i);

@@ -30,3 +30,17 @@ $(KTEST_DIR)/shapes-%.bpf.o: tests/kernel/shapes.bpf.c $(VMLINUX_H) \
 	$(Q)$(CLANG) $(BPF_CFLAGS) $(if $(filter noarch,$*),-U__TARGET_ARCH_$(BPF_ARCH),-mcpu=$*) \
 		-c $< -o $@
 DEPS_test_verifier := $(SHAPES_OBJS)
+
+# One file from read to attach; it also runs `usdt list -p`.
+LDFLAGS_test_file = $(TOOL_TEST_DEFS)
+DEPS_test_file = $(TOOL)
+
+# Skeleton auto-attach: probes in libusdttest.so, found by bare name.
+DEPS_test_skel := $(KTEST_DIR)/libusdttest.so
+LDFLAGS_test_skel := -L$(KTEST_DIR) -lusdttest -Wl,-rpath,$(abspath $(KTEST_DIR))
+
+# The examples, run as a user runs them.
+DEPS_test_examples := $(EXAMPLES_DIR)/hello $(EXAMPLES_DIR)/hello_skel \
+	$(EXAMPLES_DIR)/target
+DEPS_test_link_api := $(DEPS_test_skel)
+LDFLAGS_test_link_api := $(LDFLAGS_test_skel)
