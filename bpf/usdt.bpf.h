@@ -151,12 +151,17 @@
  * The context type of the global functions. The kernel accepts a global
  * function's argument as the context only under the name it gives a
  * kprobe program's context: bpf_user_pt_regs_t, which vmlinux.h has for
- * every arch (struct pt_regs on x86, where it is the same type).
+ * every arch (struct pt_regs on x86, where it is the same type). Kernels
+ * before 6.8 compare the struct it stands for by name: a vmlinux.h of
+ * another arch gives the wrong one, and the manager then has these
+ * functions verified per call instead (see usdt_manager__new()).
  */
+#ifndef __USDT_CTX
 #ifdef __VMLINUX_H__
 #define __USDT_CTX bpf_user_pt_regs_t
 #else
 #define __USDT_CTX struct pt_regs
+#endif
 #endif
 
 /* Spec ID -> spec. Written only by libusdt. */
