@@ -269,8 +269,9 @@ struct usdt_manager_opts {
  * borrowed and must outlive the manager.
  * @param opts NULL, or options.
  * @return the manager, or NULL with errno: ESRCH (the object does not
- * include bpf/usdt.bpf.h), EINVAL (bad opts, or sizes given after load),
- * ENOMEM.
+ * include bpf/usdt.bpf.h), EPROTO (its usdt.bpf.h reads another spec
+ * layout than this library writes: it was built against another libusdt),
+ * EINVAL (bad opts, or sizes given after load), ENOMEM.
  *
  * Called before bpf_object__load(), it may resize the maps and chooses the
  * link of the object's SEC("usdt") and SEC("usdt/...") programs, the same
@@ -407,6 +408,18 @@ USDT_API int usdt_manager__attach_all(struct usdt_manager *man, pid_t pid,
  * still undone and the link is freed in either case.
  */
 USDT_API int usdt_link__destroy(struct usdt_link *link);
+/**
+ * @brief **usdt_links__destroy()** destroys links[0..n) as
+ * usdt_link__destroy() would, and sets each entry to NULL; NULL entries are
+ * skipped. The kernel waits a grace period to close each link (~55 ms for
+ * a uprobe_multi link): this closes them from up to 256 threads at once,
+ * so thousands of links go in seconds instead of minutes. Links of several
+ * managers may be mixed. Not to be called while another thread uses one of
+ * these links' managers.
+ * @return 0, or the first error met as a negative errno (EINVAL: links is
+ * NULL and n is not 0); every link is destroyed in either case.
+ */
+USDT_API int usdt_links__destroy(struct usdt_link **links, size_t n);
 /** @brief how many call sites the link is attached to. */
 USDT_API size_t usdt_link__site_cnt(const struct usdt_link *link);
 /** @brief how many distinct spec IDs the link holds. */

@@ -15,6 +15,7 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -268,19 +269,31 @@ static int attach_multi(const struct bpf_program *prog, pid_t pid,
 #endif
 
 /* Undo everything the link holds and free it; the first error met. */
-static int link_unwind(struct usdt_link *link)
+/* Detach a link from the kernel; the first error, and nothing to detach
+ * left behind in either case. */
+static int link_detach(struct usdt_link *link)
+{
+	int err = 0, e;
+	size_t i;
+
+	if (link->multi_fd >= 0 && close(link->multi_fd))
+		err = -errno;
+	link->multi_fd = -1;
+	for (i = 0; i < link->perf_cnt; i++) {
+		e = bpf_link__destroy(link->perf_links[i]);
+		err = err ? err : e;
+	}
+	link->perf_cnt = 0;
+	return err;
+}
+
+/* After link_detach(): give back the IP-map entries and spec IDs, free. */
+static int link_release(struct usdt_link *link)
 {
 	struct usdt_manager *man = link->man;
 	int err = 0, e;
 	size_t i;
 
-	/* Kernel first, so no hit sees a spec going away. */
-	if (link->multi_fd >= 0 && close(link->multi_fd))
-		err = -errno;
-	for (i = 0; i < link->perf_cnt; i++) {
-		e = bpf_link__destroy(link->perf_links[i]);
-		err = err ? err : e;
-	}
 	/* A pinned kernel link goes on reading its specs. */
 	if (link->pinned)
 		link->ip_cnt = link->site_cnt = 0;
@@ -304,6 +317,14 @@ static int link_unwind(struct usdt_link *link)
 	free(link->ips);
 	free(link);
 	return err;
+}
+
+static int link_unwind(struct usdt_link *link)
+{
+	/* Kernel first, so no hit sees a spec going away. */
+	int err = link_detach(link), e = link_release(link);
+
+	return err ? err : e;
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -715,6 +736,14 @@ struct usdt_link *usdt_manager__attach(struct usdt_manager *man,
 	return attach_sites(&c);
 }
 
+/* Drop a link's reference on its manager, and the manager's memory with
+ * the last one after usdt_manager__free(). */
+static void link_unref(struct usdt_manager *man)
+{
+	if (!--man->link_cnt && man->freed)
+		usdt__manager_release(man);
+}
+
 int usdt_link__destroy(struct usdt_link *link)
 {
 	struct usdt_manager *man;
@@ -724,8 +753,83 @@ int usdt_link__destroy(struct usdt_link *link)
 		return 0;
 	man = link->man;
 	err = link_unwind(link);
-	if (!--man->link_cnt && man->freed)
-		usdt__manager_release(man);
+	link_unref(man);
+	return usdt__err(err);
+}
+
+/*
+ * Closing a kernel link waits for a grace period (~55 ms for a
+ * uprobe_multi link on 6.x): one by one, 10,000 links take ten minutes.
+ * Threads close them side by side, and the grace periods overlap.
+ */
+#define DETACH_THREADS 256
+
+struct detach_job {
+	struct usdt_link **links;
+	size_t n;
+	size_t next;		/* the next link to take, atomically */
+	int err;		/* the first error, atomically */
+};
+
+static void *detach_worker(void *arg)
+{
+	struct detach_job *job = arg;
+	size_t i;
+	int e, none = 0;
+
+	while ((i = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED)) <
+	       job->n) {
+		if (!job->links[i])
+			continue;
+		e = link_detach(job->links[i]);
+		if (e)
+			__atomic_compare_exchange_n(&job->err, &none, e, false,
+						    __ATOMIC_RELAXED,
+						    __ATOMIC_RELAXED);
+		none = 0;
+	}
+	return NULL;
+}
+
+/* Detach links[0..n) from the kernel, in parallel where threads start. */
+static int detach_all(struct usdt_link **links, size_t n)
+{
+	struct detach_job job = { .links = links, .n = n };
+	pthread_t tids[DETACH_THREADS];
+	size_t t, started = 0;
+
+	for (t = 0; t < DETACH_THREADS && t + 1 < n; t++) {
+		if (pthread_create(&tids[t], NULL, detach_worker, &job))
+			break;
+		started++;
+	}
+	/* This thread works too: with no thread started, it does it all. */
+	detach_worker(&job);
+	for (t = 0; t < started; t++)
+		pthread_join(tids[t], NULL);
+	return job.err;
+}
+
+int usdt_links__destroy(struct usdt_link **links, size_t n)
+{
+	struct usdt_manager *man;
+	int err, e;
+	size_t i;
+
+	if (!links)
+		return n ? usdt__err(-EINVAL) : 0;
+	/* Every kernel link first, so no hit sees a spec going away; then
+	 * the bookkeeping, which is not thread-safe, in this thread. */
+	err = detach_all(links, n);
+	for (i = 0; i < n; i++) {
+		if (!links[i])
+			continue;
+		man = links[i]->man;
+		e = link_release(links[i]);
+		err = err ? err : e;
+		link_unref(man);
+		links[i] = NULL;
+	}
 	return usdt__err(err);
 }
 
