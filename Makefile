@@ -14,9 +14,11 @@
 #
 # Knobs: CC CLANG BPFTOOL EXTRA_CFLAGS EXTRA_LDFLAGS OBJDIR V=1
 #        BUILD_STATIC_ONLY=1 CROSS_COMPILE=aarch64-linux-gnu-
+#        LIBBPF=1.7 (build and test against libbpf 1.7.0, see below)
 
-MAJOR := 0
-MINOR := 1
+# The version lives in include/usdt_version.h (usdt_version_string() too).
+MAJOR := $(shell sed -n 's/^\#define USDT_MAJOR_VERSION //p' include/usdt_version.h)
+MINOR := $(shell sed -n 's/^\#define USDT_MINOR_VERSION //p' include/usdt_version.h)
 PATCH := 0
 VERSION := $(MAJOR).$(MINOR).$(PATCH)
 
@@ -39,12 +41,28 @@ CLANG ?= clang
 BPFTOOL ?= bpftool
 PKG_CONFIG ?= pkg-config
 
+# LIBBPF=1.7: everything (library, tool, tests, example, the BPF side's
+# <bpf/*.h>) against libbpf 1.7.0 built from Debian sid's source package
+# by scripts/libbpf-1.7.sh into LIBBPF_DIR/prefix, in an OBJDIR of its own.
+# Programs find its libbpf.so by rpath. Unset: the system's libbpf.
+ifneq ($(LIBBPF),)
+ifeq ($(wildcard scripts/libbpf-$(LIBBPF).sh),)
+$(error LIBBPF=$(LIBBPF): no scripts/libbpf-$(LIBBPF).sh (known: 1.7))
+endif
+LIBBPF_DIR ?= build/libbpf-$(LIBBPF)
+LIBBPF_PREFIX := $(abspath $(LIBBPF_DIR))/prefix
+LIBBPF_STAMP := $(LIBBPF_PREFIX)/.done
+LIBBPF_CFLAGS := -I$(LIBBPF_PREFIX)/include
+LIBBPF_LDFLAGS := -L$(LIBBPF_PREFIX)/lib -Wl,-rpath,$(LIBBPF_PREFIX)/lib
+OBJ_SUFFIX := -libbpf$(LIBBPF)
+endif
+
 ifeq ($(SANITIZE),1)
-OBJDIR ?= build-san
+OBJDIR ?= build-san$(OBJ_SUFFIX)
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
 	     -fno-sanitize-recover=all
 else
-OBJDIR ?= build
+OBJDIR ?= build$(OBJ_SUFFIX)
 SAN_FLAGS :=
 endif
 
@@ -53,8 +71,9 @@ ALL_CFLAGS := -std=gnu11 $(CFLAGS) -Wno-unused-parameter \
 	      -Wno-missing-field-initializers \
 	      -Werror=implicit-function-declaration \
 	      -Werror=incompatible-pointer-types \
-	      -D_GNU_SOURCE -Iinclude -Isrc $(SAN_FLAGS) $(EXTRA_CFLAGS)
-ALL_LDFLAGS := $(LDFLAGS) $(SAN_FLAGS) $(EXTRA_LDFLAGS)
+	      -D_GNU_SOURCE -Iinclude -Isrc $(LIBBPF_CFLAGS) $(SAN_FLAGS) \
+	      $(EXTRA_CFLAGS)
+ALL_LDFLAGS := $(LDFLAGS) $(LIBBPF_LDFLAGS) $(SAN_FLAGS) $(EXTRA_LDFLAGS)
 LIBS := -lbpf -lelf -lz
 
 ifeq ($(V),1)
@@ -71,7 +90,8 @@ SHARED_OBJS := $(patsubst %.c,$(OBJDIR)/shared/%.o,$(LIB_SRCS))
 STATIC_LIB := $(OBJDIR)/libusdt.a
 SHARED_LIB := $(OBJDIR)/libusdt.so.$(VERSION)
 SONAME := libusdt.so.$(MAJOR)
-HDRS := $(wildcard include/*.h src/*.h src/arch/*.h bpf/*.h)
+# With LIBBPF=..., its stamp: everything compiled waits for that libbpf.
+HDRS := $(wildcard include/*.h src/*.h src/arch/*.h bpf/*.h) $(LIBBPF_STAMP)
 
 ifeq ($(BUILD_STATIC_ONLY),1)
 LIB_TARGETS := $(STATIC_LIB)
@@ -124,6 +144,21 @@ $(OBJDIR)/libusdt.pc: src/libusdt.pc.template
 	$(Q)sed $(PC_SED) $< > $@
 
 # ----------------------------------------------------------------------
+# Public headers: installed as <usdt/usdt.h>, <usdt/usdt.bpf.h> (and the
+# two they include), as libbpf's are <bpf/...>. In the tree, OBJDIR/include
+# has the same layout (links to the sources) for code written as a user's:
+# the examples.
+
+PUBLIC_HDRS := include/usdt.h include/usdt_version.h bpf/usdt.bpf.h \
+	       bpf/usdt_spec.h
+PUBLIC_INC := $(OBJDIR)/include
+PUBLIC_LINKS := $(addprefix $(PUBLIC_INC)/usdt/,$(notdir $(PUBLIC_HDRS)))
+
+$(PUBLIC_LINKS): $(PUBLIC_INC)/usdt/%: $(PUBLIC_HDRS)
+	@mkdir -p $(@D)
+	$(Q)ln -sf $(abspath $(filter %/$*,$(PUBLIC_HDRS))) $@
+
+# ----------------------------------------------------------------------
 # BPF objects and skeletons. vmlinux.h comes from the running kernel's BTF;
 # the BPF side needs no host asm/ headers.
 
@@ -133,14 +168,21 @@ BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' \
 # BPF_TARGET: bpfeb for a big-endian target (make vm-check ARCH=s390x).
 BPF_TARGET ?= bpf
 BPF_CFLAGS = -g -O2 -target $(BPF_TARGET) -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
-	      -I$(OBJDIR) -Ibpf $(BPF_EXTRA_CFLAGS)
+	      -I$(OBJDIR) -Ibpf -I$(PUBLIC_INC) $(LIBBPF_CFLAGS) \
+	      $(BPF_EXTRA_CFLAGS)
 
-$(VMLINUX_H):
+ifneq ($(LIBBPF),)
+$(LIBBPF_STAMP):
+	$(Q)scripts/libbpf-$(LIBBPF).sh $(LIBBPF_DIR)
+endif
+
+$(VMLINUX_H): $(LIBBPF_STAMP)
 	$(call msg,GEN,$@)
 	@mkdir -p $(@D)
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
 
-$(OBJDIR)/bpf/%.bpf.o: %.bpf.c $(VMLINUX_H) $(wildcard bpf/*.h tests/kernel/*.h tools/*.h)
+$(OBJDIR)/bpf/%.bpf.o: %.bpf.c $(VMLINUX_H) $(PUBLIC_LINKS) \
+		$(wildcard bpf/*.h tests/kernel/*.h tools/*.h)
 	$(call msg,CLANG,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
@@ -176,7 +218,8 @@ KERNEL_BINS := $(patsubst %.c,$(OBJDIR)/%,$(KERNEL_SRCS))
 TEST_BPF_SRCS := $(wildcard tests/kernel/*.bpf.c)
 TEST_SKELS := $(patsubst %.bpf.c,$(OBJDIR)/skel/%.skel.h,$(TEST_BPF_SRCS))
 TEST_CFLAGS := $(ALL_CFLAGS) -I$(OBJDIR)/skel/tests/kernel -Itests -Ibpf \
-	       -DUSDT_OBJDIR=\"$(OBJDIR)\" -DUSDT_CLANG=\"$(CLANG)\"
+	       -DUSDT_OBJDIR=\"$(OBJDIR)\" -DUSDT_CLANG=\"$(CLANG)\" \
+	       -DUSDT_LIBBPF=\"$(LIBBPF)\"
 TEST_HDRS := $(wildcard tests/*.h tests/unit/*.h tests/kernel/*.h)
 
 # Fragments add fixtures, tools, fuzzers, examples and benchmarks.
@@ -209,6 +252,9 @@ TEST_TIMEOUT ?= 300
 
 deps:
 	$(Q)scripts/deps.sh
+ifneq ($(LIBBPF),)
+	$(Q)scripts/libbpf-$(LIBBPF).sh $(LIBBPF_DIR)
+endif
 
 unit-tests: $(UNIT_BINS) $(TEST_DEPS)
 	$(Q)tests/run.sh $(TEST_TIMEOUT) $(UNIT_BINS)
@@ -227,10 +273,7 @@ install: lib
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -d $(DESTDIR)$(INCLUDEDIR)/usdt $(DESTDIR)$(LIBDIR) \
 		$(DESTDIR)$(PKGCONFIGDIR)
-	$(Q)install -m 644 include/usdt.h include/usdt_version.h \
-		$(DESTDIR)$(INCLUDEDIR)/
-	$(Q)install -m 644 bpf/usdt.bpf.h bpf/usdt_spec.h \
-		$(DESTDIR)$(INCLUDEDIR)/usdt/
+	$(Q)install -m 644 $(PUBLIC_HDRS) $(DESTDIR)$(INCLUDEDIR)/usdt/
 	$(Q)install -m 644 $(STATIC_LIB) $(DESTDIR)$(LIBDIR)/
 ifneq ($(BUILD_STATIC_ONLY),1)
 	$(Q)install -m 755 $(SHARED_LIB) $(DESTDIR)$(LIBDIR)/
@@ -241,16 +284,14 @@ endif
 	$(Q)$(MAKE) --no-print-directory install-extra
 
 uninstall:
-	$(Q)rm -rf $(DESTDIR)$(INCLUDEDIR)/usdt $(DESTDIR)$(INCLUDEDIR)/usdt.h \
-		$(DESTDIR)$(INCLUDEDIR)/usdt_version.h \
-		$(DESTDIR)$(LIBDIR)/libusdt.* $(DESTDIR)$(PKGCONFIGDIR)/libusdt.pc \
+	$(Q)rm -rf $(DESTDIR)$(INCLUDEDIR)/usdt $(DESTDIR)$(LIBDIR)/libusdt.* $(DESTDIR)$(PKGCONFIGDIR)/libusdt.pc \
 		$(DESTDIR)$(BINDIR)/usdt $(DESTDIR)$(MANDIR)/man1/usdt.1
 
 .PHONY: install-extra
 install-extra:: ;
 
 clean:
-	$(Q)rm -rf build build-san build-clang build-clang-san
+	$(Q)rm -rf build build-san build-clang build-clang-san build-*libbpf*
 
 # Keep skeletons and BPF objects between runs.
 .SECONDARY:

@@ -3,47 +3,165 @@
  * libusdt, BPF side: read the arguments of the USDT probe a program was
  * attached to by usdt_manager__attach().
  *
- * The functions and BPF_USDT() have the names, signatures and meaning of
- * libbpf's <bpf/usdt.bpf.h>, so a program moves over by changing one
- * #include. The maps and the include guard are our own: including both
- * headers fails loudly at compile time (the functions are defined twice)
- * instead of mixing two incompatible spec layouts.
+ * bpf_usdt_arg(), bpf_usdt_arg_cnt(), bpf_usdt_arg_size(), bpf_usdt_cookie()
+ * and BPF_USDT() have the names, signatures and meaning of libbpf's
+ * <bpf/usdt.bpf.h>, and this header brings what libbpf's brings (ENOENT and
+ * the other errno values, <bpf/bpf_tracing.h> with PT_REGS_IP() and
+ * BPF_KPROBE(), BPF_USDT_MAX_SPEC_CNT, BPF_USDT_MAX_IP_CNT,
+ * BPF_USDT_MAX_ARG_CNT), so a program moves over by changing one #include.
+ * Maps, link-time names and include guard are our own: the two headers in
+ * one file, or in two files linked into one object, fail to build instead
+ * of mixing two spec layouts.
  *
  * Include after vmlinux.h (or linux/types.h plus a struct pt_regs
- * declaration); it needs nothing else but libbpf's <bpf/bpf_helpers.h>:
+ * declaration); it needs nothing else but libbpf's headers:
  *
  *	#include "vmlinux.h"
  *	#include <bpf/bpf_helpers.h>
  *	#include <usdt/usdt.bpf.h>
  *
  * Compile with -D__TARGET_ARCH_x86 (arm64, s390, riscv) as for libbpf's
- * bpf_tracing.h, and registers are read straight from the context;
- * without it they are read with a helper call.
+ * bpf_tracing.h; without it, the manager tells the program where the PC is
+ * and how big the context is, before load.
  *
- * Map sizes can be set before the include (USDT_MAX_SPEC_CNT,
- * USDT_MAX_IP_CNT) or by usdt_manager_opts before load.
+ * Map sizes can be set before the include (USDT_MAX_SPEC_CNT or libbpf's
+ * BPF_USDT_MAX_SPEC_CNT, USDT_MAX_IP_CNT or BPF_USDT_MAX_IP_CNT) or by
+ * usdt_manager_opts before load.
+ *
+ * Verifier cost. The argument reader is a few global BPF functions
+ * (usdt__arg() and friends): the kernel verifies each once, on its own,
+ * whatever the caller's branches, and a call costs the caller a handful of
+ * instructions. Twelve checked bpf_usdt_arg() calls thus verify in about
+ * two thousand instructions instead of hundreds of thousands (what the
+ * caller's own branches cost comes on top). This needs BTF (-g) and a
+ * kernel that checks pointer arguments of global functions (5.12 and
+ * later). Define USDT_STATIC_SUBPROGS before the include to have them
+ * verified per call instead, like libbpf's (older kernels).
+ *
+ * Run time. No helper call reads a register where the arch is known: a
+ * checked bpf_usdt_arg() loads the words it needs from the context, and
+ * BPF_USDT() looks the spec up once and copies the context once per hit
+ * (that copy takes the context's size of BPF stack in usdt__args(): 160
+ * bytes on x86, 272 on arm64, out of the 512 the program has in all).
  */
+#ifdef __USDT_BPF_H__
+#error "libbpf's <bpf/usdt.bpf.h> is already included: include libusdt's usdt.bpf.h instead of it, not beside it"
+#endif
 #ifndef __LIBUSDT_USDT_BPF_H
 #define __LIBUSDT_USDT_BPF_H
 
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
 
 #include "usdt_spec.h"
 
+/* libbpf's names for the limits, as its header has them. */
 #ifndef USDT_MAX_SPEC_CNT
+#ifdef BPF_USDT_MAX_SPEC_CNT
+#define USDT_MAX_SPEC_CNT BPF_USDT_MAX_SPEC_CNT
+#else
 #define USDT_MAX_SPEC_CNT 256
+#endif
+#endif
+#ifndef BPF_USDT_MAX_SPEC_CNT
+#define BPF_USDT_MAX_SPEC_CNT USDT_MAX_SPEC_CNT
 #endif
 
 #ifndef USDT_MAX_IP_CNT
+#ifdef BPF_USDT_MAX_IP_CNT
+#define USDT_MAX_IP_CNT BPF_USDT_MAX_IP_CNT
+#else
 #define USDT_MAX_IP_CNT (4 * USDT_MAX_SPEC_CNT)
 #endif
+#endif
+#ifndef BPF_USDT_MAX_IP_CNT
+#define BPF_USDT_MAX_IP_CNT USDT_MAX_IP_CNT
+#endif
 
-#ifndef __USDT_ENOENT
-#define __USDT_ENOENT 2
-#define __USDT_E2BIG 7
-#define __USDT_ESRCH 3
-#define __USDT_EINVAL 22
-#define __USDT_EOPNOTSUPP 95
+#define BPF_USDT_MAX_ARG_CNT USDT_MAX_ARG_CNT
+
+/*
+ * The errno values BPF programs use, as <linux/errno.h> (which libbpf's
+ * header includes) would give them, without the host's asm/ headers. The
+ * same tokens as the kernel's, so including <linux/errno.h> too is fine.
+ */
+#ifndef EPERM
+#define EPERM 1
+#define ENOENT 2
+#define ESRCH 3
+#define EINTR 4
+#define EIO 5
+#define ENXIO 6
+#define E2BIG 7
+#define ENOEXEC 8
+#define EBADF 9
+#define ECHILD 10
+#define EAGAIN 11
+#define ENOMEM 12
+#define EACCES 13
+#define EFAULT 14
+#define ENOTBLK 15
+#define EBUSY 16
+#define EEXIST 17
+#define EXDEV 18
+#define ENODEV 19
+#define ENOTDIR 20
+#define EISDIR 21
+#define EINVAL 22
+#define ENFILE 23
+#define EMFILE 24
+#define ENOTTY 25
+#define ETXTBSY 26
+#define EFBIG 27
+#define ENOSPC 28
+#define ESPIPE 29
+#define EROFS 30
+#define EMLINK 31
+#define EPIPE 32
+#define EDOM 33
+#define ERANGE 34
+#endif
+#ifndef ENOSYS
+#define ENOSYS 38
+#define ENOMSG 42
+#define ENODATA 61
+#define EPROTO 71
+#define EBADMSG 74
+#define EOVERFLOW 75
+#define EOPNOTSUPP 95
+#define ENOTCONN 107
+#define ETIMEDOUT 110
+#define EALREADY 114
+#define EINPROGRESS 115
+#define ECANCELED 125
+#endif
+
+/*
+ * How the reader's functions are linked. Global (the default): verified
+ * once each. USDT_STATIC_SUBPROGS: hidden, which libbpf turns into static
+ * functions, verified at every call like libbpf's own.
+ */
+#ifdef USDT_STATIC_SUBPROGS
+#define __USDT_FN __weak __noinline __hidden
+#else
+#define __USDT_FN __weak __noinline
+#endif
+
+/*
+ * The context type of the global functions. The kernel accepts a global
+ * function's argument as the context only under the name it gives a
+ * kprobe program's context: bpf_user_pt_regs_t, which vmlinux.h has for
+ * every arch (struct pt_regs on x86, where it is the same type). Kernels
+ * before 6.8 compare the struct it stands for by name: a vmlinux.h of
+ * another arch gives the wrong one, and the manager then has these
+ * functions verified per call instead (see usdt_manager__new()).
+ */
+#ifndef __USDT_CTX
+#ifdef __VMLINUX_H__
+#define __USDT_CTX bpf_user_pt_regs_t
+#else
+#define __USDT_CTX struct pt_regs
+#endif
 #endif
 
 /* Spec ID -> spec. Written only by libusdt. */
@@ -66,143 +184,371 @@ struct {
 extern const _Bool LINUX_HAS_BPF_COOKIE __kconfig;
 
 /*
- * Where the PC is in the program's context, for targets whose arch this
- * header was not told about (no __TARGET_ARCH_xxx): the manager writes it
- * before load. 0xffff: unknown; IP-map lookups then fail with -ESRCH and
- * IP-relative arguments with -EOPNOTSUPP.
+ * For targets whose arch this header was not told about (no
+ * __TARGET_ARCH_xxx), the manager writes before load where the PC is in
+ * the program's context and how big the context is. 0xffff / 0: unknown;
+ * then IP-map lookups fail with -ESRCH, IP-relative arguments with
+ * -EOPNOTSUPP, and registers past the smallest context of all (152 bytes,
+ * s390x) with -EOPNOTSUPP.
  */
 const volatile __u32 usdt__ip_off __weak = 0xffff;
+const volatile __u32 usdt__ctx_sz __weak = 0;
+
+/* The spec layout this object reads; usdt_manager__new() checks it. */
+const volatile __u32 usdt__layout __weak = USDT_SPEC_LAYOUT;
 
 /*
- * Registers are read straight from the context where the arch is known:
- * the verifier allows constant-offset loads from struct pt_regs, and a
- * branch tree over the offsets costs a few compares instead of a helper
- * call. The slot count (8-byte words of the context) bounds the offsets
- * to the context's size; __USDT_IP_OFF is where the PC is in it.
+ * Named like libbpf's spec map, and never called: an object linking a file
+ * built on libbpf's header with one built on ours then fails in the linker
+ * (`bpftool gen object`: one name, a map and a function) instead of one
+ * side silently reading the other's maps.
+ */
+__weak __noinline int __bpf_usdt_specs(void)
+{
+	return 0;
+}
+
+/*
+ * The registers. A checked bpf_usdt_arg() reads the one or two it needs
+ * straight from the context; BPF_USDT() copies the context to the stack
+ * once per hit and every argument reads from the copy at a bounded offset.
+ * Neither needs a helper call where the arch is known (the verifier allows
+ * constant-offset loads from the context, but no variable-offset one).
+ * __USDT_CTX_SLOTS is the context's size in 8-byte words, __USDT_IP_OFF
+ * where the PC is in it.
  */
 #if defined(__TARGET_ARCH_x86)
-#define __USDT_REG_SLOTS 21
+/* 21 words, but the last (ss) is never an operand. */
+#define __USDT_CTX_SLOTS 20
 #define __USDT_IP_OFF 128
 #elif defined(__TARGET_ARCH_arm64)
-#define __USDT_REG_SLOTS 34
+#define __USDT_CTX_SLOTS 34
 #define __USDT_IP_OFF 256
 #elif defined(__TARGET_ARCH_s390)
-#define __USDT_REG_SLOTS 19
+#define __USDT_CTX_SLOTS 19
 #define __USDT_IP_OFF 16
 #elif defined(__TARGET_ARCH_riscv)
-#define __USDT_REG_SLOTS 32
+#define __USDT_CTX_SLOTS 32
 #define __USDT_IP_OFF 0
 #endif
 
-#ifdef __USDT_REG_SLOTS
+#ifdef __USDT_CTX_SLOTS
+#define __USDT_CTX_SZ (__USDT_CTX_SLOTS * 8)
+#define __USDT_IP_AT __USDT_IP_OFF
+#else
+/* Room for the largest context; usdt__ctx_sz bytes of it are copied. */
+#define __USDT_CTX_SLOTS 34
+#define __USDT_CTX_SZ (usdt__ctx_sz && usdt__ctx_sz <= 34 * 8 ? usdt__ctx_sz : 152)
+#define __USDT_IP_AT usdt__ip_off
+#endif
+
+struct usdt__regs {
+	__u64 r[__USDT_CTX_SLOTS];
+};
+
+/* X(n) for every 8-byte word a context of any arch has. */
+#define __USDT_EACH_SLOT(X)                                                 \
+	X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)       \
+	X(12) X(13) X(14) X(15) X(16) X(17) X(18) X(19) X(20) X(21) X(22)   \
+	X(23) X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31) X(32) X(33)
+
+#ifdef __USDT_IP_OFF
 /*
- * Each load is its own asm statement with the offset written in: left to
- * itself, clang merges the cases into one load from a computed ctx
- * pointer, which the verifier refuses.
+ * One constant-offset load from the context per word, each its own asm
+ * statement: a few cycles each, where a helper call costs tens of
+ * nanoseconds, and clang may not merge them into a loop over a computed
+ * context pointer, which the verifier refuses.
  */
-#define __USDT_SLOT(n, off)                                                 \
-	case off:                                                           \
-		if ((n) < __USDT_REG_SLOTS) {                               \
-			__u64 __v;                                          \
-			asm volatile("%0 = *(u64 *)(%1 + " #off ")"         \
-				     : "=r"(__v) : "r"(ctx));               \
-			return __v;                                         \
-		}                                                           \
-		return 0;
+#define __USDT_CP(n)                                                        \
+	if ((n) < __USDT_CTX_SLOTS)                                         \
+		asm volatile("%0 = *(u64 *)(%1 + %2)"                       \
+			     : "=r"(regs->r[(n) % __USDT_CTX_SLOTS])        \
+			     : "r"(ctx), "i"((n) * 8));
 
-static __always_inline __u64 __usdt_reg(struct pt_regs *ctx, __u32 off)
+static __always_inline int __usdt_copy_regs(__USDT_CTX *ctx,
+					    struct usdt__regs *regs)
 {
-	switch (off) {
-	__USDT_SLOT(0, 0) __USDT_SLOT(1, 8) __USDT_SLOT(2, 16)
-	__USDT_SLOT(3, 24) __USDT_SLOT(4, 32) __USDT_SLOT(5, 40)
-	__USDT_SLOT(6, 48) __USDT_SLOT(7, 56) __USDT_SLOT(8, 64)
-	__USDT_SLOT(9, 72) __USDT_SLOT(10, 80) __USDT_SLOT(11, 88)
-	__USDT_SLOT(12, 96) __USDT_SLOT(13, 104) __USDT_SLOT(14, 112)
-	__USDT_SLOT(15, 120) __USDT_SLOT(16, 128) __USDT_SLOT(17, 136)
-	__USDT_SLOT(18, 144) __USDT_SLOT(19, 152) __USDT_SLOT(20, 160)
-	__USDT_SLOT(21, 168) __USDT_SLOT(22, 176) __USDT_SLOT(23, 184)
-	__USDT_SLOT(24, 192) __USDT_SLOT(25, 200) __USDT_SLOT(26, 208)
-	__USDT_SLOT(27, 216) __USDT_SLOT(28, 224) __USDT_SLOT(29, 232)
-	__USDT_SLOT(30, 240) __USDT_SLOT(31, 248) __USDT_SLOT(32, 256)
-	__USDT_SLOT(33, 264)
-	default:
-		return 0;
-	}
-}
-
-static __always_inline long __usdt_ip(struct pt_regs *ctx)
-{
-	return (long)__usdt_reg(ctx, __USDT_IP_OFF);
+	__USDT_EACH_SLOT(__USDT_CP)
+	return 0;
 }
 #else
-static __always_inline __u64 __usdt_reg(struct pt_regs *ctx, __u32 off)
+/* Unknown arch: the size comes from the manager, so one helper call. */
+static __always_inline int __usdt_copy_regs(__USDT_CTX *ctx,
+					    struct usdt__regs *regs)
 {
-	__u64 v = 0;
+	__u32 sz = __USDT_CTX_SZ;
 
-	bpf_probe_read_kernel(&v, sizeof(v), (void *)ctx + off);
-	return v;
-}
-
-static __always_inline long __usdt_ip(struct pt_regs *ctx)
-{
-	if (usdt__ip_off == 0xffff)
-		return 0;
-	return (long)__usdt_reg(ctx, usdt__ip_off);
+	/* Bounds for the verifier. */
+	if (sz > sizeof(*regs))
+		sz = sizeof(*regs);
+	__builtin_memset(regs, 0, sizeof(*regs));
+	return bpf_probe_read_kernel(regs, sz, ctx);
 }
 #endif
 
-/*
- * The spec ID of the call site that fired. With a cookie, the manager put
- * ID + 1 in it; a zero cookie means the attach used the IP map.
- */
-static __always_inline int __usdt_spec_id(struct pt_regs *ctx)
+/* The 8-byte word at byte offset off (a multiple of 8) of the copied
+ * context into *v, or -EOPNOTSUPP past its end. */
+static __always_inline int __usdt_reg(const struct usdt__regs *regs, __u64 off,
+				      __u64 *v)
 {
-	__u32 *id;
-	long ip;
-
-	if (LINUX_HAS_BPF_COOKIE) {
-		__u64 cookie = bpf_get_attach_cookie(ctx);
-
-		if (cookie)
-			return (int)(cookie - 1);
-	}
-	ip = __usdt_ip(ctx);
-	id = bpf_map_lookup_elem(&usdt__ip2spec, &ip);
-	return id ? (int)*id : -__USDT_ESRCH;
+	/* Compared before the division, and off made opaque first (64 bits
+	 * wide, so no zero-extending copy is compared instead): clang would
+	 * otherwise recompute the address from the unchecked value, and the
+	 * verifier must see the bound on the register it adds. */
+	asm volatile("" : "+r"(off));
+	if (off > __USDT_CTX_SZ - 8 || off > sizeof(*regs) - 8)
+		return -EOPNOTSUPP;
+	*v = regs->r[off / 8];
+	return 0;
 }
 
-static __always_inline struct usdt_spec *__usdt_spec(struct pt_regs *ctx)
-{
-	int id = __usdt_spec_id(ctx);
-
-	if (id < 0)
+#ifdef __USDT_IP_OFF
+/*
+ * The word at byte offset off (a multiple of 8) of the context itself: a
+ * branch tree over the constant offsets, each load its own asm statement
+ * (left to itself, clang merges the cases into one load from a computed
+ * context pointer, which the verifier refuses).
+ */
+#define __USDT_SLOT(n)                                                      \
+	case (n) * 8:                                                       \
+		if ((n) >= __USDT_CTX_SLOTS)                                \
+			return -EOPNOTSUPP;                                 \
+		asm volatile("%0 = *(u64 *)(%1 + %2)"                       \
+			     : "=r"(*v) : "r"(ctx), "i"((n) * 8));          \
 		return 0;
+
+static __always_inline int __usdt_ctx_word(const void *ctx, __u64 off,
+					   __u64 *v)
+{
+	switch (off) {
+	__USDT_EACH_SLOT(__USDT_SLOT)
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+#else
+static __always_inline int __usdt_ctx_word(const void *ctx, __u64 off,
+					   __u64 *v)
+{
+	if (off > __USDT_CTX_SZ - 8 ||
+	    bpf_probe_read_kernel(v, sizeof(*v), ctx + off))
+		return -EOPNOTSUPP;
+	return 0;
+}
+#endif
+
+/* A register: from the context (from_ctx, a constant) or from its copy. */
+static __always_inline int __usdt_word(const void *src, int from_ctx,
+				       __u64 off, __u64 *v)
+{
+	if (from_ctx)
+		return __usdt_ctx_word(src, off, v);
+	return __usdt_reg(src, off, v);
+}
+
+/* The PC, from the context or its copy; 0 where unknown. */
+static __always_inline __u64 __usdt_pc(const void *src, int from_ctx)
+{
+	__u64 ip = 0;
+
+#ifdef __USDT_IP_OFF
+	ip = ((const __u64 *)src)[__USDT_IP_OFF / 8];
+#else
+	__usdt_word(src, from_ctx, usdt__ip_off, &ip);
+#endif
+	return ip;
+}
+
+/*
+ * The spec of the call site that fired, or NULL. With a cookie, the
+ * manager put the spec ID + 1 in its low 32 bits; a zero cookie means the
+ * attach used the IP map, keyed by the PC.
+ */
+static __always_inline const struct usdt_spec *
+__usdt_spec(__USDT_CTX *ctx, const void *src, int from_ctx)
+{
+	__u32 *ip_id;
+	int id = -1;
+	__u64 ip;
+
+	if (LINUX_HAS_BPF_COOKIE)
+		id = (int)bpf_get_attach_cookie(ctx) - 1;
+	if (id < 0) {
+		ip = __usdt_pc(src, from_ctx);
+		ip_id = bpf_map_lookup_elem(&usdt__ip2spec, &ip);
+		if (!ip_id)
+			return 0;
+		id = *ip_id;
+	}
 	return bpf_map_lookup_elem(&usdt__specs, &id);
 }
 
-/* The number of arguments of the probe, or -ESRCH. */
-__weak __hidden int bpf_usdt_arg_cnt(struct pt_regs *ctx)
+/*
+ * Argument arg_num of the call site whose spec is spec (NULL: -ESRCH) into
+ * *res, with registers from src (see __usdt_word()); see bpf_usdt_arg().
+ */
+static __always_inline int __usdt_read(const void *src, int from_ctx,
+				       const struct usdt_spec *spec,
+				       __u64 arg_num, long *res)
 {
-	struct usdt_spec *spec = __usdt_spec(ctx);
+	const struct usdt_arg_spec *a;
+	__u32 size, flags, kind, base;
+	__u64 val, reg;
+	int err;
+
+	if (!res)
+		return -EINVAL;
+	if (!spec)
+		return -ESRCH;
+	if (arg_num >= USDT_MAX_ARG_CNT || arg_num >= spec->arg_cnt)
+		return -ENOENT;
+	a = &spec->args[arg_num];
+	kind = a->kind;
+	size = a->size;
+	flags = a->flags;
+	base = a->base_off;
+
+	/* USDT_SPEC_VALUE or _MEM, 1 to 8 bytes: one compare each. */
+	if (kind - USDT_SPEC_VALUE > USDT_SPEC_MEM - USDT_SPEC_VALUE ||
+	    size - 1 > 7)
+		return kind == USDT_SPEC_UNSUPPORTED ? -EOPNOTSUPP : -EINVAL;
+
+	val = a->val_off;
+	if (base != USDT_REG_NONE) {
+		if (__usdt_word(src, from_ctx, base & ~7U, &reg))
+			return -EOPNOTSUPP;
+		/* A base offset inside a register names a byte of it (%ah). */
+		val += reg >> ((base & 7) * 8);
+	}
+	if (a->idx_off != USDT_REG_NONE) {
+		if (__usdt_word(src, from_ctx, a->idx_off, &reg))
+			return -EOPNOTSUPP;
+		/* arm64 "[x3, w0, sxtw]": a 32-bit index, extended. */
+		if (flags & USDT_SPEC_F_IDX_S32)
+			reg = (__u64)(__s64)(__s32)reg;
+		else if (flags & USDT_SPEC_F_IDX_U32)
+			reg = (__u32)reg;
+		val += reg << ((flags & USDT_SPEC_SCALE_MASK) >>
+			       USDT_SPEC_SCALE_SHIFT);
+	}
+	if (flags & USDT_SPEC_F_IPREL) {
+		/* 0: built without __TARGET_ARCH_xxx and the manager could
+		 * not tell where the PC is (created after load). */
+		reg = __usdt_pc(src, from_ctx);
+		if (!reg)
+			return -EOPNOTSUPP;
+		val += reg;
+	}
+
+	if (kind == USDT_SPEC_MEM) {
+		/* Its own variable: val, whose address is never taken, stays
+		 * in a register. */
+		__u64 mem = 0;
+
+		err = bpf_probe_read_user(&mem, size, (void *)val);
+		if (err)
+			return err;
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+		/* The bytes read sit in the high end of mem. */
+		mem >>= (8 - size) * 8;
+#endif
+		val = mem;
+	}
+
+	/* Keep size bytes, sign-extending signed arguments. */
+	if (size < 8) {
+		__u32 shift = 64 - size * 8;
+
+		val <<= shift;
+		if (flags & USDT_SPEC_F_SIGNED)
+			val = (__u64)((__s64)val >> shift);
+		else
+			val >>= shift;
+	}
+	*res = (long)val;
+	return 0;
+}
+
+/*
+ * The same from a copy of the context (BPF_USDT()). Global functions like
+ * this one are verified once, whatever their callers do.
+ */
+__USDT_FN int usdt__read(const struct usdt__regs *regs,
+			 const struct usdt_spec *spec, __u64 arg_num, long *res)
+{
+	if (!regs)
+		return -EINVAL;
+	return __usdt_read(regs, 0, spec, arg_num, res);
+}
+
+/* The global functions behind libbpf's names. */
+__USDT_FN int usdt__arg(__USDT_CTX *ctx, __u64 arg_num, long *res)
+{
+	return __usdt_read(ctx, 1, __usdt_spec(ctx, ctx, 1), arg_num, res);
+}
+
+__USDT_FN int usdt__arg_cnt(__USDT_CTX *ctx)
+{
+	const struct usdt_spec *spec = __usdt_spec(ctx, ctx, 1);
+
+	return spec ? spec->arg_cnt : -ESRCH;
+}
+
+__USDT_FN int usdt__arg_size(__USDT_CTX *ctx, __u64 arg_num)
+{
+	const struct usdt_spec *spec = __usdt_spec(ctx, ctx, 1);
+	const struct usdt_arg_spec *a;
 
 	if (!spec)
-		return -__USDT_ESRCH;
-	return spec->arg_cnt;
+		return -ESRCH;
+	if (arg_num >= USDT_MAX_ARG_CNT || arg_num >= spec->arg_cnt)
+		return -ENOENT;
+	a = &spec->args[arg_num];
+	return a->flags & USDT_SPEC_F_TRUNC ? 16 : a->size;
+}
+
+__USDT_FN long usdt__cookie(__USDT_CTX *ctx)
+{
+	const struct usdt_spec *spec = __usdt_spec(ctx, ctx, 1);
+
+	return spec ? (long)spec->usr_cookie : 0;
+}
+
+/* BPF_USDT()'s arguments, 0 where unreadable. */
+struct usdt__vals {
+	long v[USDT_MAX_ARG_CNT];
+};
+
+/*
+ * The first cnt arguments into vals, for BPF_USDT(): one context copy and
+ * one spec lookup for all of them.
+ */
+__USDT_FN int usdt__args(__USDT_CTX *ctx, struct usdt__vals *vals, __u32 cnt)
+{
+	const struct usdt_spec *spec;
+	struct usdt__regs regs;
+	__u32 i;
+
+	if (!vals || __usdt_copy_regs(ctx, &regs))
+		return -EFAULT;
+	spec = __usdt_spec(ctx, &regs, 0);
+	for (i = 0; i < cnt && i < USDT_MAX_ARG_CNT; i++)
+		usdt__read(&regs, spec, i, &vals->v[i]);
+	return 0;
+}
+
+/* The number of arguments of the probe, or -ESRCH. */
+static __always_inline int bpf_usdt_arg_cnt(struct pt_regs *ctx)
+{
+	return usdt__arg_cnt((void *)ctx);
 }
 
 /* The size in bytes (1, 2, 4, 8 or 16) of argument arg_num, or -ENOENT
  * past the last one, or -ESRCH. */
-__weak __hidden int bpf_usdt_arg_size(struct pt_regs *ctx, __u64 arg_num)
+static __always_inline int bpf_usdt_arg_size(struct pt_regs *ctx,
+					     __u64 arg_num)
 {
-	struct usdt_spec *spec = __usdt_spec(ctx);
-	struct usdt_arg_spec *a;
-
-	if (!spec)
-		return -__USDT_ESRCH;
-	if (arg_num >= USDT_MAX_ARG_CNT || arg_num >= spec->arg_cnt)
-		return -__USDT_ENOENT;
-	a = &spec->args[arg_num];
-	return a->flags & USDT_SPEC_F_TRUNC ? 16 : a->size;
+	return usdt__arg_size((void *)ctx, arg_num);
 }
 
 /*
@@ -210,87 +556,20 @@ __weak __hidden int bpf_usdt_arg_size(struct pt_regs *ctx, __u64 arg_num)
  * Returns 0; -ENOENT past the last argument; -ESRCH when the program was
  * not attached by libusdt; -EOPNOTSUPP when the argument cannot be read
  * (see `usdt list`); or the error of the memory read. *res is 0 on error.
+ * (Zeroed here first too: kernels before 6.5 want the memory behind a
+ * global function's pointer argument initialised.)
  */
-__weak __hidden int bpf_usdt_arg(struct pt_regs *ctx, __u64 arg_num,
-				 long *res)
+static __always_inline int bpf_usdt_arg(struct pt_regs *ctx, __u64 arg_num,
+					long *res)
 {
-	struct usdt_spec *spec;
-	struct usdt_arg_spec *a;
-	__u64 val, addr;
-	__u32 size, shift;
-	int err;
-
 	*res = 0;
-	spec = __usdt_spec(ctx);
-	if (!spec)
-		return -__USDT_ESRCH;
-	if (arg_num >= USDT_MAX_ARG_CNT || arg_num >= spec->arg_cnt)
-		return -__USDT_ENOENT;
-	a = &spec->args[arg_num];
-
-	if (a->kind != USDT_SPEC_VALUE && a->kind != USDT_SPEC_MEM)
-		return a->kind == USDT_SPEC_UNSUPPORTED ? -__USDT_EOPNOTSUPP
-							: -__USDT_EINVAL;
-	size = a->size;
-	if (size == 0 || size > 8)
-		return -__USDT_EINVAL;
-
-	addr = a->val_off;
-	if (a->base_off != USDT_REG_NONE) {
-		/* A base offset inside a register names a byte of it (%ah). */
-		val = __usdt_reg(ctx, a->base_off & ~7U);
-		addr += val >> ((a->base_off & 7) * 8);
-	}
-	if (a->idx_off != USDT_REG_NONE) {
-		val = __usdt_reg(ctx, a->idx_off);
-		/* arm64 "[x3, w0, sxtw]": a 32-bit index, extended. */
-		if (a->flags & USDT_SPEC_F_IDX_S32)
-			val = (__u64)(__s64)(__s32)val;
-		else if (a->flags & USDT_SPEC_F_IDX_U32)
-			val = (__u32)val;
-		addr += val << ((a->flags & USDT_SPEC_SCALE_MASK) >>
-				USDT_SPEC_SCALE_SHIFT);
-	}
-	if (a->flags & USDT_SPEC_F_IPREL) {
-		long ip = __usdt_ip(ctx);
-
-		/* 0: built without __TARGET_ARCH_xxx and the manager could
-		 * not tell where the PC is (created after load). */
-		if (!ip)
-			return -__USDT_EOPNOTSUPP;
-		addr += ip;
-	}
-
-	if (a->kind == USDT_SPEC_MEM) {
-		val = 0;
-		err = bpf_probe_read_user(&val, size, (void *)addr);
-		if (err)
-			return err;
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-		/* The bytes read sit in the high end of val. */
-		val >>= (8 - size) * 8;
-#endif
-	} else {
-		val = addr;
-	}
-
-	/* Keep size bytes, sign-extending signed arguments. */
-	shift = 64 - size * 8;
-	val <<= shift;
-	if (a->flags & USDT_SPEC_F_SIGNED)
-		val = (__u64)((__s64)val >> shift);
-	else
-		val >>= shift;
-	*res = (long)val;
-	return 0;
+	return usdt__arg((void *)ctx, arg_num, res);
 }
 
 /* The cookie given in usdt_attach_opts.usr_cookie, or 0. */
-__weak __hidden long bpf_usdt_cookie(struct pt_regs *ctx)
+static __always_inline long bpf_usdt_cookie(struct pt_regs *ctx)
 {
-	struct usdt_spec *spec = __usdt_spec(ctx);
-
-	return spec ? (long)spec->usr_cookie : 0;
+	return usdt__cookie((void *)ctx);
 }
 
 /*
@@ -299,6 +578,8 @@ __weak __hidden long bpf_usdt_cookie(struct pt_regs *ctx)
  *
  *	SEC("usdt")
  *	int BPF_USDT(on_request, int fd, const char *path) { ... }
+ *
+ * The spec is looked up once for all the arguments.
  */
 #define __USDT_NTH(_0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, N, \
 		   ...) N
@@ -307,12 +588,7 @@ __weak __hidden long bpf_usdt_cookie(struct pt_regs *ctx)
 #define __USDT_JOIN2(a, b) a##b
 #define __USDT_JOIN(a, b) __USDT_JOIN2(a, b)
 
-#define __USDT_GET(n)                                                       \
-	({                                                                  \
-		long __v;                                                   \
-		bpf_usdt_arg(ctx, n, &__v);                                 \
-		(void *)__v;                                                \
-	})
+#define __USDT_GET(n) ((void *)__usdt_vals.v[n])
 #define __USDT_A0() ctx
 #define __USDT_A1(x) __USDT_A0(), __USDT_GET(0)
 #define __USDT_A2(x, a...) __USDT_A1(a), __USDT_GET(1)
@@ -334,6 +610,11 @@ __weak __hidden long bpf_usdt_cookie(struct pt_regs *ctx)
 	__usdt_body_##name(struct pt_regs *ctx, ##args);                    \
 	typeof(name(0)) name(struct pt_regs *ctx)                           \
 	{                                                                   \
+		struct usdt__vals __usdt_vals = {};                         \
+                                                                            \
+		if (__USDT_NARGS(args))                                     \
+			usdt__args((void *)ctx, &__usdt_vals,               \
+				   __USDT_NARGS(args));                     \
 		_Pragma("GCC diagnostic push")                              \
 		_Pragma("GCC diagnostic ignored \"-Wint-conversion\"")      \
 		return __usdt_body_##name(__USDT_ARGS(args));               \

@@ -21,6 +21,14 @@
 /* Most arguments a USDT call site can carry (sys/sdt.h goes up to 12). */
 #define USDT_MAX_ARG_CNT 12
 
+/*
+ * The layout version of the structures below. The BPF header writes it into
+ * the object (usdt__layout in .rodata) and usdt_manager__new() refuses an
+ * object whose version differs: change it with any change to this file that
+ * the BPF side can see.
+ */
+#define USDT_SPEC_LAYOUT 1
+
 /* No register: the base or index slot is unused. */
 #define USDT_REG_NONE 0xffff
 

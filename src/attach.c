@@ -3,11 +3,19 @@
  * The attach engine: find the target file, pick the call sites, give each
  * one a spec ID, and attach the program with one uprobe_multi link or one
  * perf uprobe per site. Any failure unwinds everything the call did.
+ *
+ * One file from read to attach: the target is opened once, its notes are
+ * read from that descriptor, the nop5 check reads the same descriptor, and
+ * the kernel is given the same open file as /proc/self/fd/N. A path is
+ * never opened twice, so whoever controls a directory or a symlink on it
+ * cannot make the kernel apply our offsets and semaphore offsets to some
+ * other file. Where a process's mappings are consulted, files are matched
+ * by device and inode, never by name.
  */
 #include <elf.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -15,6 +23,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf_version.h>
 #include <linux/bpf.h>
 
 #include "manager.h"
@@ -36,6 +45,8 @@ struct usdt_link {
 	long *ips;
 	size_t ip_cnt;
 	size_t spec_cnt;	/* distinct IDs among site_ids */
+	bool pinned;		/* the kernel link outlives us: keep its
+				 * spec IDs and IP-map entries */
 	uint64_t *offsets;	/* where each site's uprobe is, in the file */
 };
 
@@ -177,7 +188,7 @@ static int file_cached(struct usdt_manager *man, int fd, const char *path,
 		*out = file;
 		return 0;
 	}
-	err = usdt__file_open_fd(fd, path, &file);
+	err = usdt__file_open_fd(fd, path, true, &file);
 	if (err)
 		return err;
 	usdt_file__close(man->files[n - 1]);
@@ -200,6 +211,34 @@ void usdt__file_cache_clear(struct usdt_manager *man)
 /* ---------------------------------------------------------------------- */
 /* Attaching                                                              */
 
+/*
+ * One uprobe_multi link for cnt sites of the file at path (the kernel opens
+ * it by that name): the link's fd, or -errno.
+ */
+#if LIBBPF_MAJOR_VERSION > 1 || LIBBPF_MINOR_VERSION >= 3
+/* libbpf 1.3+ has uprobe_multi in bpf_link_create()'s options. */
+static int attach_multi(const struct bpf_program *prog, pid_t pid,
+			const char *path, const uint64_t *offs,
+			const uint64_t *ref_ctrs, const uint64_t *cookies,
+			size_t cnt)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, lo,
+		    .uprobe_multi.path = path,
+		    .uprobe_multi.offsets = (const unsigned long *)offs,
+		    .uprobe_multi.ref_ctr_offsets =
+			    (const unsigned long *)ref_ctrs,
+		    .uprobe_multi.cookies = (const __u64 *)cookies,
+		    .uprobe_multi.cnt = (__u32)cnt,
+		    .uprobe_multi.pid = pid < 0 ? 0 : (__u32)pid);
+
+	_Static_assert(sizeof(unsigned long) == sizeof(uint64_t),
+		       "uprobe_multi offsets are unsigned longs");
+	return bpf_link_create(bpf_program__fd(prog), 0,
+			       (enum bpf_attach_type)USDT__TRACE_UPROBE_MULTI,
+			       &lo);
+}
+#else
+/* Older libbpf: the bpf() syscall itself. */
 static int attach_multi(const struct bpf_program *prog, pid_t pid,
 			const char *path, const uint64_t *offs,
 			const uint64_t *ref_ctrs, const uint64_t *cookies,
@@ -227,21 +266,37 @@ static int attach_multi(const struct bpf_program *prog, pid_t pid,
 	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
 	return fd < 0 ? -errno : fd;
 }
+#endif
 
 /* Undo everything the link holds and free it; the first error met. */
-static int link_unwind(struct usdt_link *link)
+/* Detach a link from the kernel; the first error, and nothing to detach
+ * left behind in either case. */
+static int link_detach(struct usdt_link *link)
+{
+	int err = 0, e;
+	size_t i;
+
+	if (link->multi_fd >= 0 && close(link->multi_fd))
+		err = -errno;
+	link->multi_fd = -1;
+	for (i = 0; i < link->perf_cnt; i++) {
+		e = bpf_link__destroy(link->perf_links[i]);
+		err = err ? err : e;
+	}
+	link->perf_cnt = 0;
+	return err;
+}
+
+/* After link_detach(): give back the IP-map entries and spec IDs, free. */
+static int link_release(struct usdt_link *link)
 {
 	struct usdt_manager *man = link->man;
 	int err = 0, e;
 	size_t i;
 
-	/* Kernel first, so no hit sees a spec going away. */
-	if (link->multi_fd >= 0 && close(link->multi_fd))
-		err = -errno;
-	for (i = 0; i < link->perf_cnt; i++) {
-		e = bpf_link__destroy(link->perf_links[i]);
-		err = err ? err : e;
-	}
+	/* A pinned kernel link goes on reading its specs. */
+	if (link->pinned)
+		link->ip_cnt = link->site_cnt = 0;
 	for (i = 0; i < link->ip_cnt; i++) {
 		if (!bpf_map_delete_elem(man->ip_fd, &link->ips[i]))
 			continue;
@@ -262,6 +317,14 @@ static int link_unwind(struct usdt_link *link)
 	free(link->ips);
 	free(link);
 	return err;
+}
+
+static int link_unwind(struct usdt_link *link)
+{
+	/* Kernel first, so no hit sees a spec going away. */
+	int err = link_detach(link), e = link_release(link);
+
+	return err ? err : e;
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -304,7 +367,7 @@ static int attach_prepare(struct attach_ctx *c,
 
 	mode = OPTS_GET(opts, mode, USDT_MODE_AUTO);
 	c->use_ip = OPTS_GET(opts, force_ip_map, false);
-	c->usr_cookie = OPTS_GET(opts, usr_cookie, 0);
+	c->usr_cookie = OPTS_GET(opts, usdt_cookie, 0);
 	if (mode > USDT_MODE_PERF)
 		return -EINVAL;
 	/* Its spec IDs would go to our maps and never be read. */
@@ -328,7 +391,7 @@ static int attach_prepare(struct attach_ctx *c,
 	prog_multi = bpf_program__expected_attach_type(c->prog) ==
 		     (enum bpf_attach_type)USDT__TRACE_UPROBE_MULTI;
 	if (mode == USDT_MODE_PERF && prog_multi) {
-		pr_warn("%s:%s: program '%s' was loaded for uprobe_multi links; create the manager with no_uprobe_multi for per-site uprobes\n",
+		pr_warn("%s:%s: program '%s' was loaded for uprobe_multi links; create the manager before bpf_object__load() with no_uprobe_multi for per-site uprobes\n",
 			c->provider, c->name, pname);
 		return -EINVAL;
 	}
@@ -395,13 +458,18 @@ static int add_site(const struct usdt_probe *p, void *ctx)
 	return 0;
 }
 
-/* The call sites that match, into c->sites[0..cnt). */
+static int count_site(const struct usdt_probe *p, void *ctx)
+{
+	return 0;
+}
+
+/* The call sites that match, into c->sites[0..cnt): O(matching sites). */
 static int attach_match(struct attach_ctx *c)
 {
 	long n;
 
-	c->sites = calloc(c->file->probe_cnt ? c->file->probe_cnt : 1,
-			  sizeof(*c->sites));
+	n = usdt__file_match(c->file, c->provider, c->name, count_site, NULL);
+	c->sites = calloc(n > 0 ? (size_t)n : 1, sizeof(*c->sites));
 	if (!c->sites)
 		return -ENOMEM;
 	n = usdt__file_match(c->file, c->provider, c->name, add_site, c);
@@ -494,7 +562,7 @@ static int attach_specs(const struct attach_ctx *c, struct usdt_link *link,
 		spec.arg_cnt = (uint16_t)p->arg_cnt;
 		spec.usr_cookie = c->usr_cookie;
 		for (j = 0; j < p->arg_cnt && j < USDT_MAX_ARG_CNT; j++) {
-			spec.args[j] = p->args[j].spec;
+			spec.args[j] = *usdt__probe_spec(p, j);
 			/* The IP the program sees moves with the uprobe. */
 			if (spec.args[j].flags & USDT_SPEC_F_IPREL)
 				spec.args[j].val_off -= (uint64_t)skip;
@@ -668,6 +736,14 @@ struct usdt_link *usdt_manager__attach(struct usdt_manager *man,
 	return attach_sites(&c);
 }
 
+/* Drop a link's reference on its manager, and the manager's memory with
+ * the last one after usdt_manager__free(). */
+static void link_unref(struct usdt_manager *man)
+{
+	if (!--man->link_cnt && man->freed)
+		usdt__manager_release(man);
+}
+
 int usdt_link__destroy(struct usdt_link *link)
 {
 	struct usdt_manager *man;
@@ -677,8 +753,83 @@ int usdt_link__destroy(struct usdt_link *link)
 		return 0;
 	man = link->man;
 	err = link_unwind(link);
-	if (!--man->link_cnt && man->freed)
-		usdt__manager_release(man);
+	link_unref(man);
+	return usdt__err(err);
+}
+
+/*
+ * Closing a kernel link waits for a grace period (~55 ms for a
+ * uprobe_multi link on 6.x): one by one, 10,000 links take ten minutes.
+ * Threads close them side by side, and the grace periods overlap.
+ */
+#define DETACH_THREADS 256
+
+struct detach_job {
+	struct usdt_link **links;
+	size_t n;
+	size_t next;		/* the next link to take, atomically */
+	int err;		/* the first error, atomically */
+};
+
+static void *detach_worker(void *arg)
+{
+	struct detach_job *job = arg;
+	size_t i;
+	int e, none = 0;
+
+	while ((i = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED)) <
+	       job->n) {
+		if (!job->links[i])
+			continue;
+		e = link_detach(job->links[i]);
+		if (e)
+			__atomic_compare_exchange_n(&job->err, &none, e, false,
+						    __ATOMIC_RELAXED,
+						    __ATOMIC_RELAXED);
+		none = 0;
+	}
+	return NULL;
+}
+
+/* Detach links[0..n) from the kernel, in parallel where threads start. */
+static int detach_all(struct usdt_link **links, size_t n)
+{
+	struct detach_job job = { .links = links, .n = n };
+	pthread_t tids[DETACH_THREADS];
+	size_t t, started = 0;
+
+	for (t = 0; t < DETACH_THREADS && t + 1 < n; t++) {
+		if (pthread_create(&tids[t], NULL, detach_worker, &job))
+			break;
+		started++;
+	}
+	/* This thread works too: with no thread started, it does it all. */
+	detach_worker(&job);
+	for (t = 0; t < started; t++)
+		pthread_join(tids[t], NULL);
+	return job.err;
+}
+
+int usdt_links__destroy(struct usdt_link **links, size_t n)
+{
+	struct usdt_manager *man;
+	int err, e;
+	size_t i;
+
+	if (!links)
+		return n ? usdt__err(-EINVAL) : 0;
+	/* Every kernel link first, so no hit sees a spec going away; then
+	 * the bookkeeping, which is not thread-safe, in this thread. */
+	err = detach_all(links, n);
+	for (i = 0; i < n; i++) {
+		if (!links[i])
+			continue;
+		man = links[i]->man;
+		e = link_release(links[i]);
+		err = err ? err : e;
+		link_unref(man);
+		links[i] = NULL;
+	}
 	return usdt__err(err);
 }
 
@@ -700,4 +851,33 @@ uint64_t usdt__link_offset(const struct usdt_link *link, size_t i)
 bool usdt_link__is_multi(const struct usdt_link *link)
 {
 	return link && link->multi_fd >= 0;
+}
+
+int usdt_link__fd(const struct usdt_link *link)
+{
+	if (!link)
+		return usdt__err(-EINVAL);
+	return link->multi_fd >= 0 ? link->multi_fd : usdt__err(-EOPNOTSUPP);
+}
+
+int usdt_link__pin(struct usdt_link *link, const char *path)
+{
+	int err;
+
+	if (!link || !path)
+		return usdt__err(-EINVAL);
+	if (link->multi_fd < 0) {
+		pr_warn("cannot pin '%s': per-site uprobes are one kernel object per call site\n",
+			path);
+		return usdt__err(-EOPNOTSUPP);
+	}
+	err = bpf_obj_pin(link->multi_fd, path);
+	if (err) {
+		err = -errno;
+		pr_warn("cannot pin the link at '%s': %s\n", path,
+			usdt__errstr(err));
+		return usdt__err(err);
+	}
+	link->pinned = true;
+	return 0;
 }

@@ -220,6 +220,10 @@ void usdt__symtab_free(struct usdt__symtab *st);
 struct usdt__site_ctx {
 	const struct usdt__arch_ops *arch;
 	const struct usdt__symtab *symtab; /* may be NULL */
+	/* Optional, used when symtab is NULL: builds the table on the first
+	 * argument that names a symbol (most files have none), or NULL. */
+	const struct usdt__symtab *(*load_symtab)(void *load_arg);
+	void *load_arg;
 	uint64_t vaddr;		/* the call site's link-time address */
 	bool is_dyn;		/* ET_DYN: absolute addresses need the load bias */
 	bool big_endian;
@@ -258,7 +262,8 @@ struct usdt_probe {
 	int status;
 	const char *error;
 	int arg_cnt;
-	struct usdt__arg *args;
+	struct usdt__arg *args;		/* NULL in a compact file */
+	struct usdt_arg_spec *specs;	/* a compact file's: args[i].spec */
 	/* Each argument's text, NUL-terminated, one after the other:
 	 * what usdt_probe__arg() reports as str. */
 	const char *arg_text;
@@ -276,6 +281,8 @@ struct usdt_probe {
 struct usdt_file {
 	char *path;
 	int fd;			/* -1 for an image read from memory */
+	bool compact;		/* read for attaching only: each probe keeps
+				 * its specs, not its decoded arguments */
 	dev_t dev;
 	ino_t ino;
 	off_t size;
@@ -306,10 +313,19 @@ int usdt__open_regular(const char *path);
 
 /*
  * Read the call sites of the regular file open at fd (taken over: the
- * file keeps it, or it is closed on error); path is for messages.
- * Returns 0 or a negative errno.
+ * file keeps it, or it is closed on error); path is for messages. A
+ * compact file keeps only what attaching needs (usdt__probe_spec(), not
+ * usdt_probe__arg()): a tenth of the memory. Returns 0 or a negative errno.
  */
-int usdt__file_open_fd(int fd, const char *path, struct usdt_file **out);
+int usdt__file_open_fd(int fd, const char *path, bool compact,
+		       struct usdt_file **out);
+
+/* The BPF spec of argument i (< arg_cnt) of a good probe. */
+static inline const struct usdt_arg_spec *
+usdt__probe_spec(const struct usdt_probe *p, int i)
+{
+	return p->args ? &p->args[i].spec : &p->specs[i];
+}
 
 /* ---------------------------------------------------------------------- */
 /* Targets and processes (src/resolve.c)                                  */

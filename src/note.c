@@ -213,9 +213,50 @@ static int walk_notes(const struct usdt__elf *ue, const char *data,
 	return 0;
 }
 
+/*
+ * The symbol table, built when an argument first names a symbol: reading
+ * .symtab and its strings is most of the memory a big unstripped binary
+ * costs, and most files' arguments are registers and memory only.
+ */
+struct lazy_symtab {
+	const struct usdt__elf *ue;
+	struct usdt__symtab *st;
+	bool tried;
+	int err;		/* -ENOMEM fails the file */
+};
+
+static const struct usdt__symtab *lazy_symtab_get(void *arg)
+{
+	struct lazy_symtab *l = arg;
+
+	if (!l->tried) {
+		l->tried = true;
+		l->err = usdt__elf_symtab(l->ue, &l->st);
+	}
+	return l->st;
+}
+
+/* Keep only the specs of the probe's arguments (16 bytes, not ~200). */
+static void compact_probe(struct usdt_probe *p)
+{
+	int i;
+
+	p->specs = calloc(p->arg_cnt ? (size_t)p->arg_cnt : 1,
+			  sizeof(*p->specs));
+	if (!p->specs) {
+		p->status = -ENOMEM;
+		p->error = "out of memory";
+		return;
+	}
+	for (i = 0; i < p->arg_cnt; i++)
+		p->specs[i] = p->args[i].spec;
+	free(p->args);
+	p->args = NULL;
+}
+
 /* Fill in one probe from its raw site; strings are copied to *st. */
 static void build_probe(const struct usdt__elf *ue, struct usdt_file *file,
-			const struct usdt__symtab *symtab, bool has_base,
+			struct lazy_symtab *symtab, bool has_base,
 			uint64_t base_addr, const struct raw_site *s,
 			struct usdt_probe *p, char **st)
 {
@@ -264,7 +305,8 @@ static void build_probe(const struct usdt__elf *ue, struct usdt_file *file,
 	}
 
 	site.arch = file->arch;
-	site.symtab = symtab;
+	site.load_symtab = lazy_symtab_get;
+	site.load_arg = symtab;
 	site.vaddr = p->vaddr;
 	site.is_dyn = file->e_type == ET_DYN;
 	site.big_endian = file->big_endian;
@@ -281,6 +323,8 @@ static void build_probe(const struct usdt__elf *ue, struct usdt_file *file,
 		text[a->str_len] = '\0';
 		text += a->str_len + 1;
 	}
+	if (file->compact)
+		compact_probe(p);
 	return;
 
 err_out:
@@ -288,17 +332,46 @@ err_out:
 		p->name, (unsigned long long)s->pc, p->error);
 }
 
+struct stapsdt_base {
+	bool has;		/* the file has .stapsdt.base */
+	uint64_t addr;		/* its address */
+};
+
+/* Every probe from its raw site, into file->probes[] and storage. */
+static int build_probes(const struct usdt__elf *ue, struct usdt_file *file,
+			struct lazy_symtab *symtab,
+			const struct stapsdt_base *base,
+			const struct raw_sites *rs)
+{
+	size_t i, arg_total = 0;
+	char *st = file->storage;
+
+	for (i = 0; i < rs->cnt; i++) {
+		build_probe(ue, file, symtab, base->has, base->addr, &rs->v[i],
+			    &file->probes[i], &st);
+		file->probe_cnt = i + 1;
+		/* Only running out of memory is fatal to the file. */
+		if (file->probes[i].status == -ENOMEM || symtab->err)
+			return -ENOMEM;
+		arg_total += (size_t)file->probes[i].arg_cnt;
+		if (arg_total > USDT__MAX_ARGS) {
+			pr_warn("%s: more than %u USDT arguments in all\n",
+				ue->path, USDT__MAX_ARGS);
+			return -E2BIG;
+		}
+	}
+	return 0;
+}
+
 static int read_probes(const struct usdt__elf *ue, struct usdt_file *file)
 {
 	struct raw_sites rs = {};
-	struct usdt__symtab *symtab = NULL;
-	uint64_t base_addr = 0;
-	bool has_base = false;
-	size_t i, total = 0, arg_total = 0, align;
+	struct lazy_symtab symtab = { .ue = ue };
+	struct stapsdt_base base = {};
+	size_t i, total = 0, align;
 	GElf_Shdr shdr;
 	Elf_Scn *scn;
 	Elf_Data *data;
-	char *st;
 	int err;
 
 	if (usdt__elf_find_section(ue, ".note.stapsdt", SHT_NOTE, &shdr,
@@ -323,8 +396,8 @@ static int read_probes(const struct usdt__elf *ue, struct usdt_file *file)
 
 	if (!usdt__elf_find_section(ue, ".stapsdt.base", SHT_NULL, &shdr,
 				    NULL)) {
-		has_base = true;
-		base_addr = shdr.sh_addr;
+		base.has = true;
+		base.addr = shdr.sh_addr;
 	}
 
 	err = walk_notes(ue, data->d_buf, data->d_size, align, &rs);
@@ -332,10 +405,6 @@ static int read_probes(const struct usdt__elf *ue, struct usdt_file *file)
 		goto err_out;
 	if (!rs.cnt)
 		goto out;
-
-	err = usdt__elf_symtab(ue, &symtab);
-	if (err)
-		goto err_out;
 
 	/* Bounded by twice the section's size, which is inside the file. */
 	for (i = 0; i < rs.cnt; i++)
@@ -347,32 +416,16 @@ static int read_probes(const struct usdt__elf *ue, struct usdt_file *file)
 		err = -ENOMEM;
 		goto err_out;
 	}
-	st = file->storage;
-	for (i = 0; i < rs.cnt; i++) {
-		build_probe(ue, file, symtab, has_base, base_addr, &rs.v[i],
-			    &file->probes[i], &st);
-		file->probe_cnt = i + 1;
-		/* Only running out of memory is fatal to the file. */
-		if (file->probes[i].status == -ENOMEM) {
-			err = -ENOMEM;
-			goto err_out;
-		}
-		arg_total += (size_t)file->probes[i].arg_cnt;
-		if (arg_total > USDT__MAX_ARGS) {
-			pr_warn("%s: more than %u USDT arguments in all\n",
-				ue->path, USDT__MAX_ARGS);
-			err = -E2BIG;
-			goto err_out;
-		}
-	}
-	file->probe_cnt = rs.cnt;
+	err = build_probes(ue, file, &symtab, &base, &rs);
+	if (err)
+		goto err_out;
 out:
-	usdt__symtab_free(symtab);
+	usdt__symtab_free(symtab.st);
 	free(rs.v);
 	return 0;
 
 err_out:
-	usdt__symtab_free(symtab);
+	usdt__symtab_free(symtab.st);
 	free(rs.v);
 	return err;
 }
@@ -383,8 +436,10 @@ void usdt_file__close(struct usdt_file *file)
 
 	if (!file)
 		return;
-	for (i = 0; i < file->probe_cnt; i++)
+	for (i = 0; i < file->probe_cnt; i++) {
 		free(file->probes[i].args);
+		free(file->probes[i].specs);
+	}
 	if (file->fd >= 0)
 		close(file->fd);
 	free(file->probes);
@@ -395,7 +450,7 @@ void usdt_file__close(struct usdt_file *file)
 }
 
 int usdt__file_read(Elf *elf, const char *path, size_t file_size,
-		    struct usdt_file **out)
+		    bool compact, struct usdt_file **out)
 {
 	struct usdt__elf ue;
 	struct usdt_file *file;
@@ -406,6 +461,7 @@ int usdt__file_read(Elf *elf, const char *path, size_t file_size,
 	if (!file)
 		return -ENOMEM;
 	file->fd = -1;
+	file->compact = compact;
 	file->path = strdup(path);
 	if (!file->path) {
 		free(file);
@@ -443,7 +499,8 @@ static int libelf_init(void)
 	return 0;
 }
 
-int usdt__file_open_fd(int fd, const char *path, struct usdt_file **out)
+int usdt__file_open_fd(int fd, const char *path, bool compact,
+		       struct usdt_file **out)
 {
 	struct stat st;
 	Elf *elf;
@@ -474,7 +531,7 @@ int usdt__file_open_fd(int fd, const char *path, struct usdt_file **out)
 		err = -ENOEXEC;
 		goto err_out;
 	}
-	err = usdt__file_read(elf, path, (size_t)st.st_size, out);
+	err = usdt__file_read(elf, path, (size_t)st.st_size, compact, out);
 	elf_end(elf);
 	if (err)
 		goto err_out;
@@ -527,7 +584,7 @@ struct usdt_file *usdt_file__open(const char *path,
 					 usdt__errstr(fd));
 		return usdt__err_ptr(fd);
 	}
-	err = usdt__file_open_fd(fd, path, &file);
+	err = usdt__file_open_fd(fd, path, false, &file);
 	return err ? usdt__err_ptr(err) : file;
 }
 
@@ -554,7 +611,7 @@ struct usdt_file *usdt__file_open_mem(const void *buf, size_t size,
 		free(copy);
 		return usdt__err_ptr(-ENOEXEC);
 	}
-	err = usdt__file_read(elf, name, size, &file);
+	err = usdt__file_read(elf, name, size, false, &file);
 	elf_end(elf);
 	free(copy);
 	if (err)
@@ -754,6 +811,8 @@ int usdt_probe__arg(const struct usdt_probe *p, int i,
 		return usdt__err(-EINVAL);
 	if (!p || p->status || i < 0 || i >= p->arg_cnt)
 		return usdt__err(-ERANGE);
+	if (!p->args)		/* a compact file's; never handed out */
+		return usdt__err(-ENOTSUP);
 
 	a = &p->args[i];
 	text = p->arg_text;

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -43,6 +44,37 @@ static inline void usdt_test_require_kernel(const char *prog)
 		       " (a failure under CI=true)" : "");
 	fflush(stdout);
 	exit(USDT_TEST_SKIP);
+}
+
+/* How many descriptors this process has open. */
+static inline int usdt_test_count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* A copy of the environment variable name (NULL if unset), for
+ * usdt_test_env_restore(). */
+static inline char *usdt_test_env_save(const char *name)
+{
+	return getenv(name) ? strdup(getenv(name)) : NULL;
+}
+
+/* Put name back as saved (unset if it was), and free the copy. */
+static inline void usdt_test_env_restore(const char *name, char *saved)
+{
+	if (saved)
+		setenv(name, saved, 1);
+	else
+		unsetenv(name);
+	free(saved);
 }
 
 #endif

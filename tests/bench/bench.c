@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sdt.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,6 +44,22 @@ __attribute__((noinline)) static void hot5(long i)
 __attribute__((noinline)) void wide(void)
 {
 	S10() S10(1) S10(2) S10(3) S10(4)
+}
+
+/* 10000 sites of one probe, for the cost of a miss after the first parse. */
+#define M(a, b, c, d) STAP_PROBE1(bench, many, 1##a##b##c##d);
+#define M10(a, b, c) M(a, b, c, 0) M(a, b, c, 1) M(a, b, c, 2) M(a, b, c, 3) \
+	M(a, b, c, 4) M(a, b, c, 5) M(a, b, c, 6) M(a, b, c, 7) M(a, b, c, 8) \
+	M(a, b, c, 9)
+#define M100(a, b) M10(a, b, 0) M10(a, b, 1) M10(a, b, 2) M10(a, b, 3) \
+	M10(a, b, 4) M10(a, b, 5) M10(a, b, 6) M10(a, b, 7) M10(a, b, 8) \
+	M10(a, b, 9)
+#define M1000(a) M100(a, 0) M100(a, 1) M100(a, 2) M100(a, 3) M100(a, 4) \
+	M100(a, 5) M100(a, 6) M100(a, 7) M100(a, 8) M100(a, 9)
+__attribute__((noinline)) void many(void)
+{
+	M1000(0) M1000(1) M1000(2) M1000(3) M1000(4) M1000(5) M1000(6)
+	M1000(7) M1000(8) M1000(9)
 }
 
 static double now(void)
@@ -127,6 +144,100 @@ static unsigned int verified_insns(const struct bpf_program *p)
 	return info.verified_insns;
 }
 
+/*
+ * A probe name the file does not have, asked of a file of 10000 sites:
+ * libusdt from a file parsed once (usdt_manager__attach_file()), libbpf
+ * reading the file each time. Mean seconds per miss into *ours, *lb.
+ */
+static int miss_cost(struct bench_ours *ours, struct usdt_manager *man,
+		     struct bench_libbpf *lb, double *ours_t, double *lb_t,
+		     double *parse_t)
+{
+	usdt_print_fn_t old = usdt_set_print(NULL);
+	libbpf_print_fn_t old_lb = libbpf_set_print(NULL);
+	struct usdt_file *file;
+	double t = now();
+	int i, n = 1000, n_lb = 20;
+
+	file = usdt_file__open("/proc/self/exe", NULL);
+	*parse_t = now() - t;
+	if (!file)
+		return -1;
+	t = now();
+	for (i = 0; i < n; i++)
+		if (usdt_manager__attach_file(man, ours->progs.on_hit, -1, file,
+					      "bench", "nosuch", NULL))
+			return -1;
+	*ours_t = (now() - t) / n;
+	t = now();
+	for (i = 0; i < n_lb; i++)
+		if (bpf_program__attach_usdt(lb->progs.on_hit, -1,
+					     "/proc/self/exe", "bench",
+					     "nosuch", NULL))
+			return -1;
+	*lb_t = (now() - t) / n_lb;
+	usdt_file__close(file);
+	usdt_set_print(old);
+	libbpf_set_print(old_lb);
+	return 0;
+}
+
+static long vm_hwm_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+/*
+ * How much the peak memory grows for the first attach of one probe name
+ * (one site) in this 10k-site file, each library in a fresh child. KiB,
+ * or -1.
+ */
+static long attach_hwm_kb(struct bench_ours *ours, struct bench_libbpf *lb,
+			  bool libbpf)
+{
+	long before, grown = -1;
+	int p[2], status;
+	pid_t pid;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		struct usdt_manager *man = usdt_manager__new(ours->obj, NULL);
+		bool ok;
+
+		before = vm_hwm_kb();
+		if (libbpf)
+			ok = bpf_program__attach_usdt(lb->progs.on_hit, -1,
+						      "/proc/self/exe", "bench",
+						      "hot", NULL);
+		else
+			ok = man && usdt_manager__attach(man, ours->progs.on_hit,
+							 -1, "/proc/self/exe",
+							 "bench", "hot", NULL);
+		grown = ok ? vm_hwm_kb() - before : -1;
+		if (write(p[1], &grown, sizeof(grown)) != sizeof(grown))
+			_exit(1);
+		_exit(0);
+	}
+	close(p[1]);
+	if (pid < 0 || read(p[0], &grown, sizeof(grown)) != sizeof(grown))
+		grown = -1;
+	close(p[0]);
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	return grown;
+}
+
 int main(void)
 {
 	struct bench_ours *ours = bench_ours__open();
@@ -135,6 +246,8 @@ int main(void)
 	struct usdt_link *ul;
 	struct bpf_link *ll;
 	double base, t_ours, t_lb, t5_ours, t5_lb, a_ours, a_lb, t;
+	double m_ours, m_lb, parse;
+	long hwm_ours, hwm_lb;
 	int stats_fd;
 
 	if (geteuid()) {
@@ -163,6 +276,11 @@ int main(void)
 	bpf_link__destroy(ll);
 	a_lb = now() - t;
 
+	if (miss_cost(ours, man, lb, &m_ours, &m_lb, &parse))
+		return 1;
+	hwm_ours = attach_hwm_kb(ours, lb, false);
+	hwm_lb = attach_hwm_kb(ours, lb, true);
+
 	/* Per hit. The kernel times BPF programs while stats are enabled. */
 	stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	base = loop_ns(hot);
@@ -174,6 +292,12 @@ int main(void)
 	       "ratio");
 	printf("%-40s %10.1fms %10.1fms %8.2f\n", "attach+detach 50 sites",
 	       a_ours * 1e3, a_lb * 1e3, a_ours / a_lb);
+	printf("%-40s %10.1fus %10.1fus %8.4f\n", "miss, 10k-site file (parsed once)",
+	       m_ours * 1e6, m_lb * 1e6, m_ours / m_lb);
+	printf("%-40s %10.1fms %12s\n", "first parse of this file", parse * 1e3,
+	       "-");
+	printf("%-40s %10ldKB %10ldKB %8.2f\n", "peak memory growth, first attach",
+	       hwm_ours, hwm_lb, hwm_lb > 0 ? (double)hwm_ours / hwm_lb : 0.0);
 	printf("%-40s %10.0fns %10.0fns %8.2f\n", "probe hit, 3 args (minus loop)",
 	       t_ours - base, t_lb - base, (t_ours - base) / (t_lb - base));
 	printf("%-40s %10.0fns %10.0fns %8.2f\n", "probe hit, nop;nop5 site",

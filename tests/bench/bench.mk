@@ -1,15 +1,63 @@
-# make bench: libusdt side by side with the system's libbpf (root).
+# make bench: libusdt side by side with the system's libbpf (root), and the
+# BPF side with libbpf 1.1.2's and 1.7's headers (bench_bpf).
 BENCH_SKELS := $(OBJDIR)/skel/tests/bench/bench_ours.skel.h \
 	       $(OBJDIR)/skel/tests/bench/bench_libbpf.skel.h
+MULTIARCH := $(shell $(CC) -print-multiarch)
 
 # libbpf's usdt.bpf.h includes <linux/errno.h>, which needs the host's asm/.
 $(OBJDIR)/bpf/tests/bench/bench_libbpf.bpf.o: BPF_EXTRA_CFLAGS += \
-	-idirafter /usr/include/$(shell $(CC) -print-multiarch)
+	-idirafter /usr/include/$(MULTIARCH)
 
 $(OBJDIR)/bench: tests/bench/bench.c $(STATIC_LIB) $(BENCH_SKELS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -I$(OBJDIR)/skel/tests/bench $< -o $@ \
 		$(STATIC_LIB) $(ALL_LDFLAGS) $(LIBS)
 
-bench: $(OBJDIR)/bench
+# The program shapes of tests/kernel/shapes.bpf.c at each -mcpu, on our
+# header, on the system's libbpf 1.1.2 header and on libbpf 1.7's, the
+# last from Debian sid's source package (scripts/libbpf-1.7.sh).
+BENCH_DIR := $(OBJDIR)/bench-bpf
+LB17_DIR ?= build/libbpf-1.7
+LB17_PREFIX := $(abspath $(LB17_DIR))/prefix
+BENCH_CPUS := v1 v2 v3
+BENCH_OBJS := $(foreach i,ours lb11 lb17,$(foreach v,$(BENCH_CPUS),\
+	$(BENCH_DIR)/$(i)/shapes-$(v).o))
+LB_BPF_CFLAGS = -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) \
+	-DUSDT_SHAPES_LIBBPF -I$(OBJDIR) -idirafter /usr/include/$(MULTIARCH)
+
+$(LB17_PREFIX)/.done:
+	$(Q)scripts/libbpf-1.7.sh $(LB17_DIR)
+
+$(BENCH_DIR)/ours/shapes-%.o: tests/kernel/shapes.bpf.c $(VMLINUX_H) \
+		$(wildcard bpf/*.h)
+	$(call msg,CLANG,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -mcpu=$* -c $< -o $@
+
+$(BENCH_DIR)/lb11/shapes-%.o: tests/kernel/shapes.bpf.c $(VMLINUX_H)
+	$(call msg,CLANG,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(LB_BPF_CFLAGS) -mcpu=$* -c $< -o $@
+
+$(BENCH_DIR)/lb17/shapes-%.o: tests/kernel/shapes.bpf.c $(VMLINUX_H) \
+		$(LB17_PREFIX)/.done
+	$(call msg,CLANG,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(LB_BPF_CFLAGS) -I$(LB17_PREFIX)/include -mcpu=$* \
+		-c $< -o $@
+
+$(OBJDIR)/bench_bpf: tests/bench/bench_bpf.c $(STATIC_LIB)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC_LIB) $(ALL_LDFLAGS) $(LIBS)
+
+# The same rounds with libbpf 1.7's user space, linked statically.
+$(OBJDIR)/bench_bpf17: tests/bench/bench_bpf.c $(LB17_PREFIX)/.done
+	$(call msg,CC,$@)
+	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -DBENCH_LIBBPF_ONLY \
+		-I$(LB17_PREFIX)/include $< -o $@ $(LB17_PREFIX)/lib/libbpf.a \
+		-lelf -lz
+
+bench: $(OBJDIR)/bench $(OBJDIR)/bench_bpf $(OBJDIR)/bench_bpf17 $(BENCH_OBJS)
 	$(Q)$(OBJDIR)/bench
+	$(Q)$(OBJDIR)/bench_bpf $(BENCH_DIR)/ours $(BENCH_DIR)/lb11 \
+		$(OBJDIR)/bench_bpf17 $(BENCH_DIR)/lb17

@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * bpf/usdt.bpf.h compiles with clang -target bpf and libbpf's headers
- * alone, with or without __TARGET_ARCH_xxx; collides loudly with libbpf's
- * header; and two files of one object share its maps. No kernel needed
- * (vmlinux.h is generated from the kernel's BTF by the build).
+ * alone, with or without __TARGET_ARCH_xxx; brings what libbpf's header
+ * brings; collides loudly with libbpf's header, in one file or in two
+ * linked together; two files of one object share its maps; and the
+ * manager refuses an object that reads another spec layout. No kernel
+ * needed (vmlinux.h is generated from the kernel's BTF by the build).
  */
 #include <sys/wait.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "test_util.h"
+#include "usdt.h"
+#include "usdt_spec.h"
 
 #define OUT USDT_OBJDIR "/tests/unit/bpf"
 
@@ -47,9 +52,123 @@ static void test_with_target_arch(void **state)
 
 static void test_both_headers_collide(void **state)
 {
+	/* libbpf's first: our #error says what to do. */
 	assert_int_not_equal(compile("both.bpf.c", "both.o",
 				 "-D__TARGET_ARCH_x86 -idirafter /usr/include/x86_64-linux-gnu"), 0);
-	assert_int_equal(run("grep -q 'redefinition' " OUT "/both.o.err"), 0);
+	assert_int_equal(run("grep -q 'is already included' " OUT "/both.o.err"), 0);
+	/* Ours first: libbpf's definitions collide with ours. */
+	assert_int_not_equal(compile("both_rev.bpf.c", "both_rev.o",
+				 "-D__TARGET_ARCH_x86 -idirafter /usr/include/x86_64-linux-gnu"), 0);
+	assert_int_equal(run("grep -q 'redefinition' " OUT "/both_rev.o.err"), 0);
+}
+
+/* A file on libbpf's header and one on ours do not link, in either order. */
+static void test_mixed_objects_do_not_link(void **state)
+{
+	assert_int_equal(compile("a.bpf.c", "a.o", "-D__TARGET_ARCH_x86"), 0);
+	assert_int_equal(compile("lb.bpf.c", "lb.o",
+				 "-D__TARGET_ARCH_x86 -idirafter /usr/include/x86_64-linux-gnu"), 0);
+	assert_int_not_equal(run("bpftool gen object " OUT "/mix1.o " OUT "/a.o "
+				 OUT "/lb.o 2>" OUT "/mix1.err"), 0);
+	assert_int_equal(run("grep -q __bpf_usdt_specs " OUT "/mix1.err"), 0);
+	assert_int_not_equal(run("bpftool gen object " OUT "/mix2.o " OUT "/lb.o "
+				 OUT "/a.o 2>" OUT "/mix2.err"), 0);
+	assert_int_equal(run("grep -q __bpf_usdt_specs " OUT "/mix2.err"), 0);
+}
+
+static bool has_func(const struct btf *btf, const char *name)
+{
+	return btf__find_by_name_kind(btf, name, BTF_KIND_FUNC) > 0;
+}
+
+/* libbpf's limits, errno values and bpf_tracing.h, without host headers;
+ * our functions link under our own names. */
+static void test_libbpf_names(void **state)
+{
+	struct bpf_object *obj;
+	struct bpf_map *map;
+	const struct btf *btf;
+
+	assert_int_equal(compile("names.bpf.c", "names.o", "-D__TARGET_ARCH_x86"), 0);
+	obj = bpf_object__open_file(OUT "/names.o", NULL);
+	assert_non_null(obj);
+	map = bpf_object__find_map_by_name(obj, "usdt__specs");
+	assert_non_null(map);
+	assert_int_equal(bpf_map__max_entries(map), 100);
+	map = bpf_object__find_map_by_name(obj, "usdt__ip2spec");
+	assert_non_null(map);
+	assert_int_equal(bpf_map__max_entries(map), 300);
+	btf = bpf_object__btf(obj);
+	assert_non_null(btf);
+	assert_true(has_func(btf, "usdt__arg"));
+	assert_false(has_func(btf, "bpf_usdt_arg"));
+	assert_non_null(bpf_object__find_program_by_name(obj, "prog_kprobe"));
+	bpf_object__close(obj);
+}
+
+/* Change the object's usdt__layout; returns the value it had. */
+static uint32_t set_layout(struct bpf_object *obj, uint32_t layout)
+{
+	const struct btf_var_secinfo *vs;
+	const struct btf_type *sec;
+	struct bpf_map *map;
+	const struct btf *btf = bpf_object__btf(obj);
+	const char *init;
+	char data[4096];
+	uint32_t old;
+	size_t size;
+	int i;
+
+	map = bpf_object__find_map_by_name(obj, ".rodata");
+	assert_non_null(map);
+	init = bpf_map__initial_value(map, &size);
+	assert_non_null(init);
+	assert_true(size <= sizeof(data));
+	memcpy(data, init, size);
+	sec = btf__type_by_id(btf, btf__find_by_name_kind(btf, ".rodata",
+							  BTF_KIND_DATASEC));
+	vs = btf_var_secinfos(sec);
+	for (i = 0; i < (int)btf_vlen(sec); i++, vs++) {
+		const struct btf_type *var = btf__type_by_id(btf, vs->type);
+
+		if (strcmp(btf__name_by_offset(btf, var->name_off), "usdt__layout"))
+			continue;
+		memcpy(&old, init + vs->offset, sizeof(old));
+		memcpy(data + vs->offset, &layout, sizeof(layout));
+		assert_int_equal(bpf_map__set_initial_value(map, data, size), 0);
+		return old;
+	}
+	fail_msg("no usdt__layout in .rodata");
+	return 0;
+}
+
+static void test_layout_checked(void **state)
+{
+	struct bpf_object *obj;
+	struct usdt_manager *man;
+
+	assert_int_equal(compile("a.bpf.c", "a.o", "-D__TARGET_ARCH_x86"), 0);
+	obj = bpf_object__open_file(OUT "/a.o", NULL);
+	assert_non_null(obj);
+	/* The header wrote this library's layout. */
+	assert_int_equal(set_layout(obj, USDT_SPEC_LAYOUT + 1), USDT_SPEC_LAYOUT);
+	errno = 0;
+	assert_null(usdt_manager__new(obj, NULL));
+	assert_int_equal(errno, EPROTO);
+	set_layout(obj, USDT_SPEC_LAYOUT);
+	man = usdt_manager__new(obj, NULL);
+	assert_non_null(man);
+	usdt_manager__free(man);
+	bpf_object__close(obj);
+
+	/* An object with the maps but no layout at all: an older header. */
+	assert_int_equal(compile("nolayout.bpf.c", "nolayout.o", ""), 0);
+	obj = bpf_object__open_file(OUT "/nolayout.o", NULL);
+	assert_non_null(obj);
+	errno = 0;
+	assert_null(usdt_manager__new(obj, NULL));
+	assert_int_equal(errno, EPROTO);
+	bpf_object__close(obj);
 }
 
 static void test_two_files_share_maps(void **state)
@@ -81,8 +200,12 @@ int main(void)
 		cmocka_unit_test(test_without_target_arch),
 		cmocka_unit_test(test_with_target_arch),
 		cmocka_unit_test(test_both_headers_collide),
+		cmocka_unit_test(test_mixed_objects_do_not_link),
+		cmocka_unit_test(test_libbpf_names),
+		cmocka_unit_test(test_layout_checked),
 		cmocka_unit_test(test_two_files_share_maps),
 	};
 
+	usdt_set_print(NULL);
 	return cmocka_run_group_tests_name("bpf_header", tests, NULL, NULL);
 }

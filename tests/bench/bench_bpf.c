@@ -1,0 +1,447 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The BPF side, side by side: tests/kernel/shapes.bpf.c built three ways
+ * (on libusdt's header, on libbpf 1.1.2's, on libbpf 1.7's) and compared
+ * on what the verifier processes at -mcpu=v1/v2/v3, the program's size,
+ * and the BPF run time per probe hit (kernel BPF stats), min and median
+ * over interleaved rounds. Needs root.
+ *
+ *   bench_bpf OURS_DIR LB11_DIR [LB17_BIN LB17_DIR]   the table
+ *   bench_bpf -r IMPL DIR [verify]                    one round (internal)
+ *
+ * A DIR holds shapes-v1.o, shapes-v2.o and shapes-v3.o. One round runs in
+ * its own process because each libbpf's user space must attach programs
+ * built on its own header: libbpf 1.7's rounds run LB17_BIN, this file
+ * built against libbpf 1.7 (BENCH_LIBBPF_ONLY). BENCH_QUICK=1: fewer
+ * rounds and hits (about a minute).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sdt.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#ifndef BENCH_LIBBPF_ONLY
+#include "usdt.h"
+#endif
+
+static const char *const progs[] = { "checked3", "checked12", "usdt12",
+				     "loop" };
+#define NPROGS 4
+static const char *const cpus[] = { "v1", "v2", "v3" };
+#define NCPUS 3
+
+/* Twelve register operands (libbpf 1.1.2 reads no %rip-relative ones). */
+__attribute__((noinline)) static void hot12(long i)
+{
+	STAP_PROBE12(bench, hot12, i, i + 1, i + 2, i + 3, i + 4, i + 5,
+		     i + 6, i + 7, i + 8, i + 9, i + 10, i ^ 11);
+}
+
+static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return 0;
+}
+
+static long hit_count(void)
+{
+	return getenv("BENCH_QUICK") ? 100000 : 300000;
+}
+
+/* ------------------------------------------------------------------ */
+/* One round, in its own process                                      */
+
+static struct bpf_object *open_one(const char *dir, const char *cpu,
+				   const char *prog)
+{
+	struct bpf_object *obj;
+	struct bpf_program *p;
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/shapes-%s.o", dir, cpu);
+	obj = bpf_object__open_file(path, NULL);
+	if (!obj) {
+		fprintf(stderr, "bench_bpf: cannot open %s\n", path);
+		exit(1);
+	}
+	bpf_object__for_each_program(p, obj)
+		bpf_program__set_autoload(p, !strcmp(bpf_program__name(p), prog));
+	return obj;
+}
+
+static int prog_info(const struct bpf_program *p, struct bpf_prog_info *info)
+{
+	__u32 len = sizeof(*info);
+
+	memset(info, 0, sizeof(*info));
+	return bpf_obj_get_info_by_fd(bpf_program__fd(p), info, &len);
+}
+
+/* Verified instructions, xlated and JITed size of each shape at each
+ * -mcpu; "fail" where it does not load. */
+static void verify(const char *impl, const char *dir)
+{
+	struct bpf_prog_info info;
+	struct bpf_object *obj;
+	struct bpf_program *p;
+	int c, i;
+
+	for (c = 0; c < NCPUS; c++) {
+		for (i = 0; i < NPROGS; i++) {
+			obj = open_one(dir, cpus[c], progs[i]);
+#ifndef BENCH_LIBBPF_ONLY
+			struct usdt_manager *man = NULL;
+
+			if (!strcmp(impl, "ours"))
+				man = usdt_manager__new(obj, NULL);
+#endif
+			p = bpf_object__find_program_by_name(obj, progs[i]);
+			if (bpf_object__load(obj) || prog_info(p, &info)) {
+				printf("verified %s %s fail\n", progs[i], cpus[c]);
+			} else {
+				printf("verified %s %s %u\n", progs[i], cpus[c],
+				       info.verified_insns);
+				printf("xlated %s %s %u\n", progs[i], cpus[c],
+				       info.xlated_prog_len / 8);
+				printf("jited %s %s %u\n", progs[i], cpus[c],
+				       info.jited_prog_len);
+			}
+#ifndef BENCH_LIBBPF_ONLY
+			usdt_manager__free(man);
+#endif
+			bpf_object__close(obj);
+		}
+	}
+}
+
+/* The BPF run time per hit of prog, attached to hot12 by impl. */
+static double time_prog(const char *impl, const char *dir, const char *prog,
+			int ip_map)
+{
+	struct bpf_object *obj = open_one(dir, "v3", prog);
+	struct bpf_program *p = bpf_object__find_program_by_name(obj, prog);
+	struct bpf_prog_info info;
+	struct bpf_link *link = NULL;
+	long i, hits = hit_count();
+	double ns = -1;
+	void *ul = NULL;
+#ifndef BENCH_LIBBPF_ONLY
+	struct usdt_manager *man = NULL;
+
+	if (!strcmp(impl, "ours")) {
+		USDT_OPTS(usdt_attach_opts, o, .force_ip_map = ip_map);
+
+		man = usdt_manager__new(obj, NULL);
+		if (man && !bpf_object__load(obj))
+			/* The IP map needs the mapping address: pid 0. */
+			ul = usdt_manager__attach(man, p, ip_map ? 0 : -1,
+						  "/proc/self/exe", "bench",
+						  "hot12", &o);
+	} else
+#endif
+	if (!bpf_object__load(obj))
+		link = bpf_program__attach_usdt(p, -1, "/proc/self/exe",
+						"bench", "hot12", NULL);
+	if (link || ul) {
+		for (i = 0; i < hits; i++)
+			hot12(i);
+		if (!prog_info(p, &info) && info.run_cnt == (__u64)hits)
+			ns = (double)info.run_time_ns / info.run_cnt;
+	}
+	bpf_link__destroy(link);
+#ifndef BENCH_LIBBPF_ONLY
+	usdt_link__destroy(ul);
+	usdt_manager__free(man);
+#endif
+	bpf_object__close(obj);
+	return ns;
+}
+
+static int round_main(const char *impl, const char *dir, int with_verify)
+{
+	int stats_fd, i;
+	double ns;
+
+	libbpf_set_print(quiet);
+#ifndef BENCH_LIBBPF_ONLY
+	usdt_set_print(NULL);
+#endif
+	if (with_verify)
+		verify(impl, dir);
+	/* The kernel times BPF programs while this fd is open. */
+	stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (stats_fd < 0) {
+		fprintf(stderr, "bench_bpf: cannot enable BPF stats\n");
+		return 1;
+	}
+	for (i = 0; i < NPROGS; i++) {
+		ns = time_prog(impl, dir, progs[i], 0);
+		if (ns >= 0)
+			printf("ns %s %.1f\n", progs[i], ns);
+	}
+	ns = time_prog(impl, dir, "empty", 0);
+	if (ns >= 0)
+		printf("ns empty %.1f\n", ns);
+	if (!strcmp(impl, "ours")) {
+		ns = time_prog(impl, dir, "usdt12", 1);
+		if (ns >= 0)
+			printf("ns usdt12-ipmap %.1f\n", ns);
+	}
+	close(stats_fd);
+	return 0;
+}
+
+#ifndef BENCH_LIBBPF_ONLY
+/* ------------------------------------------------------------------ */
+/* The driver                                                         */
+
+#define NIMPL 3
+#define MAX_ROUNDS 16
+#define MAX_KEYS 64
+
+static const char *const impl_names[NIMPL] = { "ours", "lb11", "lb17" };
+
+/* key -> one value per implementation and round. */
+static struct {
+	char key[48];
+	double v[NIMPL][MAX_ROUNDS];
+	int n[NIMPL];
+} keys[MAX_KEYS];
+static int nkeys;
+
+static void record(int impl, const char *key, double v)
+{
+	int k;
+
+	for (k = 0; k < nkeys && strcmp(keys[k].key, key); k++)
+		;
+	if (k == nkeys) {
+		if (nkeys == MAX_KEYS)
+			return;
+		snprintf(keys[nkeys++].key, sizeof(keys[0].key), "%s", key);
+	}
+	if (keys[k].n[impl] < MAX_ROUNDS)
+		keys[k].v[impl][keys[k].n[impl]++] = v;
+}
+
+/* Run one round of impl and record what it prints. */
+static int run_round(int impl, const char *bin, const char *dir,
+		     int with_verify)
+{
+	char cmd[1024], line[256], what[32], name[32], arg[32], key[48];
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "%s -r %s %s %s", bin, impl_names[impl],
+		 dir, with_verify ? "verify" : "");
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		int n = sscanf(line, "%31s %31s %31s %31s", what, name, arg,
+			       key);
+
+		if (n == 4) {	/* verified/xlated/jited PROG CPU VALUE */
+			snprintf(line, sizeof(line), "%s %s %s", what, name,
+				 arg);
+			record(impl, line, strcmp(key, "fail") ? atof(key) : -1);
+		} else if (n == 3) {	/* ns PROG VALUE */
+			snprintf(line, sizeof(line), "%s %s", what, name);
+			record(impl, line, atof(arg));
+		}
+	}
+	return pclose(f) ? -1 : 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* min (or the value) and median of a key for one implementation. */
+static int stats(int k, int impl, double *min, double *med)
+{
+	double v[MAX_ROUNDS];
+	int n = keys[k].n[impl];
+
+	if (!n)
+		return -1;
+	memcpy(v, keys[k].v[impl], n * sizeof(v[0]));
+	qsort(v, n, sizeof(v[0]), cmp_double);
+	*min = v[0];
+	*med = v[n / 2];
+	return 0;
+}
+
+static void cell(int k, int impl, int timed)
+{
+	double min, med;
+
+	if (k < 0 || stats(k, impl, &min, &med))
+		printf(" %17s", "-");
+	else if (min < 0)
+		printf(" %17s", "fails to load");
+	else if (timed)
+		printf(" %8.1f/%-8.1f", min, med);
+	else
+		printf(" %17.0f", min);
+}
+
+static int find_key(const char *key)
+{
+	int k;
+
+	for (k = 0; k < nkeys; k++)
+		if (!strcmp(keys[k].key, key))
+			return k;
+	return -1;
+}
+
+/* ours / other, on the min; "-" when either is missing. */
+static void ratio(int k, int other)
+{
+	double a, b, m;
+
+	if (k < 0 || stats(k, 0, &a, &m) || stats(k, other, &b, &m) ||
+	    a < 0 || b <= 0)
+		printf(" %7s", "-");
+	else
+		printf(" %7.2f", a / b);
+}
+
+/* ours / other, on the min less each one's empty-program floor. */
+static void net_ratio(int k, int other)
+{
+	int e = find_key("ns empty");
+	double a, b, ea, eb, m;
+
+	if (k < 0 || e < 0 || stats(k, 0, &a, &m) || stats(k, other, &b, &m) ||
+	    stats(e, 0, &ea, &m) || stats(e, other, &eb, &m) || a < 0 ||
+	    b - eb <= 0)
+		printf(" %7s", "-");
+	else
+		printf(" %7.2f", (a - ea) / (b - eb));
+}
+
+static void row(const char *label, const char *key, int timed)
+{
+	int k = find_key(key);
+
+	printf("%-34s", label);
+	cell(k, 0, timed);
+	cell(k, 1, timed);
+	cell(k, 2, timed);
+	ratio(k, 1);
+	ratio(k, 2);
+	if (timed) {
+		net_ratio(k, 1);
+		net_ratio(k, 2);
+	}
+	printf("\n");
+}
+
+/* libusdt's IP-map mode against libbpf's cookie mode (libbpf cannot be
+ * told to use its IP map where the kernel has cookies). */
+static void ipmap_row(void)
+{
+	int ki = find_key("ns usdt12-ipmap"), kc = find_key("ns usdt12");
+	double a, b, m;
+	int j;
+
+	printf("%-34s", "12-arg BPF_USDT(), our IP map");
+	cell(ki, 0, 1);
+	printf(" %17s %17s", "(cookie)", "(cookie)");
+	for (j = 1; j < NIMPL; j++) {
+		if (ki < 0 || kc < 0 || stats(ki, 0, &a, &m) ||
+		    stats(kc, j, &b, &m) || b <= 0)
+			printf(" %7s", "-");
+		else
+			printf(" %7.2f", a / b);
+	}
+	printf("\n");
+}
+
+static void table(void)
+{
+	static const char *const labels[NPROGS] = {
+		"3 checked bpf_usdt_arg()", "12 checked bpf_usdt_arg()",
+		"12-arg BPF_USDT()", "loop over bpf_usdt_arg_cnt()",
+	};
+	char key[64], label[64];
+	int i, c;
+
+	printf("%-34s %17s %17s %17s %7s %7s %7s %7s\n", "figure", "libusdt",
+	       "libbpf 1.1.2", "libbpf 1.7", "/1.1.2", "/1.7", "net", "net");
+	for (i = 0; i < NPROGS; i++) {
+		for (c = 0; c < NCPUS; c++) {
+			snprintf(key, sizeof(key), "verified %s %s", progs[i],
+				 cpus[c]);
+			snprintf(label, sizeof(label), "%s, %s: verified", labels[i],
+				 cpus[c]);
+			row(label, key, 0);
+		}
+	}
+	row("12-arg BPF_USDT(): xlated insns", "xlated usdt12 v3", 0);
+	row("12-arg BPF_USDT(): JITed bytes", "jited usdt12 v3", 0);
+	printf("BPF run time per hit, ns (min/median of rounds, -mcpu=v3); last two\n"
+	       "columns: ratios less the empty program's time (the kernel's own):\n");
+	row("empty program (the floor)", "ns empty", 1);
+	for (i = 0; i < NPROGS; i++) {
+		snprintf(key, sizeof(key), "ns %s", progs[i]);
+		row(labels[i], key, 1);
+	}
+	ipmap_row();
+	printf("(ratios on the min: < 1 means libusdt costs less)\n");
+}
+
+int main(int argc, char **argv)
+{
+	const char *dirs[NIMPL] = { NULL }, *bins[NIMPL];
+	int rounds = getenv("BENCH_QUICK") ? 3 : 9;
+	int r, i;
+
+	if (argc >= 4 && !strcmp(argv[1], "-r"))
+		return round_main(argv[2], argv[3],
+				  argc > 4 && !strcmp(argv[4], "verify"));
+	if (argc < 3) {
+		fprintf(stderr, "usage: %s OURS_DIR LB11_DIR [LB17_BIN LB17_DIR]\n",
+			argv[0]);
+		return 2;
+	}
+	if (geteuid()) {
+		fprintf(stderr, "bench_bpf: needs root\n");
+		return 1;
+	}
+	dirs[0] = argv[1];
+	dirs[1] = argv[2];
+	bins[0] = bins[1] = argv[0];
+	if (argc >= 5) {
+		bins[2] = argv[3];
+		dirs[2] = argv[4];
+	}
+	for (r = 0; r < rounds; r++)
+		for (i = 0; i < NIMPL; i++)
+			if (dirs[i] && run_round(i, bins[i], dirs[i], !r))
+				fprintf(stderr, "bench_bpf: a %s round failed\n",
+					impl_names[i]);
+	printf("%d rounds of %ld hits each, interleaved\n", rounds,
+	       hit_count());
+	table();
+	return 0;
+}
+#else
+int main(int argc, char **argv)
+{
+	if (argc >= 4 && !strcmp(argv[1], "-r"))
+		return round_main(argv[2], argv[3],
+				  argc > 4 && !strcmp(argv[4], "verify"));
+	fprintf(stderr, "usage: %s -r IMPL DIR [verify]\n", argv[0]);
+	return 2;
+}
+#endif

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * What the BPF side costs the verifier. Every program shape of
+ * tests/kernel/shapes.bpf.c, built at -mcpu=v1, v2 and v3 (and without
+ * __TARGET_ARCH_xxx), loads on this kernel within a fixed budget of
+ * verified instructions. Loading is correctness: a reader whose cost
+ * multiplies with the caller's branches reaches the kernel's 1M limit and
+ * the user's program does not load at all.
+ *
+ * The budgets are half of what libbpf 1.7's header costs for the same
+ * shape (12 checked calls: 30,000, where libbpf 1.7 passes 1M at v3); the
+ * counts are printed. One exception: at -mcpu=v1 and v2, clang turns the
+ * twelve checks into selects that test each return code twice, the
+ * verifier must then tell every combination of failures apart, and the
+ * caller's own tail costs ~36,800 (libbpf 1.7: 38,794): our reader is
+ * verified once and costs ~600 of it, so that budget is the caller's.
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+
+#include "test_util.h"
+#include "usdt.h"
+
+#define OBJ_DIR USDT_OBJDIR "/tests/kernel/"
+
+static const struct {
+	const char *prog;
+	unsigned int budget;
+	unsigned int budget_v1v2;	/* at -mcpu=v1 and v2 */
+} shapes[] = {
+	/* libbpf 1.7 at v1 / v3 in the comments. */
+	{ "checked3", 600, 600 },		/* 777 / 609 */
+	{ "checked12", 30000, 40000 },		/* 38,794 / >1M */
+	{ "usdt12", 1200, 1200 },		/* 2,376 / 2,223 */
+	{ "loop", 2500, 2500 },			/* 4,946 / 4,541 */
+};
+
+static unsigned int verified_insns(const struct bpf_program *p,
+				   unsigned int *xlated)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	assert_int_equal(bpf_obj_get_info_by_fd(bpf_program__fd(p), &info,
+						&len), 0);
+	*xlated = info.xlated_prog_len / 8;
+	return info.verified_insns;
+}
+
+/* Load one build of the shapes, with a manager as a user would, and check
+ * each program against its budget. */
+/* Did the manager make the reader static (its context type is not this
+ * kernel's: a cross build with another arch's vmlinux.h)? */
+static bool reader_is_static(struct bpf_object *obj)
+{
+	const struct btf *btf = bpf_object__btf(obj);
+	int id = btf__find_by_name_kind(btf, "usdt__arg", BTF_KIND_FUNC);
+
+	assert_true(id > 0);
+	return btf_vlen(btf__type_by_id(btf, id)) == BTF_FUNC_STATIC;
+}
+
+static void check_build(const char *variant)
+{
+	char path[256];
+	struct bpf_object *obj;
+	struct usdt_manager *man;
+	bool old_cpu = !strcmp(variant, "v1") || !strcmp(variant, "v2");
+	unsigned int n, xlated, budget;
+	struct bpf_program *prog;
+	bool per_call;
+	size_t i;
+
+	snprintf(path, sizeof(path), OBJ_DIR "shapes-%s.bpf.o", variant);
+	obj = bpf_object__open_file(path, NULL);
+	assert_non_null(obj);
+	man = usdt_manager__new(obj, NULL);
+	assert_non_null(man);
+	/* Verified per call, the reader costs what libbpf's does: the
+	 * budgets do not hold, and twelve checks pass 1M. */
+	per_call = reader_is_static(obj);
+	if (per_call) {
+		printf("%s: the reader is verified per call here (this build's context type is not the kernel's): loading only\n",
+		       variant);
+		prog = bpf_object__find_program_by_name(obj, "checked12");
+		bpf_program__set_autoload(prog, false);
+	}
+	assert_int_equal(bpf_object__load(obj), 0);
+	for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		const struct bpf_program *p =
+			bpf_object__find_program_by_name(obj, shapes[i].prog);
+
+		assert_non_null(p);
+		if (per_call)
+			continue;
+		n = verified_insns(p, &xlated);
+		budget = old_cpu ? shapes[i].budget_v1v2 : shapes[i].budget;
+		printf("%-7s %-10s %7u verified insns (budget %u), %u xlated\n",
+		       variant, shapes[i].prog, n, budget, xlated);
+		/* 0: a kernel before 5.16 does not count. */
+		if (n && n > budget)
+			fail_msg("%s %s: %u verified instructions, budget %u",
+				 variant, shapes[i].prog, n, budget);
+	}
+	usdt_manager__free(man);
+	bpf_object__close(obj);
+}
+
+static void test_v1(void **state)
+{
+	check_build("v1");
+}
+
+static void test_v2(void **state)
+{
+	check_build("v2");
+}
+
+static void test_v3(void **state)
+{
+	check_build("v3");
+}
+
+static void test_no_target_arch(void **state)
+{
+	check_build("noarch");
+}
+
+/*
+ * Built with a context type the kernel does not take for a global
+ * function's (what a vmlinux.h of another arch gives): alone, the object
+ * does not load; with a manager, its reader is made static (verified per
+ * call) and every shape but the twelve checks (libbpf's cost: past 1M)
+ * loads.
+ */
+static void test_foreign_ctx_type(void **state)
+{
+	const char *path = OBJ_DIR "shapes-wrongctx.bpf.o";
+	struct bpf_object *obj = bpf_object__open_file(path, NULL);
+	libbpf_print_fn_t old_print;
+	struct usdt_manager *man;
+
+	assert_non_null(obj);
+	old_print = libbpf_set_print(NULL);	/* the refusal's log */
+	assert_int_not_equal(bpf_object__load(obj), 0);
+	libbpf_set_print(old_print);
+	bpf_object__close(obj);
+
+	obj = bpf_object__open_file(path, NULL);
+	assert_non_null(obj);
+	man = usdt_manager__new(obj, NULL);
+	assert_non_null(man);
+	assert_true(reader_is_static(obj));
+	usdt_manager__free(man);
+	bpf_object__close(obj);
+	check_build("wrongctx");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_v1),
+		cmocka_unit_test(test_v2),
+		cmocka_unit_test(test_v3),
+		cmocka_unit_test(test_no_target_arch),
+		cmocka_unit_test(test_foreign_ctx_type),
+	};
+
+	usdt_test_require_kernel("kernel/test_verifier");
+	usdt_set_print(NULL);
+	return cmocka_run_group_tests_name("verifier", tests, NULL, NULL);
+}
