@@ -176,10 +176,12 @@ $(LIBBPF_STAMP):
 	$(Q)scripts/libbpf-$(LIBBPF).sh $(LIBBPF_DIR)
 endif
 
-$(VMLINUX_H): $(LIBBPF_STAMP)
+# VMLINUX_BTF: another kernel's BTF (make vm-check: the target's).
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+$(VMLINUX_H): $(LIBBPF_STAMP) $(filter-out /sys/%,$(VMLINUX_BTF))
 	$(call msg,GEN,$@)
 	@mkdir -p $(@D)
-	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
+	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
 
 $(OBJDIR)/bpf/%.bpf.o: %.bpf.c $(VMLINUX_H) $(PUBLIC_LINKS) \
 		$(wildcard bpf/*.h tests/kernel/*.h tools/*.h)

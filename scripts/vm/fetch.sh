@@ -11,6 +11,8 @@
 # trixie on). Makes
 #   VMDIR/kernel/ARCH-KERNEL/vmlinuz   the kernel (its modules are not kept:
 #                                      everything the tests need is built in)
+#   VMDIR/btf/ARCH.btf                 the kernel's BTF, for vmlinux.h (from
+#                                      the 6.12 kernel: scripts/vm/btf.sh)
 #   VMDIR/sysroot/ARCH/                the guest's userland and the cross
 #                                      build's libraries: busybox-static,
 #                                      libc, libelf, zlib, libbpf, cmocka
@@ -50,17 +52,28 @@ else
 	elf=libelf1
 fi
 
-kdir=$vmdir/kernel/$arch-$kver
-if [ ! -f "$kdir/vmlinuz" ]; then
-	"$here/../apt-private.sh" "$vmdir/apt" "$ksuite" "$debarch" \
-		"$kdir/pkg" "=linux-image-$kflavour"
+# The kernel of release $1 (bookworm, trixie) into $2.
+fetch_kernel() {
+	[ -f "$2/vmlinuz" ] && return 0
+	"$here/../apt-private.sh" "$vmdir/apt" "$1" "$debarch" "$2/pkg" \
+		"=linux-image-$kflavour"
 	# shellcheck disable=SC2012
-	img=$(ls "$kdir"/pkg/boot/vmlinu[xz]-* | head -n1)
-	cp "$img" "$kdir/vmlinuz.tmp"
-	cp "$kdir"/pkg/boot/config-* "$kdir/config"
-	cat "$kdir/pkg/.pkgs" > "$kdir/version"
-	rm -rf "$kdir/pkg"
-	mv "$kdir/vmlinuz.tmp" "$kdir/vmlinuz"
+	img=$(ls "$2"/pkg/boot/vmlinu[xz]-* | head -n1)
+	cp "$img" "$2/vmlinuz.tmp"
+	cp "$2"/pkg/boot/config-* "$2/config"
+	cat "$2/pkg/.pkgs" > "$2/version"
+	rm -rf "$2/pkg"
+	mv "$2/vmlinuz.tmp" "$2/vmlinuz"
+}
+fetch_kernel "$ksuite" "$vmdir/kernel/$arch-$kver"
+
+# The target's vmlinux.h comes from trixie's kernel's BTF, whichever
+# kernel boots: bookworm's s390x kernel has none, and the BPF objects are
+# CO-RE (the struct pt_regs layouts they need are the same in 6.1).
+if [ ! -f "$vmdir/btf/$arch.btf" ]; then
+	fetch_kernel trixie "$vmdir/kernel/$arch-6.12"
+	mkdir -p "$vmdir/btf"
+	"$here/btf.sh" "$vmdir/kernel/$arch-6.12/vmlinuz" "$vmdir/btf/$arch.btf"
 fi
 
 # shellcheck disable=SC2086

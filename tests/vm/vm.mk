@@ -14,7 +14,8 @@
 #  2. A sub-make with OBJDIR=build/vm/ARCH builds the kernel tests, the
 #     tool and the fixtures with the target's compiler against those
 #     libraries, and the BPF objects with -D__TARGET_ARCH_xxx (bpfeb for
-#     s390x) and the host's vmlinux.h (the BPF side needs no target BTF).
+#     s390x) and the target's vmlinux.h, from the BTF in Debian's 6.12
+#     kernel of that arch (scripts/vm/btf.sh).
 #  3. scripts/vm/run.sh packs the initramfs and boots it; tests/run.sh runs
 #     in the guest under busybox, at the same path as here.
 
@@ -44,7 +45,7 @@ VM_CC := $(VM_TOOLPFX)gcc -I$(abspath $(FIXTURE_INC)) \
 .PHONY: vm-check vm-prepare vm-build
 # Everything but the boot: the downloads and the build.
 VM_DEPS := qemu-system-arm qemu-system-misc qemu-system-x86 qemu-system-data \
-	   cpio llvm
+	   cpio llvm xz-utils zstd
 
 vm-prepare: deps
 	$(Q)scripts/deps.sh $(VM_DEPS)
@@ -52,7 +53,8 @@ vm-prepare: deps
 	$(Q)scripts/vm/fetch.sh $(VM_DIR) $(ARCH) $(KERNEL)
 	$(Q)$(MAKE) --no-print-directory OBJDIR=$(VM_OBJDIR) SANITIZE= \
 		CC="$(VM_CC)" AR=$(VM_TOOLPFX)ar BPF_ARCH=$(VM_BPF_ARCH) \
-		BPF_TARGET=$(VM_BPF_TARGET) vm-build
+		BPF_TARGET=$(VM_BPF_TARGET) \
+		VMLINUX_BTF=$(VM_DIR)/btf/$(ARCH).btf vm-build
 
 vm-check: vm-prepare
 	$(Q)scripts/vm/run.sh $(VM_DIR) $(ARCH) $(KERNEL) $(VM_TIMEOUT) \
