@@ -30,3 +30,14 @@ $(KTEST_DIR)/shapes-%.bpf.o: tests/kernel/shapes.bpf.c $(VMLINUX_H) \
 	$(Q)$(CLANG) $(BPF_CFLAGS) $(if $(filter noarch,$*),-U__TARGET_ARCH_$(BPF_ARCH),-mcpu=$*) \
 		-c $< -o $@
 DEPS_test_verifier := $(SHAPES_OBJS)
+
+# The shapes again with per-attach storage declared: what a program that
+# does not call bpf_usdt_storage() costs must not change.
+$(KTEST_DIR)/shapes-storage.bpf.o: tests/kernel/shapes.bpf.c $(VMLINUX_H) \
+		$(wildcard bpf/*.h)
+	$(call msg,CLANG,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -mcpu=v3 -DUSDT_STORAGE_TYPE=__u64 -c $< -o $@
+DEPS_test_storage := $(KTEST_DIR)/shapes-storage.bpf.o \
+	$(KTEST_DIR)/shapes-v3.bpf.o
+LDFLAGS_test_attach_oom += -Wl,--wrap=mmap
