@@ -7,6 +7,7 @@
  * no uprobe (firing the probe records nothing). libbpf's own allocations
  * are not wrapped: it is a shared library.
  */
+#include <sys/mman.h>
 #include <sys/sdt.h>
 
 #include <bpf/bpf.h>
@@ -16,6 +17,24 @@
 #include "manager.h"
 #include "usdt_test.h"
 #include "usdt_test.skel.h"
+#include "storage_test.h"
+#include "storage_test.skel.h"
+
+/* The storage array's mapping counts as an allocation too. */
+void *__real_mmap(void *addr, size_t len, int prot, int flags, int fd,
+		  off_t off);
+void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd,
+		  off_t off);
+
+void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd,
+		  off_t off)
+{
+	if (should_fail()) {
+		errno = ENOMEM;
+		return MAP_FAILED;
+	}
+	return __real_mmap(addr, len, prot, flags, fd, off);
+}
 
 static volatile long g_val = 31;
 
@@ -88,6 +107,71 @@ static void oom_loop(bool perf, bool ip)
 	usdt_test__destroy(skel);
 }
 
+/* The same with storage, a value per site: each failure also leaves no
+ * slot taken, and the first success starts from the initial values. */
+static void oom_storage(bool perf, bool ip)
+{
+	USDT_OPTS(usdt_manager_opts, mo, .no_uprobe_multi = perf);
+	struct storage_test_val init = { .init = 11 };
+	USDT_OPTS(usdt_attach_opts, ao, .force_ip_map = ip, .storage = &init,
+		  .storage_sz = sizeof(init), .storage_per_site = true);
+	struct storage_test *skel = storage_test__open();
+	const struct storage_test_val *v;
+	struct usdt_manager *man;
+	struct usdt_link *l = NULL;
+	long n;
+
+	assert_non_null(skel);
+	man = usdt_manager__new(skel->obj, &mo);
+	assert_non_null(man);
+	assert_int_equal(storage_test__load(skel), 0);
+	/* The file read and kept, the spec IDs sized: from here on every
+	 * allocation the loop fails is the link's or the storage's (later
+	 * attempts would otherwise find the file kept and allocate less). */
+	usdt_link__destroy(usdt_manager__attach(man, skel->progs.on_hit, 0,
+						"/proc/self/exe", "oom", "two",
+						NULL));
+	for (n = 0; n < 10000 && !l; n++) {
+		alloc_cnt = 0;
+		fail_at = n;
+		errno = 0;
+		l = usdt_manager__attach(man, skel->progs.on_hit, 0,
+					 "/proc/self/exe", "oom", "two", &ao);
+		fail_at = -1;
+		if (l)
+			break;
+		if (errno != ENOMEM)
+			fail_msg("allocation %ld: errno %d, want ENOMEM", n,
+				 errno);
+		assert_int_equal(man->live_cnt, 0);
+		assert_int_equal(man->storage.live_cnt, 0);
+		fire_two();
+		assert_int_equal(skel->bss->all_cnt, 0);
+	}
+	assert_non_null(l);
+	assert_non_null(man->storage.mem);
+	print_message("storage, %s%s: %ld allocations, each failure clean\n",
+		      perf ? "perf" : "uprobe_multi", ip ? " + IP map" : "", n);
+	fire_two();
+	v = usdt_link__storage(l, 0);
+	assert_non_null(v);
+	assert_int_equal(v->hits, 1);
+	assert_int_equal(v->seen_init, 11);
+	assert_int_equal(((const struct storage_test_val *)
+				  usdt_link__storage(l, 1))->hits, 1);
+	usdt_link__destroy(l);
+	assert_int_equal(man->storage.live_cnt, 0);
+	usdt_manager__free(man);
+	storage_test__destroy(skel);
+}
+
+static void test_oom_storage(void **state)
+{
+	oom_storage(false, false);
+	oom_storage(false, true);
+	oom_storage(true, false);
+}
+
 static void test_oom_multi(void **state)
 {
 	oom_loop(false, false);
@@ -109,6 +193,7 @@ int main(void)
 		cmocka_unit_test(test_oom_multi),
 		cmocka_unit_test(test_oom_multi_ip),
 		cmocka_unit_test(test_oom_perf),
+		cmocka_unit_test(test_oom_storage),
 	};
 
 	usdt_test_require_kernel("kernel/test_attach_oom");
