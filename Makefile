@@ -7,6 +7,7 @@
 #   make demo             the live demo of `usdt` on a bundled example
 #   make SANITIZE=1 check the same tests built with ASan+UBSan
 #   make cross-check      unit tests for aarch64, s390x, riscv64 under qemu-user
+#   make vm-check ARCH=arm64 KERNEL=6.1   kernel tests in QEMU (tests/vm/vm.mk)
 #   make fuzz             libFuzzer targets (FUZZ_SECONDS=N to run each)
 #   make bench            benchmarks, side by side with the system's libbpf
 #   make install          PREFIX LIBDIR INCLUDEDIR DESTDIR
@@ -15,8 +16,9 @@
 #        BUILD_STATIC_ONLY=1 CROSS_COMPILE=aarch64-linux-gnu-
 #        LIBBPF=1.7 (build and test against libbpf 1.7.0, see below)
 
-MAJOR := 0
-MINOR := 1
+# The version lives in include/usdt_version.h (usdt_version_string() too).
+MAJOR := $(shell sed -n 's/^\#define USDT_MAJOR_VERSION //p' include/usdt_version.h)
+MINOR := $(shell sed -n 's/^\#define USDT_MINOR_VERSION //p' include/usdt_version.h)
 PATCH := 0
 VERSION := $(MAJOR).$(MINOR).$(PATCH)
 
@@ -142,14 +144,32 @@ $(OBJDIR)/libusdt.pc: src/libusdt.pc.template
 	$(Q)sed $(PC_SED) $< > $@
 
 # ----------------------------------------------------------------------
+# Public headers: installed as <usdt/usdt.h>, <usdt/usdt.bpf.h> (and the
+# two they include), as libbpf's are <bpf/...>. In the tree, OBJDIR/include
+# has the same layout (links to the sources) for code written as a user's:
+# the examples.
+
+PUBLIC_HDRS := include/usdt.h include/usdt_version.h bpf/usdt.bpf.h \
+	       bpf/usdt_spec.h
+PUBLIC_INC := $(OBJDIR)/include
+PUBLIC_LINKS := $(addprefix $(PUBLIC_INC)/usdt/,$(notdir $(PUBLIC_HDRS)))
+
+$(PUBLIC_LINKS): $(PUBLIC_INC)/usdt/%: $(PUBLIC_HDRS)
+	@mkdir -p $(@D)
+	$(Q)ln -sf $(abspath $(filter %/$*,$(PUBLIC_HDRS))) $@
+
+# ----------------------------------------------------------------------
 # BPF objects and skeletons. vmlinux.h comes from the running kernel's BTF;
 # the BPF side needs no host asm/ headers.
 
 VMLINUX_H := $(OBJDIR)/vmlinux.h
 BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' \
 	      -e 's/s390x/s390/' -e 's/riscv64/riscv/')
-BPF_CFLAGS = -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
-	      -I$(OBJDIR) -Ibpf $(LIBBPF_CFLAGS) $(BPF_EXTRA_CFLAGS)
+# BPF_TARGET: bpfeb for a big-endian target (make vm-check ARCH=s390x).
+BPF_TARGET ?= bpf
+BPF_CFLAGS = -g -O2 -target $(BPF_TARGET) -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
+	      -I$(OBJDIR) -Ibpf -I$(PUBLIC_INC) $(LIBBPF_CFLAGS) \
+	      $(BPF_EXTRA_CFLAGS)
 
 ifneq ($(LIBBPF),)
 $(LIBBPF_STAMP):
@@ -161,15 +181,30 @@ $(VMLINUX_H): $(LIBBPF_STAMP)
 	@mkdir -p $(@D)
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
 
-$(OBJDIR)/bpf/%.bpf.o: %.bpf.c $(VMLINUX_H) $(wildcard bpf/*.h tests/kernel/*.h tools/*.h)
+$(OBJDIR)/bpf/%.bpf.o: %.bpf.c $(VMLINUX_H) $(PUBLIC_LINKS) \
+		$(wildcard bpf/*.h tests/kernel/*.h tools/*.h)
 	$(call msg,CLANG,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
+ifneq ($(BPF_TARGET),bpfeb)
 $(OBJDIR)/skel/%.skel.h: $(OBJDIR)/bpf/%.bpf.o
 	$(call msg,GEN,$@)
 	@mkdir -p $(@D)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$(notdir $*)) > $@
+else
+# bpftool cannot open a big-endian object on this host: the skeleton is
+# made from a little-endian build and given the big-endian object.
+$(OBJDIR)/skel/%.skel.h: $(OBJDIR)/bpf/%.bpf.o
+	$(call msg,GEN,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(subst -target bpfeb,-target bpfel,$(BPF_CFLAGS)) \
+		-c $*.bpf.c -o $(<:.o=.el.o)
+	$(Q)$(BPFTOOL) gen skeleton $(<:.o=.el.o) \
+		name $(subst -,_,$(notdir $*)) > $@.el
+	$(Q)scripts/vm/skel-endian.sh $@.el $(<:.o=.el.o) $< > $@
+	$(Q)rm -f $@.el
+endif
 
 # ----------------------------------------------------------------------
 # Tests. Each tests/unit/test_*.c and tests/kernel/test_*.c is one program,
@@ -197,6 +232,7 @@ TEST_HDRS := $(wildcard tests/*.h tests/unit/*.h tests/kernel/*.h)
 -include tests/kernel/kernel.mk
 -include tests/unit/unit.mk
 -include tests/cross/cross.mk
+-include tests/vm/vm.mk
 
 $(OBJDIR)/tests/unit/%: tests/unit/%.c $(STATIC_LIB) $(TEST_HDRS) $(VMLINUX_H)
 	$(call msg,CC,$@)
@@ -237,10 +273,7 @@ install: lib
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -d $(DESTDIR)$(INCLUDEDIR)/usdt $(DESTDIR)$(LIBDIR) \
 		$(DESTDIR)$(PKGCONFIGDIR)
-	$(Q)install -m 644 include/usdt.h include/usdt_version.h \
-		$(DESTDIR)$(INCLUDEDIR)/
-	$(Q)install -m 644 bpf/usdt.bpf.h bpf/usdt_spec.h \
-		$(DESTDIR)$(INCLUDEDIR)/usdt/
+	$(Q)install -m 644 $(PUBLIC_HDRS) $(DESTDIR)$(INCLUDEDIR)/usdt/
 	$(Q)install -m 644 $(STATIC_LIB) $(DESTDIR)$(LIBDIR)/
 ifneq ($(BUILD_STATIC_ONLY),1)
 	$(Q)install -m 755 $(SHARED_LIB) $(DESTDIR)$(LIBDIR)/
@@ -251,9 +284,7 @@ endif
 	$(Q)$(MAKE) --no-print-directory install-extra
 
 uninstall:
-	$(Q)rm -rf $(DESTDIR)$(INCLUDEDIR)/usdt $(DESTDIR)$(INCLUDEDIR)/usdt.h \
-		$(DESTDIR)$(INCLUDEDIR)/usdt_version.h \
-		$(DESTDIR)$(LIBDIR)/libusdt.* $(DESTDIR)$(PKGCONFIGDIR)/libusdt.pc \
+	$(Q)rm -rf $(DESTDIR)$(INCLUDEDIR)/usdt $(DESTDIR)$(LIBDIR)/libusdt.* $(DESTDIR)$(PKGCONFIGDIR)/libusdt.pc \
 		$(DESTDIR)$(BINDIR)/usdt $(DESTDIR)$(MANDIR)/man1/usdt.1
 
 .PHONY: install-extra

@@ -41,8 +41,8 @@
  * Run time. No helper call reads a register where the arch is known: a
  * checked bpf_usdt_arg() loads the words it needs from the context, and
  * BPF_USDT() looks the spec up once and copies the context once per hit
- * (that copy takes the context's size of BPF stack in usdt__args(): 168
- * bytes on x86, 272 on arm64, beside the program's own 512).
+ * (that copy takes the context's size of BPF stack in usdt__args(): 160
+ * bytes on x86, 272 on arm64, out of the 512 the program has in all).
  */
 #ifdef __USDT_BPF_H__
 #error "libbpf's <bpf/usdt.bpf.h> is already included: include libusdt's usdt.bpf.h instead of it, not beside it"
@@ -151,12 +151,17 @@
  * The context type of the global functions. The kernel accepts a global
  * function's argument as the context only under the name it gives a
  * kprobe program's context: bpf_user_pt_regs_t, which vmlinux.h has for
- * every arch (struct pt_regs on x86, where it is the same type).
+ * every arch (struct pt_regs on x86, where it is the same type). Kernels
+ * before 6.8 compare the struct it stands for by name: a vmlinux.h of
+ * another arch gives the wrong one, and the manager then has these
+ * functions verified per call instead (see usdt_manager__new()).
  */
+#ifndef __USDT_CTX
 #ifdef __VMLINUX_H__
 #define __USDT_CTX bpf_user_pt_regs_t
 #else
 #define __USDT_CTX struct pt_regs
+#endif
 #endif
 
 /* Spec ID -> spec. Written only by libusdt. */
@@ -214,7 +219,8 @@ __weak __noinline int __bpf_usdt_specs(void)
  * where the PC is in it.
  */
 #if defined(__TARGET_ARCH_x86)
-#define __USDT_CTX_SLOTS 21
+/* 21 words, but the last (ss) is never an operand. */
+#define __USDT_CTX_SLOTS 20
 #define __USDT_IP_OFF 128
 #elif defined(__TARGET_ARCH_arm64)
 #define __USDT_CTX_SLOTS 34
@@ -436,16 +442,18 @@ static __always_inline int __usdt_read(const void *src, int from_ctx,
 	}
 
 	if (kind == USDT_SPEC_MEM) {
-		void *addr = (void *)val;
+		/* Its own variable: val, whose address is never taken, stays
+		 * in a register. */
+		__u64 mem = 0;
 
-		val = 0;
-		err = bpf_probe_read_user(&val, size, addr);
+		err = bpf_probe_read_user(&mem, size, (void *)val);
 		if (err)
 			return err;
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-		/* The bytes read sit in the high end of val. */
-		val >>= (8 - size) * 8;
+		/* The bytes read sit in the high end of mem. */
+		mem >>= (8 - size) * 8;
 #endif
+		val = mem;
 	}
 
 	/* Keep size bytes, sign-extending signed arguments. */

@@ -12,7 +12,7 @@
 
 /* Before the include: the type of the per-attach value. */
 #define USDT_STORAGE_TYPE struct counter
-#include "usdt.bpf.h"
+#include <usdt/usdt.bpf.h>
 
 char LICENSE[] SEC("license") = "GPL";
 

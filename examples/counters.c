@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
-#include <usdt.h>
+#include <usdt/usdt.h>
 
 #include "counters.h"
 #include "counters.skel.h"

@@ -6,7 +6,7 @@
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
-#include "usdt.bpf.h"
+#include <usdt/usdt.bpf.h>
 
 #include "hello.h"
 
@@ -17,7 +17,12 @@ struct {
 	__uint(max_entries, 64 * 1024);
 } greetings SEC(".maps");
 
-SEC("usdt")
+/* hello_skel.bpf.c names the probe here instead, libbpf's way. */
+#ifndef HELLO_SEC
+#define HELLO_SEC "usdt"
+#endif
+
+SEC(HELLO_SEC)
 int BPF_USDT(on_greet, int count, const char *name)
 {
 	struct greeting *g;

@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
-#include <usdt.h>
+#include <usdt/usdt.h>
 
 #include "hello.h"
 #include "hello.skel.h"

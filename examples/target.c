@@ -3,9 +3,11 @@
  * The program examples/hello and examples/counters trace: it greets a few
  * names, and each greeting is a USDT probe with two arguments, a count and
  * a string; each is followed by a hello:farewell probe, at one of two call
- * sites.
+ * sites. With -w it first waits for a line on stdin (hello_skel attaches
+ * to it by pid in between).
  */
 #include <stdio.h>
+#include <string.h>
 #include <sys/sdt.h>
 #include <unistd.h>
 
@@ -20,11 +22,15 @@ static __attribute__((noinline)) void farewell_late(int i)
 	STAP_PROBE1(hello, farewell, i * 100);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const char *const names[] = { "world", "bpf", "usdt" };
+	char line[16];
 	int i;
 
+	if (argc > 1 && !strcmp(argv[1], "-w") &&
+	    !fgets(line, sizeof(line), stdin))
+		return 1;
 	for (i = 0; i < 3; i++) {
 		/* Printing first also brings the string's page in: a BPF
 		 * program cannot fault a page in to read it. */

@@ -37,13 +37,25 @@ struct bpf_program;
 
 /**
  * @brief **USDT_OPTS()** declares and zero-initialises an opts struct with
- * its sz set, e.g. `USDT_OPTS(usdt_attach_opts, o, .usr_cookie = 7);`.
+ * its sz set, e.g. `USDT_OPTS(usdt_attach_opts, o, .usdt_cookie = 7);`.
  */
 #define USDT_OPTS(TYPE, NAME, ...)                                          \
 	struct TYPE NAME = ({                                               \
 		memset(&NAME, 0, sizeof(struct TYPE));                      \
 		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ };    \
 	})
+
+/* ---------------------------------------------------------------------- */
+/* Version                                                                */
+
+/**
+ * @brief the version of the libusdt running, which may be newer than the
+ * USDT_MAJOR_VERSION and USDT_MINOR_VERSION a program was built with.
+ */
+USDT_API int usdt_major_version(void);
+USDT_API int usdt_minor_version(void);
+/** @brief "vMAJOR.MINOR", e.g. "v0.1", as libbpf_version_string(). */
+USDT_API const char *usdt_version_string(void);
 
 /* ---------------------------------------------------------------------- */
 /* Logging                                                                */
@@ -109,7 +121,8 @@ struct usdt_file_opts {
  */
 USDT_API struct usdt_file *usdt_file__open(const char *path,
 					   const struct usdt_file_opts *opts);
-/** @brief **usdt_file__close()** frees the file and its probes; NULL is ok. */
+/** @brief **usdt_file__close()** frees the file and its probes and closes
+ * its descriptor; NULL is ok. */
 USDT_API void usdt_file__close(struct usdt_file *file);
 /** @brief the path the file was opened with. */
 USDT_API const char *usdt_file__path(const struct usdt_file *file);
@@ -185,9 +198,20 @@ struct usdt_arg_info {
 	uint64_t value;		/* the constant, for USDT_ARG_CONST */
 	const char *reason;	/* for USDT_ARG_UNSUPPORTED, else NULL */
 	const char *str;	/* the argument's text, e.g. "-4@%edi" */
+	/*
+	 * reg and offset above are the operand as written. What is read
+	 * differs for a 16-byte argument on big-endian s390x, read as its
+	 * low half: 16@%r2 reads r3 (the pair's second register), and
+	 * 16@-32(%r11) reads 8 bytes further on, at offset -24.
+	 */
+	const char *read_reg;	/* the register read: reg, or the pair's */
+	int64_t read_offset;	/* the offset read */
+	/* An index register's low 32 bits, extended (arm64 [x3, w0, sxtw]):
+	 * "sxtw" or "uxtw"; NULL for the whole register or no index. */
+	const char *index_ext;
 	size_t :0;
 };
-#define usdt_arg_info__last_field str
+#define usdt_arg_info__last_field index_ext
 
 /**
  * @brief **usdt_probe__arg()** describes argument i of a call site.
@@ -232,7 +256,8 @@ struct usdt_manager_opts {
 	 * the IP-to-spec-ID map; 0 keeps what the BPF object says. */
 	uint32_t max_specs;
 	uint32_t max_ips;
-	/* Do not use uprobe_multi links even where the kernel has them. */
+	/* Before load: per-site uprobes even where the kernel has
+	 * uprobe_multi, with every libbpf (see usdt_manager__new()). */
 	bool no_uprobe_multi;
 	/* Before load only: slots of the usdt__storage array (objects that
 	 * define USDT_STORAGE_TYPE); 0 keeps USDT_MAX_STORAGE_CNT. */
@@ -251,24 +276,34 @@ struct usdt_manager_opts {
  * layout than this library writes: it was built against another libusdt),
  * EINVAL (bad opts, or sizes given after load), ENOMEM.
  *
- * Called before bpf_object__load(), it may resize the maps and marks the
- * object's SEC("usdt") programs for uprobe_multi links where the kernel has
- * them (the kernel then refuses per-site uprobes for those programs: set
- * no_uprobe_multi to keep USDT_MODE_PERF available). Created after load, it
- * attaches with per-site uprobes.
+ * Called before bpf_object__load(), it may resize the maps and chooses the
+ * link of the object's SEC("usdt") and SEC("usdt/...") programs, the same
+ * with every libbpf from 1.1 on:
+ *  - kernel with uprobe_multi (6.6+), no_uprobe_multi unset: the programs
+ *    load for uprobe_multi links; USDT_MODE_PERF is then refused (-EINVAL)
+ *    for them, since the kernel attaches such a program only that way;
+ *  - no_uprobe_multi set, or an older kernel: they load as plain uprobe
+ *    programs and every attach uses one perf uprobe per call site. libbpf
+ *    1.3 and newer would load them for uprobe_multi anyway; the manager
+ *    takes libbpf's SEC("usdt") handler off them (it does nothing else for
+ *    these programs; "usdt.s" sleepable programs need uprobe_multi).
+ * Created after load, it takes the programs as libbpf loaded them: with
+ * libbpf 1.1/1.2 per-site uprobes; with libbpf 1.3+ on a uprobe_multi
+ * kernel, uprobe_multi links, USDT_MODE_PERF refused.
  */
 USDT_API struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 					const struct usdt_manager_opts *opts);
 /**
- * @brief **usdt_manager__free()** frees the manager; NULL is ok.
+ * @brief **usdt_manager__free()** destroys the links of
+ * usdt_manager__attach_all() and frees the manager; NULL is ok.
  *
- * Links it made may outlive it: they stay attached and keep working, and
- * usdt_link__destroy() still detaches them and gives back their spec IDs
- * and IP-map entries. They reach the maps through descriptors of their
- * own, never through the bpf_object, so the object may be closed right
- * after this call (its maps then live on in the kernel until the last
- * link is destroyed). The manager's memory goes with its last link. No
- * new attach can be made with it.
+ * Links of usdt_manager__attach() may outlive it: they stay attached and
+ * keep working, and usdt_link__destroy() still detaches them and gives
+ * back their spec IDs and IP-map entries. They reach the maps through
+ * descriptors of their own, never through the bpf_object, so the object
+ * may be closed right after this call (its maps then live on in the
+ * kernel until the last link is destroyed). The manager's memory goes with
+ * its last link. No new attach can be made with it.
  */
 USDT_API void usdt_manager__free(struct usdt_manager *man);
 
@@ -280,8 +315,12 @@ enum usdt_attach_mode {
 
 struct usdt_attach_opts {
 	size_t sz;
-	/* Read by bpf_usdt_cookie() in the BPF program. */
-	uint64_t usr_cookie;
+	/* Read by bpf_usdt_cookie() in the BPF program. usdt_cookie is
+	 * libbpf's name; usr_cookie, the same field, is kept for old code. */
+	union {
+		uint64_t usdt_cookie;
+		uint64_t usr_cookie;
+	};
 	enum usdt_attach_mode mode;
 	/* Find specs through the IP map even where bpf_cookie works. */
 	bool force_ip_map;
@@ -354,6 +393,28 @@ usdt_manager__attach_file(struct usdt_manager *man,
 			  const char *name, const struct usdt_attach_opts *opts);
 
 /**
+ * @brief **usdt_manager__attach_all()** attaches every loaded program of the
+ * manager's object whose section names its probe, as libbpf's auto-attach
+ * syntax does: SEC("usdt/PATH:PROVIDER:NAME") (PATH as for
+ * usdt_manager__attach(), a bare library name included).
+ * @param man the manager of a loaded object.
+ * @param pid -1 every process, 0 the caller, >0 that process.
+ * @param opts NULL, or options for every attach.
+ * @return how many programs were attached (0 if none names a probe), or a
+ * negative errno as usdt_manager__attach() gives (EINVAL for a section
+ * that is not PATH:PROVIDER:NAME): all or nothing. The manager owns the
+ * links and destroys them in usdt_manager__free().
+ *
+ * usdt_manager__new() turns libbpf's auto-attach off for these programs,
+ * so a skeleton's __attach() succeeds and skips them (libbpf's own USDT
+ * support cannot attach them): call this after it. The skeleton's
+ * __destroy() does not detach them; usdt_manager__free() does, before or
+ * after it.
+ */
+USDT_API int usdt_manager__attach_all(struct usdt_manager *man, pid_t pid,
+				      const struct usdt_attach_opts *opts);
+
+/**
  * @brief **usdt_link__destroy()** detaches and frees a link, gives back its
  * spec IDs (zeroing their specs) and IP-map entries; NULL is ok.
  * @return 0, or the first error met (closing a kernel link, deleting an
@@ -391,6 +452,24 @@ USDT_API void *usdt_link__storage(const struct usdt_link *link,
 				  size_t site_index);
 /** @brief true if the link is one uprobe_multi link, false if perf uprobes. */
 USDT_API bool usdt_link__is_multi(const struct usdt_link *link);
+/**
+ * @brief **usdt_link__fd()**: the fd of the link's uprobe_multi link, owned
+ * by the link (for bpf_link_get_info_by_fd() and the like), or -EOPNOTSUPP
+ * for per-site uprobes (one kernel object per call site), -EINVAL for NULL.
+ */
+USDT_API int usdt_link__fd(const struct usdt_link *link);
+/**
+ * @brief **usdt_link__pin()** pins the link's uprobe_multi link at path, in
+ * a BPF filesystem, as bpf_link__pin() does.
+ * @return 0, -EOPNOTSUPP for per-site uprobes, -EINVAL, or the kernel's
+ * errno (-EEXIST, -EPERM outside a BPF filesystem, ...).
+ *
+ * The pinned probe keeps running after usdt_link__destroy() and after
+ * this process exits, until the pin is removed (unlink()): so its spec IDs
+ * and IP-map entries stay in the maps and the manager never hands them out
+ * again, not even after usdt_link__destroy().
+ */
+USDT_API int usdt_link__pin(struct usdt_link *link, const char *path);
 
 #ifdef __cplusplus
 }

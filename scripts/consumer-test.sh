@@ -15,15 +15,21 @@ export PKG_CONFIG_SYSROOT_DIR="$dest"
 export PKG_CONFIG_PATH="$dest$prefix/lib/pkgconfig"
 pcdir="$dest$prefix/lib/pkgconfig"
 test -f "$pcdir/libusdt.pc"
-test -f "$dest$prefix/include/usdt.h"
-test -f "$dest$prefix/include/usdt/usdt.bpf.h"
-test -f "$dest$prefix/include/usdt/usdt_spec.h"
+# Every public header under <usdt/...>, none loose in includedir, where
+# another project's usdt.h could be.
+for h in usdt.h usdt_version.h usdt.bpf.h usdt_spec.h; do
+	test -f "$dest$prefix/include/usdt/$h"
+	if [ -e "$dest$prefix/include/$h" ]; then
+		echo "consumer: $h installed outside include/usdt/" >&2
+		exit 1
+	fi
+done
 
 cat > "$dest/consumer.c" <<'C'
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <usdt.h>
+#include <usdt/usdt.h>
 
 int main(void)
 {
@@ -57,6 +63,13 @@ if ldd "$dest/consumer-static" | grep -q libusdt; then
 	echo "consumer-static links libusdt.so" >&2
 	exit 1
 fi
+
+# The examples, both sides, built from a copy of examples/ by its
+# Makefile.standalone against the installed headers and library only.
+cp examples/*.c examples/*.h examples/Makefile.standalone "$dest/"
+make --no-print-directory -s -C "$dest" -f Makefile.standalone \
+	hello hello_skel >/dev/null
+test -x "$dest/hello" && test -x "$dest/hello_skel"
 
 # Exports: exactly the names in the version script.
 want=$(sed -n 's/^\t\t\(usdt_[a-z0-9_]*\);$/\1/p' src/libusdt.map | sort)

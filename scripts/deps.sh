@@ -1,15 +1,18 @@
 #!/bin/sh
 # Install, from Debian's archive, whatever libusdt's build and tests need
 # and this machine lacks. Prints what it installs; does nothing when all is
-# present. Needs root only when something is missing.
+# present. Needs root only when something is missing. Arguments name more
+# packages to install the same way.
 set -e
 
 PKGS="make gcc libc6-dev libbpf-dev libelf-dev zlib1g-dev libcmocka-dev
-clang llvm bpftool systemtap-sdt-dev pkg-config valgrind
+clang llvm bpftool systemtap-sdt-dev pkg-config valgrind dpkg-dev python3
 libclang-rt-14-dev
 gcc-aarch64-linux-gnu gcc-s390x-linux-gnu gcc-riscv64-linux-gnu
 libc6-dev-arm64-cross libc6-dev-s390x-cross libc6-dev-riscv64-cross
 qemu-user"
+# Extra packages a target needs (make vm-check: QEMU system emulators).
+PKGS="$PKGS $*"
 
 missing=""
 for p in $PKGS; do

@@ -130,11 +130,29 @@ static void resolve(const struct usdt__site_ctx *site, const char *str,
 					q, name);
 			return;
 		}
+		if (err < 0 && arg->sym_len > 2 && !memcmp(name, ".L", 2)) {
+			/*
+			 * A compiler-local label: a section anchor (gcc -O2
+			 * on arm64, riscv64, s390x: .LANCHOR0, the start of
+			 * a block of this translation unit's data) or a
+			 * constant (.LC0). The assembler resolves it and
+			 * keeps no symbol; the note's text is not relocated,
+			 * and the instructions that use the label do not
+			 * say which object of the block they reach, so the
+			 * address is nowhere in the file.
+			 */
+			set_unsupported(arg, "compiler-local label '%.*s' (section anchor or constant): its address is not in the file",
+					q > 12 ? 12 : q, name);
+			return;
+		}
 		if (err < 0) {
 			set_unsupported(arg, "symbol '%.*s' not in the symbol table",
 					q, name);
 			return;
 		}
+		if (arg->sym_obj8 &&
+		    usdt__sym_obj_size(site->symtab, name, arg->sym_len) == 8)
+			arg->mem = true;
 		if (arg->lo_reloc) {
 			/*
 			 * The base register already holds the high part of
@@ -239,6 +257,9 @@ lowered:
 					return;
 				}
 				spec->base_off = (uint16_t)(arg->base_off + 8);
+				/* s390x names them rN, so rN+1 is read. */
+				snprintf(arg->read_base, sizeof(arg->read_base),
+					 "r%u", (unsigned int)atoi(arg->base + 1) % 16 + 1);
 			}
 			return;
 		}
@@ -262,8 +283,10 @@ lowered:
 	/* The low half of a 16-byte value is at +8 on big-endian. The
 	 * displacement holds two's-complement bits, so add without signed
 	 * overflow (a displacement near INT64_MAX wraps, as in the CPU). */
-	if (arg->size == 16 && site->big_endian)
+	if (arg->size == 16 && site->big_endian) {
 		arg->disp = (int64_t)((uint64_t)arg->disp + 8);
+		arg->read_adj = 8;
+	}
 
 	if (!has_base && !has_idx) {
 		if (absolute && (site->is_dyn || arg->pcrel)) {

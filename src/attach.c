@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf_version.h>
 #include <linux/bpf.h>
 
 #include "manager.h"
@@ -37,6 +38,8 @@ struct usdt_link {
 	long *ips;
 	size_t ip_cnt;
 	size_t spec_cnt;	/* distinct IDs among site_ids */
+	bool pinned;		/* the kernel link outlives us: keep its
+				 * spec IDs and IP-map entries */
 	uint64_t *offsets;	/* where each site's uprobe is, in the file */
 	/* Storage slots this link holds: one per site (storage_per_site) or
 	 * one for all; slot_cnt of them are taken. */
@@ -185,7 +188,7 @@ static int file_cached(struct usdt_manager *man, int fd, const char *path,
 		*out = file;
 		return 0;
 	}
-	err = usdt__file_open_fd(fd, path, &file);
+	err = usdt__file_open_fd(fd, path, true, &file);
 	if (err)
 		return err;
 	usdt_file__close(man->files[n - 1]);
@@ -208,6 +211,34 @@ void usdt__file_cache_clear(struct usdt_manager *man)
 /* ---------------------------------------------------------------------- */
 /* Attaching                                                              */
 
+/*
+ * One uprobe_multi link for cnt sites of the file at path (the kernel opens
+ * it by that name): the link's fd, or -errno.
+ */
+#if LIBBPF_MAJOR_VERSION > 1 || LIBBPF_MINOR_VERSION >= 3
+/* libbpf 1.3+ has uprobe_multi in bpf_link_create()'s options. */
+static int attach_multi(const struct bpf_program *prog, pid_t pid,
+			const char *path, const uint64_t *offs,
+			const uint64_t *ref_ctrs, const uint64_t *cookies,
+			size_t cnt)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, lo,
+		    .uprobe_multi.path = path,
+		    .uprobe_multi.offsets = (const unsigned long *)offs,
+		    .uprobe_multi.ref_ctr_offsets =
+			    (const unsigned long *)ref_ctrs,
+		    .uprobe_multi.cookies = (const __u64 *)cookies,
+		    .uprobe_multi.cnt = (__u32)cnt,
+		    .uprobe_multi.pid = pid < 0 ? 0 : (__u32)pid);
+
+	_Static_assert(sizeof(unsigned long) == sizeof(uint64_t),
+		       "uprobe_multi offsets are unsigned longs");
+	return bpf_link_create(bpf_program__fd(prog), 0,
+			       (enum bpf_attach_type)USDT__TRACE_UPROBE_MULTI,
+			       &lo);
+}
+#else
+/* Older libbpf: the bpf() syscall itself. */
 static int attach_multi(const struct bpf_program *prog, pid_t pid,
 			const char *path, const uint64_t *offs,
 			const uint64_t *ref_ctrs, const uint64_t *cookies,
@@ -235,6 +266,7 @@ static int attach_multi(const struct bpf_program *prog, pid_t pid,
 	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
 	return fd < 0 ? -errno : fd;
 }
+#endif
 
 /* Undo everything the link holds and free it; the first error met. */
 /* Detach a link from the kernel; the first error, and nothing to detach
@@ -262,6 +294,9 @@ static int link_release(struct usdt_link *link)
 	int err = 0, e;
 	size_t i;
 
+	/* A pinned kernel link goes on reading its specs and storage. */
+	if (link->pinned)
+		link->ip_cnt = link->site_cnt = link->slot_cnt = 0;
 	for (i = 0; i < link->ip_cnt; i++) {
 		if (!bpf_map_delete_elem(man->ip_fd, &link->ips[i]))
 			continue;
@@ -336,7 +371,7 @@ static int attach_prepare(struct attach_ctx *c,
 
 	mode = OPTS_GET(opts, mode, USDT_MODE_AUTO);
 	c->use_ip = OPTS_GET(opts, force_ip_map, false);
-	c->usr_cookie = OPTS_GET(opts, usr_cookie, 0);
+	c->usr_cookie = OPTS_GET(opts, usdt_cookie, 0);
 	c->storage = OPTS_GET(opts, storage, NULL);
 	c->per_site = OPTS_GET(opts, storage_per_site, false);
 	if (mode > USDT_MODE_PERF)
@@ -366,7 +401,7 @@ static int attach_prepare(struct attach_ctx *c,
 	prog_multi = bpf_program__expected_attach_type(c->prog) ==
 		     (enum bpf_attach_type)USDT__TRACE_UPROBE_MULTI;
 	if (mode == USDT_MODE_PERF && prog_multi) {
-		pr_warn("%s:%s: program '%s' was loaded for uprobe_multi links; create the manager with no_uprobe_multi for per-site uprobes\n",
+		pr_warn("%s:%s: program '%s' was loaded for uprobe_multi links; create the manager before bpf_object__load() with no_uprobe_multi for per-site uprobes\n",
 			c->provider, c->name, pname);
 		return -EINVAL;
 	}
@@ -433,13 +468,18 @@ static int add_site(const struct usdt_probe *p, void *ctx)
 	return 0;
 }
 
-/* The call sites that match, into c->sites[0..cnt). */
+static int count_site(const struct usdt_probe *p, void *ctx)
+{
+	return 0;
+}
+
+/* The call sites that match, into c->sites[0..cnt): O(matching sites). */
 static int attach_match(struct attach_ctx *c)
 {
 	long n;
 
-	c->sites = calloc(c->file->probe_cnt ? c->file->probe_cnt : 1,
-			  sizeof(*c->sites));
+	n = usdt__file_match(c->file, c->provider, c->name, count_site, NULL);
+	c->sites = calloc(n > 0 ? (size_t)n : 1, sizeof(*c->sites));
 	if (!c->sites)
 		return -ENOMEM;
 	n = usdt__file_match(c->file, c->provider, c->name, add_site, c);
@@ -567,7 +607,7 @@ static int attach_specs(const struct attach_ctx *c, struct usdt_link *link,
 		spec.arg_cnt = (uint16_t)p->arg_cnt;
 		spec.usr_cookie = c->usr_cookie;
 		for (j = 0; j < p->arg_cnt && j < USDT_MAX_ARG_CNT; j++) {
-			spec.args[j] = p->args[j].spec;
+			spec.args[j] = *usdt__probe_spec(p, j);
 			/* The IP the program sees moves with the uprobe. */
 			if (spec.args[j].flags & USDT_SPEC_F_IPREL)
 				spec.args[j].val_off -= (uint64_t)skip;
@@ -876,4 +916,33 @@ void *usdt_link__storage(const struct usdt_link *link, size_t site_index)
 bool usdt_link__is_multi(const struct usdt_link *link)
 {
 	return link && link->multi_fd >= 0;
+}
+
+int usdt_link__fd(const struct usdt_link *link)
+{
+	if (!link)
+		return usdt__err(-EINVAL);
+	return link->multi_fd >= 0 ? link->multi_fd : usdt__err(-EOPNOTSUPP);
+}
+
+int usdt_link__pin(struct usdt_link *link, const char *path)
+{
+	int err;
+
+	if (!link || !path)
+		return usdt__err(-EINVAL);
+	if (link->multi_fd < 0) {
+		pr_warn("cannot pin '%s': per-site uprobes are one kernel object per call site\n",
+			path);
+		return usdt__err(-EOPNOTSUPP);
+	}
+	err = bpf_obj_pin(link->multi_fd, path);
+	if (err) {
+		err = -errno;
+		pr_warn("cannot pin the link at '%s': %s\n", path,
+			usdt__errstr(err));
+		return usdt__err(err);
+	}
+	link->pinned = true;
+	return 0;
 }

@@ -47,13 +47,61 @@ bool usdt__elf_section_fits(const struct usdt__elf *ue, const GElf_Shdr *shdr,
 	return false;
 }
 
+/*
+ * The section header table and its names: inside the file, within the
+ * limits, and readable. Returns 0, -ENOEXEC or -EFBIG (logged).
+ */
+static int check_sections(struct usdt__elf *ue, const GElf_Ehdr *ehdr)
+{
+	size_t shnum, file_size = ue->file_size;
+	const char *path = ue->path;
+	Elf *elf = ue->elf;
+	GElf_Shdr shdr;
+
+	/* A file whose section headers are gone (sstrip) still opens: its
+	 * USDT notes, being in a non-allocated section, are gone too.
+	 * libelf quietly counts no sections when their table lies outside
+	 * the file; check it here, so that a damaged file is an error, not
+	 * a file without notes. */
+	if (elf_getshdrnum(elf, &shnum) || (ehdr->e_shoff && !shnum) ||
+	    (!ehdr->e_shoff && ehdr->e_shnum) ||
+	    (shnum && (ehdr->e_shoff > file_size ||
+		       shnum > (file_size - ehdr->e_shoff) / sizeof(Elf64_Shdr)))) {
+		pr_warn("%s: damaged section headers\n", path);
+		return -ENOEXEC;
+	}
+	/* libelf reads the whole table at the first look at a section. */
+	if (shnum > USDT__MAX_SECTIONS) {
+		pr_warn("%s: %zu sections, more than the %u this library reads\n",
+			path, shnum, USDT__MAX_SECTIONS);
+		return -EFBIG;
+	}
+	if (shnum && (elf_getshdrstrndx(elf, &ue->shstrndx) ||
+		      ue->shstrndx >= shnum)) {
+		pr_warn("%s: damaged section header string table index\n",
+			path);
+		return -ENOEXEC;
+	}
+	/* Section names are read through the whole string table. */
+	if (!ue->shstrndx)
+		return 0;
+	if (!gelf_getshdr(elf_getscn(elf, ue->shstrndx), &shdr)) {
+		pr_warn("%s: cannot read the section name table's header\n",
+			path);
+		return -ENOEXEC;
+	}
+	if (!usdt__elf_section_fits(ue, &shdr, USDT__MAX_SECTION_SIZE,
+				    "the section name table"))
+		return -EFBIG;
+	return 0;
+}
+
 int usdt__elf_begin(struct usdt__elf *ue, Elf *elf, const char *path,
 		    size_t file_size)
 {
 	GElf_Ehdr ehdr;
-	GElf_Shdr shdr;
 	GElf_Phdr phdr;
-	size_t phnum, shnum, i;
+	size_t phnum, i;
 	const char *ident;
 	int err = -ENOEXEC;
 
@@ -97,36 +145,9 @@ int usdt__elf_begin(struct usdt__elf *ue, Elf *elf, const char *path,
 
 	ue->file_size = file_size;
 
-	/* A file whose section headers are gone (sstrip) still opens: its
-	 * USDT notes, being in a non-allocated section, are gone too.
-	 * libelf quietly counts no sections when their table lies outside
-	 * the file; check it here, so that a damaged file is an error, not
-	 * a file without notes. */
-	if (elf_getshdrnum(elf, &shnum) || (ehdr.e_shoff && !shnum) ||
-	    (!ehdr.e_shoff && ehdr.e_shnum) ||
-	    (shnum && (ehdr.e_shoff > file_size ||
-		       shnum > (file_size - ehdr.e_shoff) / sizeof(Elf64_Shdr)))) {
-		pr_warn("%s: damaged section headers\n", path);
-		return -ENOEXEC;
-	}
-	/* libelf reads the whole table at the first look at a section. */
-	if (shnum > USDT__MAX_SECTIONS) {
-		pr_warn("%s: %zu sections, more than the %u this library reads\n",
-			path, shnum, USDT__MAX_SECTIONS);
-		return -EFBIG;
-	}
-	if (shnum && (elf_getshdrstrndx(elf, &ue->shstrndx) ||
-		      ue->shstrndx >= shnum)) {
-		pr_warn("%s: damaged section header string table index\n",
-			path);
-		return -ENOEXEC;
-	}
-	/* Section names are read through the whole string table. */
-	if (ue->shstrndx &&
-	    (!gelf_getshdr(elf_getscn(elf, ue->shstrndx), &shdr) ||
-	     !usdt__elf_section_fits(ue, &shdr, USDT__MAX_SECTION_SIZE,
-				     "the section name table")))
-		return -EFBIG;
+	err = check_sections(ue, &ehdr);
+	if (err)
+		return err;
 	if (elf_getphdrnum(elf, &phnum) || phnum > USDT__MAX_SECTIONS ||
 	    (phnum && (ehdr.e_phoff > file_size ||
 		       phnum > (file_size - ehdr.e_phoff) / sizeof(Elf64_Phdr)))) {
@@ -283,6 +304,9 @@ static int add_defined(const struct usdt__elf *ue, Elf_Scn *scn,
 		err = add_sym(st, name, sym.st_value, 0);
 		if (err)
 			return err;
+		/* Objects' sizes decide what s390x's bare "8@sym" is. */
+		if (type == STT_OBJECT)
+			usdt__symtab_set_obj_size(st, name, sym.st_size);
 	}
 	return 0;
 }

@@ -107,6 +107,8 @@ struct usdt__arg {
 	bool pcrel;		/* base is the PC (x86 %rip) */
 	bool got;		/* sym@GOTPCREL(%rip): value is &sym */
 	bool has_sym;		/* the operand names a symbol (sym_pos/len) */
+	bool sym_obj8;		/* s390x "8@sym": the value of an 8-byte
+				 * object, else the address (resolution) */
 	char base[8];		/* register names as written, "" for none */
 	char index[8];
 	int base_off;		/* pt_regs byte offsets, -1 for none */
@@ -120,6 +122,10 @@ struct usdt__arg {
 				 * register holds the rest (adrp, lui) */
 
 	/* From resolution. */
+	char read_base[8];	/* the register read when not base: s390x
+				 * 16-byte pairs read rN+1 */
+	int64_t read_adj;	/* added to the written offset to read: 8 for
+				 * a 16-byte memory operand on big-endian */
 	enum usdt_arg_kind kind;
 	int64_t offset;		/* as in struct usdt_arg_info */
 	uint64_t value;
@@ -199,6 +205,15 @@ struct usdt__symtab *usdt__symtab_new(void);
  * GOT slot; addr is then ignored. Returns 0 or -ENOMEM. */
 int usdt__symtab_add(struct usdt__symtab *st, const char *name, uint64_t addr,
 		     uint64_t got_slot);
+/* The symbol name, added before, is a data object (STT_OBJECT) of size
+ * bytes; two definitions of one name with different sizes leave it
+ * unknown. */
+void usdt__symtab_set_obj_size(struct usdt__symtab *st, const char *name,
+			       uint64_t size);
+/* The data object size of name[0..len), or 0: not a data object, unknown,
+ * ambiguous or absent. */
+uint64_t usdt__sym_obj_size(const struct usdt__symtab *st, const char *name,
+			    size_t len);
 void usdt__symtab_free(struct usdt__symtab *st);
 
 /* What resolution needs to know about the call site. */
@@ -243,7 +258,8 @@ struct usdt_probe {
 	int status;
 	const char *error;
 	int arg_cnt;
-	struct usdt__arg *args;
+	struct usdt__arg *args;		/* NULL in a compact file */
+	struct usdt_arg_spec *specs;	/* a compact file's: args[i].spec */
 	/* Each argument's text, NUL-terminated, one after the other:
 	 * what usdt_probe__arg() reports as str. */
 	const char *arg_text;
@@ -261,6 +277,8 @@ struct usdt_probe {
 struct usdt_file {
 	char *path;
 	int fd;			/* -1 for an image read from memory */
+	bool compact;		/* read for attaching only: each probe keeps
+				 * its specs, not its decoded arguments */
 	dev_t dev;
 	ino_t ino;
 	off_t size;
@@ -291,10 +309,19 @@ int usdt__open_regular(const char *path);
 
 /*
  * Read the call sites of the regular file open at fd (taken over: the
- * file keeps it, or it is closed on error); path is for messages.
- * Returns 0 or a negative errno.
+ * file keeps it, or it is closed on error); path is for messages. A
+ * compact file keeps only what attaching needs (usdt__probe_spec(), not
+ * usdt_probe__arg()): a tenth of the memory. Returns 0 or a negative errno.
  */
-int usdt__file_open_fd(int fd, const char *path, struct usdt_file **out);
+int usdt__file_open_fd(int fd, const char *path, bool compact,
+		       struct usdt_file **out);
+
+/* The BPF spec of argument i (< arg_cnt) of a good probe. */
+static inline const struct usdt_arg_spec *
+usdt__probe_spec(const struct usdt_probe *p, int i)
+{
+	return p->args ? &p->args[i].spec : &p->specs[i];
+}
 
 /* ---------------------------------------------------------------------- */
 /* Targets and processes (src/resolve.c)                                  */

@@ -40,6 +40,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -118,6 +119,61 @@ static bool probe_uprobe_syscall(void)
 #endif
 }
 
+/* The struct (or union) type id leads to through typedefs and
+ * qualifiers: its name, "" when anonymous; NULL if it leads elsewhere. */
+static const char *struct_name(const struct btf *btf, __u32 id)
+{
+	const struct btf_type *t = btf__type_by_id(btf, id);
+
+	while (t && (btf_is_typedef(t) || btf_is_mod(t)))
+		t = btf__type_by_id(btf, t->type);
+	if (!t || !(btf_is_struct(t) || btf_is_union(t)))
+		return NULL;
+	return btf__name_by_offset(btf, t->name_off);
+}
+
+/* Is type id the typedef bpf_user_pt_regs_t (under qualifiers)? */
+static bool is_user_regs_typedef(const struct btf *btf, __u32 id)
+{
+	const struct btf_type *t = btf__type_by_id(btf, id);
+
+	while (t && btf_is_mod(t))
+		t = btf__type_by_id(btf, t->type);
+	return t && btf_is_typedef(t) &&
+	       !strcmp(btf__name_by_offset(btf, t->name_off),
+		       "bpf_user_pt_regs_t");
+}
+
+/*
+ * What a kprobe program's context is to this kernel. Since 6.8 (the
+ * "arg:ctx" series, commit "bpf: handle bpf_user_pt_regs_t typedef
+ * explicitly for PTR_TO_CTX global arg"), a global function's argument
+ * typed bpf_user_pt_regs_t is the context whatever it stands for.
+ */
+static void probe_ctx_name(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	const char *name = NULL;
+	int id;
+
+	if (!vmlinux)
+		return;
+	id = btf__find_by_name_kind(vmlinux, "bpf_user_pt_regs_t",
+				    BTF_KIND_TYPEDEF);
+	if (id > 0)
+		name = struct_name(vmlinux, id);
+	if (name && strlen(name) < sizeof(features.ctx_name)) {
+		strcpy(features.ctx_name, name);
+		features.ctx_known = true;
+	}
+	btf__free(vmlinux);
+	if (!uname(&u) && sscanf(u.release, "%d.%d", &major, &minor) == 2)
+		features.ctx_typedef_ok = major > 6 || (major == 6 && minor >= 8);
+}
+
 static void probe_features(void)
 {
 	features.bpf_cookie = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE,
@@ -130,6 +186,7 @@ static void probe_features(void)
 		"/sys/bus/event_source/devices/uprobe/format/ref_ctr_offset",
 		F_OK);
 	features.uprobe_syscall = probe_uprobe_syscall();
+	probe_ctx_name();
 	pr_debug("kernel features: bpf_cookie %d, uprobe_multi %d, ref_ctr_offset %d, uprobe syscall %d\n",
 		 features.bpf_cookie, features.uprobe_multi, features.ref_ctr,
 		 features.uprobe_syscall);
@@ -289,9 +346,10 @@ static int rodata_var(struct bpf_object *obj, const char *name,
 	const struct btf_var_secinfo *vs;
 	const struct btf_type *sec, *var;
 	struct bpf_map *map;
+	unsigned int i, vlen;
 	struct btf *btf;
 	size_t size;
-	int id, i;
+	int id;
 
 	btf = bpf_object__btf(obj);
 	if (!btf)
@@ -310,7 +368,9 @@ static int rodata_var(struct bpf_object *obj, const char *name,
 	if (!map || !bpf_map__initial_value(map, &size))
 		return -ENOENT;
 	vs = btf_var_secinfos(sec);
-	for (i = 0; i < (int)btf_vlen(sec); i++, vs++) {
+	/* btf_vlen() is __u16 up to libbpf 1.7 and __u32 after. */
+	vlen = btf_vlen(sec);
+	for (i = 0; i < vlen; i++, vs++) {
 		var = btf__type_by_id(btf, vs->type);
 		if (strcmp(btf__name_by_offset(btf, var->name_off), name))
 			continue;
@@ -384,12 +444,115 @@ static void set_arch_vars(struct usdt_manager *man)
 	free(data);
 }
 
+/*
+ * Does this libbpf load every SEC("usdt") program for uprobe_multi links
+ * when the kernel has them, whatever its expected attach type says? From
+ * 1.3 on it does (libbpf commit "libbpf: Add uprobe multi link support to
+ * bpf_program__attach_usdt").
+ */
+static bool libbpf_forces_multi(void)
+{
+	return libbpf_major_version() > 1 || libbpf_minor_version() >= 3;
+}
+
+/*
+ * Before load, choose for each SEC("usdt") program the kind of link it
+ * will take: its expected attach type says it at attach time.
+ *
+ * For per-site uprobes on a kernel with uprobe_multi, a libbpf that
+ * forces uprobe_multi at load (1.3+) must lose the section handler that
+ * does it. Changing a program's type drops its handler (libbpf 1.2+), so
+ * the type goes to another and back: the program then loads as a plain
+ * kprobe-type program with no expected attach type, as libbpf 1.1 loads
+ * it. What the handler did besides that is auto-attach (which the manager
+ * does instead) and BPF_F_SLEEPABLE for "usdt.s" (which only uprobe_multi
+ * programs may have).
+ */
+static int prepare_progs(struct bpf_object *obj, bool want_multi)
+{
+	bool multi = want_multi && usdt__features()->uprobe_multi;
+	bool drop_handler = !multi && usdt__features()->uprobe_multi &&
+			    libbpf_forces_multi();
+	struct bpf_program *prog;
+	int err;
+
+	bpf_object__for_each_program(prog, obj) {
+		if (!is_usdt_prog(prog))
+			continue;
+		if (multi) {
+			err = bpf_program__set_expected_attach_type(
+				prog, USDT__TRACE_UPROBE_MULTI);
+		} else if (drop_handler) {
+			err = bpf_program__set_type(prog,
+						    BPF_PROG_TYPE_TRACEPOINT);
+			if (!err)
+				err = bpf_program__set_type(prog,
+							    BPF_PROG_TYPE_KPROBE);
+		} else {
+			err = 0;
+		}
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * The BPF header's global functions that take the program's context. A
+ * kernel takes such an argument for the context when the struct it points
+ * to has the name of the kernel's own (from 6.8 also when it is the
+ * bpf_user_pt_regs_t typedef, whatever that stands for). An object built
+ * with the vmlinux.h of another arch points elsewhere and would not load:
+ * such functions become static in the object's BTF, and the kernel then
+ * verifies them at each call, as libbpf's, and loads them.
+ */
+static void fit_ctx_funcs(struct usdt_manager *man)
+{
+	static const char *const funcs[] = {
+		"usdt__arg", "usdt__arg_cnt", "usdt__arg_size", "usdt__cookie",
+		"usdt__args",
+	};
+	const struct usdt__features *feat = usdt__features();
+	struct btf *btf = bpf_object__btf(man->obj);
+	const struct btf_param *param;
+	const struct btf_type *fn, *proto, *ptr;
+	const char *name;
+	size_t i;
+	int id;
+
+	if (!btf || !feat->ctx_known)
+		return;
+	for (i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++) {
+		id = btf__find_by_name_kind(btf, funcs[i], BTF_KIND_FUNC);
+		if (id <= 0)
+			continue;
+		fn = btf__type_by_id(btf, id);
+		proto = btf__type_by_id(btf, fn->type);
+		/* A FUNC's vlen is its linkage. */
+		if (btf_vlen(fn) != BTF_FUNC_GLOBAL || !proto ||
+		    !btf_is_func_proto(proto) || !btf_vlen(proto))
+			continue;
+		param = btf_params(proto);
+		ptr = btf__type_by_id(btf, param->type);
+		if (!ptr || !btf_is_ptr(ptr))
+			continue;
+		name = struct_name(btf, ptr->type);
+		if ((name && !strcmp(name, feat->ctx_name)) ||
+		    (feat->ctx_typedef_ok && is_user_regs_typedef(btf, ptr->type)))
+			continue;
+		pr_debug("%s() takes a context the kernel calls '%s', not '%s': verified per call\n",
+			 funcs[i], name ? name : "?", feat->ctx_name);
+		/* libbpf does the same to hidden global functions. */
+		((struct btf_type *)fn)->info =
+			((__u32)BTF_KIND_FUNC << 24) | BTF_FUNC_STATIC;
+	}
+}
+
 struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 				       const struct usdt_manager_opts *opts)
 {
 	uint32_t max_specs, max_ips, max_storage;
 	struct usdt_manager *man;
-	struct bpf_program *prog;
 	bool loaded;
 	int err;
 
@@ -441,20 +604,13 @@ struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 						    max_storage)))
 			goto err_out;
 		set_arch_vars(man);
-		/* Each program's expected attach type then says, at attach
-		 * time, which kind of link it takes. */
-		if (!OPTS_GET(opts, no_uprobe_multi, false) &&
-		    usdt__features()->uprobe_multi) {
-			bpf_object__for_each_program(prog, obj) {
-				if (!is_usdt_prog(prog))
-					continue;
-				err = bpf_program__set_expected_attach_type(
-					prog, USDT__TRACE_UPROBE_MULTI);
-				if (err)
-					goto err_out;
-			}
-		}
+		fit_ctx_funcs(man);
+		err = prepare_progs(obj, !OPTS_GET(opts, no_uprobe_multi,
+						   false));
+		if (err)
+			goto err_out;
 	}
+	usdt__skel_prepare(obj);
 	return man;
 
 err_out:
@@ -482,14 +638,16 @@ void usdt__manager_release(struct usdt_manager *man)
 }
 
 /*
- * Links still alive keep the bookkeeping they need, and the manager's own
- * map descriptors: the last one frees it. Neither touches the bpf_object
+ * The links of usdt_manager__attach_all() go first. Links the user still
+ * holds keep the bookkeeping they need, and the manager's own map
+ * descriptors: the last one frees it. Neither touches the bpf_object
  * again, which the user may close at once.
  */
 void usdt_manager__free(struct usdt_manager *man)
 {
 	if (!man)
 		return;
+	usdt__skel_release(man);
 	usdt__file_cache_clear(man);
 	man->freed = true;
 	man->obj = NULL;

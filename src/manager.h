@@ -16,6 +16,12 @@ struct usdt__features {
 	bool uprobe_multi;	/* BPF_TRACE_UPROBE_MULTI links */
 	bool ref_ctr;		/* uprobe ref_ctr_offset (semaphores) */
 	bool uprobe_syscall;	/* x86 optimized (nop5) uprobes */
+	/* The struct a kprobe program's context is to the kernel (what its
+	 * bpf_user_pt_regs_t stands for: "pt_regs" on x86, "user_pt_regs"
+	 * on arm64, "" on s390x); ctx_known false without kernel BTF. */
+	bool ctx_known;
+	char ctx_name[64];
+	bool ctx_typedef_ok;	/* bpf_user_pt_regs_t is the context by name */
 };
 
 const struct usdt__features *usdt__features(void);
@@ -72,7 +78,11 @@ struct usdt_manager {
 
 	struct usdt__storage storage;
 
-	size_t link_cnt;		/* live links */
+	/* Links of usdt_manager__attach_all(), destroyed by free. */
+	struct usdt_link **owned;
+	size_t owned_cnt, owned_cap;
+
+	size_t link_cnt;		/* live links, owned ones included */
 	bool freed;			/* usdt_manager__free() called; the
 					 * last link frees the memory */
 };
@@ -106,6 +116,11 @@ void usdt__manager_release(struct usdt_manager *man);
 void usdt__manager_close_maps(struct usdt_manager *man);
 /* Close the files the manager keeps (src/attach.c). */
 void usdt__file_cache_clear(struct usdt_manager *man);
+
+/* Skeletons (skel.c): auto-attach off for SEC("usdt/...") programs, so
+ * that the skeleton's __attach() skips them; destroy the owned links. */
+void usdt__skel_prepare(struct bpf_object *obj);
+void usdt__skel_release(struct usdt_manager *man);
 
 /* Where site i of a link has its uprobe (file offset), for tests. */
 uint64_t usdt__link_offset(const struct usdt_link *link, size_t i);

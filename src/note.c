@@ -213,6 +213,24 @@ static int walk_notes(const struct usdt__elf *ue, const char *data,
 	return 0;
 }
 
+/* Keep only the specs of the probe's arguments (16 bytes, not ~200). */
+static void compact_probe(struct usdt_probe *p)
+{
+	int i;
+
+	p->specs = calloc(p->arg_cnt ? (size_t)p->arg_cnt : 1,
+			  sizeof(*p->specs));
+	if (!p->specs) {
+		p->status = -ENOMEM;
+		p->error = "out of memory";
+		return;
+	}
+	for (i = 0; i < p->arg_cnt; i++)
+		p->specs[i] = p->args[i].spec;
+	free(p->args);
+	p->args = NULL;
+}
+
 /* Fill in one probe from its raw site; strings are copied to *st. */
 static void build_probe(const struct usdt__elf *ue, struct usdt_file *file,
 			const struct usdt__symtab *symtab, bool has_base,
@@ -281,6 +299,8 @@ static void build_probe(const struct usdt__elf *ue, struct usdt_file *file,
 		text[a->str_len] = '\0';
 		text += a->str_len + 1;
 	}
+	if (file->compact)
+		compact_probe(p);
 	return;
 
 err_out:
@@ -288,17 +308,46 @@ err_out:
 		p->name, (unsigned long long)s->pc, p->error);
 }
 
+struct stapsdt_base {
+	bool has;		/* the file has .stapsdt.base */
+	uint64_t addr;		/* its address */
+};
+
+/* Every probe from its raw site, into file->probes[] and storage. */
+static int build_probes(const struct usdt__elf *ue, struct usdt_file *file,
+			const struct usdt__symtab *symtab,
+			const struct stapsdt_base *base,
+			const struct raw_sites *rs)
+{
+	size_t i, arg_total = 0;
+	char *st = file->storage;
+
+	for (i = 0; i < rs->cnt; i++) {
+		build_probe(ue, file, symtab, base->has, base->addr, &rs->v[i],
+			    &file->probes[i], &st);
+		file->probe_cnt = i + 1;
+		/* Only running out of memory is fatal to the file. */
+		if (file->probes[i].status == -ENOMEM)
+			return -ENOMEM;
+		arg_total += (size_t)file->probes[i].arg_cnt;
+		if (arg_total > USDT__MAX_ARGS) {
+			pr_warn("%s: more than %u USDT arguments in all\n",
+				ue->path, USDT__MAX_ARGS);
+			return -E2BIG;
+		}
+	}
+	return 0;
+}
+
 static int read_probes(const struct usdt__elf *ue, struct usdt_file *file)
 {
 	struct raw_sites rs = {};
 	struct usdt__symtab *symtab = NULL;
-	uint64_t base_addr = 0;
-	bool has_base = false;
-	size_t i, total = 0, arg_total = 0, align;
+	struct stapsdt_base base = {};
+	size_t i, total = 0, align;
 	GElf_Shdr shdr;
 	Elf_Scn *scn;
 	Elf_Data *data;
-	char *st;
 	int err;
 
 	if (usdt__elf_find_section(ue, ".note.stapsdt", SHT_NOTE, &shdr,
@@ -323,8 +372,8 @@ static int read_probes(const struct usdt__elf *ue, struct usdt_file *file)
 
 	if (!usdt__elf_find_section(ue, ".stapsdt.base", SHT_NULL, &shdr,
 				    NULL)) {
-		has_base = true;
-		base_addr = shdr.sh_addr;
+		base.has = true;
+		base.addr = shdr.sh_addr;
 	}
 
 	err = walk_notes(ue, data->d_buf, data->d_size, align, &rs);
@@ -347,25 +396,9 @@ static int read_probes(const struct usdt__elf *ue, struct usdt_file *file)
 		err = -ENOMEM;
 		goto err_out;
 	}
-	st = file->storage;
-	for (i = 0; i < rs.cnt; i++) {
-		build_probe(ue, file, symtab, has_base, base_addr, &rs.v[i],
-			    &file->probes[i], &st);
-		file->probe_cnt = i + 1;
-		/* Only running out of memory is fatal to the file. */
-		if (file->probes[i].status == -ENOMEM) {
-			err = -ENOMEM;
-			goto err_out;
-		}
-		arg_total += (size_t)file->probes[i].arg_cnt;
-		if (arg_total > USDT__MAX_ARGS) {
-			pr_warn("%s: more than %u USDT arguments in all\n",
-				ue->path, USDT__MAX_ARGS);
-			err = -E2BIG;
-			goto err_out;
-		}
-	}
-	file->probe_cnt = rs.cnt;
+	err = build_probes(ue, file, symtab, &base, &rs);
+	if (err)
+		goto err_out;
 out:
 	usdt__symtab_free(symtab);
 	free(rs.v);
@@ -383,8 +416,10 @@ void usdt_file__close(struct usdt_file *file)
 
 	if (!file)
 		return;
-	for (i = 0; i < file->probe_cnt; i++)
+	for (i = 0; i < file->probe_cnt; i++) {
 		free(file->probes[i].args);
+		free(file->probes[i].specs);
+	}
 	if (file->fd >= 0)
 		close(file->fd);
 	free(file->probes);
@@ -395,7 +430,7 @@ void usdt_file__close(struct usdt_file *file)
 }
 
 int usdt__file_read(Elf *elf, const char *path, size_t file_size,
-		    struct usdt_file **out)
+		    bool compact, struct usdt_file **out)
 {
 	struct usdt__elf ue;
 	struct usdt_file *file;
@@ -406,6 +441,7 @@ int usdt__file_read(Elf *elf, const char *path, size_t file_size,
 	if (!file)
 		return -ENOMEM;
 	file->fd = -1;
+	file->compact = compact;
 	file->path = strdup(path);
 	if (!file->path) {
 		free(file);
@@ -443,7 +479,8 @@ static int libelf_init(void)
 	return 0;
 }
 
-int usdt__file_open_fd(int fd, const char *path, struct usdt_file **out)
+int usdt__file_open_fd(int fd, const char *path, bool compact,
+		       struct usdt_file **out)
 {
 	struct stat st;
 	Elf *elf;
@@ -474,7 +511,7 @@ int usdt__file_open_fd(int fd, const char *path, struct usdt_file **out)
 		err = -ENOEXEC;
 		goto err_out;
 	}
-	err = usdt__file_read(elf, path, (size_t)st.st_size, out);
+	err = usdt__file_read(elf, path, (size_t)st.st_size, compact, out);
 	elf_end(elf);
 	if (err)
 		goto err_out;
@@ -527,7 +564,7 @@ struct usdt_file *usdt_file__open(const char *path,
 					 usdt__errstr(fd));
 		return usdt__err_ptr(fd);
 	}
-	err = usdt__file_open_fd(fd, path, &file);
+	err = usdt__file_open_fd(fd, path, false, &file);
 	return err ? usdt__err_ptr(err) : file;
 }
 
@@ -554,7 +591,7 @@ struct usdt_file *usdt__file_open_mem(const void *buf, size_t size,
 		free(copy);
 		return usdt__err_ptr(-ENOEXEC);
 	}
-	err = usdt__file_read(elf, name, size, &file);
+	err = usdt__file_read(elf, name, size, false, &file);
 	elf_end(elf);
 	free(copy);
 	if (err)
@@ -754,14 +791,17 @@ int usdt_probe__arg(const struct usdt_probe *p, int i,
 		return usdt__err(-EINVAL);
 	if (!p || p->status || i < 0 || i >= p->arg_cnt)
 		return usdt__err(-ERANGE);
+	if (!p->args)		/* a compact file's; never handed out */
+		return usdt__err(-ENOTSUP);
 
 	a = &p->args[i];
 	text = p->arg_text;
 	for (j = 0; j < i; j++)
 		text += p->args[j].str_len + 1;
 
+	/* A caller built against an older, smaller struct gets its part. */
 	sz = info->sz;
-	memset(info, 0, sizeof(*info));
+	memset(info, 0, sz < sizeof(*info) ? sz : sizeof(*info));
 	info->sz = sz;
 	info->kind = a->kind;
 	info->size = a->size;
@@ -774,5 +814,14 @@ int usdt_probe__arg(const struct usdt_probe *p, int i,
 	info->value = a->value;
 	info->reason = a->kind == USDT_ARG_UNSUPPORTED ? a->reason : NULL;
 	info->str = text;
+	if (OPTS_HAS(info, index_ext)) {
+		info->offset = (int64_t)((uint64_t)a->offset -
+					 (uint64_t)a->read_adj);
+		info->read_offset = a->offset;
+		info->read_reg = a->read_base[0] ? a->read_base : info->reg;
+		info->index_ext = !info->index ? NULL :
+				  a->idx_ext == USDT__IDX_SXTW ? "sxtw" :
+				  a->idx_ext == USDT__IDX_UXTW ? "uxtw" : NULL;
+	}
 	return 0;
 }

@@ -89,6 +89,6 @@ int usdt__elf_symtab(const struct usdt__elf *ue, struct usdt__symtab **out);
  * reader proper, src/note.c). Returns 0 or a negative errno.
  */
 int usdt__file_read(Elf *elf, const char *path, size_t file_size,
-		    struct usdt_file **out);
+		    bool compact, struct usdt_file **out);
 
 #endif /* __LIBUSDT_READER_H */

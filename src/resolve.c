@@ -49,7 +49,9 @@ static bool fd_is_host_elf(int fd)
 	uint16_t machine;
 
 	if (pread(fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr) ||
-	    memcmp(hdr, ELFMAG, SELFMAG) || hdr[EI_CLASS] != ELFCLASS64)
+	    memcmp(hdr, ELFMAG, SELFMAG) || hdr[EI_CLASS] != ELFCLASS64 ||
+	    hdr[EI_DATA] != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ?
+				     ELFDATA2MSB : ELFDATA2LSB))
 		return false;
 	memcpy(&machine, hdr + EI_NIDENT + 2, sizeof(machine));
 	return !host || machine == host->e_machine;

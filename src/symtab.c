@@ -26,12 +26,14 @@
 #define SYM_F_DEFINED 0x1	/* addr is valid */
 #define SYM_F_GOT 0x2		/* got_slot is valid */
 #define SYM_F_AMBIGUOUS 0x4	/* defined at two different addresses */
+#define SYM_F_SIZED 0x8		/* obj_size was set (0: sizes disagreed) */
 
 struct sym_entry {
 	size_t name_off;
 	size_t name_len;
 	uint64_t addr;
 	uint64_t got_slot;
+	uint64_t obj_size;	/* a data object's size, 0 when unknown */
 	uint32_t hash;
 	uint32_t flags;
 };
@@ -186,6 +188,7 @@ int usdt__symtab_add(struct usdt__symtab *st, const char *name, uint64_t addr,
 	e->hash = hash;
 	e->addr = got_slot ? 0 : addr;
 	e->got_slot = got_slot;
+	e->obj_size = 0;
 	e->flags = got_slot ? SYM_F_GOT : SYM_F_DEFINED;
 	insert_bucket(st->buckets, st->bucket_cnt, hash, (uint32_t)st->cnt);
 	st->cnt++;
@@ -214,6 +217,34 @@ int usdt__sym_lookup(const struct usdt__symtab *st, const char *name,
 	}
 	*got_slot = e->got_slot;
 	return 1;
+}
+
+void usdt__symtab_set_obj_size(struct usdt__symtab *st, const char *name,
+			       uint64_t size)
+{
+	size_t len = strlen(name);
+	struct sym_entry *e = find(st, name, len, name_hash(name, len));
+
+	if (!e)
+		return;
+	if (!(e->flags & SYM_F_SIZED))
+		e->obj_size = size;
+	else if (e->obj_size != size)
+		e->obj_size = 0;
+	e->flags |= SYM_F_SIZED;
+}
+
+uint64_t usdt__sym_obj_size(const struct usdt__symtab *st, const char *name,
+			    size_t len)
+{
+	const struct sym_entry *e;
+
+	if (!st || !len)
+		return 0;
+	e = find(st, name, len, name_hash(name, len));
+	if (!e || (e->flags & SYM_F_AMBIGUOUS))
+		return 0;
+	return e->obj_size;
 }
 
 void usdt__symtab_free(struct usdt__symtab *st)

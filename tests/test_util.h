@@ -60,4 +60,21 @@ static inline int usdt_test_count_fds(void)
 	return n;
 }
 
+/* A copy of the environment variable name (NULL if unset), for
+ * usdt_test_env_restore(). */
+static inline char *usdt_test_env_save(const char *name)
+{
+	return getenv(name) ? strdup(getenv(name)) : NULL;
+}
+
+/* Put name back as saved (unset if it was), and free the copy. */
+static inline void usdt_test_env_restore(const char *name, char *saved)
+{
+	if (saved)
+		setenv(name, saved, 1);
+	else
+		unsetenv(name);
+	free(saved);
+}
+
 #endif

@@ -163,35 +163,6 @@ static int target_set(struct target *t, const char *shown, pid_t pid)
 	return 0;
 }
 
-/* Is path a 64-bit ELF file of the machine we run on? Libraries of other
- * ABIs (i386 multiarch) share names with ours. */
-static bool elf_for_host(const char *path)
-{
-	unsigned char h[EI_NIDENT + 4];
-	uint16_t machine;
-	int fd, ok;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	ok = read(fd, h, sizeof(h)) == (ssize_t)sizeof(h);
-	close(fd);
-	if (!ok || memcmp(h, ELFMAG, SELFMAG) || h[EI_CLASS] != ELFCLASS64)
-		return false;
-	memcpy(&machine, h + EI_NIDENT + 2, sizeof(machine));
-#if defined(__x86_64__)
-	return machine == EM_X86_64;
-#elif defined(__aarch64__)
-	return machine == EM_AARCH64;
-#elif defined(__s390x__)
-	return machine == EM_S390;
-#elif defined(__riscv)
-	return machine == EM_RISCV;
-#else
-	return true;
-#endif
-}
-
 /* Does a mapped file's base name answer to name ("libc.so.6", or "libc"
  * for "libc.so.6")? */
 static bool basename_matches(const char *path, const char *name)
@@ -202,129 +173,6 @@ static bool basename_matches(const char *path, const char *name)
 	base = base ? base + 1 : path;
 	return !strcmp(base, name) ||
 	       (!strncmp(base, name, len) && base[len] == '.');
-}
-
-/* Look for name in dir; on success *out is a malloc'ed path. */
-static bool try_dir(const char *dir, size_t dir_len, const char *name,
-		    char **out)
-{
-	char *p;
-
-	if (asprintf(&p, "%.*s/%s", (int)dir_len, dir_len ? dir : ".",
-		     name) < 0)
-		return false;
-	if (elf_for_host(p)) {
-		*out = p;
-		return true;
-	}
-	free(p);
-	return false;
-}
-
-/*
- * The loader's cache, /etc/ld.so.cache, in its current format: the header
- * "glibc-ld.so.cache1.1", the entry count at 20, then 24-byte entries from
- * offset 48, each {int32 flags, uint32 key, uint32 value, uint32 osversion,
- * uint64 hwcap} where key and value are offsets of strings from the start
- * of the file. The old "ld.so-1.7.0" format prefix is skipped.
- */
-static char *search_ld_cache(const char *name)
-{
-	static const char magic_new[] = "glibc-ld.so.cache1.1";
-	static const char magic_old[] = "ld.so-1.7.0";
-	char *buf = NULL, *found = NULL;
-	size_t len = 0, base = 0, i, cnt;
-	struct stat st;
-	uint32_t n;
-	FILE *f;
-
-	f = fopen("/etc/ld.so.cache", "re");
-	if (!f)
-		return NULL;
-	if (fstat(fileno(f), &st) || st.st_size <= 0 || st.st_size > (64 << 20))
-		goto out;
-	len = (size_t)st.st_size;
-	buf = malloc(len);
-	if (!buf || fread(buf, 1, len, f) != len)
-		goto out;
-	if (len >= sizeof(magic_old) - 1 &&
-	    !memcmp(buf, magic_old, sizeof(magic_old) - 1)) {
-		/* Old header (12 bytes + count), 12-byte entries; the new
-		 * table follows, 8-byte aligned. */
-		uint32_t old_n;
-
-		if (len < 16)
-			goto out;
-		memcpy(&old_n, buf + 12, 4);
-		base = 16 + (size_t)old_n * 12;
-		base = (base + 7) & ~(size_t)7;
-	}
-	if (base + 48 > len ||
-	    memcmp(buf + base, magic_new, sizeof(magic_new) - 1))
-		goto out;
-	memcpy(&n, buf + base + 20, 4);
-	cnt = n;
-	for (i = 0; i < cnt; i++) {
-		size_t e = base + 48 + i * 24;
-		uint32_t key, value;
-
-		if (e + 24 > len)
-			break;
-		memcpy(&key, buf + e + 4, 4);
-		memcpy(&value, buf + e + 8, 4);
-		/* The new format's offsets are from the start of its header. */
-		if (base + key >= len || base + value >= len)
-			continue;
-		if (!memchr(buf + base + key, 0, len - base - key) ||
-		    !memchr(buf + base + value, 0, len - base - value))
-			continue;
-		if (strcmp(buf + base + key, name))
-			continue;
-		if (elf_for_host(buf + base + value)) {
-			found = strdup(buf + base + value);
-			break;
-		}
-	}
-out:
-	free(buf);
-	fclose(f);
-	return found;
-}
-
-static char *search_like_loader(const char *name)
-{
-	static const char *const dirs[] = {
-#if defined(__x86_64__)
-		"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
-#elif defined(__aarch64__)
-		"/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
-#elif defined(__s390x__)
-		"/lib/s390x-linux-gnu", "/usr/lib/s390x-linux-gnu",
-#elif defined(__riscv)
-		"/lib/riscv64-linux-gnu", "/usr/lib/riscv64-linux-gnu",
-#endif
-		"/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib",
-	};
-	const char *env = getenv("LD_LIBRARY_PATH");
-	char *found = NULL;
-	size_t i;
-
-	while (env && *env) {
-		size_t n = strcspn(env, ":;");
-
-		if (try_dir(env, n, name, &found))
-			return found;
-		env += n;
-		if (*env)
-			env++;
-	}
-	found = search_ld_cache(name);
-	if (found)
-		return found;
-	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
-		if (try_dir(dirs[i], strlen(dirs[i]), name, &found))
-			return found;
-	return NULL;
 }
 
 bool target_is_mapped(const char *name, pid_t pid)
@@ -342,37 +190,55 @@ bool target_is_mapped(const char *name, pid_t pid)
 
 int target_resolve(const char *name, pid_t pid, struct target *out)
 {
-	struct target *mapped = NULL;
-	char *found;
-	int err, cnt, i;
+	char found[PATH_MAX], prefix[64];
+	size_t n;
+	int err;
 
 	memset(out, 0, sizeof(*out));
 	if (strchr(name, '/'))
 		return target_set(out, name, pid);
-
-	if (pid > 0) {
-		cnt = targets_of_pid(pid, &mapped);
-		if (cnt < 0)
-			return cnt;
-		for (i = 0; i < cnt; i++) {
-			if (basename_matches(mapped[i].shown, name)) {
-				err = target_set(out, mapped[i].shown, pid);
-				targets_free(mapped, cnt);
-				return err;
-			}
-		}
-		targets_free(mapped, cnt);
-	} else if (!access(name, F_OK)) {
-		/* A file in the current directory, as the user typed it. */
+	/* A file in the current directory, as the user typed it. */
+	if (pid <= 0 && !access(name, F_OK))
 		return target_set(out, name, 0);
-	}
 
-	found = search_like_loader(name);
-	if (!found)
-		return -ENOENT;
-	err = target_set(out, found, 0);
-	free(found);
-	return err;
+	/* The library's resolver: pid's maps, then where the loader looks. */
+	err = usdt_resolve_path(pid > 0 ? pid : -1, name, found, sizeof(found));
+	if (err)
+		return err;
+	/* Shown as the process sees it: without /proc/PID/root. */
+	n = (size_t)snprintf(prefix, sizeof(prefix), "/proc/%d/root/",
+			     (int)pid);
+	out->shown = strdup(pid > 0 && !strncmp(found, prefix, n) ?
+				    found + n - 1 : found);
+	out->open_path = strdup(found);
+	if (!out->shown || !out->open_path) {
+		target_free(out);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * A file of pid's maps line. One deleted since it was mapped can no longer
+ * be opened by its path (which may even name another file now): it is
+ * read through /proc/PID/map_files/START-END, the mapping itself.
+ */
+static int target_set_mapped(struct target *t, const char *line,
+			     const char *file, pid_t pid)
+{
+	size_t len = strlen(file), n = strcspn(line, " ");
+
+	if (len < 10 || strcmp(file + len - 10, " (deleted)"))
+		return target_set(t, file, pid);
+	t->shown = strdup(file);
+	if (asprintf(&t->open_path, "/proc/%d/map_files/%.*s", (int)pid,
+		     (int)n, line) < 0)
+		t->open_path = NULL;
+	if (!t->shown || !t->open_path) {
+		target_free(t);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 int targets_of_pid(pid_t pid, struct target **out)
@@ -402,9 +268,6 @@ int targets_of_pid(pid_t pid, struct target **out)
 		nl = strchr(file, '\n');
 		if (nl)
 			*nl = '\0';
-		/* A deleted file can no longer be opened by its path. */
-		if (strstr(file, " (deleted)"))
-			continue;
 		for (i = 0; i < cnt && !dup; i++)
 			dup = !strcmp(list[i].shown, file);
 		if (dup)
@@ -418,7 +281,7 @@ int targets_of_pid(pid_t pid, struct target **out)
 			}
 			list = tmp;
 		}
-		err = target_set(&list[cnt], file, pid);
+		err = target_set_mapped(&list[cnt], line, file, pid);
 		if (err)
 			break;
 		cnt++;

@@ -65,11 +65,24 @@ static void print_disp(FILE *f, int64_t off, bool first)
 		fprintf(f, "%s%" PRId64, first ? "" : "+", off);
 }
 
-/* How an argument is read, in a few words: "reg edi", "mem[rbp-16]". */
+/* The index as read: "w0*4", or "sxtw(w0)*4" for a 32-bit index that is
+ * extended first. */
+static void print_index(FILE *f, const struct usdt_arg_info *a)
+{
+	if (a->index_ext)
+		fprintf(f, "%s(%s)*%d", a->index_ext, reg_plain(a->index),
+			a->scale);
+	else
+		fprintf(f, "%s*%d", reg_plain(a->index), a->scale);
+}
+
+/* How an argument is read, in a few words: "reg edi", "mem[rbp-16]"
+ * (for a 16-byte s390x argument, its low half: what is read). */
 static void describe_arg(FILE *f, const struct usdt_probe *p,
 			 const struct usdt_arg_info *a)
 {
 	uint64_t site = usdt_probe__address(p);
+	const char *reg = reg_plain(a->read_reg);
 
 	switch (a->kind) {
 	case USDT_ARG_CONST:
@@ -79,26 +92,27 @@ static void describe_arg(FILE *f, const struct usdt_probe *p,
 			fprintf(f, "const %" PRIu64, a->value);
 		break;
 	case USDT_ARG_REG:
-		fprintf(f, "reg %s", reg_plain(a->reg));
+		fprintf(f, "reg %s", reg);
 		break;
 	case USDT_ARG_DEREF:
-		fprintf(f, "mem[%s", reg_plain(a->reg) ? reg_plain(a->reg) : "");
-		print_disp(f, a->offset, !a->reg);
+		fprintf(f, "mem[%s", reg ? reg : "");
+		print_disp(f, a->read_offset, !reg);
 		fputc(']', f);
 		break;
 	case USDT_ARG_INDEX:
 		fputs("mem[", f);
-		if (a->reg)
-			fprintf(f, "%s+", reg_plain(a->reg));
-		fprintf(f, "%s*%d", reg_plain(a->index), a->scale);
-		print_disp(f, a->offset, false);
+		if (reg)
+			fprintf(f, "%s+", reg);
+		print_index(f, a);
+		print_disp(f, a->read_offset, false);
 		fputc(']', f);
 		break;
 	case USDT_ARG_PCREL:
-		fprintf(f, "mem[0x%" PRIx64 " pc-rel]", site + (uint64_t)a->offset);
+		fprintf(f, "mem[0x%" PRIx64 " pc-rel]",
+			site + (uint64_t)a->read_offset);
 		break;
 	case USDT_ARG_ABS:
-		fprintf(f, "mem[0x%" PRIx64 "]", (uint64_t)a->offset);
+		fprintf(f, "mem[0x%" PRIx64 "]", (uint64_t)a->read_offset);
 		break;
 	case USDT_ARG_PCADDR:
 		fprintf(f, "addr 0x%" PRIx64 " pc-rel", site + (uint64_t)a->offset);
@@ -198,7 +212,13 @@ static void json_arg(FILE *f, const struct usdt_arg_info *a)
 		fprintf(f, ", \"scale\": %d", a->scale);
 	else
 		fputs(", \"scale\": null", f);
-	fprintf(f, ", \"offset\": %" PRId64 ", \"value\": ", a->offset);
+	fputs(", \"index_ext\": ", f);
+	json_str(f, a->index_ext);
+	/* reg and offset as written; read_reg and read_offset as read. */
+	fprintf(f, ", \"offset\": %" PRId64 ", \"read_reg\": ", a->offset);
+	json_str(f, a->read_reg);
+	fprintf(f, ", \"read_offset\": %" PRId64 ", \"value\": ",
+		a->read_offset);
 	if (a->kind != USDT_ARG_CONST)
 		fputs("null", f);
 	else if (a->is_signed)

@@ -5,14 +5,15 @@
 # the static library, libbpf, and a bpftool skeleton of its BPF program.
 
 TOOL := $(OBJDIR)/usdt
-TOOL_SRCS := tools/usdt.c tools/common.c tools/list.c tools/trace.c
+TOOL_SRCS := tools/usdt.c tools/common.c tools/list.c tools/trace.c \
+	tools/trace_fmt.c tools/trace_filter.c tools/trace_sum.c tools/trace_files.c
 TOOL_SKEL := $(OBJDIR)/skel/tools/usdt_trace.skel.h
 TOOL_CFLAGS := $(ALL_CFLAGS) -I$(OBJDIR)/skel/tools -Itools
 TOOL_OBJS := $(patsubst %.c,$(OBJDIR)/%.o,$(TOOL_SRCS))
 
 tools: $(TOOL)
 
-$(OBJDIR)/tools/%.o: tools/%.c tools/tool.h tools/trace_event.h \
+$(OBJDIR)/tools/%.o: tools/%.c tools/tool.h tools/trace.h tools/trace_event.h \
 		include/usdt.h $(TOOL_SKEL)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
@@ -50,11 +51,49 @@ demo:
 	@echo
 	@echo '$$ $(TOOL) list $(DEMO_TARGET)'
 	$(Q)$(TOOL) list $(DEMO_TARGET)
-	@echo
-	@echo '$$ $(TOOL) trace -n $(DEMO_LINES) -c "$(DEMO_TARGET) $(DEMO_SECONDS)" $(DEMO_TARGET) "*:*"'
 	$(Q)if [ "$$(id -u)" = 0 ]; then \
+		echo; \
+		echo '$$ $(TOOL) trace -n $(DEMO_LINES) -c "$(DEMO_TARGET) $(DEMO_SECONDS)" $(DEMO_TARGET) "*:*"'; \
 		$(TOOL) trace -n $(DEMO_LINES) -c "$(DEMO_TARGET) $(DEMO_SECONDS)" \
 			$(DEMO_TARGET) '*:*'; \
+		echo; \
+		echo '# a string argument, printed with a format:'; \
+		echo '$$ $(TOOL) trace -n 3 -c "$(DEMO_TARGET) 1" $(DEMO_TARGET) demo:string "path=%s round=%d"'; \
+		$(TOOL) trace -n 3 -c "$(DEMO_TARGET) 1" $(DEMO_TARGET) \
+			demo:string 'path=%s round=%d'; \
+		echo; \
+		echo '# hits per probe, counted in the kernel:'; \
+		echo '$$ $(TOOL) trace --count -c "$(DEMO_TARGET) 1" $(DEMO_TARGET)'; \
+		$(TOOL) trace --count -c "$(DEMO_TARGET) 1" $(DEMO_TARGET); \
 	else \
 		echo "(tracing needs root: run 'sudo make demo' to see it live)"; \
 	fi
+
+# ----------------------------------------------------------------------
+# tests/kernel/test_trace_fmt.c: `usdt trace`'s formats, summaries, filter
+# and behaviour, against tests/fixtures/trace_fmt_target. (TOOL_TEST_DEFS
+# comes from tests/fixtures/tool-fixtures.mk.)
+
+TRACE_FMT_TARGET := $(OBJDIR)/tests/fixtures/trace_fmt_target
+
+$(TRACE_FMT_TARGET): tests/fixtures/trace_fmt_target.c
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -g -O2 -Wall -Wextra -Werror -o $@ $<
+
+LDFLAGS_test_trace_fmt = $(TOOL_TEST_DEFS)
+DEPS_test_trace_fmt = $(TOOL) $(TRACE_FMT_TARGET)
+
+# A program with many probes, for the pattern-at-a-time attach.
+MANY_PROBES := $(OBJDIR)/tests/fixtures/many_probes
+$(MANY_PROBES): tests/bench/gen_probes.sh
+	$(call msg,GEN,$@)
+	@mkdir -p $(@D)
+	$(Q)tests/bench/gen_probes.sh 300 > $@.c
+	$(Q)$(CC) -O0 -o $@ $@.c
+DEPS_test_trace_fmt += $(MANY_PROBES)
+
+# make bench-trace: start and end times of `usdt trace` on many probes.
+bench-trace: $(TOOL)
+	$(Q)tests/bench/trace_scale.sh $(TOOL) $(OBJDIR)
+.PHONY: bench-trace

@@ -1,88 +1,109 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * `usdt trace`: attach tools/usdt_trace.bpf.c to every matching probe of a
- * file and print each hit with its arguments, as they come.
+ * file and print each hit with its arguments as it comes, or a summary
+ * the BPF program keeps (counts, a histogram, latencies).
  *
  * The order of things matters:
  *  1. read the file and build the table of matching probes (provider,
- *     name, and how to print each argument); a probe's index in the table
- *     is its cookie;
+ *     name, how to print each argument of each call site, the user's
+ *     format); a probe's index in the table is its cookie;
  *  2. with -c, fork the command; the child waits on a pipe before exec,
- *     so nothing it does can be missed;
- *  3. open the skeleton, create the manager BEFORE load (it may resize
- *     maps and prepare the program for uprobe_multi), load;
+ *     so nothing it does can be missed, and dies with us;
+ *  3. open the skeleton, set the mode, filter and map sizes, create the
+ *     manager BEFORE load (it may resize maps and prepare the program for
+ *     uprobe_multi), load, fill the per-probe settings;
  *  4. attach each probe with its cookie, for the pid (the child's, -p's,
  *     or -1 for all); uprobes live on the file's inode and are filtered by
  *     the process's mm, which exec replaces in the same task, so an attach
  *     made before the child's exec covers the program it becomes;
  *  5. release the child, poll the ring buffer until the end (-n, -d, a
- *     signal, the command or the process ending), then undo 4 and 3.
+ *     signal, the command or the process ending, stdout closed), then
+ *     undo 4 and 3.
+ * A signal in steps 1-4 ends the tool with 128 + the signal: nothing was
+ * traced. Once tracing ran, a signal ends it normally.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <wordexp.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "tool.h"
-#include "trace_event.h"
+#include "trace.h"
 #include "usdt_trace.skel.h"
 
 static const char trace_usage[] =
-"Usage: usdt trace [-p PID | -c 'CMD ARGS'] [--json] [-n COUNT] [-d SECONDS]\n"
-"                  TARGET [PROVIDER[:NAME]]...\n"
+"Usage: usdt trace [OPTIONS] TARGET [PROVIDER[:NAME] [FORMAT]]...\n"
+"       usdt trace [OPTIONS] -p PID [PROVIDER[:NAME] [FORMAT]]...\n"
 "\n"
 "Print one line per hit of the matching probes of TARGET (a binary or a\n"
 "library, by path or by bare name such as libc.so.6), in time order:\n"
 "  TIME_NS PID TID COMM PROVIDER:NAME ARG0 ARG1 ...\n"
-"Arguments print as signed or unsigned decimals, floats as floats, and ?\n"
-"when they cannot be read (why, once per probe and argument, on stderr).\n"
-"Without a pattern every probe of TARGET is traced. Needs root.\n"
+"Arguments print as signed or unsigned decimals, floats as floats (as\n"
+"each call site declares them), and ? when they cannot be read (why, once\n"
+"per probe and argument, on stderr). A FORMAT after a pattern prints that\n"
+"probe's arguments with %s (the string the argument points to) %d %u %x %p\n"
+"%c %f. Without a pattern every probe of TARGET is traced. Needs root, or\n"
+"CAP_BPF and CAP_PERFMON (and CAP_SYS_PTRACE for others' processes).\n"
+"Options may come before or after TARGET. With -p PID and no TARGET, every\n"
+"file the process maps is traced (one replaced on disk too: the old one).\n"
 "\n"
 "  -p, --pid PID        trace only process PID (and its threads)\n"
-"  -c, --command CMD    run CMD (split into words like a shell would, without\n"
-"                       expansions), trace only it, and exit with its status\n"
-"  -j, --json           one JSON object per line instead\n"
-"  -n, --count COUNT    stop after COUNT hits\n"
+"  -c, --command CMD    run CMD (split into words at blanks, with ' \" and \\\n"
+"                       quoting, no expansions), trace only it, and exit\n"
+"                       with its status\n"
+"  -j, --json           one JSON object per line (per interval for summaries)\n"
+"  -n, --limit COUNT    stop after COUNT hits\n"
 "  -d, --duration SECS  stop after SECS seconds\n"
+"  -s, --string-size N  read at most N bytes of each %s string (default 64)\n"
+"  -f, --filter EXPR    only hits where EXPR holds, decided in the kernel:\n"
+"                       argN, pid, tid compared (== != < <= > >=) with an\n"
+"                       integer, joined by && and ||\n"
+"      --count          count hits per probe instead of printing them\n"
+"      --by-pid         with --count, per process too\n"
+"      --hist ARGN      log2 histogram of argument ARGN per probe\n"
+"      --latency START END\n"
+"                       log2 histogram of the time from probe START to the\n"
+"                       next END on the same thread, and unmatched counts\n"
+"  -i, --interval SECS  print summaries every SECS seconds, not only at the end\n"
 "  -m, --mode MODE      auto (default), multi (uprobe_multi links) or perf\n"
 "                       (one perf uprobe per call site)\n"
-"  -h, --help           this help\n";
+"  -h, --help           this help\n"
+"\n"
+"Examples:\n"
+"  usdt trace -c './app -v' ./app 'myapp:*'\n"
+"  usdt trace ./app -n 1\n"
+"  usdt trace -p 1234 --count\n"
+"  usdt trace -p 1234 /usr/bin/python3 python:function__entry '%s %s:%d'\n"
+"  usdt trace --count --by-pid -i 1 /usr/bin/python3 'python:*'\n"
+"  usdt trace --hist 2 /usr/bin/python3 python:function__entry\n"
+"  usdt trace --latency python:gc__start python:gc__done /usr/bin/python3\n"
+"  usdt trace --filter 'arg2 > 100 && pid == 42' ./app myapp:request\n";
 
-/* How one argument of a probe prints. Taken from the probe's first call
- * site: call sites of one probe nearly always agree. */
-struct arg_fmt {
-	bool is_signed;
-	bool is_float;
-	int size;
-	const char *reason;	/* why it cannot be read, from the note */
-	bool warned;		/* the reason has been printed */
-};
-
-struct probe_ent {
-	const char *provider;	/* borrowed from the usdt_file */
-	const char *name;
-	int arg_cnt;
-	struct arg_fmt args[TRACE_MAX_ARGS];
-	struct usdt_link *link;
-};
-
-struct trace_ctx {
-	bool json;
-	long max_count;
-	long count;
-	struct probe_ent *probes;
-	size_t probe_cnt;
+struct trace_opts {
+	pid_t pid;
+	const char *cmd;
+	const char *filter;
+	double duration, interval;
+	enum usdt_attach_mode mode;
+	struct sum_cfg sum;
+	unsigned int str_size;
+	char **pos;		/* TARGET, patterns and formats */
+	int pos_cnt;
+	int pat_from;		/* where the patterns start: 0 without TARGET */
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -92,225 +113,624 @@ static void on_signal(int sig)
 	stop_signal = sig;
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static bool parse_secs(const char *s, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	return !errno && !*end && end != s && *out > 0 && *out < 1e9;
+}
+
 /* ---------------------------------------------------------------------- */
-/* Printing                                                               */
+/* Options                                                                */
 
-/* The shortest decimal that reads back as the same double. */
-static void print_double(FILE *f, double d, bool json)
+/* --latency takes two words: join "START" "END" into one option argument
+ * (separated by a newline, which no probe name has) before getopt. */
+static char **join_latency(int argc, char **argv, int *argc_out,
+			   char **joined)
 {
-	char buf[40];
-	int prec;
+	char **v = calloc((size_t)argc + 1, sizeof(*v));
+	int i, n = 0;
 
-	if (!isfinite(d)) {
-		fputs(json ? "null" : (isnan(d) ? "nan" :
-				       d > 0 ? "inf" : "-inf"), f);
-		return;
-	}
-	for (prec = 1; prec <= 17; prec++) {
-		snprintf(buf, sizeof(buf), "%.*g", prec, d);
-		if (strtod(buf, NULL) == d)
+	*joined = NULL;
+	if (!v)
+		return NULL;
+	for (i = 0; i < argc; i++) {
+		v[n++] = argv[i];
+		if (!strcmp(argv[i], "--"))
 			break;
-	}
-	fputs(buf, f);
-}
-
-static void print_float(FILE *f, float v, bool json)
-{
-	char buf[40];
-	int prec;
-
-	if (!isfinite(v)) {
-		print_double(f, v, json);
-		return;
-	}
-	for (prec = 1; prec <= 9; prec++) {
-		snprintf(buf, sizeof(buf), "%.*g", prec, (double)v);
-		if (strtof(buf, NULL) == v)
-			break;
-	}
-	fputs(buf, f);
-}
-
-static void print_value(FILE *f, const struct arg_fmt *fmt, int size,
-			uint64_t v, bool json)
-{
-	if (!size)
-		size = fmt->size > 8 ? 8 : fmt->size;
-	if (fmt->is_float && size == 4) {
-		uint32_t bits = (uint32_t)v;
-		float fl;
-
-		memcpy(&fl, &bits, sizeof(fl));
-		print_float(f, fl, json);
-	} else if (fmt->is_float && size == 8) {
-		double d;
-
-		memcpy(&d, &v, sizeof(d));
-		print_double(f, d, json);
-	} else if (size < 8 || fmt->is_signed) {
-		/*
-		 * Below 8 bytes, bpf_usdt_arg() has already sign- or
-		 * zero-extended the value as this call site's spec says, so
-		 * reading it as int64 is right for both (and for call sites
-		 * that disagree with the first one).
-		 */
-		fprintf(f, "%" PRId64, (int64_t)v);
-	} else {
-		fprintf(f, "%" PRIu64, v);
-	}
-}
-
-static void warn_unreadable(struct probe_ent *p, int i, int err)
-{
-	struct arg_fmt *fmt = &p->args[i];
-
-	if (fmt->warned)
-		return;
-	fmt->warned = true;
-	if (err == EOPNOTSUPP || err == ENOTSUP)
-		tool_err("%s:%s: argument %d cannot be read: %s", p->provider,
-			 p->name, i, fmt->reason ? fmt->reason :
-			 "not supported");
-	else
-		tool_err("%s:%s: argument %d cannot be read: %s", p->provider,
-			 p->name, i, strerror(err ? err : EFAULT));
-}
-
-static int on_hit(void *data, void *raw, size_t len)
-{
-	struct trace_ctx *ctx = data;
-	const struct usdt_hit *e = raw;
-	static const struct arg_fmt unknown = { .size = 8 };
-	struct probe_ent *p;
-	char comm[TRACE_COMM_LEN + 1];
-	int i, cnt;
-
-	if (len < sizeof(*e) || e->cookie >= ctx->probe_cnt)
-		return 0;
-	if (ctx->max_count && ctx->count >= ctx->max_count)
-		return -ECANCELED;
-	p = &ctx->probes[e->cookie];
-	memcpy(comm, e->comm, TRACE_COMM_LEN);
-	comm[TRACE_COMM_LEN] = '\0';
-	cnt = e->arg_cnt < 0 ? 0 : e->arg_cnt;
-	if (cnt > TRACE_MAX_ARGS)
-		cnt = TRACE_MAX_ARGS;
-
-	if (ctx->json) {
-		printf("{\"ts\": %" PRIu64 ", \"pid\": %u, \"tid\": %u, \"comm\": ",
-		       (uint64_t)e->ts, e->pid, e->tid);
-		json_str(stdout, comm);
-		fputs(", \"provider\": ", stdout);
-		json_str(stdout, p->provider);
-		fputs(", \"name\": ", stdout);
-		json_str(stdout, p->name);
-		fputs(", \"args\": [", stdout);
-	} else {
-		printf("%" PRIu64 " %u %u %s %s:%s", (uint64_t)e->ts, e->pid,
-		       e->tid, comm, p->provider, p->name);
-	}
-	for (i = 0; i < cnt; i++) {
-		const struct arg_fmt *fmt = i < p->arg_cnt ? &p->args[i] :
-							     &unknown;
-
-		fputs(ctx->json ? (i ? ", " : "") : " ", stdout);
-		if (e->err_mask & (1u << i)) {
-			fputs(ctx->json ? "null" : "?", stdout);
-			if (i < p->arg_cnt)
-				warn_unreadable(p, i, e->errs[i]);
+		if (strcmp(argv[i], "--latency") || i + 2 >= argc ||
+		    *joined)
 			continue;
+		if (asprintf(joined, "%s\n%s", argv[i + 1], argv[i + 2]) < 0) {
+			free(v);
+			return NULL;
 		}
-		print_value(stdout, fmt, e->sizes[i], e->args[i], ctx->json);
+		v[n++] = *joined;
+		i += 2;
 	}
-	fputs(ctx->json ? "]}\n" : "\n", stdout);
-	fflush(stdout);
-	ctx->count++;
-	if (ctx->max_count && ctx->count >= ctx->max_count)
-		return -ECANCELED;
+	for (i++; i < argc; i++)
+		v[n++] = argv[i];
+	*argc_out = n;
+	return v;
+}
+
+static int set_mode(struct trace_opts *o, enum trace_mode m)
+{
+	if (o->sum.mode != TRACE_EVENTS && o->sum.mode != m)
+		return tool_err("trace: --count, --hist and --latency exclude each other");
+	o->sum.mode = m;
+	return 0;
+}
+
+static int parse_long_opt(struct trace_opts *o, int c, const char *arg)
+{
+	char *end;
+	long n;
+
+	switch (c) {
+	case 'C':
+		return set_mode(o, TRACE_COUNT);
+	case 'P':
+		o->sum.by_pid = true;
+		return 0;
+	case 'H':
+		if (!strncmp(arg, "arg", 3))
+			arg += 3;
+		errno = 0;
+		n = strtol(arg, &end, 10);
+		if (errno || *end || end == arg || n < 0 || n >= TRACE_MAX_ARGS)
+			return tool_err("trace: bad argument number for --hist (0 to %d)",
+					TRACE_MAX_ARGS - 1);
+		o->sum.hist_arg = (int)n;
+		return set_mode(o, TRACE_HIST);
+	case 'L':
+		end = strchr(arg, '\n');
+		if (!end)
+			return tool_err("trace: --latency takes two probes, START and END");
+		*end = '\0';
+		o->sum.lat_start = arg;
+		o->sum.lat_end = end + 1;
+		return set_mode(o, TRACE_LATENCY);
+	case 's':
+		errno = 0;
+		n = strtol(arg, &end, 10);
+		if (errno || *end || end == arg || n < 2 || n > TRACE_STR_MAX)
+			return tool_err("trace: bad string size '%s' (2 to %d)",
+					arg, TRACE_STR_MAX);
+		o->str_size = (unsigned int)n;
+		return 0;
+	}
+	return 2;
+}
+
+static int parse_opt(struct trace_opts *o, struct trace_ctx *ctx, int c,
+		     const char *arg)
+{
+	char *end;
+
+	switch (c) {
+	case 'p':
+		o->pid = parse_pid(arg);
+		return o->pid < 0 ? tool_err("trace: bad pid '%s'", arg) : 0;
+	case 'c':
+		o->cmd = arg;
+		return 0;
+	case 'j':
+		ctx->json = o->sum.json = true;
+		return 0;
+	case 'n':
+		errno = 0;
+		ctx->max_count = strtol(arg, &end, 10);
+		if (errno || *end || end == arg || ctx->max_count <= 0)
+			return tool_err("trace: bad count '%s'", arg);
+		return 0;
+	case 'd':
+		return parse_secs(arg, &o->duration) ? 0 :
+		       tool_err("trace: bad duration '%s'", arg);
+	case 'i':
+		return parse_secs(arg, &o->interval) ? 0 :
+		       tool_err("trace: bad interval '%s'", arg);
+	case 'f':
+		o->filter = arg;
+		return 0;
+	case 'm':
+		if (!strcmp(arg, "auto"))
+			o->mode = USDT_MODE_AUTO;
+		else if (!strcmp(arg, "multi"))
+			o->mode = USDT_MODE_MULTI;
+		else if (!strcmp(arg, "perf"))
+			o->mode = USDT_MODE_PERF;
+		else
+			return tool_err("trace: bad mode '%s' (auto, multi or perf)",
+					arg);
+		return 0;
+	}
+	return parse_long_opt(o, c, arg);
+}
+
+/* Returns 0, or the exit status to return (2 for usage, 1 for a bad
+ * value, -1 for --help). */
+static int parse_args(int argc, char **argv, struct trace_opts *o,
+		      struct trace_ctx *ctx)
+{
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "command", required_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "limit", required_argument, NULL, 'n' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "filter", required_argument, NULL, 'f' },
+		{ "string-size", required_argument, NULL, 's' },
+		{ "count", no_argument, NULL, 'C' },
+		{ "by-pid", no_argument, NULL, 'P' },
+		{ "hist", required_argument, NULL, 'H' },
+		{ "latency", required_argument, NULL, 'L' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, err;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "p:c:jn:d:i:f:s:m:h", longopts,
+				NULL)) != -1) {
+		if (c == 'h') {
+			fputs(trace_usage, stdout);
+			return -1;
+		}
+		if (c == '?' || c == ':') {
+			fputs(trace_usage, stderr);
+			return 2;
+		}
+		err = parse_opt(o, ctx, c, optarg);
+		if (err)
+			return err;
+	}
+	o->pos = argv + optind;
+	o->pos_cnt = argc - optind;
+	o->pat_from = 1;
+	/* -p PID alone, or with patterns first: every file it maps. A
+	 * TARGET has a '/' or (without ':') names a file it maps. */
+	if (o->pid > 0 && (!o->pos_cnt ||
+			   (!strchr(o->pos[0], '/') &&
+			    (strchr(o->pos[0], ':') || strchr(o->pos[0], '%') ||
+			     !target_is_mapped(o->pos[0], o->pid)))))
+		o->pat_from = 0;
+	if (!o->pos_cnt && o->pat_from) {
+		fputs(trace_usage, stderr);
+		return 2;
+	}
+	if (o->pid && o->cmd)
+		return tool_err("trace: -p and -c cannot be used together");
+	if (o->sum.by_pid && o->sum.mode != TRACE_COUNT)
+		return tool_err("trace: --by-pid goes with --count");
+	if (o->interval && o->sum.mode == TRACE_EVENTS)
+		return tool_err("trace: -i goes with --count, --hist or --latency");
 	return 0;
 }
 
 /* ---------------------------------------------------------------------- */
 /* The table of probes                                                    */
 
-static int find_probe(const struct probe_ent *t, size_t cnt,
-		      const char *provider, const char *name)
-{
-	size_t i;
+/*
+ * Patterns and formats from the command line: every word after TARGET is
+ * a pattern, except one containing '%', which is the format of the
+ * pattern before it. --latency's START and END are the patterns.
+ */
+struct selection {
+	struct pattern *pats;
+	int pat_cnt;
+	struct probe_fmt *fmts;	/* per pattern; conv_cnt < 0: none */
+	bool *has_fmt;
+};
 
-	for (i = 0; i < cnt; i++)
-		if (!strcmp(t[i].provider, provider) && !strcmp(t[i].name, name))
-			return (int)i;
-	return -1;
+static void selection_free(struct selection *sel)
+{
+	patterns_free(sel->pats, sel->pat_cnt);
+	free(sel->fmts);
+	free(sel->has_fmt);
+	memset(sel, 0, sizeof(*sel));
 }
 
-/* One entry per distinct provider:name of the file that a pattern
- * matches, in note order. */
-static int build_table(struct usdt_file *file, struct pattern *pats,
-		       int pat_cnt, struct probe_ent **out, size_t *cnt_out)
+static int selection_parse(const struct trace_opts *o, struct selection *sel)
 {
-	size_t i, n = usdt_file__probe_cnt(file), cnt = 0;
-	struct probe_ent *t;
-	int j;
+	char **words = calloc((size_t)o->pos_cnt + 2, sizeof(*words));
+	const char *fmt_of[o->pos_cnt + 2];
+	int i, n = 0, err = 1;
+	char why[160];
 
-	*out = NULL;
-	*cnt_out = 0;
-	t = calloc(n ? n : 1, sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		const struct usdt_probe *p = usdt_file__probe(file, i);
-		struct probe_ent *e;
-
-		if (!p || !patterns_match(pats, pat_cnt, usdt_probe__provider(p),
-					  usdt_probe__name(p)))
-			continue;
-		if (find_probe(t, cnt, usdt_probe__provider(p),
-			       usdt_probe__name(p)) >= 0)
-			continue;
-		e = &t[cnt++];
-		e->provider = usdt_probe__provider(p);
-		e->name = usdt_probe__name(p);
-		e->arg_cnt = usdt_probe__status(p) < 0 ? 0 :
-			     usdt_probe__arg_cnt(p);
-		if (e->arg_cnt > TRACE_MAX_ARGS)
-			e->arg_cnt = TRACE_MAX_ARGS;
-		for (j = 0; j < e->arg_cnt; j++) {
-			struct usdt_arg_info a = { .sz = sizeof(a) };
-
-			e->args[j].size = 8;
-			if (usdt_probe__arg(p, j, &a) < 0)
-				continue;
-			e->args[j].size = a.size;
-			e->args[j].is_signed = a.is_signed;
-			e->args[j].is_float = a.is_float;
-			if (a.kind == USDT_ARG_UNSUPPORTED)
-				e->args[j].reason = a.reason;
+	memset(sel, 0, sizeof(*sel));
+	if (!words)
+		return tool_err("trace: out of memory");
+	if (o->sum.mode == TRACE_LATENCY) {
+		if (o->pos_cnt > o->pat_from) {
+			free(words);
+			return tool_err("trace: with --latency, START and END are the probes");
+		}
+		words[n] = (char *)o->sum.lat_start;
+		fmt_of[n++] = NULL;
+		words[n] = (char *)o->sum.lat_end;
+		fmt_of[n++] = NULL;
+	}
+	for (i = o->pat_from; i < o->pos_cnt; i++) {
+		if (!strchr(o->pos[i], '%')) {
+			words[n] = o->pos[i];
+			fmt_of[n++] = NULL;
+		} else if (!n || fmt_of[n - 1]) {
+			tool_err("trace: format '%s' follows no pattern", o->pos[i]);
+			goto out;
+		} else {
+			fmt_of[n - 1] = o->pos[i];
 		}
 	}
-	*out = t;
-	*cnt_out = cnt;
+	sel->fmts = calloc((size_t)n + 1, sizeof(*sel->fmts));
+	sel->has_fmt = calloc((size_t)n + 1, sizeof(*sel->has_fmt));
+	if (!sel->fmts || !sel->has_fmt ||
+	    patterns_parse(words, n, &sel->pats, &sel->pat_cnt)) {
+		tool_err("trace: out of memory");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		if (!fmt_of[i])
+			continue;
+		if (fmt_parse(fmt_of[i], &sel->fmts[i], why, sizeof(why))) {
+			tool_err("trace: format '%s': %s", fmt_of[i], why);
+			goto out;
+		}
+		sel->has_fmt[i] = true;
+	}
+	err = 0;
+out:
+	free(words);
+	if (err)
+		selection_free(sel);
+	return err;
+}
+
+/* provider:name -> index in the table, open addressing; the table has
+ * room for every call site, so building it is linear. */
+struct probe_index {
+	uint32_t *slots;	/* index + 1, 0 empty */
+	size_t mask;
+};
+
+static size_t name_hash(const char *provider, const char *name)
+{
+	size_t h = 5381;
+
+	for (; *provider; provider++)
+		h = h * 33 + (unsigned char)*provider;
+	h = h * 33 + ':';
+	for (; *name; name++)
+		h = h * 33 + (unsigned char)*name;
+	return h;
+}
+
+/* The slot of provider:name: its entry, or the empty slot for it. */
+static uint32_t *index_slot(struct probe_index *ix, const struct probe_ent *t,
+			    const char *provider, const char *name)
+{
+	size_t i = name_hash(provider, name) & ix->mask;
+
+	while (ix->slots[i]) {
+		const struct probe_ent *e = &t[ix->slots[i] - 1];
+
+		if (!strcmp(e->provider, provider) && !strcmp(e->name, name))
+			break;
+		i = (i + 1) & ix->mask;
+	}
+	return &ix->slots[i];
+}
+
+/* The types of a call site's arguments; the reasons of unreadable ones. */
+static void site_types(const struct usdt_probe *p, int cnt,
+		       struct arg_fmt *args, const char **reasons)
+{
+	int j;
+
+	for (j = 0; j < cnt; j++) {
+		struct usdt_arg_info a = { .sz = sizeof(a) };
+
+		memset(&args[j], 0, sizeof(args[j]));
+		args[j].size = 8;
+		if (usdt_probe__arg(p, j, &a) < 0)
+			continue;
+		args[j].size = a.size;
+		args[j].is_signed = a.is_signed;
+		args[j].is_float = a.is_float;
+		if (reasons && a.kind == USDT_ARG_UNSUPPORTED)
+			reasons[j] = a.reason;
+	}
+}
+
+static int site_arg_cnt(const struct usdt_probe *p)
+{
+	int n = usdt_probe__arg_cnt(p);
+
+	return n > TRACE_MAX_ARGS ? TRACE_MAX_ARGS : n < 0 ? 0 : n;
+}
+
+static void warn_bad_site(const struct usdt_probe *p)
+{
+	fputs("usdt: trace: warning: skipping the call site of ", stderr);
+	print_escaped(stderr, usdt_probe__provider(p),
+		      strlen(usdt_probe__provider(p)));
+	fputc(':', stderr);
+	print_escaped(stderr, usdt_probe__name(p), strlen(usdt_probe__name(p)));
+	fprintf(stderr, " at 0x%" PRIx64 ": %s\n", usdt_probe__address(p),
+		usdt_probe__error(p) ? usdt_probe__error(p) : "malformed note");
+}
+
+/* Add call site p to its probe's list of sites. */
+static int add_site(struct probe_ent *e, const struct usdt_probe *p)
+{
+	struct site_fmt *s = realloc(e->sites,
+				     (e->site_cnt + 1) * sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	e->sites = s;
+	s = &e->sites[e->site_cnt++];
+	s->file_offset = usdt_probe__file_offset(p);
+	s->arg_cnt = site_arg_cnt(p);
+	site_types(p, s->arg_cnt, s->args, NULL);
 	return 0;
 }
 
-/* A name from the notes as a glob that matches only itself. */
-static char *glob_escape(const char *s)
+/* A new entry for call site p, matched by pattern pat of sel. */
+static void entry_init(struct probe_ent *e, const struct usdt_probe *p,
+		       const struct selection *sel, int pat)
 {
-	char *out = malloc(strlen(s) * 2 + 1), *o = out;
+	e->provider = usdt_probe__provider(p);
+	e->name = usdt_probe__name(p);
+	e->arg_cnt = site_arg_cnt(p);
+	site_types(p, e->arg_cnt, e->args, e->reasons);
+	if (sel->has_fmt[pat])
+		e->fmt = &sel->fmts[pat];
+}
 
-	if (!out)
-		return NULL;
-	for (; *s; s++) {
-		if (strchr("*?[]\\", *s))
-			*o++ = '\\';
-		*o++ = *s;
+/* Are p's argument types those of entry e? */
+static bool same_types(const struct probe_ent *e, const struct usdt_probe *p)
+{
+	struct arg_fmt args[TRACE_MAX_ARGS];
+	int cnt = site_arg_cnt(p);
+
+	if (cnt != e->arg_cnt)
+		return false;
+	site_types(p, cnt, args, NULL);
+	return !memcmp(args, e->args, (size_t)cnt * sizeof(args[0]));
+}
+
+/* Room in the table for n more probes and call sites. */
+static int table_grow(struct trace_ctx *ctx, size_t n)
+{
+	struct probe_ent *t;
+	struct site_ref *s;
+
+	t = realloc(ctx->probes, (ctx->probe_cnt + n + 1) * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	memset(t + ctx->probe_cnt, 0, (n + 1) * sizeof(*t));
+	ctx->probes = t;
+	s = realloc(ctx->site_refs, (ctx->site_cnt + n + 1) * sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	ctx->site_refs = s;
+	return 0;
+}
+
+/* A probe of file number fi whose call sites disagree on types: keep the
+ * list of its sites, so that each hit prints with its own site's. */
+static int add_mixed_sites(struct usdt_file *file, struct probe_index *ix,
+			   struct trace_ctx *ctx, const bool *mixed)
+{
+	size_t i, n = usdt_file__probe_cnt(file);
+
+	for (i = 0; i < n; i++) {
+		const struct usdt_probe *p = usdt_file__probe(file, i);
+		uint32_t k;
+
+		if (!p || usdt_probe__status(p) < 0)
+			continue;
+		k = *index_slot(ix, ctx->probes, usdt_probe__provider(p),
+				usdt_probe__name(p));
+		if (k && mixed[k - 1] && add_site(&ctx->probes[k - 1], p))
+			return -ENOMEM;
 	}
-	*o = '\0';
-	return out;
+	return 0;
+}
+
+/*
+ * Add one entry per distinct provider:name of file number fi that a
+ * pattern matches, in note order, and one site_ref per call site. Broken
+ * call sites are skipped with a warning.
+ */
+static int build_table(struct trace_file *tf, int fi, struct selection *sel,
+		       struct trace_ctx *ctx)
+{
+	size_t i, n = usdt_file__probe_cnt(tf->file);
+	struct probe_index ix = { 0 };
+	bool *mixed = NULL;
+	int err = -ENOMEM;
+
+	for (ix.mask = 1; ix.mask < 2 * n + 2; ix.mask <<= 1)
+		;
+	ix.slots = calloc(ix.mask--, sizeof(*ix.slots));
+	if (!ix.slots || table_grow(ctx, n))
+		goto out;
+	mixed = calloc(ctx->probe_cnt + n + 1, sizeof(*mixed));
+	if (!mixed)
+		goto out;
+	for (i = 0; i < n; i++) {
+		const struct usdt_probe *p = usdt_file__probe(tf->file, i);
+		struct probe_ent *e = &ctx->probes[ctx->probe_cnt];
+		struct site_ref *ref = &ctx->site_refs[ctx->site_cnt];
+		struct pattern *pat;
+		uint32_t *slot;
+
+		pat = p ? patterns_match(sel->pats, sel->pat_cnt,
+					 usdt_probe__provider(p),
+					 usdt_probe__name(p)) : NULL;
+		if (!pat)
+			continue;
+		if (usdt_probe__status(p) < 0) {
+			warn_bad_site(p);
+			continue;
+		}
+		slot = index_slot(&ix, ctx->probes, usdt_probe__provider(p),
+				  usdt_probe__name(p));
+		if (*slot) {
+			mixed[*slot - 1] |= !same_types(&ctx->probes[*slot - 1], p);
+		} else {
+			entry_init(e, p, sel,
+				   sel->pat_cnt ? (int)(pat - sel->pats) : 0);
+			e->file = fi;
+			e->dev = tf->dev;
+			e->ino = tf->ino;
+			*slot = (uint32_t)++ctx->probe_cnt;
+		}
+		ref->off = usdt_probe__file_offset(p);
+		ref->probe = *slot - 1;
+		ref->file = (uint32_t)fi;
+		ctx->site_cnt++;
+	}
+	err = add_mixed_sites(tf->file, &ix, ctx, mixed);
+out:
+	free(ix.slots);
+	free(mixed);
+	return err;
+}
+
+/* Roles for --latency and the formats' fit; 0 or the exit status. */
+static int check_table(struct trace_ctx *ctx, const struct trace_opts *o,
+		       const struct selection *sel)
+{
+	uint32_t roles = 0;
+	size_t i;
+
+	for (i = 0; i < ctx->probe_cnt; i++) {
+		struct probe_ent *p = &ctx->probes[i];
+
+		if (o->sum.mode == TRACE_LATENCY) {
+			p->role = patterns_match(sel->pats, 1, p->provider,
+						 p->name) ? TRACE_ROLE_START : 0;
+			p->role |= patterns_match(sel->pats + 1, 1, p->provider,
+						  p->name) ? TRACE_ROLE_END : 0;
+			if (p->role == (TRACE_ROLE_START | TRACE_ROLE_END))
+				return tool_err("trace: %s:%s matches both START and END",
+						p->provider, p->name);
+			roles |= p->role;
+		}
+		if (p->fmt && p->fmt->conv_cnt > p->arg_cnt)
+			return tool_err("trace: %s:%s has %d arguments; its format wants %d",
+					p->provider, p->name, p->arg_cnt,
+					p->fmt->conv_cnt);
+	}
+	if (o->sum.mode == TRACE_LATENCY && roles != (TRACE_ROLE_START | TRACE_ROLE_END))
+		return tool_err("trace: no probe matches %s",
+				roles & TRACE_ROLE_START ? o->sum.lat_end :
+							   o->sum.lat_start);
+	if (o->sum.mode == TRACE_HIST)
+		for (i = 0; i < ctx->probe_cnt; i++)
+			if (ctx->probes[i].arg_cnt > o->sum.hist_arg)
+				return 0;
+	if (o->sum.mode == TRACE_HIST)
+		return tool_err("trace: no matching probe has argument %d",
+				o->sum.hist_arg);
+	return 0;
 }
 
 /* ---------------------------------------------------------------------- */
 /* The command of -c                                                      */
+
+/*
+ * Split a command line into words the way a shell would, without any
+ * expansion: blanks separate words; '...' is literal; "..." is literal
+ * except \" \\ \$ \`; a backslash outside quotes takes the next character
+ * as is. Returns a NULL-terminated vector whose words live in one block
+ * after it (free the vector only), or NULL with errno EINVAL or ENOMEM.
+ */
+static char **split_command(const char *cmd)
+{
+	size_t len = strlen(cmd), max_words = len / 2 + 2;
+	char **v = malloc(max_words * sizeof(*v) + len + 1);
+	char *o = v ? (char *)(v + max_words) : NULL, q = 0;
+	size_t n = 0;
+	bool in_word = false;
+
+	if (!v)
+		return NULL;
+	for (; *cmd; cmd++) {
+		char c = *cmd;
+
+		if (!q && (c == ' ' || c == '\t' || c == '\n')) {
+			if (in_word)
+				*o++ = '\0';
+			in_word = false;
+			continue;
+		}
+		if (!in_word) {
+			v[n++] = o;
+			in_word = true;
+		}
+		if (!q && (c == '\'' || c == '"')) {
+			q = c;
+		} else if (q == c) {
+			q = 0;
+		} else if (c == '\\' && q != '\'' && cmd[1] &&
+			   (!q || strchr("\"\\$`", cmd[1]))) {
+			*o++ = *++cmd;
+		} else {
+			*o++ = c;
+		}
+	}
+	if (in_word)
+		*o = '\0';
+	v[n] = NULL;
+	if (q || !n) {
+		free(v);
+		errno = EINVAL;
+		return NULL;
+	}
+	return v;
+}
+
+/* The child of spawn_held(): wait for "g", then exec. Never returns. */
+static void held_child(char **argv, int fds[2], pid_t parent)
+{
+	ssize_t n;
+	char c = 0;
+
+	close(fds[1]);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);
+	/* If we die (even by SIGKILL), so does the command: it must not run
+	 * on untraced. The flag survives exec. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+		_exit(127);
+	do
+		n = read(fds[0], &c, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1 || c != 'g')
+		_exit(127);
+	execvp(argv[0], argv);
+	fprintf(stderr, "%s: trace: cannot run %s: %s\n", tool_name, argv[0],
+		strerror(errno));
+	_exit(127);
+}
 
 /*
  * Fork CMD; the child waits until *go_fd is written, then execs. A child
@@ -319,50 +739,28 @@ static char *glob_escape(const char *s)
  */
 static pid_t spawn_held(const char *cmd, int *go_fd)
 {
-	wordexp_t we;
+	char **argv = split_command(cmd);
+	pid_t pid, parent = getpid();
 	int fds[2], err;
-	ssize_t n;
-	pid_t pid;
-	char c;
 
-	err = wordexp(cmd, &we, WRDE_NOCMD);
-	if (err || !we.we_wordc) {
-		if (!err)
-			wordfree(&we);
-		errno = EINVAL;
+	if (!argv)
 		return -1;
-	}
 	if (pipe2(fds, O_CLOEXEC)) {
-		wordfree(&we);
+		free(argv);
 		return -1;
 	}
 	fflush(NULL);
 	pid = fork();
+	if (!pid)
+		held_child(argv, fds, parent);
+	err = errno;
+	close(fds[0]);
+	free(argv);
 	if (pid < 0) {
-		err = errno;
-		close(fds[0]);
 		close(fds[1]);
-		wordfree(&we);
 		errno = err;
 		return -1;
 	}
-	if (!pid) {
-		close(fds[1]);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		c = 0;
-		do
-			n = read(fds[0], &c, 1);
-		while (n < 0 && errno == EINTR);
-		if (n != 1 || c != 'g')
-			_exit(127);
-		execvp(we.we_wordv[0], we.we_wordv);
-		fprintf(stderr, "%s: trace: cannot run %s: %s\n", tool_name,
-			we.we_wordv[0], strerror(errno));
-		_exit(127);
-	}
-	close(fds[0]);
-	wordfree(&we);
 	*go_fd = fds[1];
 	return pid;
 }
@@ -377,13 +775,63 @@ static int exit_status(int status)
 }
 
 /* ---------------------------------------------------------------------- */
+/* Loading and attaching                                                  */
 
-static double now_s(void)
+struct trace_run {
+	struct trace_opts o;
+	struct trace_ctx ctx;
+	struct selection sel;
+	struct trace_file *files;
+	int file_cnt;
+	const char *shown;	/* TARGET, or "pid N" */
+	char shown_buf[32];
+	struct usdt_trace *skel;
+	struct usdt_manager *man;
+	struct ring_buffer *rb;
+	struct sum_state *sums;
+	pid_t child, attach_pid;
+	int go_fd, pid_fd;
+	bool child_done;
+	/* Attached a pattern at a time (see TRACE_COOKIE_BY_OFFSET). */
+	bool by_pattern;
+	struct usdt_link **pat_links;
+	int pat_link_cnt;
+};
+
+/* From how many probes on they are attached a pattern at a time: each
+ * kernel link costs tens of milliseconds to close (an RCU grace period),
+ * which for libjvm's 500 probes made every exit take half a minute. */
+#define TRACE_BY_PATTERN_MIN 32
+
+/* Does every probe answer to exactly one pattern (else a call site would
+ * be attached twice)? */
+static bool patterns_disjoint(const struct trace_ctx *ctx,
+			      const struct selection *sel)
 {
-	struct timespec ts;
+	size_t i;
+	int j, hits;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	for (i = 0; i < ctx->probe_cnt; i++) {
+		for (j = 0, hits = 0; j < sel->pat_cnt; j++)
+			hits += !!patterns_match(sel->pats + j, 1,
+						 ctx->probes[i].provider,
+						 ctx->probes[i].name);
+		if (hits > 1)
+			return false;
+	}
+	return true;
+}
+
+static int page_shift(void)
+{
+	long sz = sysconf(_SC_PAGESIZE);
+	int n = 0;
+
+	while (sz > 1) {
+		sz >>= 1;
+		n++;
+	}
+	return n ? n : 12;
 }
 
 static int silent_print(enum libbpf_print_level level, const char *fmt,
@@ -403,7 +851,7 @@ static const char *attach_error(int err)
 		return "no such probe or file";
 	case EPERM:
 	case EACCES:
-		return "permission denied (not root?)";
+		return "permission denied (needs root, or CAP_BPF and CAP_PERFMON)";
 	case ENOTSUP:
 		return "not supported (another architecture, or the kernel "
 		       "lacks a feature)";
@@ -416,269 +864,536 @@ static const char *attach_error(int err)
 	}
 }
 
-int cmd_trace(int argc, char **argv)
+/* Set what the BPF program reads before load: mode, filter, map sizes. */
+static int configure(struct trace_run *r)
 {
-	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "command", required_argument, NULL, 'c' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct trace_ctx ctx = { 0 };
-	struct usdt_trace *skel = NULL;
-	struct usdt_manager *man = NULL;
-	struct ring_buffer *rb = NULL;
-	struct usdt_file *file = NULL;
-	struct pattern *pats = NULL;
-	struct target target = { 0 };
-	enum usdt_attach_mode mode = USDT_MODE_AUTO;
-	const char *cmd = NULL;
-	double duration = 0, deadline = 0;
-	int c, err, ret = 1, pat_cnt = 0, go_fd = -1, status;
-	pid_t pid = 0, child = 0, attach_pid;
-	bool child_done = false;
-	USDT_OPTS(usdt_manager_opts, mopts);
-	struct sigaction sa;
-	size_t i;
-	char *end;
+	struct usdt_trace *skel = r->skel;
+	struct trace_filter f;
+	char why[240];
+	int err;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+p:c:jn:d:m:h", longopts,
-				NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			pid = parse_pid(optarg);
-			if (pid < 0)
-				return tool_err("trace: bad pid '%s'", optarg);
-			break;
-		case 'c':
-			cmd = optarg;
-			break;
-		case 'j':
-			ctx.json = true;
-			break;
-		case 'n':
-			errno = 0;
-			ctx.max_count = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || ctx.max_count <= 0)
-				return tool_err("trace: bad count '%s'", optarg);
-			break;
-		case 'd':
-			errno = 0;
-			duration = strtod(optarg, &end);
-			if (errno || *end || end == optarg || !(duration > 0))
-				return tool_err("trace: bad duration '%s'",
-						optarg);
-			break;
-		case 'm':
-			if (!strcmp(optarg, "auto"))
-				mode = USDT_MODE_AUTO;
-			else if (!strcmp(optarg, "multi"))
-				mode = USDT_MODE_MULTI;
-			else if (!strcmp(optarg, "perf"))
-				mode = USDT_MODE_PERF;
-			else
-				return tool_err("trace: bad mode '%s' (auto, multi or perf)",
-						optarg);
-			break;
-		case 'h':
-			fputs(trace_usage, stdout);
-			return 0;
-		default:
-			fputs(trace_usage, stderr);
-			return 2;
+	skel->rodata->target_tgid = r->attach_pid > 0 ?
+				    (uint32_t)r->attach_pid : 0;
+	skel->rodata->mode = r->o.sum.mode;
+	skel->rodata->by_pid = r->o.sum.by_pid;
+	skel->rodata->hist_arg = (uint32_t)r->o.sum.hist_arg;
+	skel->rodata->str_size = r->o.str_size;
+	if (r->o.filter) {
+		if (filter_parse(r->o.filter, &f, why, sizeof(why)))
+			return tool_err("trace: filter '%s': %s", r->o.filter,
+					why);
+		memcpy((void *)&skel->rodata->filter, &f, sizeof(f));
+	}
+	skel->rodata->page_shift = (uint32_t)page_shift();
+	err = bpf_map__set_max_entries(skel->maps.probe_cfg,
+				       (uint32_t)r->ctx.probe_cnt);
+	if (!err && r->by_pattern)
+		err = bpf_map__set_max_entries(skel->maps.site_probe,
+					       (uint32_t)r->ctx.site_cnt);
+	if (!err && !r->by_pattern)
+		err = bpf_map__set_max_entries(skel->maps.ip_probe, 1);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.sums,
+			sum_map_size(&r->o.sum, r->ctx.probe_cnt));
+	if (err)
+		return tool_err("trace: cannot size the maps: %s",
+				strerror(-err));
+	return 0;
+}
+
+static int load(struct trace_run *r)
+{
+	USDT_OPTS(usdt_manager_opts, mopts);
+	uint32_t i;
+	int err;
+
+	libbpf_set_print(silent_print);
+	r->skel = usdt_trace__open();
+	if (!r->skel)
+		return tool_err("trace: cannot open the BPF program: %s",
+				strerror(errno));
+	if (configure(r))
+		return 1;
+	mopts.no_uprobe_multi = r->o.mode == USDT_MODE_PERF;
+	/* Room for every matching call site, however many: in the worst
+	 * case each needs a spec of its own, and an IP-map entry. */
+	mopts.max_specs = r->ctx.site_cnt > 256 ? (uint32_t)r->ctx.site_cnt : 0;
+	mopts.max_ips = r->ctx.site_cnt > 1024 ? (uint32_t)r->ctx.site_cnt : 0;
+	/* The manager must see the object before load: it prepares the
+	 * program for uprobe_multi links unless told not to, and a program
+	 * prepared so cannot take perf uprobes. */
+	r->man = usdt_manager__new(r->skel->obj, &mopts);
+	if (!r->man)
+		return tool_err("trace: cannot prepare the BPF object: %s",
+				attach_error(errno));
+	err = usdt_trace__load(r->skel);
+	if (err)
+		return tool_err("trace: cannot load the BPF program: %s",
+				err == -EPERM ? "permission denied (needs root, or CAP_BPF and CAP_PERFMON)" :
+				strerror(-err));
+	for (i = 0; i < r->ctx.probe_cnt; i++) {
+		struct trace_probe_cfg cfg = { .role = r->ctx.probes[i].role };
+		const struct probe_fmt *pf = r->ctx.probes[i].fmt;
+		int j;
+
+		for (j = 0; pf && j < pf->conv_cnt; j++)
+			if (pf->convs[j].c == 's')
+				cfg.str_mask |= 1u << j;
+		err = bpf_map_update_elem(bpf_map__fd(r->skel->maps.probe_cfg),
+					  &i, &cfg, BPF_ANY);
+		if (err)
+			return tool_err("trace: cannot set up probe %u: %s", i,
+					strerror(errno));
+	}
+	for (i = 0; r->by_pattern && i < r->ctx.site_cnt; i++) {
+		const struct site_ref *s = &r->ctx.site_refs[i];
+		const struct trace_file *f = &r->files[s->file];
+		/* The kernel's dev_t: MAJOR << 20 | MINOR. */
+		struct trace_site_key key = {
+			.dev = (uint32_t)(major(f->dev) << 20 | minor(f->dev)),
+			.ino = f->ino,
+			.off = s->off,
+		};
+
+		if (bpf_map_update_elem(bpf_map__fd(r->skel->maps.site_probe),
+					&key, &s->probe, BPF_ANY))
+			return tool_err("trace: cannot set up call site %u: %s",
+					i, strerror(errno));
+	}
+	return 0;
+}
+
+/* A name from the notes as a glob that matches only itself. */
+static char *glob_escape(const char *s)
+{
+	char *out = malloc(strlen(s) * 2 + 1), *o = out;
+
+	if (!out)
+		return NULL;
+	for (; *s; s++) {
+		if (strchr("*?[]\\", *s))
+			*o++ = '\\';
+		*o++ = *s;
+	}
+	*o = '\0';
+	return out;
+}
+
+static struct usdt_link *attach_one(struct trace_run *r, size_t i)
+{
+	USDT_OPTS(usdt_attach_opts, aopts, .usr_cookie = i, .mode = r->o.mode);
+	struct probe_ent *p = &r->ctx.probes[i];
+	char *prov = glob_escape(p->provider);
+	char *name = glob_escape(p->name);
+	struct usdt_link *link = NULL;
+	int err = ENOMEM;
+
+	if (prov && name) {
+		/* From the file read once: no re-parse, and the kernel
+		 * gets that very file. */
+		link = usdt_manager__attach_file(r->man,
+						 r->skel->progs.usdt_trace,
+						 r->attach_pid,
+						 r->files[p->file].file, prov,
+						 name, &aopts);
+		err = errno;
+	}
+	free(prov);
+	free(name);
+	errno = err;
+	return link;
+}
+
+/* Attach a pattern at a time; the BPF program tells the probes apart by
+ * their call sites. Returns 0 or the exit status. */
+static int attach_patterns(struct trace_run *r)
+{
+	static struct pattern any = { .provider = "*", .name = "*" };
+	int i, cnt = r->sel.pat_cnt ? r->sel.pat_cnt : 1;
+
+	r->pat_links = calloc((size_t)(cnt * r->file_cnt),
+			      sizeof(*r->pat_links));
+	if (!r->pat_links)
+		return tool_err("trace: out of memory");
+	for (i = 0; i < cnt * r->file_cnt; i++) {
+		USDT_OPTS(usdt_attach_opts, aopts, .mode = r->o.mode,
+			  .usr_cookie = TRACE_COOKIE_BY_OFFSET);
+		const struct pattern *p = r->sel.pat_cnt ?
+					  &r->sel.pats[i % cnt] : &any;
+		const struct trace_file *f = &r->files[i / cnt];
+
+		if (stop_signal)
+			return 128 + stop_signal;
+		r->pat_links[r->pat_link_cnt] = usdt_manager__attach_file(
+			r->man, r->skel->progs.usdt_trace, r->attach_pid,
+			f->file, p->provider, p->name, &aopts);
+		if (r->pat_links[r->pat_link_cnt]) {
+			r->pat_link_cnt++;
+		} else if (errno != ENOENT && errno != EINVAL) {
+			return tool_err("trace: cannot attach to %s:%s in %s: %s",
+					p->provider, p->name, f->target.shown,
+					attach_error(errno));
 		}
 	}
-	argc -= optind;
-	argv += optind;
-	if (!argc) {
-		fputs(trace_usage, stderr);
-		return 2;
-	}
-	if (pid && cmd)
-		return tool_err("trace: -p and -c cannot be used together");
-	if (pid && kill(pid, 0) && errno == ESRCH)
-		return tool_err("trace: pid %d: no such process", (int)pid);
+	if (!r->pat_link_cnt)
+		return tool_err("trace: %s: no probe could be attached",
+				r->shown);
+	return 0;
+}
 
-	err = target_resolve(argv[0], pid, &target);
-	if (err)
-		return tool_err("trace: %s: %s", argv[0],
-				err == -ENOENT ? "no such file" : strerror(-err));
-	err = patterns_parse(argv + 1, argc - 1, &pats, &pat_cnt);
-	if (err) {
-		tool_err("trace: out of memory");
-		goto out;
-	}
-	file = usdt_file__open(target.open_path, NULL);
-	if (!file) {
+/*
+ * Attach every probe. A probe that cannot be attached for a reason of its
+ * own (only broken sites, an unsupported feature) is skipped with a
+ * warning; anything else ends the trace. Returns 0 or the exit status.
+ */
+static int attach_all(struct trace_run *r)
+{
+	size_t i, ok = 0;
+	int err;
+
+	if (r->by_pattern)
+		return attach_patterns(r);
+	for (i = 0; i < r->ctx.probe_cnt; i++) {
+		struct probe_ent *p = &r->ctx.probes[i];
+
+		if (stop_signal)
+			return 128 + stop_signal;
+		p->link = attach_one(r, i);
+		if (p->link) {
+			ok++;
+			continue;
+		}
 		err = errno;
-		tool_err("trace: %s: %s", target.shown,
-			 err == ENOENT ? "no such file" :
-			 err == ENOEXEC ? "not a 64-bit ELF file" :
-			 err == ENOSYS ? "this libusdt cannot read ELF files yet (ENOSYS)" :
-			 strerror(err));
-		goto out;
+		if (stop_signal)
+			return 128 + stop_signal;
+		if (err != EINVAL && err != ENOTSUP && err != ENOENT)
+			return tool_err("trace: cannot attach to %s:%s in %s: %s",
+					p->provider, p->name,
+					r->files[p->file].target.shown,
+					attach_error(err));
+		tool_err("trace: warning: skipping %s:%s: %s", p->provider,
+			 p->name, attach_error(err));
 	}
-	err = build_table(file, pats, pat_cnt, &ctx.probes, &ctx.probe_cnt);
-	if (err) {
-		tool_err("trace: out of memory");
-		goto out;
-	}
-	if (!ctx.probe_cnt) {
-		if (pat_cnt)
-			tool_err("trace: %s: no probes matching %s%s",
-				 target.shown, argv[1], pat_cnt > 1 ? " ..." : "");
-		else
-			tool_err("trace: %s: no USDT probes", target.shown);
-		goto out;
-	}
-	if (geteuid() != 0) {
-		tool_err("trace: must run as root (it loads BPF programs)");
-		goto out;
-	}
+	if (!ok)
+		return tool_err("trace: %s: no probe could be attached",
+				r->shown);
+	return 0;
+}
 
+/* ---------------------------------------------------------------------- */
+/* Tracing                                                                */
+
+/* Has process pid ended? A zombie nobody reaps has: its pidfd polls
+ * readable (or, without pidfds, /proc says Z or X). */
+static bool pid_ended(pid_t pid, int pid_fd)
+{
+	struct pollfd pfd = { .fd = pid_fd, .events = POLLIN };
+	char path[64], buf[256], *rp;
+	ssize_t n;
+	int fd;
+
+	if (pid_fd >= 0)
+		return poll(&pfd, 1, 0) > 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	rp = strrchr(buf, ')');
+	return !rp || rp[1] != ' ' || rp[2] == 'Z' || rp[2] == 'X';
+}
+
+/* Is stdout a pipe whose reader has gone? */
+static bool stdout_gone(void)
+{
+	struct pollfd pfd = { .fd = STDOUT_FILENO, .events = 0 };
+
+	return poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLERR | POLLHUP));
+}
+
+static uint64_t lost_count(const struct trace_run *r)
+{
+	return r->skel->bss->lost_events + r->skel->bss->lost_sums;
+}
+
+/* Should the trace end now (other than by -n or a write error)? */
+static bool trace_over(struct trace_run *r, double deadline, int *ret)
+{
+	int status;
+
+	if (stop_signal || (deadline && now_s() >= deadline))
+		return true;
+	if (r->child && waitpid(r->child, &status, WNOHANG) == r->child) {
+		r->child_done = true;
+		*ret = exit_status(status);
+		return true;
+	}
+	if (r->o.pid && pid_ended(r->o.pid, r->pid_fd))
+		return true;
+	return stdout_gone();
+}
+
+static int print_sums(struct trace_run *r, double t0, bool final)
+{
+	int err = sum_print(r->sums, now_s() - t0, lost_count(r), final,
+			    bpf_map__fd(r->skel->maps.starts));
+
+	if (err == -ENOMEM)
+		return tool_err("trace: out of memory");
+	if (err)
+		r->ctx.write_err = -err;
+	return err ? 1 : 0;
+}
+
+/* Poll until the end; returns the exit status. */
+static int trace_loop(struct trace_run *r)
+{
+	double t0 = now_s(), deadline = 0, next = 0;
+	int err, ret = 0;
+
+	if (r->o.duration > 0)
+		deadline = t0 + r->o.duration;
+	if (r->o.interval > 0)
+		next = t0 + r->o.interval;
+	for (;;) {
+		err = ring_buffer__poll(r->rb, 100);
+		if (err == -ECANCELED)
+			break;
+		if (err < 0 && err != -EINTR)
+			return tool_err("trace: reading events: %s",
+					strerror(-err));
+		if (next && now_s() >= next) {
+			if (print_sums(r, t0, false))
+				break;
+			next += r->o.interval;
+		}
+		if (trace_over(r, deadline, &ret)) {
+			/* Hits made just before the end are still queued. */
+			ring_buffer__consume(r->rb);
+			break;
+		}
+	}
+	if (r->sums && !r->ctx.write_err && print_sums(r, t0, true) &&
+	    !r->ctx.write_err)
+		return 1;
+	/* A reader that went away (| head) ends the trace normally, and so
+	 * does a signal that cut a blocked write short. */
+	if (r->ctx.write_err == EINTR && stop_signal)
+		r->ctx.write_err = 0;
+	if (r->ctx.write_err && r->ctx.write_err != EPIPE)
+		return tool_err("trace: writing the output: %s",
+				strerror(r->ctx.write_err));
+	if (r->skel->bss->lost_events)
+		tool_err("trace: %llu events lost (the ring buffer was full)",
+			 (unsigned long long)r->skel->bss->lost_events);
+	if (r->skel->bss->lost_sums)
+		tool_err("trace: %llu hits not counted (the summary map was full, or the call site could not be looked up)",
+			 (unsigned long long)r->skel->bss->lost_sums);
+	return ret;
+}
+
+/* Steps 3 to 5; returns the exit status. */
+static int trace_start(struct trace_run *r)
+{
+	int err;
+
+	err = load(r);
+	if (!err)
+		err = attach_all(r);
+	if (err)
+		return err;
+	r->rb = ring_buffer__new(bpf_map__fd(r->skel->maps.events), on_hit,
+				 &r->ctx, NULL);
+	if (!r->rb)
+		return tool_err("trace: cannot open the ring buffer: %s",
+				strerror(errno));
+	if (r->o.sum.mode != TRACE_EVENTS) {
+		r->sums = sum_new(&r->o.sum, bpf_map__fd(r->skel->maps.sums),
+				  r->ctx.probes, r->ctx.probe_cnt);
+		if (!r->sums)
+			return tool_err("trace: out of memory");
+	}
+	if (stop_signal)
+		return 128 + stop_signal;
+	if (r->child) {
+		/* Everything is attached: let the command run. */
+		if (write(r->go_fd, "g", 1) != 1)
+			return tool_err("trace: cannot start the command: %s",
+					strerror(errno));
+		close(r->go_fd);
+		r->go_fd = -1;
+	}
+	return trace_loop(r);
+}
+
+/* Open a file to trace and add its probes; 0, or -errno of the open. */
+static int add_file(struct trace_run *r, struct trace_file *f)
+{
+	struct stat st;
+
+	f->file = usdt_file__open(f->target.open_path, NULL);
+	if (!f->file)
+		return -errno;
+	if (!f->ino && !stat(f->target.open_path, &st)) {
+		f->dev = st.st_dev;
+		f->ino = st.st_ino;
+	}
+	if (build_table(f, (int)(f - r->files), &r->sel, &r->ctx))
+		return -ENOMEM;
+	return 0;
+}
+
+/* The files to trace, with their probes in the table; 0 or the exit
+ * status. */
+static int open_files(struct trace_run *r)
+{
+	int err, i;
+
+	if (!r->o.pat_from) {
+		snprintf(r->shown_buf, sizeof(r->shown_buf), "pid %d",
+			 (int)r->o.pid);
+		r->shown = r->shown_buf;
+		r->file_cnt = trace_files_of_pid(r->o.pid, &r->files);
+		if (r->file_cnt < 0) {
+			err = -r->file_cnt;
+			r->file_cnt = 0;
+			return tool_err("trace: %s: %s", r->shown, strerror(err));
+		}
+		/* Files that cannot be read or have no probes are not ours
+		 * to complain about. */
+		for (i = 0; i < r->file_cnt; i++)
+			if (add_file(r, &r->files[i]) == -ENOMEM)
+				return tool_err("trace: out of memory");
+		return 0;
+	}
+	r->shown = r->o.pos[0];
+	r->files = calloc(1, sizeof(*r->files));
+	if (!r->files)
+		return tool_err("trace: out of memory");
+	err = trace_file_resolve(r->shown, r->o.pid, &r->files[0]);
+	if (err)
+		return tool_err("trace: %s: %s", r->shown,
+				err == -ENOENT ? "no such file" : strerror(-err));
+	r->file_cnt = 1;
+	err = add_file(r, &r->files[0]);
+	if (err)
+		return tool_err("trace: %s: %s", r->shown,
+				err == -ENOENT ? "no such file" :
+				err == -ENOEXEC ? "not a 64-bit ELF file" :
+				strerror(-err));
+	return 0;
+}
+
+/* Steps 1 and 2; returns 0 or the exit status. */
+static int trace_prepare(struct trace_run *r)
+{
+	int err;
+
+	if (r->o.pid && kill(r->o.pid, 0) && errno == ESRCH)
+		return tool_err("trace: pid %d: no such process", (int)r->o.pid);
+	if (selection_parse(&r->o, &r->sel))
+		return 1;
+	err = open_files(r);
+	if (err)
+		return err;
+	if (!r->ctx.probe_cnt) {
+		if (r->sel.pat_cnt)
+			return tool_err("trace: %s: no probes matching %s:%s%s",
+					r->shown, r->sel.pats[0].provider,
+					r->sel.pats[0].name,
+					r->sel.pat_cnt > 1 ? " ..." : "");
+		return tool_err("trace: %s: no USDT probes", r->shown);
+	}
+	err = check_table(&r->ctx, &r->o, &r->sel);
+	if (err)
+		return err;
+	r->by_pattern = r->ctx.probe_cnt >= TRACE_BY_PATTERN_MIN &&
+			patterns_disjoint(&r->ctx, &r->sel);
+	if (r->o.pid)
+		r->pid_fd = (int)syscall(SYS_pidfd_open, r->o.pid, 0);
+	if (r->o.cmd) {
+		r->child = spawn_held(r->o.cmd, &r->go_fd);
+		if (r->child < 0) {
+			r->child = 0;
+			return tool_err("trace: cannot start '%s': %s", r->o.cmd,
+					errno == EINVAL ? "bad command line" :
+							  strerror(errno));
+		}
+	}
+	r->attach_pid = r->child ? r->child : r->o.pid ? r->o.pid : -1;
+	return 0;
+}
+
+static void trace_cleanup(struct trace_run *r)
+{
+	int status;
+	size_t i;
+
+	if (r->go_fd >= 0)
+		close(r->go_fd);	/* a held child reads EOF and exits 127 */
+	ring_buffer__free(r->rb);
+	sum_free(r->sums);
+	for (i = 0; i < r->ctx.probe_cnt; i++) {
+		usdt_link__destroy(r->ctx.probes[i].link);
+		free(r->ctx.probes[i].sites);
+	}
+	for (i = 0; i < (size_t)r->pat_link_cnt; i++)
+		usdt_link__destroy(r->pat_links[i]);
+	free(r->pat_links);
+	free(r->ctx.site_refs);
+	usdt_manager__free(r->man);
+	usdt_trace__destroy(r->skel);
+	if (r->child && !r->child_done) {
+		/* We stopped first (-n, -d, a signal, an error): the command
+		 * would run on untraced, so end it. */
+		kill(r->child, SIGTERM);
+		while (waitpid(r->child, &status, 0) < 0 && errno == EINTR)
+			;
+	}
+	if (r->pid_fd >= 0)
+		close(r->pid_fd);
+	free(r->ctx.probes);
+	trace_files_free(r->files, r->file_cnt);
+	selection_free(&r->sel);
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	struct trace_run r = { .go_fd = -1, .pid_fd = -1,
+			       .o = { .str_size = 64 } };
+	struct sigaction sa;
+	char **args, *joined;
+	int n, ret;
+
+	args = join_latency(argc, argv, &n, &joined);
+	if (!args)
+		return tool_err("trace: out of memory");
+	ret = parse_args(n, args, &r.o, &r.ctx);
+	if (ret) {
+		ret = ret < 0 ? 0 : ret;
+		goto out;
+	}
+	/* From here a signal ends the tool cleanly, whatever step it is in;
+	 * a closed stdout is a write error, not a death by SIGPIPE. */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
 
-	if (cmd) {
-		child = spawn_held(cmd, &go_fd);
-		if (child < 0) {
-			child = 0;
-			tool_err("trace: cannot start '%s': %s", cmd,
-				 errno == EINVAL ? "bad command line" :
-						   strerror(errno));
-			goto out;
-		}
-	}
-	attach_pid = child ? child : pid ? pid : -1;
-
-	libbpf_set_print(silent_print);
-	skel = usdt_trace__open();
-	if (!skel) {
-		tool_err("trace: cannot open the BPF program: %s",
-			 strerror(errno));
-		goto out;
-	}
-	skel->rodata->target_tgid = attach_pid > 0 ? (uint32_t)attach_pid : 0;
-	mopts.no_uprobe_multi = mode == USDT_MODE_PERF;
-	/* The manager must see the object before load: it prepares the
-	 * program for uprobe_multi links unless told not to, and a program
-	 * prepared so cannot take perf uprobes. */
-	man = usdt_manager__new(skel->obj, &mopts);
-	if (!man) {
-		tool_err("trace: cannot prepare the BPF object: %s",
-			 attach_error(errno));
-		goto out;
-	}
-	err = usdt_trace__load(skel);
-	if (err) {
-		tool_err("trace: cannot load the BPF program: %s",
-			 err == -EPERM ? "permission denied (not root, or BPF disabled)" :
-			 strerror(-err));
-		goto out;
-	}
-
-	for (i = 0; i < ctx.probe_cnt; i++) {
-		USDT_OPTS(usdt_attach_opts, aopts, .usr_cookie = i,
-			  .mode = mode);
-		struct probe_ent *p = &ctx.probes[i];
-		char *prov = glob_escape(p->provider);
-		char *name = glob_escape(p->name);
-
-		if (!prov || !name) {
-			free(prov);
-			free(name);
-			tool_err("trace: out of memory");
-			goto out;
-		}
-		p->link = usdt_manager__attach(man, skel->progs.usdt_trace,
-					       attach_pid, target.open_path,
-					       prov, name, &aopts);
-		err = errno;
-		free(prov);
-		free(name);
-		if (!p->link) {
-			tool_err("trace: cannot attach to %s:%s in %s: %s",
-				 p->provider, p->name, target.shown,
-				 attach_error(err));
-			goto out;
-		}
-	}
-
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_hit, &ctx,
-			      NULL);
-	if (!rb) {
-		tool_err("trace: cannot open the ring buffer: %s",
-			 strerror(errno));
-		goto out;
-	}
-
-	if (child) {
-		/* Everything is attached: let the command run. */
-		if (write(go_fd, "g", 1) != 1) {
-			tool_err("trace: cannot start the command: %s",
-				 strerror(errno));
-			goto out;
-		}
-		close(go_fd);
-		go_fd = -1;
-	}
-	if (duration > 0)
-		deadline = now_s() + duration;
-
-	ret = 0;
-	while (!stop_signal) {
-		err = ring_buffer__poll(rb, 100);
-		if (err == -ECANCELED)
-			break;
-		if (err < 0 && err != -EINTR) {
-			ret = tool_err("trace: reading events: %s",
-				       strerror(-err));
-			break;
-		}
-		if (deadline && now_s() >= deadline)
-			break;
-		if (child && waitpid(child, &status, WNOHANG) == child) {
-			child_done = true;
-			/* Hits made just before the end are still queued. */
-			ring_buffer__consume(rb);
-			ret = exit_status(status);
-			break;
-		}
-		if (pid && kill(pid, 0) && errno == ESRCH) {
-			ring_buffer__consume(rb);
-			break;
-		}
-	}
-	if (skel->bss->lost_events)
-		tool_err("trace: %llu events lost (the ring buffer was full)",
-			 (unsigned long long)skel->bss->lost_events);
-
+	ret = trace_prepare(&r);
+	if (!ret && stop_signal)
+		ret = 128 + stop_signal;
+	if (!ret)
+		ret = trace_start(&r);
+	trace_cleanup(&r);
 out:
-	if (go_fd >= 0)
-		close(go_fd);	/* a held child reads EOF and exits 127 */
-	ring_buffer__free(rb);
-	for (i = 0; i < ctx.probe_cnt; i++)
-		usdt_link__destroy(ctx.probes[i].link);
-	usdt_manager__free(man);
-	usdt_trace__destroy(skel);
-	if (child && !child_done) {
-		/* We stopped first (-n, -d, a signal, an error): the command
-		 * would run on untraced, so end it. */
-		kill(child, SIGTERM);
-		while (waitpid(child, &status, 0) < 0 && errno == EINTR)
-			;
-	}
-	free(ctx.probes);
-	usdt_file__close(file);
-	patterns_free(pats, pat_cnt);
-	target_free(&target);
+	free(args);
+	free(joined);
 	return ret;
 }

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The record tools/usdt_trace.bpf.c sends through its ring buffer for each
- * probe hit, shared byte for byte with tools/trace.c. Fixed-width fields
- * only, so both compilers lay it out alike.
+ * What tools/usdt_trace.bpf.c and tools/trace*.c share byte for byte: the
+ * record sent through the ring buffer for each hit, the per-probe settings
+ * the program looks up by cookie, the filter it evaluates, and the keys of
+ * the summary map. Fixed-width fields only, so both compilers lay them out
+ * alike.
  */
 #ifndef __USDT_TRACE_EVENT_H
 #define __USDT_TRACE_EVENT_H
@@ -13,10 +15,84 @@
 
 #define TRACE_MAX_ARGS 12
 #define TRACE_COMM_LEN 16
+/* Bytes of string data one event can carry, all its strings together, and
+ * the longest string (including its NUL) --string-size accepts. */
+#define TRACE_STR_AREA 2048
+#define TRACE_STR_MAX 1024
+
+/* What the program does with a hit that passes the filter. */
+enum trace_mode {
+	TRACE_EVENTS = 0,	/* send a usdt_hit to user space */
+	TRACE_COUNT,		/* count it per probe (and pid) */
+	TRACE_HIST,		/* log2 histogram of one argument */
+	TRACE_LATENCY,		/* time from a START probe to the next END */
+};
+
+/*
+ * Many probes are attached a pattern at a time rather than a probe at a
+ * time (a kernel link costs a grace period to close): their cookie is
+ * TRACE_COOKIE_BY_OFFSET and the program finds the probe from the call
+ * site's offset in the file, in the map site_probe.
+ */
+#define TRACE_COOKIE_BY_OFFSET 0xffffffffu
+
+/* A call site: its file (the kernel's dev_t, MAJOR << 20 | MINOR, and
+ * inode) and its offset in that file. */
+struct trace_site_key {
+	__u32 dev;
+	__u32 pad;
+	__u64 ino;
+	__u64 off;
+};
+
+/* Per probe (array map indexed by cookie). */
+#define TRACE_ROLE_START 1u
+#define TRACE_ROLE_END 2u
+struct trace_probe_cfg {
+	__u32 str_mask;		/* bit i: argument i points to a string */
+	__u32 role;		/* TRACE_ROLE_*, for TRACE_LATENCY */
+};
+
+/*
+ * The filter: comparisons in disjunctive normal form, evaluated in order;
+ * a term with group_end closes an AND group, and the first group whose
+ * terms all hold lets the hit through. No terms: everything passes.
+ */
+#define TRACE_MAX_TERMS 16
+enum trace_operand { TRACE_OPD_PID = TRACE_MAX_ARGS, TRACE_OPD_TID };
+enum trace_op { TRACE_EQ, TRACE_NE, TRACE_LT, TRACE_LE, TRACE_GT, TRACE_GE };
+struct trace_term {
+	__u8 operand;		/* 0..11: argN; or enum trace_operand */
+	__u8 op;		/* enum trace_op, signed 64-bit compare */
+	__u8 group_end;
+	__u8 pad[5];
+	__s64 value;
+};
+struct trace_filter {
+	__u32 term_cnt;
+	__u32 pad;
+	struct trace_term terms[TRACE_MAX_TERMS];
+};
+
+/*
+ * Summary map keys. TRACE_COUNT: {cookie, pid or 0}. TRACE_HIST: {cookie,
+ * slot}. TRACE_LATENCY: {TRACE_LAT_KEY, slot}, plus the two counters.
+ * Slot 0 holds 0, slot k (1..64) [2^(k-1), 2^k), TRACE_SLOT_NEG negatives.
+ */
+#define TRACE_SLOT_NEG 65
+#define TRACE_SLOTS 66
+#define TRACE_LAT_KEY 0xffffffffu
+#define TRACE_LAT_UNMATCHED_START 100
+#define TRACE_LAT_UNMATCHED_END 101
+struct trace_sum_key {
+	__u32 cookie;
+	__u32 aux;
+};
 
 struct usdt_hit {
 	__u64 ts;		/* bpf_ktime_get_ns() */
 	__u64 cookie;		/* index into the tool's probe table */
+	__u64 ip;		/* the call site's address in the process */
 	__u32 pid;		/* the process (tgid) */
 	__u32 tid;		/* the thread */
 	__s32 arg_cnt;		/* the call site's, or its negative errno */
@@ -25,8 +101,15 @@ struct usdt_hit {
 	__u64 args[TRACE_MAX_ARGS];
 	__s16 errs[TRACE_MAX_ARGS];	/* bpf_usdt_arg()'s errno, when set */
 	__u8 sizes[TRACE_MAX_ARGS];	/* bpf_usdt_arg_size(), 0 if unknown */
+	/* For string arguments: bytes of str[] used, with the NUL; 0 when
+	 * the string could not be read (errs[] says why). The strings
+	 * follow the record, at sizeof(struct usdt_hit), one after another
+	 * in argument order. */
+	__u16 str_len[TRACE_MAX_ARGS];
+	__u32 str_total;	/* bytes of str[] sent */
+	__u32 pad;
 };
 
-_Static_assert(sizeof(struct usdt_hit) == 184, "usdt_hit layout");
+_Static_assert(sizeof(struct usdt_hit) == 224, "usdt_hit layout");
 
 #endif /* __USDT_TRACE_EVENT_H */

@@ -2,9 +2,11 @@
 /*
  * The one BPF program behind `usdt trace`. User space attaches it to every
  * probe that matches, each probe with its own cookie (an index into the
- * tool's table of probes), and this program reads whatever arguments the
- * call site that fired has and sends them, with who and when, through a
- * ring buffer.
+ * tool's table of probes). For each hit it applies the filter, then,
+ * depending on the mode set before load, sends the arguments (and the
+ * strings some of them point to) through a ring buffer, or adds the hit
+ * to a summary kept here: a count, a log2 histogram of one argument, or
+ * the time since a START probe on the same thread.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -19,56 +21,344 @@ char LICENSE[] SEC("license") = "GPL";
  * where a kernel's uprobe filter lets other processes of the same file
  * through. */
 const volatile __u32 target_tgid = 0;
+const volatile __u32 mode = TRACE_EVENTS;
+const volatile __u32 by_pid = 0;	/* TRACE_COUNT: one count per pid */
+const volatile __u32 hist_arg = 0;	/* TRACE_HIST: the argument */
+const volatile __u32 str_size = 64;	/* longest string read, with NUL */
+const volatile struct trace_filter filter = { 0 };
+const volatile __u32 page_shift = 12;	/* the kernel's PAGE_SHIFT */
 
-/* Events dropped because the ring buffer was full. */
+/* Events dropped because the ring buffer was full, and summary updates
+ * dropped because the summary map was full. */
 __u64 lost_events = 0;
+__u64 lost_sums = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 20);
 } events SEC(".maps");
 
-SEC("usdt")
-int usdt_trace(struct pt_regs *ctx)
+/* Indexed by cookie; sized to the probe table before load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct trace_probe_cfg);
+} probe_cfg SEC(".maps");
+
+/* Summaries (struct trace_sum_key -> hits); sized before load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, struct trace_sum_key);
+	__type(value, __u64);
+} sums SEC(".maps");
+
+/* File offset of a call site -> its probe, for TRACE_COOKIE_BY_OFFSET. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, struct trace_site_key);
+	__type(value, __u32);
+} site_probe SEC(".maps");
+
+/* (process, address) -> probe: what probe_by_offset() found before, so
+ * that a call site hit again needs no VMA lookup (which fails with EBUSY
+ * when the process's mm is busy). */
+struct ip_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 ip;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct ip_key);
+	__type(value, __u32);
+} ip_probe SEC(".maps");
+
+/* TRACE_LATENCY: thread -> time of its open START. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} starts SEC(".maps");
+
+/* One event under construction per CPU: the header and room for strings
+ * twice the area, so that every bounded write stays inside it. */
+struct scratch {
+	struct usdt_hit hit;
+	char str[2 * TRACE_STR_AREA];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch SEC(".maps");
+
+static __always_inline bool term_holds(struct pt_regs *ctx, __u64 id,
+				       const volatile struct trace_term *t)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	struct usdt_hit *e;
-	long val;
-	int i, cnt, err, sz;
+	long v = 0;
+	__s64 x;
 
-	if (target_tgid && (__u32)(id >> 32) != target_tgid)
-		return 0;
-
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		__sync_fetch_and_add(&lost_events, 1);
-		return 0;
+	if (t->operand == TRACE_OPD_PID)
+		x = (__s64)(id >> 32);
+	else if (t->operand == TRACE_OPD_TID)
+		x = (__s64)(__u32)id;
+	else if (bpf_usdt_arg(ctx, t->operand, &v))
+		return false;
+	else
+		x = v;
+	switch (t->op) {
+	case TRACE_EQ:
+		return x == t->value;
+	case TRACE_NE:
+		return x != t->value;
+	case TRACE_LT:
+		return x < t->value;
+	case TRACE_LE:
+		return x <= t->value;
+	case TRACE_GT:
+		return x > t->value;
+	default:
+		return x >= t->value;
 	}
-	e->ts = bpf_ktime_get_ns();
-	e->cookie = bpf_usdt_cookie(ctx);
-	e->pid = id >> 32;
-	e->tid = (__u32)id;
-	e->err_mask = 0;
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
+}
 
+static __always_inline bool passes(struct pt_regs *ctx, __u64 id)
+{
+	bool group = true;
+	int i;
+
+	if (!filter.term_cnt)
+		return true;
+	for (i = 0; i < TRACE_MAX_TERMS; i++) {
+		if (i >= filter.term_cnt)
+			break;
+		if (group && !term_holds(ctx, id, &filter.terms[i]))
+			group = false;
+		if (filter.terms[i].group_end) {
+			if (group)
+				return true;
+			group = true;
+		}
+	}
+	return false;
+}
+
+static __always_inline void sum_add(__u32 cookie, __u32 aux, __u64 n)
+{
+	struct trace_sum_key key = { .cookie = cookie, .aux = aux };
+	__u64 *v = bpf_map_lookup_elem(&sums, &key);
+
+	if (!v) {
+		if (!bpf_map_update_elem(&sums, &key, &n, BPF_NOEXIST))
+			return;
+		/* Another CPU may have created it meanwhile. */
+		v = bpf_map_lookup_elem(&sums, &key);
+		if (!v) {
+			__sync_fetch_and_add(&lost_sums, 1);
+			return;
+		}
+	}
+	__sync_fetch_and_add(v, n);
+}
+
+static __always_inline __u32 log2_slot(__s64 v)
+{
+	__u64 u = (__u64)v;
+	__u32 slot = 1;
+
+	if (v < 0)
+		return TRACE_SLOT_NEG;
+	if (!v)
+		return 0;
+	if (u >> 32) { u >>= 32; slot += 32; }
+	if (u >> 16) { u >>= 16; slot += 16; }
+	if (u >> 8) { u >>= 8; slot += 8; }
+	if (u >> 4) { u >>= 4; slot += 4; }
+	if (u >> 2) { u >>= 2; slot += 2; }
+	if (u >> 1)
+		slot += 1;
+	return slot;
+}
+
+static __always_inline void latency(__u32 tid, __u32 role)
+{
+	__u64 now = bpf_ktime_get_ns(), *t0;
+
+	if (role & TRACE_ROLE_END) {
+		t0 = bpf_map_lookup_elem(&starts, &tid);
+		if (t0) {
+			sum_add(TRACE_LAT_KEY, log2_slot((__s64)(now - *t0)), 1);
+			bpf_map_delete_elem(&starts, &tid);
+		} else {
+			sum_add(TRACE_LAT_KEY, TRACE_LAT_UNMATCHED_END, 1);
+		}
+	}
+	if (role & TRACE_ROLE_START) {
+		/* A START that replaces an open one leaves that one unmatched. */
+		if (bpf_map_update_elem(&starts, &tid, &now, BPF_NOEXIST)) {
+			if (bpf_map_lookup_elem(&starts, &tid))
+				sum_add(TRACE_LAT_KEY,
+					TRACE_LAT_UNMATCHED_START, 1);
+			else
+				__sync_fetch_and_add(&lost_sums, 1);
+			bpf_map_update_elem(&starts, &tid, &now, BPF_ANY);
+		}
+	}
+}
+
+/* Read argument i's string into the scratch area at *off. */
+static __always_inline void read_str(struct scratch *s, int i, long ptr,
+				     __u32 *off)
+{
+	__u32 o = *off, n = str_size;
+	long len;
+
+	if (o >= TRACE_STR_AREA || n > TRACE_STR_MAX) {
+		s->hit.errs[i] = 7;	/* E2BIG: no room left */
+		s->hit.err_mask |= 1u << i;
+		return;
+	}
+	if (n > TRACE_STR_AREA - o)
+		n = TRACE_STR_AREA - o;
+	len = bpf_probe_read_user_str(&s->str[o], n, (const void *)ptr);
+	if (len <= 0) {
+		s->hit.errs[i] = len < 0 ? -len : 14;	/* EFAULT */
+		s->hit.err_mask |= 1u << i;
+		return;
+	}
+	s->hit.str_len[i] = len;
+	*off = o + len;
+}
+
+static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
+				      __u64 cookie, __u32 str_mask)
+{
+	__u32 zero = 0, off = 0;
+	struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+	int i, cnt, err, sz;
+	long val;
+
+	if (!s)
+		return 0;
+	s->hit.ts = bpf_ktime_get_ns();
+	s->hit.cookie = cookie;
+	s->hit.ip = PT_REGS_IP(ctx);
+	s->hit.pid = id >> 32;
+	s->hit.tid = (__u32)id;
+	s->hit.err_mask = 0;
+	bpf_get_current_comm(s->hit.comm, sizeof(s->hit.comm));
 	cnt = bpf_usdt_arg_cnt(ctx);
-	e->arg_cnt = cnt;
+	s->hit.arg_cnt = cnt;
 	for (i = 0; i < TRACE_MAX_ARGS; i++) {
-		e->args[i] = 0;
-		e->errs[i] = 0;
-		e->sizes[i] = 0;
+		s->hit.args[i] = 0;
+		s->hit.errs[i] = 0;
+		s->hit.sizes[i] = 0;
+		s->hit.str_len[i] = 0;
 		if (i >= cnt)
 			continue;
 		val = 0;
 		err = bpf_usdt_arg(ctx, i, &val);
 		if (err) {
-			e->err_mask |= 1u << i;
-			e->errs[i] = err < 0 ? -err : err;
+			s->hit.err_mask |= 1u << i;
+			s->hit.errs[i] = err < 0 ? -err : err;
 		}
-		e->args[i] = val;
+		s->hit.args[i] = val;
 		sz = bpf_usdt_arg_size(ctx, i);
-		e->sizes[i] = sz > 0 ? sz : 0;
+		s->hit.sizes[i] = sz > 0 ? sz : 0;
+		if (!err && (str_mask & (1u << i)))
+			read_str(s, i, val, &off);
 	}
-	bpf_ringbuf_submit(e, 0);
+	if (off > TRACE_STR_AREA)
+		off = TRACE_STR_AREA;
+	s->hit.str_total = off;
+	if (bpf_ringbuf_output(&events, s, sizeof(s->hit) + off, 0))
+		__sync_fetch_and_add(&lost_events, 1);
 	return 0;
+}
+
+struct vma_off {
+	__u64 ip;
+	struct trace_site_key key;
+};
+
+static long vma_offset(struct task_struct *task, struct vm_area_struct *vma,
+		       void *data)
+{
+	struct vma_off *d = data;
+	struct file *f = vma->vm_file;
+
+	if (!f)
+		return 0;
+	d->key.dev = f->f_inode->i_sb->s_dev;
+	d->key.ino = f->f_inode->i_ino;
+	d->key.off = d->ip - vma->vm_start + (vma->vm_pgoff << page_shift);
+	return 0;
+}
+
+/* The probe of the call site that fired, from its offset in the file;
+ * -1 when the mapping cannot be looked at now. */
+static __always_inline __s64 probe_by_offset(struct pt_regs *ctx, __u64 id)
+{
+	struct vma_off d = { .ip = PT_REGS_IP(ctx) };
+	struct ip_key k = { .tgid = id >> 32, .ip = d.ip };
+	__u32 *idx = bpf_map_lookup_elem(&ip_probe, &k);
+
+	if (idx)
+		return *idx;
+	if (bpf_find_vma(bpf_get_current_task_btf(), d.ip, vma_offset, &d, 0))
+		return -1;
+	idx = bpf_map_lookup_elem(&site_probe, &d.key);
+	if (!idx)
+		return -1;
+	bpf_map_update_elem(&ip_probe, &k, idx, BPF_ANY);
+	return *idx;
+}
+
+SEC("usdt")
+int usdt_trace(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u64 cookie = bpf_usdt_cookie(ctx);
+	struct trace_probe_cfg *cfg;
+	__s64 found;
+	__u32 key;
+	long v = 0;
+
+	if (target_tgid && (__u32)(id >> 32) != target_tgid)
+		return 0;
+	if (cookie == TRACE_COOKIE_BY_OFFSET) {
+		found = probe_by_offset(ctx, id);
+		if (found < 0) {
+			__sync_fetch_and_add(&lost_sums, 1);
+			return 0;
+		}
+		cookie = (__u64)found;
+	}
+	key = (__u32)cookie;
+	if (!passes(ctx, id))
+		return 0;
+	cfg = bpf_map_lookup_elem(&probe_cfg, &key);
+	switch (mode) {
+	case TRACE_COUNT:
+		sum_add(key, by_pid ? (__u32)(id >> 32) : 0, 1);
+		return 0;
+	case TRACE_HIST:
+		if (!bpf_usdt_arg(ctx, hist_arg, &v))
+			sum_add(key, log2_slot(v), 1);
+		return 0;
+	case TRACE_LATENCY:
+		if (cfg)
+			latency((__u32)id, cfg->role);
+		return 0;
+	default:
+		return send_event(ctx, id, cookie, cfg ? cfg->str_mask : 0);
+	}
 }

@@ -77,12 +77,8 @@ static int bad_reg(struct usdt__arg *arg, const char *name, size_t len)
 	int q = len > USDT__QUOTE_MAX ? USDT__QUOTE_MAX : (int)len;
 	int n = len > 1 ? usdt__reg_num(name + 1, len - 1) : -1;
 
-	if (n >= 0 && n <= 31 && name[0] && strchr("bhsdqv", name[0]))
-		return usdt__op_fail(arg, -ENOTSUP,
-				     "FP/SIMD register %.*s holds a float", q, name);
-	if (n >= 0 && n <= 31 && (name[0] == 'z' || name[0] == 'p'))
-		return usdt__op_fail(arg, -ENOTSUP,
-				     "SVE register %.*s not supported", q, name);
+	if (n >= 0 && n <= 31 && name[0] && strchr("bhsdqvzp", name[0]))
+		return usdt__op_fail_fpreg(arg, "", name, len);
 	return usdt__op_fail(arg, -EINVAL, "unknown register %.*s", q, name);
 }
 

@@ -35,6 +35,16 @@ int usdt__op_fail(struct usdt__arg *arg, int err, const char *fmt, ...)
 	return err;
 }
 
+int usdt__op_fail_fpreg(struct usdt__arg *arg, const char *pfx,
+			const char *name, size_t len)
+{
+	int q = len > USDT__QUOTE_MAX ? USDT__QUOTE_MAX : (int)len;
+
+	return usdt__op_fail(arg, -ENOTSUP,
+			     "floating-point/vector register %s%.*s: not "
+			     "readable by BPF", pfx, q, name);
+}
+
 static int hex_digit(char c)
 {
 	if (c >= '0' && c <= '9')

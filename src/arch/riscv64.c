@@ -88,13 +88,9 @@ static int bad_reg(struct usdt__arg *arg, const char *name, size_t len)
 	int q = len > USDT__QUOTE_MAX ? USDT__QUOTE_MAX : (int)len;
 
 	if (name_numbered(name, len, "f") || name_numbered(name, len, "ft") ||
-	    name_numbered(name, len, "fs") || name_numbered(name, len, "fa"))
-		return usdt__op_fail(arg, -ENOTSUP,
-				     "floating-point register %.*s holds a float",
-				     q, name);
-	if (name_numbered(name, len, "v"))
-		return usdt__op_fail(arg, -ENOTSUP,
-				     "vector register %.*s not supported", q, name);
+	    name_numbered(name, len, "fs") || name_numbered(name, len, "fa") ||
+	    name_numbered(name, len, "v"))
+		return usdt__op_fail_fpreg(arg, "", name, len);
 	return usdt__op_fail(arg, -EINVAL, "unknown register %.*s", q, name);
 }
 

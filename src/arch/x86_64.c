@@ -108,16 +108,9 @@ static int bad_reg(struct usdt__arg *arg, const char *name, size_t len)
 	int q = len > USDT__QUOTE_MAX ? USDT__QUOTE_MAX : (int)len;
 
 	if (name_numbered(name, len, "xmm") || name_numbered(name, len, "ymm") ||
-	    name_numbered(name, len, "zmm"))
-		return usdt__op_fail(arg, -ENOTSUP,
-				     "vector register %%%.*s holds a float",
-				     q, name);
-	if (name_is(name, len, "st"))
-		return usdt__op_fail(arg, -ENOTSUP,
-				     "x87 register %%st holds a float");
-	if (name_numbered(name, len, "mm"))
-		return usdt__op_fail(arg, -ENOTSUP,
-				     "MMX register %%%.*s not supported", q, name);
+	    name_numbered(name, len, "zmm") || name_is(name, len, "st") ||
+	    name_numbered(name, len, "mm"))
+		return usdt__op_fail_fpreg(arg, "%", name, len);
 	if (name_numbered(name, len, "k"))
 		return usdt__op_fail(arg, -ENOTSUP,
 				     "mask register %%%.*s not supported", q, name);

@@ -6,8 +6,8 @@
 # big-endian s390x in particular.
 #
 # What is built, per target TRIPLET, into build/cross/TRIPLET/:
-#   - the library without manager.c and attach.c (they need libbpf and a
-#     kernel): the note reader, the ELF layer, the arch parsers, argument
+#   - the library without manager.c, attach.c and skel.c (they need
+#     libbpf and a kernel): the note reader, the ELF layer, the arch parsers, argument
 #     resolution, the symbol table and logging (libusdt.a);
 #   - every unit test except those in CROSS_UNIT_EXCLUDE, linked with
 #     that archive and with the target's libelf and libcmocka, which
@@ -34,10 +34,13 @@
 CROSS_TRIPLETS ?= aarch64-linux-gnu s390x-linux-gnu riscv64-linux-gnu
 CROSS_DIR := build/cross
 
-CROSS_LIB_SRCS := $(filter-out src/manager.c src/attach.c,$(LIB_SRCS))
+CROSS_LIB_SRCS := $(filter-out src/manager.c src/attach.c src/skel.c,\
+	$(LIB_SRCS))
 # They need libbpf: the spec-ID allocator (manager.c), the BPF-side header
-# (compiles BPF with the host's clang), `usdt list` (the host-built tool).
-CROSS_UNIT_EXCLUDE := test_specids test_bpf_header test_list
+# (compiles BPF with the host's clang), `usdt list` (the host-built tool),
+# the libbpf a test runs with; and the host build's libusdt.pc.
+CROSS_UNIT_EXCLUDE := test_specids test_bpf_header test_list \
+	test_libbpf_version test_version
 CROSS_UNIT := $(filter-out $(CROSS_UNIT_EXCLUDE),\
 	$(patsubst tests/unit/%.c,%,$(UNIT_SRCS)))
 CROSS_CFLAGS := $(filter-out $(SAN_FLAGS),$(ALL_CFLAGS))

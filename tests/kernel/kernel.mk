@@ -20,16 +20,34 @@ LDFLAGS_test_attach := $(KTEST_DIR)/sema.o -L$(KTEST_DIR) -lusdttest \
 LDFLAGS_test_attach_oom := -Wl,--wrap=malloc -Wl,--wrap=calloc \
 	-Wl,--wrap=realloc
 
-# The verifier-cost shapes at each -mcpu, and without __TARGET_ARCH_xxx
-# (the last -mcpu and -U win over BPF_CFLAGS').
-SHAPES_OBJS := $(foreach v,v1 v2 v3 noarch,$(KTEST_DIR)/shapes-$(v).bpf.o)
+# The verifier-cost shapes at each -mcpu, without __TARGET_ARCH_xxx, and
+# with a context type the kernel does not take for a global function's
+# (as a vmlinux.h of another arch gives). The last -mcpu and -U win over
+# BPF_CFLAGS'.
+SHAPES_OBJS := $(foreach v,v1 v2 v3 noarch wrongctx,$(KTEST_DIR)/shapes-$(v).bpf.o)
+SHAPES_FLAGS_noarch := -U__TARGET_ARCH_$(BPF_ARCH)
+SHAPES_FLAGS_wrongctx := '-D__USDT_CTX=struct user_regs_struct'
 $(KTEST_DIR)/shapes-%.bpf.o: tests/kernel/shapes.bpf.c $(VMLINUX_H) \
 		$(wildcard bpf/*.h)
 	$(call msg,CLANG,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CLANG) $(BPF_CFLAGS) $(if $(filter noarch,$*),-U__TARGET_ARCH_$(BPF_ARCH),-mcpu=$*) \
+	$(Q)$(CLANG) $(BPF_CFLAGS) $(or $(SHAPES_FLAGS_$*),-mcpu=$*) \
 		-c $< -o $@
 DEPS_test_verifier := $(SHAPES_OBJS)
+
+# One file from read to attach; it also runs `usdt list -p`.
+LDFLAGS_test_file = $(TOOL_TEST_DEFS)
+DEPS_test_file = $(TOOL)
+
+# Skeleton auto-attach: probes in libusdttest.so, found by bare name.
+DEPS_test_skel := $(KTEST_DIR)/libusdttest.so
+LDFLAGS_test_skel := -L$(KTEST_DIR) -lusdttest -Wl,-rpath,$(abspath $(KTEST_DIR))
+
+# The examples, run as a user runs them.
+DEPS_test_examples := $(EXAMPLES_DIR)/hello $(EXAMPLES_DIR)/hello_skel \
+	$(EXAMPLES_DIR)/counters $(EXAMPLES_DIR)/target
+DEPS_test_link_api := $(DEPS_test_skel)
+LDFLAGS_test_link_api := $(LDFLAGS_test_skel)
 
 # The shapes again with per-attach storage declared: what a program that
 # does not call bpf_usdt_storage() costs must not change.

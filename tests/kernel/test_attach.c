@@ -13,6 +13,7 @@
 
 #include "test_util.h"
 #include "manager.h"
+#include "arch/arch.h"
 #include "usdt_test.h"
 #include "usdt_test.skel.h"
 #include "usdt_test_noarch.skel.h"
@@ -56,6 +57,7 @@ static void call_mix(void)
 		 0xfedcba9876543210UL, &r, 3);
 }
 
+#ifdef __x86_64__
 /* A "nop; nop5" site, as newer <sys/sdt.h> emit: the uprobe goes on the
  * nop5, and a %rip-relative argument must still read right. Written in
  * asm so that no compiler puts anything between the two. */
@@ -86,6 +88,7 @@ __asm__(".pushsection .text\n"
 	"ret\n"
 	".size idx32_site, .-idx32_site\n"
 	".popsection\n");
+#endif /* __x86_64__ */
 
 __attribute__((noinline)) void fire_zero(void)
 {
@@ -191,6 +194,112 @@ static unsigned int hits(struct usdt_test *skel)
 	return __atomic_load_n(&skel->bss->hit_cnt, __ATOMIC_SEQ_CST);
 }
 
+/*
+ * What a test holds beyond the group's fixture: links, managers, skeletons,
+ * files, children. A failed assertion ends a test at once; its teardown,
+ * release_all(), then gives back whatever the test still held, so that no
+ * uprobe, spec ID or fd outlives it and one failure stays one.
+ */
+enum held_kind {
+	HELD_LINK, HELD_BPF_LINK, HELD_MAN, HELD_SKEL, HELD_NOARCH_SKEL,
+	HELD_FILE, HELD_CHILD,
+};
+
+static struct {
+	enum held_kind kind;
+	void *p;
+} held[16];
+static int held_cnt;
+
+static void *hold(enum held_kind kind, void *p)
+{
+	if (p) {
+		assert_true(held_cnt < (int)(sizeof(held) / sizeof(held[0])));
+		held[held_cnt].kind = kind;
+		held[held_cnt++].p = p;
+	}
+	return p;
+}
+
+static int give_back(enum held_kind kind, void *p)
+{
+	switch (kind) {
+	case HELD_LINK:
+		return usdt_link__destroy(p);
+	case HELD_BPF_LINK:
+		return bpf_link__destroy(p);
+	case HELD_MAN:
+		usdt_manager__free(p);
+		break;
+	case HELD_SKEL:
+		usdt_test__destroy(p);
+		break;
+	case HELD_NOARCH_SKEL:
+		usdt_test_noarch__destroy(p);
+		break;
+	case HELD_FILE:
+		usdt_file__close(p);
+		break;
+	case HELD_CHILD:
+		kill((pid_t)(intptr_t)p, SIGKILL);
+		waitpid((pid_t)(intptr_t)p, NULL, 0);
+		break;
+	}
+	return 0;
+}
+
+static int held_index(void *p)
+{
+	int i;
+
+	for (i = held_cnt - 1; i >= 0; i--)
+		if (held[i].p == p)
+			return i;
+	fail_msg("%p is not held", p);
+	return -1;
+}
+
+/* p is no longer the teardown's to give back. */
+static void forget(void *p)
+{
+	int i = held_index(p);
+
+	memmove(&held[i], &held[i + 1], (size_t)(held_cnt - i - 1) *
+		sizeof(held[0]));
+	held_cnt--;
+}
+
+/* Give p back now (a link: usdt_link__destroy()'s result). */
+static int release(void *p)
+{
+	enum held_kind kind = held[held_index(p)].kind;
+
+	forget(p);
+	return give_back(kind, p);
+}
+
+/* Each test's teardown: the newest first. */
+static int release_all(void **state)
+{
+	while (held_cnt)
+		release(held[held_cnt - 1].p);
+	return 0;
+}
+
+/* A skeleton with its manager, both held by the test. */
+static struct usdt_test *open_held(struct usdt_manager **man,
+				   const struct usdt_manager_opts *opts)
+{
+	struct usdt_test *skel = usdt_test__open();
+
+	hold(HELD_SKEL, skel);
+	assert_non_null(skel);
+	*man = hold(HELD_MAN, usdt_manager__new(skel->obj, opts));
+	assert_non_null(*man);
+	assert_int_equal(usdt_test__load(skel), 0);
+	return skel;
+}
+
 /* Every spec entry of the map is zero, and the manager holds no ID. */
 static void assert_specs_empty(struct usdt_test *skel, struct usdt_manager *man)
 {
@@ -241,7 +350,7 @@ static struct usdt_link *attach(struct usdt_manager *man,
 	if (!l)
 		fail_msg("attach %s:%s in %s: %s", prov, name, path,
 			 strerror(errno));
-	return l;
+	return hold(HELD_LINK, l);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -273,13 +382,15 @@ static void test_mix_modes(void **state)
 		l = attach(man, skel->progs.on_usdt, modes[m].ip ? 0 : -1,
 			   "/proc/self/exe", "test", "mix", &o);
 		assert_int_equal(usdt_link__site_cnt(l), 1);
-		assert_int_equal(usdt_link__is_multi(l), !modes[m].perf);
+		/* Without uprobe_multi (before 6.6), per-site uprobes. */
+		assert_int_equal(usdt_link__is_multi(l),
+				 !modes[m].perf && usdt__features()->uprobe_multi);
 		call_mix();
 		call_mix();
 		assert_int_equal(hits(skel), 2);
 		check_mix_hit(&skel->bss->hits[0], 0xabc0 + m);
 		check_mix_hit(&skel->bss->hits[1], 0xabc0 + m);
-		assert_int_equal(usdt_link__destroy(l), 0);
+		assert_int_equal(release(l), 0);
 		call_mix();
 		assert_int_equal(hits(skel), 2);
 		assert_specs_empty(skel, man);
@@ -301,7 +412,7 @@ static void test_bpf_usdt_macro(void **state)
 	assert_int_equal(f->skel->bss->hits[0].args[0], -5);
 	assert_int_equal(f->skel->bss->hits[0].args[1], 200);
 	assert_int_equal(f->skel->bss->hits[0].args[2], -300);
-	usdt_link__destroy(l);
+	release(l);
 }
 
 static void test_zero_args(void **state)
@@ -320,13 +431,15 @@ static void test_zero_args(void **state)
 		assert_int_equal(f->skel->bss->hits[0].rc[i], -ENOENT);
 		assert_int_equal(f->skel->bss->hits[0].args[i], 0);
 	}
-	usdt_link__destroy(l);
+	release(l);
 }
 
+#ifdef __x86_64__
 static void test_nop5_combo(void **state)
 {
 	struct fix *f = *state;
-	struct usdt_file *file = usdt_file__open("/proc/self/exe", NULL);
+	struct usdt_file *file = hold(HELD_FILE,
+				      usdt_file__open("/proc/self/exe", NULL));
 	const struct usdt_probe *p = NULL;
 	size_t i, modes;
 
@@ -353,9 +466,9 @@ static void test_nop5_combo(void **state)
 		assert_int_equal(f->skel->bss->hits[1].args[0], 100);
 		assert_int_equal(f->skel->bss->hits[1].rc[1], 0);
 		assert_int_equal(f->skel->bss->hits[1].args[1], g_int);
-		usdt_link__destroy(l);
+		release(l);
 	}
-	usdt_file__close(file);
+	release(file);
 }
 
 static void test_index_extension(void **state)
@@ -395,9 +508,10 @@ static void test_index_extension(void **state)
 	assert_int_equal(h->args[0], 103);
 	assert_int_equal(h->rc[1], 0);
 	assert_int_equal(h->args[1], 100);
-	usdt_link__destroy(l);
+	release(l);
 	assert_specs_empty(f->skel, f->man);
 }
+#endif /* __x86_64__ */
 
 static void test_semaphore(void **state)
 {
@@ -418,7 +532,7 @@ static void test_semaphore(void **state)
 		assert_int_equal(fire_sema(6), 1);
 		assert_int_equal(hits(skels[m]), 1);
 		assert_int_equal(skels[m]->bss->hits[0].args[0], 6);
-		usdt_link__destroy(l);
+		release(l);
 		assert_int_equal(sema_value(), 0);
 		assert_int_equal(fire_sema(7), 0);
 		assert_int_equal(hits(skels[m]), 1);
@@ -455,8 +569,16 @@ static void check_lib_hits(struct usdt_test *skel, int x)
 	assert_int_equal(h->arg_cnt, 3);
 	assert_int_equal(h->rc[0], 0);
 	assert_int_equal(h->args[0], x);
+#ifdef __aarch64__
+	/* gcc -O2 writes the static as [x1, #:lo12:.LANCHOR0]: a section
+	 * anchor, a local label with no symbol, whose low 12 bits nothing in
+	 * the file gives (src/args.c): the argument is unsupported, and
+	 * reads say so. */
+	assert_int_equal(h->rc[1], -EOPNOTSUPP);
+#else
 	assert_int_equal(h->rc[1], 0);
 	assert_true(h->args[1] > 1000);
+#endif
 	assert_int_equal(h->rc[2], 0);
 	assert_int_equal(h->args[2], lib_visible);
 }
@@ -503,7 +625,7 @@ static void test_shared_library(void **state)
 		}
 		lib_fire(31 + (int)i);
 		check_lib_hits(f->skel, 31 + (int)i);
-		usdt_link__destroy(l);
+		release(l);
 	}
 	/* IP-map mode with every process cannot know where the library is. */
 	{
@@ -536,6 +658,7 @@ static pid_t spawn_firer(int *go_fd)
 	}
 	close(p[0]);
 	*go_fd = p[1];
+	hold(HELD_CHILD, (void *)(intptr_t)pid);
 	return pid;
 }
 
@@ -545,6 +668,7 @@ static void reap(pid_t pid, int go_fd)
 
 	close(go_fd);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
+	forget((void *)(intptr_t)pid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
@@ -567,7 +691,7 @@ static void test_pid_filter(void **state)
 	assert_int_equal(hits(f->skel), 1);
 	assert_int_equal(f->skel->bss->hits[0].pid, child);
 	check_mix_hit(&f->skel->bss->hits[0], 0);
-	usdt_link__destroy(l);
+	release(l);
 
 	/* Attached to ourselves: the child's hit is not seen. */
 	reset(f->skel);
@@ -579,7 +703,7 @@ static void test_pid_filter(void **state)
 	call_mix();
 	assert_int_equal(hits(f->skel), 1);
 	assert_int_equal(f->skel->bss->hits[0].pid, getpid());
-	usdt_link__destroy(l);
+	release(l);
 	reap(child, go);
 }
 
@@ -625,7 +749,7 @@ static void test_many_specs_reattach(void **state)
 			assert_false(seen[v]);
 			seen[v] = true;
 		}
-		usdt_link__destroy(l);
+		release(l);
 		assert_specs_empty(f->skel, f->man);
 	}
 }
@@ -650,7 +774,7 @@ static void test_e2big_leaves_nothing(void **state)
 	assert_ids_packed(f->skel, 1);
 	fire_many300();
 	assert_int_equal(hits(f->skel), 0);
-	usdt_link__destroy(small);
+	release(small);
 	assert_specs_empty(f->skel, f->man);
 
 	/* The same in per-site mode, and for a full IP map. */
@@ -668,7 +792,7 @@ static void test_ip_map_full_unwinds(void **state)
 	USDT_OPTS(usdt_manager_opts, mo, .max_ips = 10);
 	USDT_OPTS(usdt_attach_opts, o, .force_ip_map = true);
 	struct usdt_manager *man;
-	struct usdt_test *skel = open_loaded(&man, &mo);
+	struct usdt_test *skel = open_held(&man, &mo);
 
 	errno = 0;
 	assert_null(usdt_manager__attach(man, skel->progs.on_usdt, 0,
@@ -687,10 +811,10 @@ static void test_ip_map_full_unwinds(void **state)
 		call_mix();
 		assert_int_equal(hits(skel), 1);
 		check_mix_hit(&skel->bss->hits[0], 0);
-		usdt_link__destroy(l);
+		release(l);
 	}
-	usdt_manager__free(man);
-	usdt_test__destroy(skel);
+	release(man);
+	release(skel);
 }
 
 static void test_shared_spec(void **state)
@@ -710,7 +834,7 @@ static void test_shared_spec(void **state)
 	assert_int_equal(hits(f->skel), 400);
 	for (i = 0; i < 400; i++)
 		assert_int_equal(f->skel->bss->hits[i].args[0], 7);
-	usdt_link__destroy(l);
+	release(l);
 	assert_specs_empty(f->skel, f->man);
 }
 
@@ -720,7 +844,7 @@ static void test_two_objects(void **state)
 	USDT_OPTS(usdt_attach_opts, o1, .usr_cookie = 111);
 	USDT_OPTS(usdt_attach_opts, o2, .usr_cookie = 222);
 	struct usdt_manager *man2;
-	struct usdt_test *skel2 = open_loaded(&man2, NULL);
+	struct usdt_test *skel2 = open_held(&man2, NULL);
 	struct usdt_link *l1, *l2;
 
 	reset(f->skel);
@@ -737,13 +861,13 @@ static void test_two_objects(void **state)
 	/* Each object numbers its own specs from 0. */
 	assert_ids_packed(f->skel, 1);
 	assert_ids_packed(skel2, 1);
-	usdt_link__destroy(l1);
+	release(l1);
 	call_mix();
 	assert_int_equal(hits(f->skel), 1);
 	assert_int_equal(hits(skel2), 2);
-	usdt_link__destroy(l2);
-	usdt_manager__free(man2);
-	usdt_test__destroy(skel2);
+	release(l2);
+	release(man2);
+	release(skel2);
 }
 
 /* The attach fails with errno err and returns NULL. */
@@ -752,9 +876,15 @@ static void expect_fail(struct usdt_manager *man,
 			const char *path, const char *prov, const char *name,
 			const struct usdt_attach_opts *opts, int err)
 {
+	struct usdt_link *l;
+
 	errno = 0;
-	assert_null(usdt_manager__attach(man, prog, pid, path, prov, name,
-					 opts));
+	l = usdt_manager__attach(man, prog, pid, path, prov, name, opts);
+	if (l) {
+		usdt_link__destroy(l);
+		fail_msg("attach %s:%s in %s worked, want errno %d", prov,
+			 name, path, err);
+	}
 	if (errno != err)
 		fail_msg("attach %s:%s in %s: errno %d, want %d", prov, name,
 			 path, errno, err);
@@ -774,12 +904,25 @@ static void test_errors(void **state)
 		    ENOENT);
 	expect_fail(f->man, p, -2, exe, "test", "mix", NULL, EINVAL);
 	expect_fail(f->man, NULL, -1, exe, "test", "mix", NULL, EINVAL);
-	/* The multi-prepared program cannot go per site, and back. */
-	expect_fail(f->man, p, -1, exe, "test", "mix", &perf, EINVAL);
+	/* The multi-prepared program cannot go per site, and back (the
+	 * manager prepares it for uprobe_multi only where the kernel has
+	 * it). */
+	if (usdt__features()->uprobe_multi)
+		expect_fail(f->man, p, -1, exe, "test", "mix", &perf, EINVAL);
 	expect_fail(f->perf_man, f->perf_skel->progs.on_usdt, -1, exe, "test",
 		    "mix", &multi, ENOTSUP);
-	/* A file that is not ELF. */
-	expect_fail(f->man, p, -1, "/etc/passwd", "test", "mix", NULL, ENOEXEC);
+	/* A file that is not ELF (made here: the guests of make vm-check
+	 * have no /etc/passwd). */
+	{
+		char text[] = "/tmp/usdt-not-elf-XXXXXX";
+		int fd = mkstemp(text);
+
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, "not ELF\n", 8), 8);
+		close(fd);
+		expect_fail(f->man, p, -1, text, "test", "mix", NULL, ENOEXEC);
+		unlink(text);
+	}
 	assert_specs_empty(f->skel, f->man);
 	/* Globs: one link for every match. */
 	{
@@ -789,7 +932,7 @@ static void test_errors(void **state)
 		/* mix and zero, one site each */
 		assert_int_equal(usdt_link__site_cnt(l), 2);
 		assert_int_equal(usdt_link__spec_cnt(l), 2);
-		assert_int_equal(usdt_link__destroy(l), 0);
+		assert_int_equal(release(l), 0);
 	}
 	assert_int_equal(usdt_link__destroy(NULL), 0);
 }
@@ -814,7 +957,7 @@ static void test_ip_collision(void **state)
 	call_mix();
 	assert_int_equal(hits(f->skel), 1);
 	check_mix_hit(&f->skel->bss->hits[0], 5);
-	usdt_link__destroy(l);
+	release(l);
 	assert_specs_empty(f->skel, f->man);
 }
 
@@ -835,7 +978,7 @@ static void test_proc_root_path(void **state)
 	call_mix();
 	assert_int_equal(hits(f->skel), 1);
 	check_mix_hit(&f->skel->bss->hits[0], 0);
-	usdt_link__destroy(l);
+	release(l);
 }
 
 /*
@@ -847,7 +990,8 @@ static void test_proc_root_path(void **state)
 static void test_kernel_refusal_unwinds(void **state)
 {
 	struct fix *f = *state;
-	struct usdt_file *file = usdt_file__open("/proc/self/exe", NULL);
+	struct usdt_file *file = hold(HELD_FILE,
+				      usdt_file__open("/proc/self/exe", NULL));
 	const struct usdt_probe *sema = NULL;
 	struct bpf_link *blocker;
 	size_t i;
@@ -866,6 +1010,7 @@ static void test_kernel_refusal_unwinds(void **state)
 			f->perf_skel->progs.on_usdt3, -1, "/proc/self/exe",
 			usdt_probe__file_offset(sema), &uo);
 		assert_int_equal(libbpf_get_error(blocker), 0);
+		hold(HELD_BPF_LINK, blocker);
 	}
 	for (m = 0; m < 2; m++) {
 		struct usdt_test *skel = m ? f->perf_skel : f->skel;
@@ -881,7 +1026,7 @@ static void test_kernel_refusal_unwinds(void **state)
 		call_mix();
 		assert_int_equal(hits(skel), 0);
 	}
-	bpf_link__destroy(blocker);
+	release(blocker);
 	/* With the blocker gone, the same attach works. */
 	{
 		struct usdt_link *l = attach(f->perf_man,
@@ -890,23 +1035,26 @@ static void test_kernel_refusal_unwinds(void **state)
 					     "[ms][ie]*[xa]", NULL);
 
 		assert_int_equal(usdt_link__site_cnt(l), 2);
-		usdt_link__destroy(l);
+		release(l);
 	}
-	usdt_file__close(file);
+	release(file);
 }
 
 /* The BPF side built without __TARGET_ARCH_xxx reads the same values. */
 static void test_no_target_arch(void **state)
 {
-	struct usdt_test_noarch *skel = usdt_test_noarch__open();
+	struct usdt_test_noarch *skel = hold(HELD_NOARCH_SKEL,
+					     usdt_test_noarch__open());
 	struct usdt_manager *man;
 	int ip;
 
 	assert_non_null(skel);
-	man = usdt_manager__new(skel->obj, NULL);
+	man = hold(HELD_MAN, usdt_manager__new(skel->obj, NULL));
 	assert_non_null(man);
 	assert_int_equal(usdt_test_noarch__load(skel), 0);
-	assert_int_equal(skel->rodata->usdt__ip_off, 128);
+	/* The PC's place in this arch's struct pt_regs, from the library's
+	 * own table (x86_64 128, arm64 256, s390x 16, riscv64 0). */
+	assert_int_equal(skel->rodata->usdt__ip_off, usdt__arch_host()->ip_off);
 	for (ip = 0; ip < 2; ip++) {
 		USDT_OPTS(usdt_attach_opts, o, .force_ip_map = ip,
 			  .usr_cookie = 77);
@@ -918,10 +1066,10 @@ static void test_no_target_arch(void **state)
 		call_mix();
 		assert_int_equal(skel->bss->hit_cnt, 1);
 		check_mix_hit(&skel->bss->hits[0], 77);
-		usdt_link__destroy(l);
+		release(l);
 	}
-	usdt_manager__free(man);
-	usdt_test_noarch__destroy(skel);
+	release(man);
+	release(skel);
 }
 
 static int count_fds(void)
@@ -954,7 +1102,7 @@ static void test_attach_destroy_cycles(void **state)
 			assert_int_equal(hits(f->skel), 1);
 			check_mix_hit(&f->skel->bss->hits[0], i);
 		}
-		assert_int_equal(usdt_link__destroy(l), 0);
+		assert_int_equal(release(l), 0);
 	}
 	assert_specs_empty(f->skel, f->man);
 	assert_int_equal(count_fds(), fds);
@@ -963,25 +1111,27 @@ static void test_attach_destroy_cycles(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_mix_modes),
-		cmocka_unit_test(test_bpf_usdt_macro),
-		cmocka_unit_test(test_zero_args),
-		cmocka_unit_test(test_nop5_combo),
-		cmocka_unit_test(test_index_extension),
-		cmocka_unit_test(test_semaphore),
-		cmocka_unit_test(test_shared_library),
-		cmocka_unit_test(test_pid_filter),
-		cmocka_unit_test(test_many_specs_reattach),
-		cmocka_unit_test(test_e2big_leaves_nothing),
-		cmocka_unit_test(test_ip_map_full_unwinds),
-		cmocka_unit_test(test_shared_spec),
-		cmocka_unit_test(test_two_objects),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_kernel_refusal_unwinds),
-		cmocka_unit_test(test_ip_collision),
-		cmocka_unit_test(test_no_target_arch),
-		cmocka_unit_test(test_proc_root_path),
-		cmocka_unit_test(test_attach_destroy_cycles),
+		cmocka_unit_test_teardown(test_mix_modes, release_all),
+		cmocka_unit_test_teardown(test_bpf_usdt_macro, release_all),
+		cmocka_unit_test_teardown(test_zero_args, release_all),
+#ifdef __x86_64__
+		cmocka_unit_test_teardown(test_nop5_combo, release_all),
+		cmocka_unit_test_teardown(test_index_extension, release_all),
+#endif
+		cmocka_unit_test_teardown(test_semaphore, release_all),
+		cmocka_unit_test_teardown(test_shared_library, release_all),
+		cmocka_unit_test_teardown(test_pid_filter, release_all),
+		cmocka_unit_test_teardown(test_many_specs_reattach, release_all),
+		cmocka_unit_test_teardown(test_e2big_leaves_nothing, release_all),
+		cmocka_unit_test_teardown(test_ip_map_full_unwinds, release_all),
+		cmocka_unit_test_teardown(test_shared_spec, release_all),
+		cmocka_unit_test_teardown(test_two_objects, release_all),
+		cmocka_unit_test_teardown(test_errors, release_all),
+		cmocka_unit_test_teardown(test_kernel_refusal_unwinds, release_all),
+		cmocka_unit_test_teardown(test_ip_collision, release_all),
+		cmocka_unit_test_teardown(test_no_target_arch, release_all),
+		cmocka_unit_test_teardown(test_proc_root_path, release_all),
+		cmocka_unit_test_teardown(test_attach_destroy_cycles, release_all),
 	};
 
 	usdt_test_require_kernel("kernel/test_attach");

@@ -22,6 +22,7 @@
 #include "manager.h"
 #include "usdt_test.h"
 #include "usdt_test.skel.h"
+#include "tool_run.h"
 
 __attribute__((noinline)) void fire(long v)
 {
@@ -343,6 +344,77 @@ static void test_replaced_binary(void **state)
 	firer_reap(&fr);
 }
 
+/*
+ * `usdt list -p` shows the probes of a file the process maps but that was
+ * deleted since (read through /proc/PID/map_files/).
+ */
+static void test_list_deleted_mapped(void **state)
+{
+	struct fix *f = *state;
+	char d[128], pid[16], want[160];
+	struct run_result r;
+	struct stat st;
+	void *map;
+	int fd;
+
+	path_in(f, d, sizeof(d), "d");
+	copy_self(d);
+	fd = open(d, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_EXEC,
+		   MAP_PRIVATE, fd, 0);
+	assert_true(map != MAP_FAILED);
+	close(fd);
+	assert_int_equal(unlink(d), 0);
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	assert_int_equal(run_tool(&r, "list", "-p", pid, "tf:fire"), 0);
+	snprintf(want, sizeof(want), "%s (deleted) (%s)\ntf:fire ", d,
+		 usdt__arch_host()->name);
+	if (!strstr(r.out, want))
+		fail_msg("no '%s' in:\n%s", want, r.out);
+	run_result_free(&r);
+	munmap(map, (size_t)st.st_size);
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	fail_msg("blocked on a FIFO");
+}
+
+/*
+ * A FIFO named like a library first on LD_LIBRARY_PATH: `usdt list` and
+ * an attach by bare name pass over it without blocking (they hung).
+ */
+static void test_fifo_on_library_path(void **state)
+{
+	struct fix *f = *state;
+	char fifo[128], *old = usdt_test_env_save("LD_LIBRARY_PATH");
+	struct run_result r;
+
+	path_in(f, fifo, sizeof(fifo), "libzzz.so");
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	setenv("LD_LIBRARY_PATH", f->dir, 1);
+	signal(SIGALRM, on_alarm);
+	alarm(20);
+	assert_int_equal(run_tool(&r, "list", "libzzz.so"), 1);
+	assert_non_null(strstr(r.err, "libzzz.so"));
+	run_result_free(&r);
+	errno = 0;
+	assert_null(usdt_manager__attach(f->man, f->skel->progs.on_usdt, -1,
+					 "libzzz.so", "tf", "fire", NULL));
+	assert_int_equal(errno, ENOENT);
+	/* Named by its path: refused, not opened for reading. */
+	errno = 0;
+	assert_null(usdt_manager__attach(f->man, f->skel->progs.on_usdt, -1,
+					 fifo, "tf", "fire", NULL));
+	assert_int_equal(errno, ENOEXEC);
+	alarm(0);
+	usdt_test_env_restore("LD_LIBRARY_PATH", old);
+	assert_int_equal(unlink(fifo), 0);
+}
+
 /* A process that has exited and not been reaped has nothing to probe. */
 static void test_zombie(void **state)
 {
@@ -606,6 +678,8 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_path_race),
 		cmocka_unit_test(test_replaced_binary),
+		cmocka_unit_test(test_list_deleted_mapped),
+		cmocka_unit_test(test_fifo_on_library_path),
 		cmocka_unit_test(test_zombie),
 		cmocka_unit_test(test_ip_map_uses_exec_mapping),
 		cmocka_unit_test(test_program_of_other_object),

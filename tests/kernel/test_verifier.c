@@ -102,6 +102,44 @@ static void test_no_target_arch(void **state)
 	check_build("noarch");
 }
 
+/*
+ * Built with a context type the kernel does not take for a global
+ * function's (what a vmlinux.h of another arch gives): alone, the object
+ * does not load; with a manager, its reader is verified per call instead,
+ * and every shape but the twelve checks (libbpf's cost: past 1M) loads.
+ */
+static void test_foreign_ctx_type(void **state)
+{
+	const char *path = OBJ_DIR "shapes-wrongctx.bpf.o";
+	struct bpf_object *obj = bpf_object__open_file(path, NULL);
+	libbpf_print_fn_t old_print;
+	struct usdt_manager *man;
+	size_t i;
+
+	assert_non_null(obj);
+	old_print = libbpf_set_print(NULL);	/* the refusal's log */
+	assert_int_not_equal(bpf_object__load(obj), 0);
+	libbpf_set_print(old_print);
+	bpf_object__close(obj);
+
+	for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		struct bpf_program *p;
+
+		if (!strcmp(shapes[i].prog, "checked12"))
+			continue;
+		obj = bpf_object__open_file(path, NULL);
+		assert_non_null(obj);
+		bpf_object__for_each_program(p, obj)
+			bpf_program__set_autoload(
+				p, !strcmp(bpf_program__name(p), shapes[i].prog));
+		man = usdt_manager__new(obj, NULL);
+		assert_non_null(man);
+		assert_int_equal(bpf_object__load(obj), 0);
+		usdt_manager__free(man);
+		bpf_object__close(obj);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -109,6 +147,7 @@ int main(void)
 		cmocka_unit_test(test_v2),
 		cmocka_unit_test(test_v3),
 		cmocka_unit_test(test_no_target_arch),
+		cmocka_unit_test(test_foreign_ctx_type),
 	};
 
 	usdt_test_require_kernel("kernel/test_verifier");

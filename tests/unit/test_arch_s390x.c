@@ -58,9 +58,9 @@ static const struct arg_case cases[] = {
 };
 
 static const struct bad_case bad_cases[] = {
-	{ "8f@%f0", "floating-point register %f0 holds a float" },
-	{ "4f@%f15", "floating-point register %f15" },
-	{ "8@%v1", "vector register %v1" },
+	{ "8f@%f0", "floating-point/vector register %f0: not readable by BPF" },
+	{ "4f@%f15", "floating-point/vector register %f15: not readable by BPF" },
+	{ "8@%v1", "floating-point/vector register %v1: not readable by BPF" },
 	{ "8@%a0", "access register %a0" },
 	{ "8@%c0", "control register %c0" },
 	{ "8@%r16", "unknown register %r16" },
@@ -70,13 +70,15 @@ static const struct bad_case bad_cases[] = {
 	/* Symbols resolve through the symbol table (test_resolve). */
 	{ "8@r2", "symbol 'r2' not in the symbol table" },
 	{ "8@sym", "not in the symbol table" },
-	{ "8@.LC0", "not in the symbol table" },
+	/* Compiler-local labels: one reason on every arch. */
+	{ "8@.LC0", "compiler-local label '.LC0' (section anchor or constant): its address is not in the file" },
+	{ "8@.LANCHOR0+32", "compiler-local label '.LANCHOR0' (section anchor or constant): its address is not in the file" },
 	{ "8@0(%r1", "expected ')'" },
 	{ "8@0(%r1,", "expected a register" },
 	{ "8@0(%r1,%r2", "expected ')'" },
 	{ "8@(%r1,%r2,%r3)", "expected ')'" },
 	{ "8@0(1)", "expected a register %rN" },
-	{ "8@0(%f0)", "floating-point register" },
+	{ "8@0(%f0)", "floating-point/vector register" },
 	{ "8@()", "expected a register" },
 	{ "8@(,)", "expected a register" },
 	{ "8@%r1)", "garbage after a register" },

@@ -242,8 +242,7 @@ static void test_resolver_skips_fifo(void **state)
 {
 	char d1[128], d2[128], d3[128], fifo[160], lib[160], sub[160];
 	char out[4096];
-	char *old = getenv("LD_LIBRARY_PATH") ?
-		strdup(getenv("LD_LIBRARY_PATH")) : NULL;
+	char *old = usdt_test_env_save("LD_LIBRARY_PATH");
 	char list[512];
 	struct elfb_notes n = { .be = false };
 	struct elfb e;
@@ -260,7 +259,8 @@ static void test_resolver_skips_fifo(void **state)
 	snprintf(lib, sizeof(lib), "%s/libzzz.so", d3);
 	assert_int_equal(mkfifo(fifo, 0600), 0);
 	assert_int_equal(mkdir(sub, 0700), 0);
-	elfb_build(&e, false, usdt__arch_host()->e_machine, ET_DYN, &n);
+	n.be = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
+	elfb_build(&e, n.be, usdt__arch_host()->e_machine, ET_DYN, &n);
 	fd = open(lib, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, e.buf, e.len), (ssize_t)e.len);
@@ -279,12 +279,7 @@ static void test_resolver_skips_fifo(void **state)
 	assert_int_equal(usdt_resolve_path(-1, fifo, out, sizeof(out)),
 			 -ENOEXEC);
 	alarm(0);
-	if (old) {
-		setenv("LD_LIBRARY_PATH", old, 1);
-		free(old);
-	} else {
-		unsetenv("LD_LIBRARY_PATH");
-	}
+	usdt_test_env_restore("LD_LIBRARY_PATH", old);
 }
 
 /* A library of this process, by bare name: found through our maps. */
@@ -296,10 +291,6 @@ static void test_resolver_maps_first(void **state)
 			 0);
 	assert_true(!strncmp(out, "/proc/", 6));
 	assert_non_null(strstr(out, "libc.so.6"));
-	/* Without a process: where the loader looks. */
-	assert_int_equal(usdt_resolve_path(-1, "libc.so.6", out, sizeof(out)),
-			 0);
-	assert_true(out[0] == '/' && strncmp(out, "/proc/", 6));
 	assert_int_equal(usdt_resolve_path(-1, "", out, sizeof(out)), -EINVAL);
 	assert_int_equal(usdt_resolve_path(-1, "/etc/passwd", out, 4), -ENAMETOOLONG);
 }

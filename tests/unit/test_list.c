@@ -268,11 +268,15 @@ struct json_case {
 #define REG(sz, sg, r)                                                      \
 	"{\"size\": " #sz ", \"signed\": " #sg ", \"float\": false, "      \
 	"\"kind\": \"reg\", \"reg\": \"" r "\", \"index\": null, "          \
-	"\"scale\": null, \"offset\": 0, \"value\": null, \"reason\": null}"
+	"\"scale\": null, \"index_ext\": null, \"offset\": 0, "                 \
+	"\"read_reg\": \"" r "\", \"read_offset\": 0, \"value\": null, "            \
+	"\"reason\": null}"
 #define CONST(sz, sg, v)                                                    \
 	"{\"size\": " #sz ", \"signed\": " #sg ", \"float\": false, "      \
 	"\"kind\": \"const\", \"reg\": null, \"index\": null, "             \
-	"\"scale\": null, \"offset\": 0, \"value\": " #v ", \"reason\": null}"
+	"\"scale\": null, \"index_ext\": null, \"offset\": 0, "                 \
+	"\"read_reg\": null, \"read_offset\": 0, \"value\": " #v ", "             \
+	"\"reason\": null}"
 
 static const struct json_case json_cases[] = {
 	{ "regs", "-4@%edi",
@@ -281,16 +285,20 @@ static const struct json_case json_cases[] = {
 	{ "mem", NULL,
 	  "[{\"size\": 8, \"signed\": false, \"float\": false, "
 	  "\"kind\": \"deref\", \"reg\": \"rbp\", \"index\": null, "
-	  "\"scale\": null, \"offset\": -16, \"value\": null, \"reason\": null}, "
+	  "\"scale\": null, \"index_ext\": null, \"offset\": -16, "
+	  "\"read_reg\": \"rbp\", \"read_offset\": -16, \"value\": null, \"reason\": null}, "
 	  "{\"size\": 4, \"signed\": true, \"float\": false, "
 	  "\"kind\": \"deref\", \"reg\": \"rsp\", \"index\": null, "
-	  "\"scale\": null, \"offset\": 8, \"value\": null, \"reason\": null}, "
+	  "\"scale\": null, \"index_ext\": null, \"offset\": 8, "
+	  "\"read_reg\": \"rsp\", \"read_offset\": 8, \"value\": null, \"reason\": null}, "
 	  "{\"size\": 4, \"signed\": false, \"float\": false, "
 	  "\"kind\": \"index\", \"reg\": \"rax\", \"index\": \"rbx\", "
-	  "\"scale\": 8, \"offset\": 0, \"value\": null, \"reason\": null}, "
+	  "\"scale\": 8, \"index_ext\": null, \"offset\": 0, "
+	  "\"read_reg\": \"rax\", \"read_offset\": 0, \"value\": null, \"reason\": null}, "
 	  "{\"size\": 8, \"signed\": true, \"float\": false, "
 	  "\"kind\": \"index\", \"reg\": \"rdx\", \"index\": \"rcx\", "
-	  "\"scale\": 4, \"offset\": -24, \"value\": null, \"reason\": null}]" },
+	  "\"scale\": 4, \"index_ext\": null, \"offset\": -24, "
+	  "\"read_reg\": \"rdx\", \"read_offset\": -24, \"value\": null, \"reason\": null}]" },
 	{ "consts", NULL,
 	  "[" CONST(4, true, -5) ", " CONST(8, false, 123) ", "
 	  CONST(1, false, 255) ", " CONST(2, true, -1) "]" },
@@ -363,28 +371,90 @@ static void test_json_special(void **state)
 	/* PC-relative: offset from the call site to the symbol. */
 	snprintf(want, sizeof(want),
 		 "\"kind\": \"pcrel\", \"reg\": \"rip\", \"index\": null, "
-		 "\"scale\": null, \"offset\": %lld,", (long long)(g - s->loc));
+		 "\"scale\": null, \"index_ext\": null, \"offset\": %lld, "
+		 "\"read_reg\": \"rip\", \"read_offset\": %lld,",
+		 (long long)(g - s->loc), (long long)(g - s->loc));
 	assert_non_null(strstr(r.out, want));
 	snprintf(want, sizeof(want),
 		 "{\"size\": 8, \"signed\": true, \"float\": false, "
 		 "\"kind\": \"pcrel\", \"reg\": \"rip\", \"index\": null, "
-		 "\"scale\": null, \"offset\": %lld, \"value\": null, "
-		 "\"reason\": null}", (long long)(pair + 8 - s->loc));
+		 "\"scale\": null, \"index_ext\": null, \"offset\": %lld, "
+		 "\"read_reg\": \"rip\", \"read_offset\": %lld, \"value\": null, "
+		 "\"reason\": null}", (long long)(pair + 8 - s->loc),
+		 (long long)(pair + 8 - s->loc));
 	assert_non_null(strstr(r.out, want));
 	/* Floats: a readable double and a vector register with a reason. */
 	assert_non_null(strstr(r.out,
 		"{\"size\": 8, \"signed\": false, \"float\": true, "
 		"\"kind\": \"deref\", \"reg\": \"rbp\", \"index\": null, "
-		"\"scale\": null, \"offset\": -8, \"value\": null, \"reason\": null}"));
+		"\"scale\": null, \"index_ext\": null, \"offset\": -8, "
+		"\"read_reg\": \"rbp\", \"read_offset\": -8, \"value\": null, "
+		"\"reason\": null}"));
 	assert_non_null(strstr(r.out,
 		"{\"size\": 4, \"signed\": false, \"float\": true, "
 		"\"kind\": \"unsupported\", "));
 	assert_null(strstr(r.out, "\"kind\": \"unsupported\", \"reg\": null, "
-			   "\"index\": null, \"scale\": null, \"offset\": 0, "
+			   "\"index\": null, \"scale\": null, "
+			   "\"index_ext\": null, \"offset\": 0, "
+			   "\"read_reg\": null, \"read_offset\": 0, "
 			   "\"value\": null, \"reason\": null"));
 	/* Only the two probes asked for. */
 	assert_null(strstr(r.out, "\"name\": \"regs\""));
 	run_result_free(&r);
+}
+
+/*
+ * The operand as written (reg, offset) and as read (read_reg, read_offset),
+ * which differ for s390x 16-byte arguments (their low half is read), and
+ * arm64 32-bit index extension, in JSON and in the text.
+ */
+static void test_written_and_read(void **state)
+{
+	static const struct {
+		const char *file;
+		const char *want[3];	/* in JSON */
+		const char *text;
+	} cases[] = {
+		{ FIXTURE_DIR "/list_fixture_s390x",
+		  { "\"kind\": \"reg\", \"reg\": \"r2\", \"index\": null, "
+		    "\"scale\": null, \"index_ext\": null, \"offset\": 0, "
+		    "\"read_reg\": \"r3\", \"read_offset\": 0,",
+		    "\"kind\": \"deref\", \"reg\": \"r11\", \"index\": null, "
+		    "\"scale\": null, \"index_ext\": null, \"offset\": -32, "
+		    "\"read_reg\": \"r11\", \"read_offset\": -24,",
+		    "\"kind\": \"index\", \"reg\": \"r4\", \"index\": \"r3\", "
+		    "\"scale\": 1, \"index_ext\": null, \"offset\": 8, "
+		    "\"read_reg\": \"r4\", \"read_offset\": 16," },
+		  "-16@%r2=int128 reg r3, 16@-32(%r11)=uint128 mem[r11-24], "
+		  "-16@8(%r3,%r4)=int128 mem[r4+r3*1+16]" },
+		{ FIXTURE_DIR "/list_fixture_aarch64",
+		  { "\"kind\": \"index\", \"reg\": \"x3\", \"index\": \"w0\", "
+		    "\"scale\": 1, \"index_ext\": \"sxtw\", \"offset\": 0, "
+		    "\"read_reg\": \"x3\", \"read_offset\": 0,",
+		    "\"kind\": \"index\", \"reg\": \"x3\", \"index\": \"w1\", "
+		    "\"scale\": 4, \"index_ext\": \"uxtw\", \"offset\": 0,",
+		    "\"kind\": \"index\", \"reg\": \"x3\", \"index\": \"x1\", "
+		    "\"scale\": 8, \"index_ext\": null, \"offset\": 0," },
+		  "1@[x3, w0, sxtw]=uint8 mem[x3+sxtw(w0)*1], "
+		  "-4@[x3, w1, uxtw 2]=int32 mem[x3+uxtw(w1)*4], "
+		  "-8@[x3, x1, lsl 3]=int64 mem[x3+x1*8]" },
+	};
+	size_t i, k;
+
+	for (i = 0; i < USDT__TEST_ARRAY_SIZE(cases); i++) {
+		struct run_result r;
+
+		assert_int_equal(run_tool(&r, "list", "--json", cases[i].file), 0);
+		for (k = 0; k < 3; k++)
+			if (!strstr(r.out, cases[i].want[k]))
+				fail_msg("missing:\n%s\nin:\n%s", cases[i].want[k],
+					 r.out);
+		run_result_free(&r);
+		assert_int_equal(run_tool(&r, "list", cases[i].file), 0);
+		if (!strstr(r.out, cases[i].text))
+			fail_msg("missing:\n%s\nin:\n%s", cases[i].text, r.out);
+		run_result_free(&r);
+	}
 }
 
 static void test_json_escape(void **state)
@@ -584,6 +654,7 @@ int main(void)
 		cmocka_unit_test(test_json_sites),
 		cmocka_unit_test(test_json_special),
 		cmocka_unit_test(test_json_escape),
+		cmocka_unit_test(test_written_and_read),
 		cmocka_unit_test(test_patterns),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_usage),

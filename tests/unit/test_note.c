@@ -540,6 +540,27 @@ static void test_arg_info(void **state)
 	assert_null(info.index);
 	assert_int_equal(info.scale, 0);
 
+	assert_string_equal(info.read_reg, info.reg);
+	assert_null(info.index_ext);
+
+	/* A caller built before read_reg existed: its struct ends at str,
+	 * and nothing past it is written. */
+	{
+		struct {
+			char info[offsetof(struct usdt_arg_info, read_reg)];
+			unsigned char guard[32];
+		} old;
+		struct usdt_arg_info *oi = (struct usdt_arg_info *)&old;
+		size_t k;
+
+		memset(&old, 0xa5, sizeof(old));
+		oi->sz = sizeof(old.info);
+		assert_int_equal(usdt_probe__arg(p, 0, oi), 0);
+		assert_string_equal(oi->str, "-4@%edi");
+		for (k = 0; k < sizeof(old.guard); k++)
+			assert_int_equal(old.guard[k], 0xa5);
+	}
+
 	/* Too small. */
 	info.sz = offsetof(struct usdt_arg_info, str);
 	assert_int_equal(usdt_probe__arg(p, 0, &info), -EINVAL);

@@ -158,6 +158,83 @@ static void test_s390x_symbols(void **state)
 	usdt__symtab_free(st);
 }
 
+/*
+ * s390x with STAP_SDT_ARG_CONSTRAINT=g: a bare "sym" is the value at sym
+ * (a PC-relative memory operand) or its address (an immediate), written
+ * alike. The rule of bare_symbol() in src/arch/s390x.c, case by case
+ * (gcc -O2 -fno-section-anchors prints all of these for tests/fixtures/
+ * shapes.c).
+ */
+static void test_s390x_bare_symbol_rule(void **state)
+{
+	static const struct {
+		const char *str;
+		enum usdt_arg_kind kind;
+		uint64_t where;	/* ABS: the address read; CONST: the value */
+	} cases[] = {
+		/* Not 8 bytes, a float, or signed: never an address. */
+		{ "-4@g_int", USDT_ARG_ABS, 0x2000 },
+		{ "-2@g_int+2", USDT_ARG_ABS, 0x2002 },
+		{ "1@g_str", USDT_ARG_ABS, 0x2020 },
+		{ "4f@g_float", USDT_ARG_ABS, 0x2030 },
+		{ "8f@g_double", USDT_ARG_ABS, 0x2038 },
+		{ "-8@g_long", USDT_ARG_ABS, 0x2008 },
+		/* Unsigned 8 bytes: an 8-byte object's value ... */
+		{ "8@g_ulong", USDT_ARG_ABS, 0x2010 },
+		/* ... else an address: of a smaller or larger object, a
+		 * function, or a place inside an object. */
+		{ "8@g_int", USDT_ARG_CONST, 0x2000 },
+		{ "8@g_str", USDT_ARG_CONST, 0x2020 },
+		{ "8@func", USDT_ARG_CONST, 0x1100 },
+		{ "8@g_ulong+8", USDT_ARG_CONST, 0x2018 },
+		/* A symbolic displacement is memory, as before. */
+		{ "8@g_ulong(%r1)", USDT_ARG_DEREF, 0x2010 },
+	};
+	struct usdt__symtab *st = usdt__symtab_new();
+	struct usdt__site_ctx site = { .arch = &usdt__arch_s390x,
+				       .symtab = st, .vaddr = 0x1000,
+				       .big_endian = true };
+	static const struct {
+		const char *name;
+		uint64_t addr, size;	/* size 0: a function */
+	} syms[] = {
+		{ "g_int", 0x2000, 4 }, { "g_long", 0x2008, 8 },
+		{ "g_ulong", 0x2010, 8 }, { "g_str", 0x2020, 16 },
+		{ "g_float", 0x2030, 4 }, { "g_double", 0x2038, 8 },
+		{ "func", 0x1100, 0 },
+	};
+	struct usdt__arg arg;
+	size_t i;
+
+	for (i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
+		assert_int_equal(usdt__symtab_add(st, syms[i].name,
+						  syms[i].addr, 0), 0);
+		if (syms[i].size)
+			usdt__symtab_set_obj_size(st, syms[i].name,
+						  syms[i].size);
+	}
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t got;
+
+		parse(&site, cases[i].str, &arg);
+		got = arg.kind == USDT_ARG_CONST ? arg.value :
+						   (uint64_t)arg.offset;
+		if (arg.kind != cases[i].kind || got != cases[i].where)
+			fail_msg("'%s': %s %#llx, want %s %#llx (%s)",
+				 cases[i].str, usdt_arg_kind_str(arg.kind),
+				 (unsigned long long)got,
+				 usdt_arg_kind_str(cases[i].kind),
+				 (unsigned long long)cases[i].where,
+				 arg.reason);
+	}
+	/* Two objects of one name with different sizes: size unknown, so
+	 * the address. */
+	usdt__symtab_set_obj_size(st, "g_ulong", 4);
+	parse(&site, "8@g_ulong", &arg);
+	assert_int_equal(arg.kind, USDT_ARG_CONST);
+	usdt__symtab_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -166,6 +243,7 @@ int main(void)
 		cmocka_unit_test(test_arm64_lo12),
 		cmocka_unit_test(test_riscv_lo),
 		cmocka_unit_test(test_s390x_symbols),
+		cmocka_unit_test(test_s390x_bare_symbol_rule),
 	};
 
 	return cmocka_run_group_tests_name("resolve", tests, NULL, NULL);

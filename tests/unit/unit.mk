@@ -10,3 +10,6 @@ VALGRIND := valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indir
 .PHONY: valgrind
 valgrind: $(UNIT_BINS) $(TEST_DEPS)
 	$(Q)TEST_WRAPPER="$(VALGRIND)" tests/run.sh 1200 $(UNIT_BINS)
+
+# test_version reads the pkg-config file.
+TEST_DEPS += $(OBJDIR)/libusdt.pc

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Skeletons: programs in SEC("usdt/PATH:PROVIDER:NAME"), libbpf's
+ * auto-attach syntax, attached by usdt_manager__attach_all(). The manager
+ * owns those links and destroys them in usdt_manager__free().
+ *
+ * Why not libbpf's own auto-attach (a handler registered with
+ * libbpf_register_prog_handler()): libbpf picks a program's section
+ * handler at bpf_object__open(), so ours would have to be registered for
+ * the whole process before any object is opened, taking SEC("usdt") away
+ * from libbpf for objects that use libbpf's USDT support; and its attach
+ * callback must return a struct bpf_link, which libbpf lets only itself
+ * make: what the skeleton's __destroy() frees could not give back our spec
+ * IDs and IP-map entries, nor hold one perf uprobe per call site. Tried
+ * with libbpf 1.1.2 and 1.7.0: a handler registered after open is never
+ * called (libbpf's own fails with -ENOENT); one registered before makes
+ * __attach() succeed, but the attach outlives __destroy() all the same.
+ * The manager instead turns auto-attach off for these programs, so that the
+ * skeleton's __attach() skips them instead of failing in libbpf's USDT
+ * code, and attaches them itself.
+ */
+#include <limits.h>
+
+#include "manager.h"
+
+/* Is prog's section "usdt/..." or "usdt.s/..."? Its target, or NULL. */
+static const char *usdt_target(const struct bpf_program *prog)
+{
+	const char *sec = bpf_program__section_name(prog);
+
+	if (!sec || bpf_program__type(prog) != BPF_PROG_TYPE_KPROBE)
+		return NULL;
+	if (!strncmp(sec, "usdt/", 5))
+		return sec + 5;
+	if (!strncmp(sec, "usdt.s/", 7))
+		return sec + 7;
+	return NULL;
+}
+
+void usdt__skel_prepare(struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, obj)
+		if (usdt_target(prog))
+			bpf_program__set_autoattach(prog, false);
+}
+
+/*
+ * Split "PATH:PROVIDER:NAME" into buf (PATH may hold ':'; the provider and
+ * the name may not, as in sys/sdt.h). 0, or -EINVAL.
+ */
+static int split_target(const char *target, char *buf, size_t size,
+			const char **path, const char **provider,
+			const char **name)
+{
+	char *c1, *c2;
+
+	if ((size_t)snprintf(buf, size, "%s", target) >= size)
+		return -EINVAL;
+	c2 = strrchr(buf, ':');
+	if (!c2)
+		return -EINVAL;
+	*c2 = '\0';
+	c1 = strrchr(buf, ':');
+	if (!c1)
+		return -EINVAL;
+	*c1 = '\0';
+	*path = buf;
+	*provider = c1 + 1;
+	*name = c2 + 1;
+	return **path && **provider && **name ? 0 : -EINVAL;
+}
+
+static int own_link(struct usdt_manager *man, struct usdt_link *link)
+{
+	struct usdt_link **v;
+
+	if (man->owned_cnt == man->owned_cap) {
+		size_t cap = man->owned_cap ? man->owned_cap * 2 : 8;
+
+		v = usdt__reallocarray(man->owned, cap, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		man->owned = v;
+		man->owned_cap = cap;
+	}
+	man->owned[man->owned_cnt++] = link;
+	return 0;
+}
+
+/* Destroy the owned links from index from on, newest first. */
+static void drop_owned(struct usdt_manager *man, size_t from)
+{
+	while (man->owned_cnt > from)
+		usdt_link__destroy(man->owned[--man->owned_cnt]);
+}
+
+static int attach_one(struct usdt_manager *man, const struct bpf_program *prog,
+		      const char *target, pid_t pid,
+		      const struct usdt_attach_opts *opts)
+{
+	const char *path, *provider, *name;
+	char buf[PATH_MAX + 256];
+	struct usdt_link *link;
+	int err;
+
+	if (split_target(target, buf, sizeof(buf), &path, &provider, &name)) {
+		pr_warn("program '%s': section '%s' is not usdt/PATH:PROVIDER:NAME\n",
+			bpf_program__name(prog),
+			bpf_program__section_name(prog));
+		return -EINVAL;
+	}
+	link = usdt_manager__attach(man, prog, pid, path, provider, name,
+				    opts);
+	if (!link)
+		return -errno;
+	err = own_link(man, link);
+	if (err)
+		usdt_link__destroy(link);
+	return err;
+}
+
+int usdt_manager__attach_all(struct usdt_manager *man, pid_t pid,
+			     const struct usdt_attach_opts *opts)
+{
+	struct bpf_program *prog;
+	size_t start;
+	const char *target;
+	int err, cnt = 0;
+
+	if (!man || man->freed || pid < -1 || !OPTS_VALID(opts))
+		return usdt__err(-EINVAL);
+	start = man->owned_cnt;
+	bpf_object__for_each_program(prog, man->obj) {
+		target = usdt_target(prog);
+		if (!target || !bpf_program__autoload(prog))
+			continue;
+		err = attach_one(man, prog, target, pid, opts);
+		if (err) {
+			drop_owned(man, start);
+			return usdt__err(err);
+		}
+		cnt++;
+	}
+	return cnt;
+}
+
+void usdt__skel_release(struct usdt_manager *man)
+{
+	drop_owned(man, 0);
+	free(man->owned);
+	man->owned = NULL;
+	man->owned_cap = 0;
+}

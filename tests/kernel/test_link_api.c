@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The libbpf-like parts of the link API against the real kernel: the
+ * usdt_cookie option (and its old name), usdt_link__fd() and
+ * usdt_link__pin().
+ */
+#include <sched.h>
+#include <stdbool.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include <bpf/bpf.h>
+
+#include "test_util.h"
+#include "manager.h"
+#include "usdt_skel.skel.h"
+
+#define LINK_TYPE_UPROBE_MULTI 12	/* enum bpf_link_type, 6.6 */
+
+void lib_fire(int x);
+
+struct fix {
+	struct usdt_skel *skel;
+	struct usdt_manager *man;
+};
+
+static int setup(void **state, bool per_site)
+{
+	USDT_OPTS(usdt_manager_opts, mo, .no_uprobe_multi = per_site);
+	struct fix *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	f->skel = usdt_skel__open();
+	assert_non_null(f->skel);
+	bpf_program__set_autoload(f->skel->progs.on_missing, false);
+	bpf_program__set_autoload(f->skel->progs.on_malformed, false);
+	f->man = usdt_manager__new(f->skel->obj, &mo);
+	assert_non_null(f->man);
+	assert_int_equal(usdt_skel__load(f->skel), 0);
+	*state = f;
+	return 0;
+}
+
+static int setup_multi(void **state)
+{
+	return setup(state, false);
+}
+
+static int setup_per_site(void **state)
+{
+	return setup(state, true);
+}
+
+static int teardown(void **state)
+{
+	struct fix *f = *state;
+
+	usdt_manager__free(f->man);
+	usdt_skel__destroy(f->skel);
+	free(f);
+	return 0;
+}
+
+static struct usdt_link *attach_lib(struct fix *f,
+				    const struct usdt_attach_opts *opts)
+{
+	struct usdt_link *l = usdt_manager__attach(f->man,
+						   f->skel->progs.on_lib_fire,
+						   0, "libusdttest.so",
+						   "testlib", "fire", opts);
+
+	if (!l)
+		fail_msg("attach testlib:fire: %s", strerror(errno));
+	return l;
+}
+
+static bool need_multi(void)
+{
+	if (usdt__features()->uprobe_multi)
+		return true;
+	printf("kernel without uprobe_multi: nothing to check\n");
+	return false;
+}
+
+/* libbpf's name, and the old one: one field. */
+static void test_cookie_names(void **state)
+{
+	struct fix *f = *state;
+	struct usdt_link *l;
+
+	_Static_assert(offsetof(struct usdt_attach_opts, usdt_cookie) ==
+			       offsetof(struct usdt_attach_opts, usr_cookie),
+		       "one field");
+	{
+		USDT_OPTS(usdt_attach_opts, ao, .usdt_cookie = 0x1111);
+
+		l = attach_lib(f, &ao);
+		lib_fire(1);
+		assert_int_equal(f->skel->bss->lib_cookie, 0x1111);
+		usdt_link__destroy(l);
+	}
+	{
+		USDT_OPTS(usdt_attach_opts, ao, .usr_cookie = 0x2222);
+
+		l = attach_lib(f, &ao);
+		lib_fire(2);
+		assert_int_equal(f->skel->bss->lib_cookie, 0x2222);
+		usdt_link__destroy(l);
+	}
+}
+
+static void test_cookie_names_multi(void **state)
+{
+	test_cookie_names(state);
+}
+
+static void test_cookie_names_per_site(void **state)
+{
+	test_cookie_names(state);
+}
+
+static void test_fd_multi(void **state)
+{
+	struct fix *f = *state;
+	struct bpf_link_info info = {};
+	struct bpf_prog_info pinfo = {};
+	__u32 len = sizeof(info), plen = sizeof(pinfo);
+	struct usdt_link *l;
+	int fd;
+
+	if (!need_multi())
+		return;
+	l = attach_lib(f, NULL);
+	fd = usdt_link__fd(l);
+	assert_true(fd >= 0);
+	assert_int_equal(bpf_obj_get_info_by_fd(fd, &info, &len), 0);
+	assert_int_equal(info.type, LINK_TYPE_UPROBE_MULTI);
+	assert_int_equal(bpf_obj_get_info_by_fd(
+				 bpf_program__fd(f->skel->progs.on_lib_fire),
+				 &pinfo, &plen), 0);
+	assert_int_equal(info.prog_id, pinfo.id);
+	usdt_link__destroy(l);
+	assert_int_equal(usdt_link__fd(NULL), -EINVAL);
+}
+
+static void test_fd_pin_per_site(void **state)
+{
+	struct fix *f = *state;
+	struct usdt_link *l = attach_lib(f, NULL);
+
+	assert_false(usdt_link__is_multi(l));
+	errno = 0;
+	assert_int_equal(usdt_link__fd(l), -EOPNOTSUPP);
+	assert_int_equal(errno, EOPNOTSUPP);
+	assert_int_equal(usdt_link__pin(l, "/sys/fs/bpf/unused"), -EOPNOTSUPP);
+	usdt_link__destroy(l);
+}
+
+/* A BPF filesystem of our own, in a mount namespace of our own. */
+static void private_bpffs(char *dir, size_t size)
+{
+	snprintf(dir, size, "/tmp/usdt-bpffs-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(unshare(CLONE_NEWNS), 0);
+	assert_int_equal(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	assert_int_equal(mount("bpf", dir, "bpf", 0, NULL), 0);
+}
+
+/* Fire until hits stop coming (a link's release may lag its unpin). */
+static bool fires(struct fix *f)
+{
+	__u32 before = f->skel->bss->lib_hits;
+
+	lib_fire(9);
+	return f->skel->bss->lib_hits != before;
+}
+
+static void test_pin(void **state)
+{
+	USDT_OPTS(usdt_attach_opts, ao, .usdt_cookie = 0x77);
+	struct fix *f = *state;
+	char dir[64], pin[96], other[96];
+	struct usdt_link *l;
+	int i;
+
+	if (!need_multi())
+		return;
+	private_bpffs(dir, sizeof(dir));
+	snprintf(pin, sizeof(pin), "%s/link", dir);
+	snprintf(other, sizeof(other), "/tmp/usdt-not-bpffs-%d", getpid());
+
+	l = attach_lib(f, &ao);
+	assert_int_equal(usdt_link__pin(l, other), -EPERM);
+	assert_int_equal(usdt_link__pin(l, pin), 0);
+	assert_int_equal(usdt_link__pin(l, pin), -EEXIST);
+	assert_int_equal(usdt_link__pin(NULL, pin), -EINVAL);
+	usdt_link__destroy(l);
+
+	/* Still attached through the pin, its spec intact and kept. */
+	lib_fire(42);
+	assert_int_equal(f->skel->bss->lib_x, 42);
+	assert_int_equal(f->skel->bss->lib_cookie, 0x77);
+	assert_int_equal(f->man->live_cnt, 1);
+	/* A new attach does not take the pinned link's spec ID. */
+	{
+		USDT_OPTS(usdt_attach_opts, ao2, .usdt_cookie = 0x88);
+		struct usdt_link *l2 = attach_lib(f, &ao2);
+
+		assert_int_equal(f->man->live_cnt, 2);
+		usdt_link__destroy(l2);
+	}
+	lib_fire(43);
+	assert_int_equal(f->skel->bss->lib_x, 43);
+	assert_int_equal(f->skel->bss->lib_cookie, 0x77);
+
+	/* Unpinned: gone. */
+	assert_int_equal(unlink(pin), 0);
+	for (i = 0; i < 100 && fires(f); i++)
+		usleep(10000);
+	assert_false(fires(f));
+	assert_int_equal(umount(dir), 0);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_cookie_names_multi,
+						setup_multi, teardown),
+		cmocka_unit_test_setup_teardown(test_cookie_names_per_site,
+						setup_per_site, teardown),
+		cmocka_unit_test_setup_teardown(test_fd_multi, setup_multi,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_fd_pin_per_site,
+						setup_per_site, teardown),
+		cmocka_unit_test_setup_teardown(test_pin, setup_multi,
+						teardown),
+	};
+
+	usdt_test_require_kernel("test_link_api");
+	return cmocka_run_group_tests_name("link_api", tests, NULL, NULL);
+}

@@ -1,0 +1,746 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * `usdt trace` beyond plain events, run as a user would run it against
+ * tests/fixtures/trace_fmt_target (and /usr/bin/python3 when it has
+ * probes): formats with strings, per-site types, escaping, --count,
+ * --hist, --latency, --filter, and how the tool behaves with signals,
+ * closed pipes, full disks, zombies, broken notes and capabilities.
+ * Needs root and BPF.
+ */
+#include <bpf/bpf.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "test_util.h"
+#include "tool_run.h"
+
+#define TF FIXTURE_DIR "/trace_fmt_target"
+#define MANY FIXTURE_DIR "/many_probes"
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+static int count_str(const char *s, const char *needle)
+{
+	int n = 0;
+
+	while ((s = strstr(s, needle))) {
+		n++;
+		s += strlen(needle);
+	}
+	return n;
+}
+
+static void expect_in(const char *hay, const char *needle)
+{
+	if (!strstr(hay, needle))
+		fail_msg("missing '%s' in:\n%s", needle, hay);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Run the tool; it must succeed. */
+#define run_ok(r, ...)                                                      \
+	do {                                                                \
+		if (run_tool(r, __VA_ARGS__))                               \
+			fail_msg("status %d, stderr:\n%s", (r)->status,      \
+				 (r)->err);                                 \
+	} while (0)
+
+/* Run the tool; it must fail (status 1) saying message on stderr. */
+#define run_fails(r, message, ...)                                          \
+	do {                                                                \
+		run_tool(r, __VA_ARGS__);                                   \
+		assert_int_equal((r)->status, 1);                           \
+		expect_in((r)->err, message);                               \
+		run_result_free(r);                                         \
+	} while (0)
+
+static bool process_exists(pid_t pid)
+{
+	return !kill(pid, 0) || errno != ESRCH;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Values                                                                 */
+
+/* %s reads the strings in BPF; text escapes them, JSON is exact. */
+static void test_format_strings(void **state)
+{
+	static const struct {
+		const char *fmt, *want;
+	} cases[] = {
+		{ "<%s> %s #%d%%", " tf:str <hello\\tworld\\x1b[31m> round #2%\n" },
+		{ "%s %s %x", " round 2\n" },
+		{ "%s %s %c", " round \\x02\n" },
+		{ "%s %s %u", " round 2\n" },
+		{ "%s %s %f", " round 2\n" },
+		{ "%p %s %d", " tf:str 0x" },
+	};
+	struct run_result r;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		run_ok(&r, "trace", "-c", TF " 2", TF, "tf:str",
+			 cases[i].fmt);
+		expect_in(r.out, cases[i].want);
+		assert_null(strchr(r.out, '\033'));
+		run_result_free(&r);
+	}
+
+	run_ok(&r, "trace", "--json", "-c", TF " 1", TF, "tf:str",
+		 "%s %s %d");
+	expect_in(r.out, "\"args\": [\"hello\\tworld\\u001b[31m\", \"round\", 1]}");
+	run_result_free(&r);
+
+	/* A bounded length: -s 4 keeps three bytes and the NUL. */
+	run_ok(&r, "trace", "-s", "4", "-c", TF " 1", TF, "tf:str", "%s %s");
+	expect_in(r.out, " tf:str hel rou\n");
+	run_result_free(&r);
+}
+
+static void test_format_errors(void **state)
+{
+	static const struct {
+		const char *pattern, *fmt, *message;
+	} cases[] = {
+		{ "tf:str", "%s %q", "unknown conversion '%q'" },
+		{ "tf:val", "%d %d", "tf:val has 1 arguments; its format wants 2" },
+		{ NULL, "%d", "follows no pattern" },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct run_result r;
+
+		if (cases[i].pattern)
+			run_fails(&r, cases[i].message, "trace", TF,
+				  cases[i].pattern, cases[i].fmt);
+		else
+			run_fails(&r, cases[i].message, "trace", TF,
+				  cases[i].fmt);
+	}
+}
+
+/* Two call sites of tf:mixed, int64 then uint64, same bits: each prints
+ * with its own type (the old tool printed both as the first). */
+static void test_types_per_site(void **state)
+{
+	struct run_result r;
+
+	run_ok(&r, "trace", "-c", TF " 2", TF, "tf:mixed");
+	assert_int_equal(count_str(r.out, " tf:mixed -1\n"), 2);
+	assert_int_equal(count_str(r.out, " tf:mixed 18446744073709551615\n"),
+			 2);
+	run_result_free(&r);
+}
+
+/* Control bytes of notes and process names never reach the terminal. */
+static void test_escaping(void **state)
+{
+	struct run_result r;
+
+	run_ok(&r, "trace", "-c", TF " 1", TF, "tf:evil*");
+	expect_in(r.out, " tf\\x1bname tf:evil\\x1b[2J 1\n");
+	assert_null(strchr(r.out, '\033'));
+	run_result_free(&r);
+
+	run_ok(&r, "trace", "-j", "-c", TF " 1", TF, "tf:evil*");
+	expect_in(r.out, "\"comm\": \"tf\\u001bname\", \"provider\": \"tf\", \"name\": \"evil\\u001b[2J\", \"args\": [1]}");
+	run_result_free(&r);
+}
+
+/* A malformed note is skipped with a warning; the rest is traced. */
+static void test_broken_note(void **state)
+{
+	struct run_result r;
+
+	run_ok(&r, "trace", "-c", TF " 2", TF);
+	expect_in(r.err, "warning: skipping the call site of tf:broken at 0x");
+	expect_in(r.err, "more than 12 arguments");
+	assert_int_equal(count_str(r.out, " tf:val "), 2);
+	assert_int_equal(count_str(r.out, " tf:start\n"), 3);
+	assert_null(strstr(r.out, "tf:broken"));
+	run_result_free(&r);
+
+	/* Only the broken probe: nothing to trace, said clearly. */
+	run_fails(&r, "no probes matching tf", "trace", TF, "tf:broken");
+}
+
+/* ---------------------------------------------------------------------- */
+/* Summaries                                                              */
+
+static void test_count(void **state)
+{
+	struct run_result r;
+	char want[128];
+	int pid;
+
+	run_ok(&r, "trace", "--count", "-c", TF " 3", TF, "tf:*");
+	expect_in(r.out, "           3 tf:str\n");
+	expect_in(r.out, "           6 tf:mixed\n");
+	expect_in(r.out, "           4 tf:start\n");
+	expect_in(r.out, "           3 tf:done\n");
+	/* Nothing of the events goes out. */
+	assert_int_equal(count_str(r.out, "tf:str"), 1);
+	assert_int_equal(count_str(r.out, "@ "), 1);
+	expect_in(r.out, " s (end)\n");
+	run_result_free(&r);
+
+	run_ok(&r, "trace", "--count", "--by-pid", "--json", "-c", TF " 2",
+		 TF, "tf:val");
+	pid = atoi(strstr(r.out, "pid ") + 4);
+	snprintf(want, sizeof(want),
+		 "\"final\": true, \"lost\": 0, \"counts\": [{\"probe\": \"tf:val\", \"pid\": %d, \"count\": 2}]}\n",
+		 pid);
+	expect_in(r.out, want);
+	run_result_free(&r);
+}
+
+/* -i: one document per interval, each with the hits since the last one;
+ * together they add up. */
+static void test_interval(void **state)
+{
+	struct run_result r;
+	const char *p;
+	int docs = 0, total = 0;
+
+	run_ok(&r, "trace", "--count", "-i", "0.2", "--json", "-c",
+		 TF " 12 100", TF, "tf:val");
+	for (p = r.out; (p = strstr(p, "{\"time\": ")); p++) {
+		const char *c = strstr(p, "\"count\": ");
+		const char *end = strchr(p, '\n');
+
+		docs++;
+		if (c && c < end)
+			total += atoi(c + 9);
+	}
+	assert_true(docs >= 3);
+	assert_int_equal(total, 12);
+	assert_int_equal(count_str(r.out, "\"final\": true"), 1);
+	run_result_free(&r);
+}
+
+/* tf:val is 0, 1, ..., 8: slots [0], [1,2), [2,4) x2, [4,8) x4, [8,16). */
+static void test_hist(void **state)
+{
+	struct run_result r;
+
+	run_ok(&r, "trace", "--hist", "arg0", "-c", TF " 9", TF, "tf:val");
+	expect_in(r.out, "tf:val arg0\n");
+	expect_in(r.out, "  [0]                             1 |");
+	expect_in(r.out, "  [1, 2)                          1 |");
+	expect_in(r.out, "  [2, 4)                          2 |");
+	expect_in(r.out, "  [4, 8)                          4 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|");
+	expect_in(r.out, "  [8, 16)                         1 |");
+	run_result_free(&r);
+
+	run_ok(&r, "trace", "--hist", "0", "--json", "-c", TF " 3", TF,
+		 "tf:val");
+	expect_in(r.out, "\"hists\": [{\"probe\": \"tf:val\", \"arg\": 0, \"buckets\": [{\"low\": 0, \"high\": 1, \"count\": 1}, {\"low\": 1, \"high\": 2, \"count\": 1}, {\"low\": 2, \"high\": 4, \"count\": 1}]}]}\n");
+	run_result_free(&r);
+
+	run_fails(&r, "no matching probe has argument 3", "trace", "--hist",
+		  "3", TF, "tf:val");
+}
+
+/* tf:start, 20 ms, tf:done, five times; then one tf:start left open. */
+static void test_latency(void **state)
+{
+	struct run_result r;
+	const char *b;
+	int sum = 0;
+
+	run_ok(&r, "trace", "--json", "--latency", "tf:start", "tf:done",
+		 "-c", TF " 5 20", TF);
+	expect_in(r.out, "\"latency\": {\"start\": \"tf:start\", \"end\": \"tf:done\", \"unit\": \"ns\", \"buckets\": [");
+	expect_in(r.out, "\"unmatched_starts\": 1, \"unmatched_ends\": 0}}\n");
+	/* 20 ms is in [16M, 32M) ns, or above on a slow machine. */
+	for (b = r.out; (b = strstr(b, "{\"low\": ")); b++) {
+		assert_true(strtoull(b + 8, NULL, 10) >= (1ull << 24));
+		sum += atoi(strstr(b, "\"count\": ") + 9);
+	}
+	assert_int_equal(sum, 5);
+	run_result_free(&r);
+
+	run_ok(&r, "trace", "--latency", "tf:start", "tf:done", "-c",
+		 TF " 2 1", TF);
+	expect_in(r.out, "latency tf:start -> tf:done (ns)\n");
+	expect_in(r.out, "unmatched starts: 1, unmatched ends: 0\n");
+	run_result_free(&r);
+}
+
+/* The filter runs in BPF: exactly the hits it admits arrive. */
+static void test_filter(void **state)
+{
+	static const struct {
+		const char *expr;
+		const char *want;	/* the values of tf:val that pass */
+	} cases[] = {
+		{ "arg0 > 5 && arg0 <= 7 || arg0 == 1", "1 6 7" },
+		{ "arg0 != 0 && arg0 < 3", "1 2" },
+		{ "arg0 >= 0x8", "8" },
+		{ "arg0 < -1 || arg0 == 0", "0" },
+		{ "pid == 1", "" },
+		{ "tid > 0 && arg5 == 0", "" },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct run_result r;
+		char got[256] = "";
+		const char *p;
+
+		run_ok(&r, "trace", "--filter", cases[i].expr, "-c", TF " 9",
+			 TF, "tf:val");
+		for (p = r.out; (p = strstr(p, " tf:val ")); p += 8) {
+			size_t n = strlen(got);
+
+			snprintf(got + n, sizeof(got) - n, "%s%d", n ? " " : "",
+				 atoi(p + 8));
+		}
+		if (strcmp(got, cases[i].want))
+			fail_msg("filter '%s': got '%s', want '%s'",
+				 cases[i].expr, got, cases[i].want);
+		run_result_free(&r);
+	}
+}
+
+static void test_filter_errors(void **state)
+{
+	static const char *const bad[] = {
+		"arg0 >", "arg12 == 1", "foo == 1", "arg0 == 1 &&",
+		"(arg0 == 1)", "arg0 = 1", "arg0 == 1x",
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		struct run_result r;
+
+		run_fails(&r, "usdt: trace: filter '", "trace", "--filter",
+			  bad[i], TF, "tf:val");
+	}
+}
+
+/*
+ * 300 probes are attached a pattern at a time (one kernel link each, not
+ * one per probe) and told apart in BPF by call site: every probe is still
+ * counted and printed as itself, exactly once.
+ */
+static void test_many_probes(void **state)
+{
+	struct run_result r;
+	char want[64];
+	int i;
+
+	run_ok(&r, "trace", "--count", "-c", MANY " a", MANY);
+	for (i = 0; i < 300; i++) {
+		snprintf(want, sizeof(want), "           1 gen:p%d\n", i);
+		expect_in(r.out, want);
+	}
+	assert_int_equal(count_lines(r.out), 300 + 2);
+	run_result_free(&r);
+
+	/* Events carry their own probe too; argc is 2. */
+	run_ok(&r, "trace", "-c", MANY " a", MANY, "gen:p1*");
+	assert_int_equal(count_lines(r.out), 111);
+	expect_in(r.out, " gen:p1 2\n");
+	expect_in(r.out, " gen:p199 2\n");
+	run_result_free(&r);
+}
+
+/* Start argv with its stdout into a pipe; its pid, and *fd the pipe's
+ * reading end. */
+static pid_t spawn_out(const char *const argv[], int *fd)
+{
+	int fds[2];
+	pid_t pid;
+
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	*fd = fds[0];
+	return pid;
+}
+
+/* Start prog (a copy of trace_fmt_target) running rounds every 5 ms;
+ * its pid. Its stdout is *fd, non-blocking, not read. */
+static pid_t start_long(const char *prog, int *fd)
+{
+	const char *argv[] = { prog, "100000", "5", NULL };
+	char buf[64] = { 0 };
+	pid_t pid = spawn_out(argv, fd);
+
+	assert_true(read(*fd, buf, sizeof(buf) - 1) > 4);
+	fcntl(*fd, F_SETFL, O_NONBLOCK);
+	return pid;
+}
+
+/*
+ * -p PID without a file: every file the process maps that has probes,
+ * even a binary replaced on disk since it started (the old one, through
+ * /proc/PID/map_files).
+ */
+static void test_whole_process(void **state)
+{
+	char dir[] = "/tmp/usdt_whole_XXXXXX", prog[64], cmd[512], pid_s[16];
+	struct run_result r;
+	int fd, i;
+	pid_t pid;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(prog, sizeof(prog), "%s/tf", dir);
+	snprintf(cmd, sizeof(cmd), "cp %s %s", TF, prog);
+	assert_int_equal(system(cmd), 0);
+	pid = start_long(prog, &fd);
+	snprintf(pid_s, sizeof(pid_s), "%d", (int)pid);
+	for (i = 0; i < 2; i++) {
+		if (i) {
+			/* An upgrade: a new file takes the old one's name. */
+			snprintf(cmd, sizeof(cmd), "cp %s %s.new && mv %s.new %s",
+				 TF, prog, prog, prog);
+			assert_int_equal(system(cmd), 0);
+		}
+		run_tool(&r, "trace", "-p", pid_s, "-n", "4", "tf:val");
+		if (r.status)
+			fail_msg("round %d: status %d, stderr:\n%s", i,
+				 r.status, r.err);
+		assert_int_equal(count_str(r.out, " tf:val "), 4);
+		run_result_free(&r);
+		/* By its path: the file the process runs, not the new one. */
+		run_ok(&r, "trace", "-p", pid_s, "-n", "2", prog, "tf:val");
+		assert_int_equal(count_str(r.out, " tf:val "), 2);
+		run_result_free(&r);
+	}
+	/* Alone, with a summary: the probes of every mapped file. */
+	run_ok(&r, "trace", "-p", pid_s, "--count", "-d", "0.3");
+	expect_in(r.out, " tf:val\n");
+	expect_in(r.out, " tf:str\n");
+	run_result_free(&r);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(fd);
+	unlink(prog);
+	rmdir(dir);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Behaviour                                                              */
+
+/*
+ * `usdt trace ... | head -1`: the reader goes after one line. The tool
+ * ends by itself with status 0, not killed by SIGPIPE, and the command it
+ * ran is gone too.
+ */
+static void test_closed_pipe(void **state)
+{
+	const char *argv[] = { USDT_BIN, "trace", "-c", TF " 100000 5", TF,
+			       "tf:val", NULL };
+	int out, status;
+	char buf[4096];
+	pid_t tool, target = 0;
+	ssize_t n;
+	FILE *f;
+
+	tool = spawn_out(argv, &out);
+	f = fdopen(out, "r");
+	assert_non_null(f);
+	while (fgets(buf, sizeof(buf), f)) {
+		if (!strncmp(buf, "pid ", 4))
+			target = atoi(buf + 4);
+		else if (strstr(buf, " tf:val "))
+			break;
+	}
+	assert_true(target > 0);
+	fclose(f);		/* like head -1 */
+	n = waitpid(tool, &status, 0);
+	assert_int_equal(n, tool);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_false(process_exists(target));
+}
+
+/* Is pid running (not gone, not a zombie)? */
+static bool running(pid_t pid)
+{
+	char path[64], buf[256], *rp;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	rp = strrchr(buf, ')');
+	return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
+}
+
+/* The tool killed outright (SIGKILL: no cleanup of its own) takes the
+ * command of -c with it: it must not run on untraced. */
+static void test_tool_killed(void **state)
+{
+	const char *argv[] = { USDT_BIN, "trace", "--count", "-c",
+			       TF " 100000 5", TF, "tf:val", NULL };
+	char buf[64] = { 0 };
+	int out, i;
+	pid_t tool, target;
+
+	tool = spawn_out(argv, &out);
+	assert_true(read(out, buf, sizeof(buf) - 1) > 4);
+	target = atoi(buf + 4);
+	assert_true(target > 0);
+	assert_true(running(target));
+	kill(tool, SIGKILL);
+	waitpid(tool, NULL, 0);
+	for (i = 0; i < 200 && running(target); i++)
+		usleep(10000);
+	assert_false(running(target));
+	close(out);
+}
+
+/* Output nobody can take is an error: exit 1 with a message. */
+static void test_write_error(void **state)
+{
+	const char *argv[] = { "/bin/sh", "-c",
+		USDT_BIN " trace -c '" TF " 3' " TF " tf:val > /dev/full",
+		NULL };
+	struct run_result r;
+
+	run_argv(argv, &r);
+	assert_int_equal(r.status, 1);
+	expect_in(r.err, "usdt: trace: writing the output: No space left on device");
+	run_result_free(&r);
+
+	argv[2] = USDT_BIN " trace --count -c '" TF " 3' " TF " tf:val > /dev/full";
+	run_argv(argv, &r);
+	assert_int_equal(r.status, 1);
+	expect_in(r.err, "writing the output");
+	run_result_free(&r);
+}
+
+/*
+ * SIGTERM at any moment ends the tool at once: before tracing ran with
+ * 128 + 15, after with 0 (the command's own status is not reached: it is
+ * ended). The held command never outlives it.
+ */
+static void test_signal_any_time(void **state)
+{
+	static const int delays_us[] = { 10000, 50000, 150000, 2000000 };
+	const char *argv[] = { USDT_BIN, "trace", "-c", TF " 100000 5", TF,
+			       NULL };
+	bool early = false, late = false;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(delays_us); i++) {
+		int out, status;
+		pid_t tool = spawn_out(argv, &out);
+
+		fcntl(out, F_SETFL, O_NONBLOCK);
+		usleep(delays_us[i]);
+		kill(tool, SIGTERM);
+		assert_int_equal(waitpid(tool, &status, 0), tool);
+		close(out);
+		/* Killed before main() set its handlers: nothing ran. */
+		if (WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM)
+			continue;
+		assert_true(WIFEXITED(status));
+		if (WEXITSTATUS(status) == 128 + SIGTERM)
+			early = true;
+		else if (WEXITSTATUS(status) == 0)
+			late = true;
+		else
+			fail_msg("delay %d us: status %d", delays_us[i],
+				 WEXITSTATUS(status));
+	}
+	assert_true(early);
+	assert_true(late);
+}
+
+/*
+ * -p ends when the process ends even if its parent never reaps it: the
+ * target's parent here forks it and then only sleeps.
+ */
+static void test_zombie_pid(void **state)
+{
+	int fds[2];
+	char buf[64] = { 0 }, pid_s[16];
+	struct run_result r;
+	pid_t parent;
+	double t0;
+	int target;
+
+	assert_int_equal(pipe(fds), 0);
+	parent = fork();
+	assert_true(parent >= 0);
+	if (!parent) {
+		if (!fork()) {
+			dup2(fds[1], 1);
+			execl(TF, TF, "10", "100", (char *)NULL);
+			_exit(127);
+		}
+		close(fds[1]);
+		for (;;)
+			pause();
+	}
+	close(fds[1]);
+	assert_true(read(fds[0], buf, sizeof(buf) - 1) > 4);
+	target = atoi(buf + 4);
+	snprintf(pid_s, sizeof(pid_s), "%d", target);
+	t0 = now_s();
+	run_tool(&r, "trace", "-p", pid_s, "-d", "60", TF, "tf:val");
+	/* Not a timing claim: only that -d 60 was not what ended it. */
+	assert_true(now_s() - t0 < 50);
+	assert_int_equal(r.status, 0);
+	assert_true(count_str(r.out, " tf:val ") > 0);
+	kill(parent, SIGKILL);
+	waitpid(parent, NULL, 0);
+	close(fds[0]);
+	run_result_free(&r);
+}
+
+/* -c splits words without a shell: no variables, globs or tilde. */
+static void test_command_words(void **state)
+{
+	struct run_result r;
+
+	run_tool(&r, "trace", "-c",
+		 "/bin/echo $HOME '*' \"a  b\" ~ a\\ b \"q\\\"q\"", TF,
+		 "tf:val");
+	assert_int_equal(r.status, 0);
+	expect_in(r.out, "$HOME * a  b ~ a b q\"q\n");
+	run_result_free(&r);
+
+	run_fails(&r, "bad command line", "trace", "-c", "/bin/echo 'open", TF,
+		  "tf:val");
+}
+
+/* Options after the target as well as before it. */
+static void test_options_after_target(void **state)
+{
+	struct run_result r;
+
+	run_tool(&r, "trace", TF, "tf:val", "-n", "2", "-c", TF " 5", "-j");
+	assert_int_equal(r.status, 0);
+	assert_int_equal(count_str(r.out, "\"name\": \"val\""), 2);
+	run_result_free(&r);
+}
+
+/* Not root, only CAP_BPF and CAP_PERFMON, as the man page says. */
+static void test_capabilities(void **state)
+{
+	const char *argv[] = { "setpriv", "--reuid=65534", "--regid=65534",
+			       "--clear-groups", "--inh-caps=+bpf,+perfmon",
+			       "--ambient-caps=+bpf,+perfmon", USDT_BIN,
+			       "trace", "-c", TF " 2", TF, "tf:val", NULL };
+	struct run_result r;
+
+	if (access("/usr/bin/setpriv", X_OK)) {
+		printf("SKIP: no setpriv (util-linux)\n");
+		skip();
+	}
+	run_argv(argv, &r);
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	assert_int_equal(count_str(r.out, " tf:val "), 2);
+	run_result_free(&r);
+
+	/* Without them: a clear refusal. */
+	argv[4] = "--inh-caps=-all";
+	argv[5] = "--ambient-caps=-all";
+	run_argv(argv, &r);
+	assert_int_equal(r.status, 1);
+	expect_in(r.err, "permission denied");
+	run_result_free(&r);
+}
+
+/* A system program: Debian's python3 has probes with strings and
+ * semaphores. */
+static void test_python(void **state)
+{
+	static const char py[] = "/usr/bin/python3";
+	char dir[] = "/tmp/usdt_py_XXXXXX", script[64], cmd[128];
+	struct run_result r;
+	FILE *f;
+
+	run_tool(&r, "list", py, "python:function__entry");
+	if (r.status || !strstr(r.out, "function__entry")) {
+		run_result_free(&r);
+		printf("SKIP: %s has no python:function__entry probe\n", py);
+		skip();
+	}
+	run_result_free(&r);
+	assert_non_null(mkdtemp(dir));
+	snprintf(script, sizeof(script), "%s/probe_me.py", dir);
+	f = fopen(script, "w");
+	assert_non_null(f);
+	fputs("def visit_me():\n    return 1\nvisit_me()\n", f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "%s -S %s", py, script);
+	/* With python:line on, Python 3.11 reports every function entry. */
+	run_ok(&r, "trace", "-c", cmd, py, "python:function__entry",
+		 "%s %s %d", "python:line", "%s %s %d");
+	expect_in(r.out, " python:function__entry ");
+	expect_in(r.out, "probe_me.py visit_me 1\n");
+	expect_in(r.out, " python:line ");
+	run_result_free(&r);
+
+	run_ok(&r, "trace", "--count", "-c", cmd, py, "python:function__*");
+	expect_in(r.out, " python:function__entry\n");
+	run_result_free(&r);
+	unlink(script);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_format_strings),
+		cmocka_unit_test(test_format_errors),
+		cmocka_unit_test(test_types_per_site),
+		cmocka_unit_test(test_escaping),
+		cmocka_unit_test(test_broken_note),
+		cmocka_unit_test(test_count),
+		cmocka_unit_test(test_interval),
+		cmocka_unit_test(test_hist),
+		cmocka_unit_test(test_latency),
+		cmocka_unit_test(test_filter),
+		cmocka_unit_test(test_filter_errors),
+		cmocka_unit_test(test_many_probes),
+		cmocka_unit_test(test_whole_process),
+		cmocka_unit_test(test_closed_pipe),
+		cmocka_unit_test(test_write_error),
+		cmocka_unit_test(test_tool_killed),
+		cmocka_unit_test(test_signal_any_time),
+		cmocka_unit_test(test_zombie_pid),
+		cmocka_unit_test(test_command_words),
+		cmocka_unit_test(test_options_after_target),
+		cmocka_unit_test(test_capabilities),
+		cmocka_unit_test(test_python),
+	};
+
+	usdt_test_require_kernel("test_trace_fmt");
+#ifndef __x86_64__
+	printf("SKIP: test_trace_fmt: the fixture's notes are x86_64's\n");
+	return USDT_TEST_SKIP;
+#endif
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

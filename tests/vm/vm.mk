@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# make vm-check ARCH=arm64|s390x|riscv64|x86_64 KERNEL=6.1|6.12
+#
+# The kernel tests on a real kernel of another architecture or version:
+# Debian's kernel of that arch and release booted in QEMU system emulation
+# (TCG), with an initramfs holding busybox, the cross-built kernel tests,
+# the tool, their fixtures and the target's libraries; it ends with the
+# tests' "N passed, N failed, N skipped" line and their exit status.
+#
+#  1. scripts/vm/fetch.sh: the kernel and the target's userland (busybox,
+#     libc, libelf, zlib, libbpf, cmocka) from Debian's archive, through a
+#     private apt state (scripts/apt-private.sh) into build/vm/.
+#  2. A sub-make with OBJDIR=build/vm/ARCH builds the kernel tests, the
+#     tool and the fixtures with the target's compiler against those
+#     libraries, and the BPF objects with -D__TARGET_ARCH_xxx (bpfeb for
+#     s390x) and the host's vmlinux.h (the BPF side needs no target BTF).
+#  3. scripts/vm/run.sh packs the initramfs and boots it; tests/run.sh runs
+#     in the guest under busybox, at the same path as here.
+
+VM_DIR := build/vm
+comma := ,
+ARCH ?= $(shell uname -m | sed -e 's/aarch64/arm64/')
+KERNEL ?= 6.12
+VM_TIMEOUT ?= 1500
+
+VM_TRIPLET := $(patsubst arm64,aarch64,$(ARCH))-linux-gnu
+VM_SYSROOT := $(abspath $(VM_DIR)/sysroot/$(ARCH))
+VM_OBJDIR := $(VM_DIR)/$(ARCH)
+VM_BPF_ARCH := $(patsubst x86_64,x86,$(patsubst s390x,s390,$(patsubst riscv64,riscv,$(ARCH))))
+VM_BPF_TARGET := $(if $(filter s390x,$(ARCH)),bpfeb,bpfel)
+VM_TOOLPFX := $(if $(filter $(shell uname -m),$(firstword $(subst -, ,$(VM_TRIPLET)))),,$(VM_TRIPLET)-)
+VM_LIBDIRS := $(VM_SYSROOT)/usr/lib/$(VM_TRIPLET) $(VM_SYSROOT)/lib/$(VM_TRIPLET)
+# The sysroot's headers come before the host's (the cross compilers search
+# the host's /usr/include last); <sys/sdt.h> is the host's copy.
+# riscv64's libraries are trixie's, built against glibc 2.41, and the
+# cross compiler's C library is 2.36: what they need from it beyond 2.36 is
+# left for the guest's own (trixie) C library to provide at run time.
+VM_CC := $(VM_TOOLPFX)gcc -I$(abspath $(FIXTURE_INC)) \
+	-isystem $(VM_SYSROOT)/usr/include \
+	$(foreach d,$(VM_LIBDIRS),-L$(d) -Wl,-rpath-link,$(d)) \
+	$(if $(filter riscv64,$(ARCH)),-Wl$(comma)--allow-shlib-undefined)
+
+.PHONY: vm-check vm-prepare vm-build
+# Everything but the boot: the downloads and the build.
+VM_DEPS := qemu-system-arm qemu-system-misc qemu-system-x86 qemu-system-data \
+	   cpio llvm
+
+vm-prepare: deps
+	$(Q)scripts/deps.sh $(VM_DEPS)
+	$(Q)$(MAKE) --no-print-directory $(FIXTURE_INC)/sys/sdt.h
+	$(Q)scripts/vm/fetch.sh $(VM_DIR) $(ARCH) $(KERNEL)
+	$(Q)$(MAKE) --no-print-directory OBJDIR=$(VM_OBJDIR) SANITIZE= \
+		CC="$(VM_CC)" AR=$(VM_TOOLPFX)ar BPF_ARCH=$(VM_BPF_ARCH) \
+		BPF_TARGET=$(VM_BPF_TARGET) vm-build
+
+vm-check: vm-prepare
+	$(Q)scripts/vm/run.sh $(VM_DIR) $(ARCH) $(KERNEL) $(VM_TIMEOUT) \
+		$(TEST_TIMEOUT) $(VM_OBJDIR) $(KERNEL_SRCS:tests/kernel/%.c=%)
+
+# Run by vm-prepare's sub-make, with the target's compiler.
+vm-build: $(KERNEL_BINS)

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The parts of `usdt trace`: the probe table and options (trace.c), the
+ * per-probe formats and event printing (trace_fmt.c), the filter
+ * expression (trace_filter.c) and the in-kernel summaries (trace_sum.c).
+ */
+#ifndef __USDT_TRACE_H
+#define __USDT_TRACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "tool.h"
+#include "trace_event.h"
+
+/* How one argument of one call site prints by default. */
+struct arg_fmt {
+	bool is_signed;
+	bool is_float;
+	int size;
+};
+
+/* One call site of a probe whose sites disagree on types. */
+struct site_fmt {
+	uint64_t file_offset;
+	int arg_cnt;
+	struct arg_fmt args[TRACE_MAX_ARGS];
+};
+
+/* A conversion of a user's format: %s %d %u %x %p %c %f. */
+struct conv {
+	char c;
+	const char *lit;	/* text before it (not NUL-terminated) */
+	size_t lit_len;
+};
+
+struct probe_fmt {
+	struct conv convs[TRACE_MAX_ARGS];
+	int conv_cnt;
+	const char *tail;	/* text after the last conversion */
+};
+
+struct probe_ent {
+	const char *provider;	/* borrowed from the usdt_file */
+	const char *name;
+	int arg_cnt;
+	struct arg_fmt args[TRACE_MAX_ARGS];	/* the first good site's */
+	const char *reasons[TRACE_MAX_ARGS];	/* why an argument is unreadable */
+	uint32_t warned;	/* bit i: reason i has been printed */
+	struct site_fmt *sites;	/* only when sites disagree on types */
+	size_t site_cnt;
+	const struct probe_fmt *fmt;	/* the user's, or NULL */
+	uint32_t role;		/* TRACE_ROLE_* */
+	struct usdt_link *link;
+	int file;		/* which traced file */
+	dev_t dev;		/* and its identity */
+	ino_t ino;
+};
+
+/* The mappings of one traced file in one process, to find a call site
+ * from the address a hit reports. */
+struct pid_maps {
+	pid_t pid;
+	dev_t dev;
+	ino_t ino;
+	size_t cnt;
+	struct { uint64_t start, end, pgoff; } r[8];
+};
+
+struct trace_ctx {
+	bool json;
+	long max_count;
+	long count;
+	struct probe_ent *probes;
+	size_t probe_cnt;
+	size_t site_cnt;	/* good call sites of the probes */
+	struct site_ref { uint64_t off; uint32_t probe, file; } *site_refs;
+	struct pid_maps maps;
+	int write_err;		/* errno of a failed write to stdout */
+};
+
+/* A file being traced. */
+struct trace_file {
+	struct target target;	/* as shown, and the path opened */
+	struct usdt_file *file;
+	dev_t dev;
+	ino_t ino;
+};
+
+/* trace_files.c */
+/* The file a user named (with pid > 0, as that process sees it). */
+int trace_file_resolve(const char *name, pid_t pid, struct trace_file *out);
+/* Every file pid maps, once each; returns the count or -errno. */
+int trace_files_of_pid(pid_t pid, struct trace_file **out);
+void trace_files_free(struct trace_file *t, int cnt);
+
+/* trace_fmt.c */
+int fmt_parse(const char *s, struct probe_fmt *out, char *why, size_t len);
+void print_escaped(FILE *f, const char *s, size_t len);
+int on_hit(void *data, void *raw, size_t len);
+/* The types of the site an event came from; 0 if the file is unknown. */
+const struct arg_fmt *site_args(struct trace_ctx *ctx, struct probe_ent *p,
+				const struct usdt_hit *e, int *cnt);
+int output_check(struct trace_ctx *ctx);
+
+/* trace_filter.c */
+int filter_parse(const char *s, struct trace_filter *f, char *why,
+		 size_t len);
+
+/* trace_sum.c */
+struct sum_state;
+struct sum_cfg {
+	enum trace_mode mode;
+	bool json;
+	bool by_pid;
+	int hist_arg;
+	const char *lat_start, *lat_end;
+};
+struct sum_state *sum_new(const struct sum_cfg *cfg, int map_fd,
+			  const struct probe_ent *probes, size_t probe_cnt);
+/* Print what was added since the last call; final: the end of the trace
+ * (open latency starts count as unmatched). Returns 0 or -errno of a
+ * failed write. */
+int sum_print(struct sum_state *s, double t, uint64_t lost, bool final,
+	      int starts_fd);
+void sum_free(struct sum_state *s);
+/* Entries the summary map needs. */
+uint32_t sum_map_size(const struct sum_cfg *cfg, size_t probe_cnt);
+
+#endif /* __USDT_TRACE_H */

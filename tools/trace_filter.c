@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * --filter EXPR: comparisons of argN, pid or tid with an integer, joined
+ * by && (binds tighter) and ||, e.g. "arg2 > 100 && pid == 42 || arg0 == 0".
+ * The result is the DNF struct trace_filter that the BPF program
+ * evaluates, so hits filtered out never reach user space.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace.h"
+
+static const char *skip_ws(const char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	return s;
+}
+
+static int parse_operand(const char **sp, struct trace_term *t)
+{
+	const char *s = *sp;
+	char *end;
+	long n;
+
+	if (!strncmp(s, "pid", 3) && !isalnum((unsigned char)s[3])) {
+		t->operand = TRACE_OPD_PID;
+		*sp = s + 3;
+		return 0;
+	}
+	if (!strncmp(s, "tid", 3) && !isalnum((unsigned char)s[3])) {
+		t->operand = TRACE_OPD_TID;
+		*sp = s + 3;
+		return 0;
+	}
+	if (strncmp(s, "arg", 3) || !isdigit((unsigned char)s[3]))
+		return -EINVAL;
+	errno = 0;
+	n = strtol(s + 3, &end, 10);
+	if (errno || n < 0 || n >= TRACE_MAX_ARGS)
+		return -ERANGE;
+	t->operand = (__u8)n;
+	*sp = end;
+	return 0;
+}
+
+static int parse_op(const char **sp, struct trace_term *t)
+{
+	static const struct { const char *s; enum trace_op op; } ops[] = {
+		{ "==", TRACE_EQ }, { "!=", TRACE_NE }, { "<=", TRACE_LE },
+		{ ">=", TRACE_GE }, { "<", TRACE_LT }, { ">", TRACE_GT },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		size_t n = strlen(ops[i].s);
+
+		if (!strncmp(*sp, ops[i].s, n)) {
+			t->op = ops[i].op;
+			*sp += n;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int parse_value(const char **sp, struct trace_term *t)
+{
+	const char *s = *sp;
+	char *end;
+
+	errno = 0;
+	if (*s == '-') {
+		t->value = strtoll(s, &end, 0);
+	} else {
+		unsigned long long u = strtoull(s, &end, 0);
+
+		/* Above INT64_MAX: the same 64 bits, as the BPF side sees
+		 * an 8-byte unsigned argument. */
+		t->value = (__s64)u;
+	}
+	if (errno || end == s || isalnum((unsigned char)*end))
+		return -EINVAL;
+	*sp = end;
+	return 0;
+}
+
+int filter_parse(const char *s, struct trace_filter *f, char *why,
+		 size_t len)
+{
+	const char *start = s;
+	struct trace_term *t;
+
+	memset(f, 0, sizeof(*f));
+	for (;;) {
+		if (f->term_cnt == TRACE_MAX_TERMS) {
+			snprintf(why, len, "more than %d comparisons",
+				 TRACE_MAX_TERMS);
+			return -E2BIG;
+		}
+		t = &f->terms[f->term_cnt++];
+		s = skip_ws(s);
+		if (parse_operand(&s, t))
+			goto bad;
+		s = skip_ws(s);
+		if (parse_op(&s, t))
+			goto bad;
+		s = skip_ws(s);
+		if (parse_value(&s, t))
+			goto bad;
+		s = skip_ws(s);
+		if (!*s) {
+			t->group_end = 1;
+			return 0;
+		}
+		if (!strncmp(s, "||", 2))
+			t->group_end = 1;
+		else if (strncmp(s, "&&", 2))
+			goto bad;
+		s += 2;
+	}
+bad:
+	snprintf(why, len, "cannot parse at column %d: want argN, pid or tid, then == != < <= > >=, an integer, and && or || between comparisons",
+		 (int)(s - start) + 1);
+	return -EINVAL;
+}

@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The summaries of `usdt trace` (--count, --hist, --latency): the BPF
+ * program adds each hit to the map "sums"; here the map is read every
+ * interval and at the end, and what was added since the last reading is
+ * printed. The map is never cleared from user space (that would race
+ * with the program's increments): counts are cumulative there, and the
+ * last reading is kept here to take differences.
+ */
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace.h"
+
+struct sum_ent {
+	struct trace_sum_key key;
+	uint64_t val;
+};
+
+struct sum_state {
+	struct sum_cfg cfg;
+	int fd;
+	const struct probe_ent *probes;
+	size_t probe_cnt;
+	struct sum_ent *prev, *cur;
+	size_t prev_cnt, cur_cnt, cap;
+};
+
+uint32_t sum_map_size(const struct sum_cfg *cfg, size_t probe_cnt)
+{
+	switch (cfg->mode) {
+	case TRACE_COUNT:
+		return (uint32_t)(cfg->by_pid ? probe_cnt * 256 + 4096 :
+					        probe_cnt);
+	case TRACE_HIST:
+		return (uint32_t)(probe_cnt * TRACE_SLOTS);
+	case TRACE_LATENCY:
+		return 128;
+	default:
+		return 1;
+	}
+}
+
+static int ent_cmp(const void *a, const void *b)
+{
+	const struct sum_ent *x = a, *y = b;
+
+	if (x->key.cookie != y->key.cookie)
+		return x->key.cookie < y->key.cookie ? -1 : 1;
+	if (x->key.aux != y->key.aux)
+		return x->key.aux < y->key.aux ? -1 : 1;
+	return 0;
+}
+
+struct sum_state *sum_new(const struct sum_cfg *cfg, int map_fd,
+			  const struct probe_ent *probes, size_t probe_cnt)
+{
+	struct sum_state *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->cfg = *cfg;
+	s->fd = map_fd;
+	s->probes = probes;
+	s->probe_cnt = probe_cnt;
+	return s;
+}
+
+void sum_free(struct sum_state *s)
+{
+	if (!s)
+		return;
+	free(s->prev);
+	free(s->cur);
+	free(s);
+}
+
+/* Read the whole map into cur, sorted, then turn values into the
+ * difference from prev (cur keeps the totals for the next round in
+ * prev). Returns 0 or -ENOMEM. */
+static int sum_read(struct sum_state *s)
+{
+	struct trace_sum_key key, next, *kp = NULL;
+	struct sum_ent *t;
+
+	s->cur_cnt = 0;
+	while (!bpf_map_get_next_key(s->fd, kp, &next)) {
+		uint64_t v;
+
+		key = next;
+		kp = &key;
+		if (bpf_map_lookup_elem(s->fd, &key, &v))
+			continue;
+		if (s->cur_cnt == s->cap) {
+			size_t cap = s->cap ? s->cap * 2 : 256;
+
+			t = realloc(s->cur, cap * sizeof(*t));
+			if (!t)
+				return -ENOMEM;
+			s->cur = t;
+			t = realloc(s->prev, cap * sizeof(*t));
+			if (!t)
+				return -ENOMEM;
+			s->prev = t;
+			s->cap = cap;
+		}
+		s->cur[s->cur_cnt].key = key;
+		s->cur[s->cur_cnt].val = v;
+		s->cur_cnt++;
+	}
+	qsort(s->cur, s->cur_cnt, sizeof(*s->cur), ent_cmp);
+	return 0;
+}
+
+/* The value of key added since the last print. */
+static uint64_t delta(const struct sum_state *s, const struct sum_ent *e)
+{
+	const struct sum_ent *old = s->prev_cnt ?
+		bsearch(e, s->prev, s->prev_cnt, sizeof(*e), ent_cmp) : NULL;
+
+	return old ? e->val - old->val : e->val;
+}
+
+static void print_probe(const struct sum_state *s, uint32_t cookie)
+{
+	const struct probe_ent *p = &s->probes[cookie];
+
+	if (s->cfg.json) {
+		char *full;
+
+		if (asprintf(&full, "%s:%s", p->provider, p->name) < 0) {
+			fputs("null", stdout);
+			return;
+		}
+		json_str(stdout, full);
+		free(full);
+		return;
+	}
+	print_escaped(stdout, p->provider, strlen(p->provider));
+	fputc(':', stdout);
+	print_escaped(stdout, p->name, strlen(p->name));
+}
+
+static void print_counts(const struct sum_state *s)
+{
+	bool first = true;
+	size_t i;
+
+	if (s->cfg.json)
+		fputs(", \"counts\": [", stdout);
+	for (i = 0; i < s->cur_cnt; i++) {
+		const struct sum_ent *e = &s->cur[i];
+		uint64_t d = delta(s, e);
+
+		if (!d || e->key.cookie >= s->probe_cnt)
+			continue;
+		if (s->cfg.json) {
+			fputs(first ? "{\"probe\": " : ", {\"probe\": ", stdout);
+			print_probe(s, e->key.cookie);
+			if (s->cfg.by_pid)
+				printf(", \"pid\": %u", e->key.aux);
+			printf(", \"count\": %" PRIu64 "}", d);
+		} else {
+			printf("%12" PRIu64 " ", d);
+			if (s->cfg.by_pid)
+				printf("%8u ", e->key.aux);
+			print_probe(s, e->key.cookie);
+			fputc('\n', stdout);
+		}
+		first = false;
+	}
+	if (s->cfg.json)
+		fputs("]", stdout);
+}
+
+/* "[1024, 2048)" style bounds of a log2 slot, with K/M/G suffixes in
+ * text. */
+static void slot_bounds(uint32_t slot, uint64_t *lo, uint64_t *hi)
+{
+	*lo = slot <= 1 ? slot : (uint64_t)1 << (slot - 1);
+	*hi = slot == 0 ? 1 : slot >= 64 ? UINT64_MAX : (uint64_t)1 << slot;
+}
+
+static const char *human(uint64_t v, char *buf, size_t len)
+{
+	static const char sfx[] = "KMGTPE";
+	int i = -1;
+
+	while (v >= 1024 && !(v % 1024) && i < 5) {
+		v /= 1024;
+		i++;
+	}
+	if (i < 0)
+		snprintf(buf, len, "%" PRIu64, v);
+	else
+		snprintf(buf, len, "%" PRIu64 "%c", v, sfx[i]);
+	return buf;
+}
+
+/*
+ * One histogram: the slots of the entries [from, to) of cur (one cookie),
+ * as text bars or a JSON array of buckets.
+ */
+static void print_hist(const struct sum_state *s, size_t from, size_t to)
+{
+	uint64_t max = 0, d, lo, hi;
+	char a[24], b[24];
+	bool first = true;
+	size_t i;
+
+	for (i = from; i < to; i++)
+		if (s->cur[i].key.aux < TRACE_SLOTS && (d = delta(s, &s->cur[i])) > max)
+			max = d;
+	if (s->cfg.json)
+		fputs("\"buckets\": [", stdout);
+	for (i = from; i < to; i++) {
+		uint32_t slot = s->cur[i].key.aux;
+
+		d = delta(s, &s->cur[i]);
+		if (!d || slot >= TRACE_SLOTS)
+			continue;
+		slot_bounds(slot, &lo, &hi);
+		if (s->cfg.json) {
+			if (slot == TRACE_SLOT_NEG)
+				printf("%s{\"negative\": true, \"count\": %" PRIu64 "}",
+				       first ? "" : ", ", d);
+			else
+				printf("%s{\"low\": %" PRIu64 ", \"high\": %" PRIu64 ", \"count\": %" PRIu64 "}",
+				       first ? "" : ", ", lo, hi, d);
+		} else {
+			char range[64];
+			int bar = (int)(d * 40 / max);
+
+			if (slot == TRACE_SLOT_NEG)
+				snprintf(range, sizeof(range), "(< 0)");
+			else if (slot == 0)
+				snprintf(range, sizeof(range), "[0]");
+			else
+				snprintf(range, sizeof(range), "[%s, %s)",
+					 human(lo, a, sizeof(a)),
+					 hi == UINT64_MAX ? "max" :
+					 human(hi, b, sizeof(b)));
+			printf("  %-20s %12" PRIu64 " |%.*s%*s|\n", range, d, bar,
+			       "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@", 40 - bar,
+			       "");
+		}
+		first = false;
+	}
+	if (s->cfg.json)
+		fputs("]", stdout);
+}
+
+static void print_hists(const struct sum_state *s)
+{
+	size_t i = 0, j;
+	bool first = true;
+
+	if (s->cfg.json)
+		fputs(", \"hists\": [", stdout);
+	while (i < s->cur_cnt) {
+		uint32_t cookie = s->cur[i].key.cookie;
+
+		for (j = i; j < s->cur_cnt && s->cur[j].key.cookie == cookie; j++)
+			;
+		if (cookie < s->probe_cnt) {
+			if (s->cfg.json) {
+				fputs(first ? "{\"probe\": " : ", {\"probe\": ", stdout);
+				print_probe(s, cookie);
+				printf(", \"arg\": %d, ", s->cfg.hist_arg);
+				print_hist(s, i, j);
+				fputs("}", stdout);
+			} else {
+				print_probe(s, cookie);
+				printf(" arg%d\n", s->cfg.hist_arg);
+				print_hist(s, i, j);
+			}
+			first = false;
+		}
+		i = j;
+	}
+	if (s->cfg.json)
+		fputs("]", stdout);
+}
+
+/* Threads whose START is still open at the end. */
+static uint64_t open_starts(int fd)
+{
+	uint32_t key, next, *kp = NULL;
+	uint64_t n = 0;
+
+	while (fd >= 0 && !bpf_map_get_next_key(fd, kp, &next)) {
+		key = next;
+		kp = &key;
+		n++;
+	}
+	return n;
+}
+
+static void print_latency(const struct sum_state *s, bool final,
+			  int starts_fd)
+{
+	uint64_t um_start = 0, um_end = 0;
+	size_t i, from = s->cur_cnt, to = s->cur_cnt;
+
+	for (i = 0; i < s->cur_cnt; i++) {
+		const struct sum_ent *e = &s->cur[i];
+
+		if (e->key.cookie != TRACE_LAT_KEY)
+			continue;
+		if (e->key.aux == TRACE_LAT_UNMATCHED_START)
+			um_start = delta(s, e);
+		else if (e->key.aux == TRACE_LAT_UNMATCHED_END)
+			um_end = delta(s, e);
+		if (from == s->cur_cnt)
+			from = i;
+		to = i + 1;
+	}
+	if (final)
+		um_start += open_starts(starts_fd);
+	if (s->cfg.json) {
+		fputs(", \"latency\": {\"start\": ", stdout);
+		json_str(stdout, s->cfg.lat_start);
+		fputs(", \"end\": ", stdout);
+		json_str(stdout, s->cfg.lat_end);
+		fputs(", \"unit\": \"ns\", ", stdout);
+		print_hist(s, from, to);
+		printf(", \"unmatched_starts\": %" PRIu64 ", \"unmatched_ends\": %" PRIu64 "}",
+		       um_start, um_end);
+		return;
+	}
+	fputs("latency ", stdout);
+	print_escaped(stdout, s->cfg.lat_start, strlen(s->cfg.lat_start));
+	fputs(" -> ", stdout);
+	print_escaped(stdout, s->cfg.lat_end, strlen(s->cfg.lat_end));
+	fputs(" (ns)\n", stdout);
+	print_hist(s, from, to);
+	printf("unmatched starts: %" PRIu64 ", unmatched ends: %" PRIu64 "\n",
+	       um_start, um_end);
+}
+
+int sum_print(struct sum_state *s, double t, uint64_t lost, bool final,
+	      int starts_fd)
+{
+	struct sum_ent *tmp;
+	int err = sum_read(s);
+
+	if (err)
+		return err;
+	if (s->cfg.json)
+		printf("{\"time\": %.3f, \"final\": %s, \"lost\": %" PRIu64, t,
+		       final ? "true" : "false", lost);
+	else
+		printf("@ %.3f s%s%s\n", t, final ? " (end)" : "",
+		       lost ? " (some hits lost: map or buffer full)" : "");
+	if (s->cfg.mode == TRACE_COUNT)
+		print_counts(s);
+	else if (s->cfg.mode == TRACE_HIST)
+		print_hists(s);
+	else
+		print_latency(s, final, starts_fd);
+	fputs(s->cfg.json ? "}\n" : "\n", stdout);
+	tmp = s->prev;
+	s->prev = s->cur;
+	s->cur = tmp;
+	s->prev_cnt = s->cur_cnt;
+	if (fflush(stdout) || ferror(stdout))
+		return -(errno ? errno : EIO);
+	return 0;
+}
