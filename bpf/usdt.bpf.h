@@ -24,6 +24,12 @@
  * bpf_tracing.h; without it, the manager tells the program where the PC is
  * and how big the context is, before load.
  *
+ * Per-attach storage: `#define USDT_STORAGE_TYPE struct my_state` before
+ * the include gives bpf_usdt_storage(ctx), a pointer to this attach's value
+ * (one per link, or per call site; set and read in place by user space,
+ * see usdt_link__storage()), NULL where the attach has none. Without the
+ * define, neither its map nor its code is in the object.
+ *
  * Map sizes can be set before the include (USDT_MAX_SPEC_CNT or libbpf's
  * BPF_USDT_MAX_SPEC_CNT, USDT_MAX_IP_CNT or BPF_USDT_MAX_IP_CNT) or by
  * usdt_manager_opts before load.
