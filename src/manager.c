@@ -510,7 +510,7 @@ static void fit_ctx_funcs(struct usdt_manager *man)
 {
 	static const char *const funcs[] = {
 		"usdt__arg", "usdt__arg_cnt", "usdt__arg_size", "usdt__cookie",
-		"usdt__args",
+		"usdt__args", "usdt__slot",
 	};
 	const struct usdt__features *feat = usdt__features();
 	struct btf *btf = bpf_object__btf(man->obj);

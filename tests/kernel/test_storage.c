@@ -59,6 +59,16 @@ static const struct mode modes[] = {
 	{ "perf, IP map, pid > 0", true, true, 1 },
 };
 
+static void each_mode(void (*fn)(const struct mode *m))
+{
+	size_t i;
+
+	for (i = 0; i < USDT__ARRAY_SIZE(modes); i++) {
+		print_message("%s\n", modes[i].name);
+		fn(&modes[i]);
+	}
+}
+
 struct fixture {
 	struct storage_test *skel;
 	struct usdt_manager *man;
@@ -169,12 +179,7 @@ static void isolation(const struct mode *m)
 
 static void test_isolation(void **state)
 {
-	size_t i;
-
-	for (i = 0; i < USDT__ARRAY_SIZE(modes); i++) {
-		print_message("%s\n", modes[i].name);
-		isolation(&modes[i]);
-	}
+	each_mode(isolation);
 }
 
 /* A destroyed link's slot is zeroed, and the next attach reuses it from
@@ -221,12 +226,7 @@ static void reuse(const struct mode *m)
 
 static void test_reuse(void **state)
 {
-	size_t i;
-
-	for (i = 0; i < USDT__ARRAY_SIZE(modes); i++) {
-		print_message("%s\n", modes[i].name);
-		reuse(&modes[i]);
-	}
+	each_mode(reuse);
 }
 
 /* Two slots: st:a per site takes both; st:b then fails with E2BIG and
@@ -267,12 +267,7 @@ static void e2big(const struct mode *m)
 
 static void test_e2big(void **state)
 {
-	size_t i;
-
-	for (i = 0; i < USDT__ARRAY_SIZE(modes); i++) {
-		print_message("%s\n", modes[i].name);
-		e2big(&modes[i]);
-	}
+	each_mode(e2big);
 }
 
 static void expect_einval(struct fixture *f, const void *init, size_t sz,
