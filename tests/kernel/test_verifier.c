@@ -17,6 +17,7 @@
  */
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 
 #include "test_util.h"
 #include "usdt.h"
@@ -49,6 +50,17 @@ static unsigned int verified_insns(const struct bpf_program *p,
 
 /* Load one build of the shapes, with a manager as a user would, and check
  * each program against its budget. */
+/* Did the manager make the reader static (its context type is not this
+ * kernel's: a cross build with another arch's vmlinux.h)? */
+static bool reader_is_static(struct bpf_object *obj)
+{
+	const struct btf *btf = bpf_object__btf(obj);
+	int id = btf__find_by_name_kind(btf, "usdt__arg", BTF_KIND_FUNC);
+
+	assert_true(id > 0);
+	return btf_vlen(btf__type_by_id(btf, id)) == BTF_FUNC_STATIC;
+}
+
 static void check_build(const char *variant)
 {
 	char path[256];
@@ -56,6 +68,8 @@ static void check_build(const char *variant)
 	struct usdt_manager *man;
 	bool old_cpu = !strcmp(variant, "v1") || !strcmp(variant, "v2");
 	unsigned int n, xlated, budget;
+	struct bpf_program *prog;
+	bool per_call;
 	size_t i;
 
 	snprintf(path, sizeof(path), OBJ_DIR "shapes-%s.bpf.o", variant);
@@ -63,12 +77,23 @@ static void check_build(const char *variant)
 	assert_non_null(obj);
 	man = usdt_manager__new(obj, NULL);
 	assert_non_null(man);
+	/* Verified per call, the reader costs what libbpf's does: the
+	 * budgets do not hold, and twelve checks pass 1M. */
+	per_call = reader_is_static(obj);
+	if (per_call) {
+		printf("%s: the reader is verified per call here (this build's context type is not the kernel's): loading only\n",
+		       variant);
+		prog = bpf_object__find_program_by_name(obj, "checked12");
+		bpf_program__set_autoload(prog, false);
+	}
 	assert_int_equal(bpf_object__load(obj), 0);
 	for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
 		const struct bpf_program *p =
 			bpf_object__find_program_by_name(obj, shapes[i].prog);
 
 		assert_non_null(p);
+		if (per_call)
+			continue;
 		n = verified_insns(p, &xlated);
 		budget = old_cpu ? shapes[i].budget_v1v2 : shapes[i].budget;
 		printf("%-7s %-10s %7u verified insns (budget %u), %u xlated\n",
@@ -105,8 +130,9 @@ static void test_no_target_arch(void **state)
 /*
  * Built with a context type the kernel does not take for a global
  * function's (what a vmlinux.h of another arch gives): alone, the object
- * does not load; with a manager, its reader is verified per call instead,
- * and every shape but the twelve checks (libbpf's cost: past 1M) loads.
+ * does not load; with a manager, its reader is made static (verified per
+ * call) and every shape but the twelve checks (libbpf's cost: past 1M)
+ * loads.
  */
 static void test_foreign_ctx_type(void **state)
 {
@@ -114,7 +140,6 @@ static void test_foreign_ctx_type(void **state)
 	struct bpf_object *obj = bpf_object__open_file(path, NULL);
 	libbpf_print_fn_t old_print;
 	struct usdt_manager *man;
-	size_t i;
 
 	assert_non_null(obj);
 	old_print = libbpf_set_print(NULL);	/* the refusal's log */
@@ -122,22 +147,14 @@ static void test_foreign_ctx_type(void **state)
 	libbpf_set_print(old_print);
 	bpf_object__close(obj);
 
-	for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
-		struct bpf_program *p;
-
-		if (!strcmp(shapes[i].prog, "checked12"))
-			continue;
-		obj = bpf_object__open_file(path, NULL);
-		assert_non_null(obj);
-		bpf_object__for_each_program(p, obj)
-			bpf_program__set_autoload(
-				p, !strcmp(bpf_program__name(p), shapes[i].prog));
-		man = usdt_manager__new(obj, NULL);
-		assert_non_null(man);
-		assert_int_equal(bpf_object__load(obj), 0);
-		usdt_manager__free(man);
-		bpf_object__close(obj);
-	}
+	obj = bpf_object__open_file(path, NULL);
+	assert_non_null(obj);
+	man = usdt_manager__new(obj, NULL);
+	assert_non_null(man);
+	assert_true(reader_is_static(obj));
+	usdt_manager__free(man);
+	bpf_object__close(obj);
+	check_build("wrongctx");
 }
 
 int main(void)
