@@ -340,6 +340,27 @@ static void test_index(void **state)
 	teardown(&f);
 }
 
+/* The values outlive the manager's user and the object: the link keeps
+ * the mapping, BPF goes on counting, user space goes on reading. */
+static void test_outlives_object(void **state)
+{
+	struct storage_test_val init = { .init = 4 };
+	const struct storage_test_val *v;
+	struct fixture f;
+	struct usdt_link *l;
+
+	setup(&f, &modes[0], 0);
+	l = attach(&f, "b", &init, false);
+	assert_non_null(l);
+	teardown(&f);
+	v = usdt_link__storage(l, 0);
+	assert_non_null(v);
+	fire_b();
+	fire_b();
+	check_val(v, 4, 0, 2, 3);
+	assert_int_equal(usdt_link__destroy(l), 0);
+}
+
 static struct bpf_object *load_shapes(const char *variant,
 				      struct usdt_manager **man)
 {
@@ -410,6 +431,7 @@ int main(void)
 		cmocka_unit_test(test_e2big),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_index),
+		cmocka_unit_test(test_outlives_object),
 		cmocka_unit_test(test_no_cost),
 	};
 
