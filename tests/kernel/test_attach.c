@@ -4,7 +4,6 @@
  * (and in libusdttest.so), BPF records what bpf_usdt_arg() reads, and the
  * test compares it with what the program passed.
  */
-#include <dirent.h>
 #include <signal.h>
 #include <sys/sdt.h>
 #include <sys/wait.h>
@@ -1072,23 +1071,10 @@ static void test_no_target_arch(void **state)
 	release(skel);
 }
 
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	assert_non_null(d);
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
 static void test_attach_destroy_cycles(void **state)
 {
 	struct fix *f = *state;
-	int fds = count_fds(), i;
+	int fds = usdt_test_count_fds(), i;
 
 	for (i = 0; i < 1000; i++) {
 		USDT_OPTS(usdt_attach_opts, o, .usr_cookie = (uint64_t)i);
@@ -1105,7 +1091,7 @@ static void test_attach_destroy_cycles(void **state)
 		assert_int_equal(release(l), 0);
 	}
 	assert_specs_empty(f->skel, f->man);
-	assert_int_equal(count_fds(), fds);
+	assert_int_equal(usdt_test_count_fds(), fds);
 }
 
 int main(void)
