@@ -121,10 +121,13 @@ static void resolve(const struct usdt__site_ctx *site, const char *str,
 		 * name leaves room in the reason for what went wrong. */
 		int q = arg->sym_len > 40 ? 40 : arg->sym_len;
 
-		err = site->symtab ? usdt__sym_lookup(site->symtab, name,
-						      arg->sym_len, &addr,
-						      &got_slot)
-				   : -ENOENT;
+		const struct usdt__symtab *st = site->symtab;
+
+		if (!st && site->load_symtab)
+			st = site->load_symtab(site->load_arg);
+		err = st ? usdt__sym_lookup(st, name, arg->sym_len, &addr,
+					    &got_slot)
+			 : -ENOENT;
 		if (err == -ENOTUNIQ) {
 			set_unsupported(arg, "symbol '%.*s' is ambiguous: several symbols have that name",
 					q, name);

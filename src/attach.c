@@ -3,10 +3,17 @@
  * The attach engine: find the target file, pick the call sites, give each
  * one a spec ID, and attach the program with one uprobe_multi link or one
  * perf uprobe per site. Any failure unwinds everything the call did.
+ *
+ * One file from read to attach: the target is opened once, its notes are
+ * read from that descriptor, the nop5 check reads the same descriptor, and
+ * the kernel is given the same open file as /proc/self/fd/N. A path is
+ * never opened twice, so whoever controls a directory or a symlink on it
+ * cannot make the kernel apply our offsets and semaphore offsets to some
+ * other file. Where a process's mappings are consulted, files are matched
+ * by device and inode, never by name.
  */
 #include <elf.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>

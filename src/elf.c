@@ -324,6 +324,8 @@ static int add_got_slots(const struct usdt__elf *ue, struct usdt__symtab *st)
 	GElf_Rela rela;
 	GElf_Sym sym;
 	const char *name;
+	uint64_t budget = USDT__MAX_SECTION_SIZE;
+	uint32_t link = 0;
 	size_t i, cnt;
 	int err;
 
@@ -338,10 +340,16 @@ static int add_got_slots(const struct usdt__elf *ue, struct usdt__symtab *st)
 		if (!sym_scn || !gelf_getshdr(sym_scn, &sym_shdr) ||
 		    (sym_shdr.sh_type != SHT_DYNSYM &&
 		     sym_shdr.sh_type != SHT_SYMTAB) ||
-		    !usdt__elf_section_fits(ue, &shdr, USDT__MAX_SECTION_SIZE,
-					    "a relocation table") ||
+		    !usdt__elf_section_fits(ue, &shdr, budget,
+					    "the relocation tables") ||
 		    !symbols_fit(ue, &sym_shdr))
 			continue;
+		/* One limit for all of them (a file may have many), and one
+		 * symbol table: .dynsym, which real ones all name. */
+		if (link && shdr.sh_link != link)
+			continue;
+		link = shdr.sh_link;
+		budget -= shdr.sh_size;
 		data = elf_getdata(scn, NULL);
 		syms = elf_getdata(sym_scn, NULL);
 		if (!data || !syms)

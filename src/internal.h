@@ -220,6 +220,10 @@ void usdt__symtab_free(struct usdt__symtab *st);
 struct usdt__site_ctx {
 	const struct usdt__arch_ops *arch;
 	const struct usdt__symtab *symtab; /* may be NULL */
+	/* Optional, used when symtab is NULL: builds the table on the first
+	 * argument that names a symbol (most files have none), or NULL. */
+	const struct usdt__symtab *(*load_symtab)(void *load_arg);
+	void *load_arg;
 	uint64_t vaddr;		/* the call site's link-time address */
 	bool is_dyn;		/* ET_DYN: absolute addresses need the load bias */
 	bool big_endian;

@@ -213,6 +213,29 @@ static int walk_notes(const struct usdt__elf *ue, const char *data,
 	return 0;
 }
 
+/*
+ * The symbol table, built when an argument first names a symbol: reading
+ * .symtab and its strings is most of the memory a big unstripped binary
+ * costs, and most files' arguments are registers and memory only.
+ */
+struct lazy_symtab {
+	const struct usdt__elf *ue;
+	struct usdt__symtab *st;
+	bool tried;
+	int err;		/* -ENOMEM fails the file */
+};
+
+static const struct usdt__symtab *lazy_symtab_get(void *arg)
+{
+	struct lazy_symtab *l = arg;
+
+	if (!l->tried) {
+		l->tried = true;
+		l->err = usdt__elf_symtab(l->ue, &l->st);
+	}
+	return l->st;
+}
+
 /* Keep only the specs of the probe's arguments (16 bytes, not ~200). */
 static void compact_probe(struct usdt_probe *p)
 {
@@ -233,7 +256,7 @@ static void compact_probe(struct usdt_probe *p)
 
 /* Fill in one probe from its raw site; strings are copied to *st. */
 static void build_probe(const struct usdt__elf *ue, struct usdt_file *file,
-			const struct usdt__symtab *symtab, bool has_base,
+			struct lazy_symtab *symtab, bool has_base,
 			uint64_t base_addr, const struct raw_site *s,
 			struct usdt_probe *p, char **st)
 {
@@ -282,7 +305,8 @@ static void build_probe(const struct usdt__elf *ue, struct usdt_file *file,
 	}
 
 	site.arch = file->arch;
-	site.symtab = symtab;
+	site.load_symtab = lazy_symtab_get;
+	site.load_arg = symtab;
 	site.vaddr = p->vaddr;
 	site.is_dyn = file->e_type == ET_DYN;
 	site.big_endian = file->big_endian;
@@ -315,7 +339,7 @@ struct stapsdt_base {
 
 /* Every probe from its raw site, into file->probes[] and storage. */
 static int build_probes(const struct usdt__elf *ue, struct usdt_file *file,
-			const struct usdt__symtab *symtab,
+			struct lazy_symtab *symtab,
 			const struct stapsdt_base *base,
 			const struct raw_sites *rs)
 {
@@ -327,7 +351,7 @@ static int build_probes(const struct usdt__elf *ue, struct usdt_file *file,
 			    &file->probes[i], &st);
 		file->probe_cnt = i + 1;
 		/* Only running out of memory is fatal to the file. */
-		if (file->probes[i].status == -ENOMEM)
+		if (file->probes[i].status == -ENOMEM || symtab->err)
 			return -ENOMEM;
 		arg_total += (size_t)file->probes[i].arg_cnt;
 		if (arg_total > USDT__MAX_ARGS) {
@@ -342,7 +366,7 @@ static int build_probes(const struct usdt__elf *ue, struct usdt_file *file,
 static int read_probes(const struct usdt__elf *ue, struct usdt_file *file)
 {
 	struct raw_sites rs = {};
-	struct usdt__symtab *symtab = NULL;
+	struct lazy_symtab symtab = { .ue = ue };
 	struct stapsdt_base base = {};
 	size_t i, total = 0, align;
 	GElf_Shdr shdr;
@@ -382,10 +406,6 @@ static int read_probes(const struct usdt__elf *ue, struct usdt_file *file)
 	if (!rs.cnt)
 		goto out;
 
-	err = usdt__elf_symtab(ue, &symtab);
-	if (err)
-		goto err_out;
-
 	/* Bounded by twice the section's size, which is inside the file. */
 	for (i = 0; i < rs.cnt; i++)
 		total += rs.v[i].provider_len + rs.v[i].name_len +
@@ -396,16 +416,16 @@ static int read_probes(const struct usdt__elf *ue, struct usdt_file *file)
 		err = -ENOMEM;
 		goto err_out;
 	}
-	err = build_probes(ue, file, symtab, &base, &rs);
+	err = build_probes(ue, file, &symtab, &base, &rs);
 	if (err)
 		goto err_out;
 out:
-	usdt__symtab_free(symtab);
+	usdt__symtab_free(symtab.st);
 	free(rs.v);
 	return 0;
 
 err_out:
-	usdt__symtab_free(symtab);
+	usdt__symtab_free(symtab.st);
 	free(rs.v);
 	return err;
 }

@@ -33,7 +33,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -346,17 +345,20 @@ static void selection_free(struct selection *sel)
 static int selection_parse(const struct trace_opts *o, struct selection *sel)
 {
 	char **words = calloc((size_t)o->pos_cnt + 2, sizeof(*words));
-	const char *fmt_of[o->pos_cnt + 2];
+	const char **fmt_of = calloc((size_t)o->pos_cnt + 2, sizeof(*fmt_of));
 	int i, n = 0, err = 1;
 	char why[160];
 
 	memset(sel, 0, sizeof(*sel));
-	if (!words)
+	if (!words || !fmt_of) {
+		free(words);
+		free(fmt_of);
 		return tool_err("trace: out of memory");
+	}
 	if (o->sum.mode == TRACE_LATENCY) {
 		if (o->pos_cnt > o->pat_from) {
-			free(words);
-			return tool_err("trace: with --latency, START and END are the probes");
+			tool_err("trace: with --latency, START and END are the probes");
+			goto out;
 		}
 		words[n] = (char *)o->sum.lat_start;
 		fmt_of[n++] = NULL;
@@ -393,6 +395,7 @@ static int selection_parse(const struct trace_opts *o, struct selection *sel)
 	err = 0;
 out:
 	free(words);
+	free(fmt_of);
 	if (err)
 		selection_free(sel);
 	return err;
@@ -628,14 +631,12 @@ static int check_table(struct trace_ctx *ctx, const struct trace_opts *o,
 			p->role |= patterns_match(sel->pats + 1, 1, p->provider,
 						  p->name) ? TRACE_ROLE_END : 0;
 			if (p->role == (TRACE_ROLE_START | TRACE_ROLE_END))
-				return tool_err("trace: %s:%s matches both START and END",
-						p->provider, p->name);
+				return probe_err(p, "matches both START and END");
 			roles |= p->role;
 		}
 		if (p->fmt && p->fmt->conv_cnt > p->arg_cnt)
-			return tool_err("trace: %s:%s has %d arguments; its format wants %d",
-					p->provider, p->name, p->arg_cnt,
-					p->fmt->conv_cnt);
+			return probe_err(p, "has %d arguments; its format wants %d",
+					 p->arg_cnt, p->fmt->conv_cnt);
 	}
 	if (o->sum.mode == TRACE_LATENCY && roles != (TRACE_ROLE_START | TRACE_ROLE_END))
 		return tool_err("trace: no probe matches %s",
@@ -870,6 +871,7 @@ static int configure(struct trace_run *r)
 	struct usdt_trace *skel = r->skel;
 	struct trace_filter f;
 	char why[240];
+	size_t i;
 	int err;
 
 	skel->rodata->target_tgid = r->attach_pid > 0 ?
@@ -885,6 +887,9 @@ static int configure(struct trace_run *r)
 		memcpy((void *)&skel->rodata->filter, &f, sizeof(f));
 	}
 	skel->rodata->page_shift = (uint32_t)page_shift();
+	skel->rodata->use_sites = r->by_pattern;
+	for (i = 0; i < r->ctx.probe_cnt; i++)
+		skel->rodata->use_sites |= r->ctx.probes[i].sites != NULL;
 	err = bpf_map__set_max_entries(skel->maps.probe_cfg,
 				       (uint32_t)r->ctx.probe_cnt);
 	if (!err && r->by_pattern)
@@ -936,6 +941,8 @@ static int load(struct trace_run *r)
 		const struct probe_fmt *pf = r->ctx.probes[i].fmt;
 		int j;
 
+		if (r->ctx.probes[i].sites)
+			cfg.role |= TRACE_NEED_SITE;
 		for (j = 0; pf && j < pf->conv_cnt; j++)
 			if (pf->convs[j].c == 's')
 				cfg.str_mask |= 1u << j;
@@ -948,12 +955,7 @@ static int load(struct trace_run *r)
 	for (i = 0; r->by_pattern && i < r->ctx.site_cnt; i++) {
 		const struct site_ref *s = &r->ctx.site_refs[i];
 		const struct trace_file *f = &r->files[s->file];
-		/* The kernel's dev_t: MAJOR << 20 | MINOR. */
-		struct trace_site_key key = {
-			.dev = (uint32_t)(major(f->dev) << 20 | minor(f->dev)),
-			.ino = f->ino,
-			.off = s->off,
-		};
+		struct trace_site_key key = { .ino = f->ino, .off = s->off };
 
 		if (bpf_map_update_elem(bpf_map__fd(r->skel->maps.site_probe),
 					&key, &s->probe, BPF_ANY))
@@ -1067,12 +1069,10 @@ static int attach_all(struct trace_run *r)
 		if (stop_signal)
 			return 128 + stop_signal;
 		if (err != EINVAL && err != ENOTSUP && err != ENOENT)
-			return tool_err("trace: cannot attach to %s:%s in %s: %s",
-					p->provider, p->name,
-					r->files[p->file].target.shown,
-					attach_error(err));
-		tool_err("trace: warning: skipping %s:%s: %s", p->provider,
-			 p->name, attach_error(err));
+			return probe_err(p, "cannot attach in %s: %s",
+					 r->files[p->file].target.shown,
+					 attach_error(err));
+		probe_err(p, "warning: skipped: %s", attach_error(err));
 	}
 	if (!ok)
 		return tool_err("trace: %s: no probe could be attached",
@@ -1369,6 +1369,10 @@ int cmd_trace(int argc, char **argv)
 	char **args, *joined;
 	int n, ret;
 
+	/* A closed stdout would be taken by the next open() (a BPF map, the
+	 * traced file), and the output written there. */
+	if (fcntl(STDOUT_FILENO, F_GETFD) < 0)
+		return tool_err("trace: writing the output: standard output is closed");
 	args = join_latency(argc, argv, &n, &joined);
 	if (!args)
 		return tool_err("trace: out of memory");

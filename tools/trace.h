@@ -99,6 +99,10 @@ void trace_files_free(struct trace_file *t, int cnt);
 /* trace_fmt.c */
 int fmt_parse(const char *s, struct probe_fmt *out, char *why, size_t len);
 void print_escaped(FILE *f, const char *s, size_t len);
+/* "usdt: trace: PROVIDER:NAME: message" on stderr, the names escaped;
+ * returns 1. */
+int probe_err(const struct probe_ent *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 int on_hit(void *data, void *raw, size_t len);
 /* The types of the site an event came from; 0 if the file is unknown. */
 const struct arg_fmt *site_args(struct trace_ctx *ctx, struct probe_ent *p,

@@ -36,11 +36,13 @@ enum trace_mode {
  */
 #define TRACE_COOKIE_BY_OFFSET 0xffffffffu
 
-/* A call site: its file (the kernel's dev_t, MAJOR << 20 | MINOR, and
- * inode) and its offset in that file. */
+/*
+ * A call site: its file's inode number and its offset in that file. Not
+ * the device: what stat() reports (st_dev) is not always the superblock's
+ * device the kernel sees (btrfs subvolumes), and an inode number and an
+ * offset that are both a call site's in two files is not a real risk.
+ */
 struct trace_site_key {
-	__u32 dev;
-	__u32 pad;
 	__u64 ino;
 	__u64 off;
 };
@@ -48,9 +50,11 @@ struct trace_site_key {
 /* Per probe (array map indexed by cookie). */
 #define TRACE_ROLE_START 1u
 #define TRACE_ROLE_END 2u
+/* The probe's call sites disagree on types: events carry site_off. */
+#define TRACE_NEED_SITE 4u
 struct trace_probe_cfg {
 	__u32 str_mask;		/* bit i: argument i points to a string */
-	__u32 role;		/* TRACE_ROLE_*, for TRACE_LATENCY */
+	__u32 role;		/* TRACE_ROLE_*, TRACE_NEED_SITE */
 };
 
 /*
@@ -93,6 +97,8 @@ struct usdt_hit {
 	__u64 ts;		/* bpf_ktime_get_ns() */
 	__u64 cookie;		/* index into the tool's probe table */
 	__u64 ip;		/* the call site's address in the process */
+	__u64 site_off;		/* its offset in its file (TRACE_NEED_SITE),
+				 * else ~0 */
 	__u32 pid;		/* the process (tgid) */
 	__u32 tid;		/* the thread */
 	__s32 arg_cnt;		/* the call site's, or its negative errno */
@@ -110,6 +116,6 @@ struct usdt_hit {
 	__u32 pad;
 };
 
-_Static_assert(sizeof(struct usdt_hit) == 224, "usdt_hit layout");
+_Static_assert(sizeof(struct usdt_hit) == 232, "usdt_hit layout");
 
 #endif /* __USDT_TRACE_EVENT_H */

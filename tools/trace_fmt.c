@@ -9,9 +9,9 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/sysmacros.h>
 
 #include "trace.h"
 
@@ -243,12 +243,13 @@ static void maps_load(struct pid_maps *m, pid_t pid, dev_t dev, ino_t ino)
 		return;
 	while (getline(&line, &cap, f) > 0 && m->cnt < 8) {
 		unsigned long long start, end, pgoff, ino;
-		unsigned int maj, min;
 
-		if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu", &start, &end,
-			   &pgoff, &maj, &min, &ino) != 6)
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %llu", &start, &end,
+			   &pgoff, &ino) != 4)
 			continue;
-		if (ino != m->ino || makedev(maj, min) != m->dev)
+		/* By inode only: st_dev and the device /proc shows differ on
+		 * btrfs (see struct trace_site_key). */
+		if (ino != m->ino)
 			continue;
 		m->r[m->cnt].start = start;
 		m->r[m->cnt].end = end;
@@ -285,7 +286,12 @@ const struct arg_fmt *site_args(struct trace_ctx *ctx, struct probe_ent *p,
 	size_t i;
 
 	*cnt = p->arg_cnt;
-	if (!p->sites ||
+	if (!p->sites)
+		return p->args;
+	/* Where the BPF side found the site; else (the process was busy)
+	 * from its maps, if it still runs. */
+	off = e->site_off;
+	if (off == ~0ull &&
 	    !ip_to_offset(&ctx->maps, p, (pid_t)e->pid, e->ip, &off))
 		return p->args;
 	for (i = 0; i < p->site_cnt; i++) {
@@ -300,6 +306,22 @@ const struct arg_fmt *site_args(struct trace_ctx *ctx, struct probe_ent *p,
 /* ---------------------------------------------------------------------- */
 /* One event                                                              */
 
+int probe_err(const struct probe_ent *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: trace: ", tool_name);
+	print_escaped(stderr, p->provider, strlen(p->provider));
+	fputc(':', stderr);
+	print_escaped(stderr, p->name, strlen(p->name));
+	fputs(": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
 static void warn_unreadable(struct probe_ent *p, int i, int err)
 {
 	if (i >= TRACE_MAX_ARGS || (p->warned & (1u << i)))
@@ -307,13 +329,9 @@ static void warn_unreadable(struct probe_ent *p, int i, int err)
 	/* Not flushing stdout first: a half line there could be split by
 	 * another writer to the same pipe (the -c command). */
 	p->warned |= 1u << i;
-	fputs("usdt: trace: ", stderr);
-	print_escaped(stderr, p->provider, strlen(p->provider));
-	fputc(':', stderr);
-	print_escaped(stderr, p->name, strlen(p->name));
-	fprintf(stderr, ": argument %d cannot be read: %s\n", i,
-		(err == EOPNOTSUPP || err == ENOTSUP) && p->reasons[i] ?
-		p->reasons[i] : strerror(err ? err : EFAULT));
+	probe_err(p, "argument %d cannot be read: %s", i,
+		  (err == EOPNOTSUPP || err == ENOTSUP) && p->reasons[i] ?
+		  p->reasons[i] : strerror(err ? err : EFAULT));
 }
 
 /* Where each string argument's text is in the event, or NULL. */

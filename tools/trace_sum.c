@@ -180,8 +180,12 @@ static void print_counts(const struct sum_state *s)
  * text. */
 static void slot_bounds(uint32_t slot, uint64_t *lo, uint64_t *hi)
 {
+	if (slot > 64) {	/* TRACE_SLOT_NEG: no bounds of its own */
+		*lo = *hi = 0;
+		return;
+	}
 	*lo = slot <= 1 ? slot : (uint64_t)1 << (slot - 1);
-	*hi = slot == 0 ? 1 : slot >= 64 ? UINT64_MAX : (uint64_t)1 << slot;
+	*hi = slot == 0 ? 1 : slot == 64 ? UINT64_MAX : (uint64_t)1 << slot;
 }
 
 static const char *human(uint64_t v, char *buf, size_t len)

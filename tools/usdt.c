@@ -23,7 +23,9 @@ static const char usage[] =
 "  usdt list /usr/lib/x86_64-linux-gnu/libc.so.6\n"
 "  usdt list --json ./app 'myprov:*'\n"
 "  usdt trace -c './app --flag' ./app 'myprov:*'\n"
-"  usdt trace -p 1234 libc.so.6 'libc:memory_*'\n";
+"  usdt trace -p 1234 libc.so.6 'libc:memory_*'\n"
+"  usdt trace -p 1234 /usr/bin/python3 python:function__entry '%s %s %d'\n"
+"  usdt trace --count -i 1 -p 1234\n";
 
 int main(int argc, char **argv)
 {

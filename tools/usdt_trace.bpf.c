@@ -27,15 +27,20 @@ const volatile __u32 hist_arg = 0;	/* TRACE_HIST: the argument */
 const volatile __u32 str_size = 64;	/* longest string read, with NUL */
 const volatile struct trace_filter filter = { 0 };
 const volatile __u32 page_shift = 12;	/* the kernel's PAGE_SHIFT */
+/* Set when call sites must be found from the VMA (bpf_find_vma(), Linux
+ * 5.17): left 0, that code is dead and the verifier never looks at it, so
+ * the program still loads on older kernels. */
+const volatile __u32 use_sites = 0;
 
 /* Events dropped because the ring buffer was full, and summary updates
  * dropped because the summary map was full. */
 __u64 lost_events = 0;
 __u64 lost_sums = 0;
 
+/* 8 MiB: a Python start-up with line probes on sends a few MB at once. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 20);
+	__uint(max_entries, 8 << 20);
 } events SEC(".maps");
 
 /* Indexed by cookie; sized to the probe table before load. */
@@ -214,6 +219,54 @@ static __always_inline void latency(__u32 tid, __u32 role)
 	}
 }
 
+struct vma_off {
+	__u64 ip;
+	struct trace_site_key key;
+};
+
+static long vma_offset(struct task_struct *task, struct vm_area_struct *vma,
+		       void *data)
+{
+	struct vma_off *d = data;
+	struct file *f = vma->vm_file;
+
+	if (!f)
+		return 0;
+	d->key.ino = f->f_inode->i_ino;
+	d->key.off = d->ip - vma->vm_start + (vma->vm_pgoff << page_shift);
+	return 0;
+}
+
+/* Where the call site that fired is: its file and offset; false when the
+ * mapping cannot be looked at now. */
+static __always_inline bool site_of(struct pt_regs *ctx, struct vma_off *d)
+{
+	d->ip = PT_REGS_IP(ctx);
+	if (!use_sites)
+		return false;
+	return !bpf_find_vma(bpf_get_current_task_btf(), d->ip, vma_offset,
+			     d, 0) && d->key.ino;
+}
+
+/* The probe of the call site that fired, from its offset in the file;
+ * -1 when the mapping cannot be looked at now. */
+static __always_inline __s64 probe_by_offset(struct pt_regs *ctx, __u64 id)
+{
+	struct ip_key k = { .tgid = id >> 32, .ip = PT_REGS_IP(ctx) };
+	__u32 *idx = bpf_map_lookup_elem(&ip_probe, &k);
+	struct vma_off d = { 0 };
+
+	if (idx)
+		return *idx;
+	if (!site_of(ctx, &d))
+		return -1;
+	idx = bpf_map_lookup_elem(&site_probe, &d.key);
+	if (!idx)
+		return -1;
+	bpf_map_update_elem(&ip_probe, &k, idx, BPF_ANY);
+	return *idx;
+}
+
 /* Read argument i's string into the scratch area at *off. */
 static __always_inline void read_str(struct scratch *s, int i, long ptr,
 				     __u32 *off)
@@ -239,8 +292,11 @@ static __always_inline void read_str(struct scratch *s, int i, long ptr,
 }
 
 static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
-				      __u64 cookie, __u32 str_mask)
+				      __u64 cookie,
+				      struct trace_probe_cfg *cfg)
 {
+	__u32 str_mask = cfg ? cfg->str_mask : 0;
+	struct vma_off d = { 0 };
 	__u32 zero = 0, off = 0;
 	struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
 	int i, cnt, err, sz;
@@ -251,6 +307,9 @@ static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
 	s->hit.ts = bpf_ktime_get_ns();
 	s->hit.cookie = cookie;
 	s->hit.ip = PT_REGS_IP(ctx);
+	s->hit.site_off = ~0ull;
+	if (cfg && (cfg->role & TRACE_NEED_SITE) && site_of(ctx, &d))
+		s->hit.site_off = d.key.off;
 	s->hit.pid = id >> 32;
 	s->hit.tid = (__u32)id;
 	s->hit.err_mask = 0;
@@ -282,44 +341,6 @@ static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
 	if (bpf_ringbuf_output(&events, s, sizeof(s->hit) + off, 0))
 		__sync_fetch_and_add(&lost_events, 1);
 	return 0;
-}
-
-struct vma_off {
-	__u64 ip;
-	struct trace_site_key key;
-};
-
-static long vma_offset(struct task_struct *task, struct vm_area_struct *vma,
-		       void *data)
-{
-	struct vma_off *d = data;
-	struct file *f = vma->vm_file;
-
-	if (!f)
-		return 0;
-	d->key.dev = f->f_inode->i_sb->s_dev;
-	d->key.ino = f->f_inode->i_ino;
-	d->key.off = d->ip - vma->vm_start + (vma->vm_pgoff << page_shift);
-	return 0;
-}
-
-/* The probe of the call site that fired, from its offset in the file;
- * -1 when the mapping cannot be looked at now. */
-static __always_inline __s64 probe_by_offset(struct pt_regs *ctx, __u64 id)
-{
-	struct vma_off d = { .ip = PT_REGS_IP(ctx) };
-	struct ip_key k = { .tgid = id >> 32, .ip = d.ip };
-	__u32 *idx = bpf_map_lookup_elem(&ip_probe, &k);
-
-	if (idx)
-		return *idx;
-	if (bpf_find_vma(bpf_get_current_task_btf(), d.ip, vma_offset, &d, 0))
-		return -1;
-	idx = bpf_map_lookup_elem(&site_probe, &d.key);
-	if (!idx)
-		return -1;
-	bpf_map_update_elem(&ip_probe, &k, idx, BPF_ANY);
-	return *idx;
 }
 
 SEC("usdt")
@@ -359,6 +380,6 @@ int usdt_trace(struct pt_regs *ctx)
 			latency((__u32)id, cfg->role);
 		return 0;
 	default:
-		return send_event(ctx, id, cookie, cfg ? cfg->str_mask : 0);
+		return send_event(ctx, id, cookie, cfg);
 	}
 }

@@ -212,6 +212,58 @@ static void test_too_many_notes(void **state)
 	assert_int_equal(unlink(path), 0);
 }
 
+static int warn_cnt;
+
+static int count_warnings(enum usdt_print_level level, const char *fmt,
+			  va_list ap)
+{
+	warn_cnt += level == USDT_WARN;
+	return 0;
+}
+
+/*
+ * A .symtab of 32 MiB (a hole): arguments that name no symbol never make
+ * the reader look at it; one that does finds it over the limit, skipped
+ * with a message, and that argument alone is unsupported.
+ */
+static void test_symtab_lazy_and_capped(void **state)
+{
+	const char *args[] = { "-4@%edi", "-4@counter(%rip)" };
+	struct usdt_arg_info info = { .sz = sizeof(info) };
+	usdt_print_fn_t old;
+	struct usdt_file *f;
+	char path[128];
+	int i, fd;
+
+	path_in_dir(path, sizeof(path), "bigsym");
+	for (i = 0; i < 2; i++) {
+		struct elfb_notes n = { .be = false };
+		struct elfb e;
+
+		elfb_probe(&n, ELFB_TEXT_VA, ELFB_BASE_VA, 0, "p", "n", args[i]);
+		elfb_build(&e, false, EM_X86_64, ET_DYN, &n);
+		elfb_put(elfb_shdr(&e, ELFB_SEC_SYMTAB, 24), false, NOTE_AT, 8);
+		elfb_put(elfb_shdr(&e, ELFB_SEC_SYMTAB, 32), false, 32u << 20, 8);
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, e.buf, e.len), (ssize_t)e.len);
+		assert_int_equal(ftruncate(fd, NOTE_AT + (32 << 20)), 0);
+		close(fd);
+		warn_cnt = 0;
+		old = usdt_set_print(count_warnings);
+		f = usdt_file__open(path, NULL);
+		usdt_set_print(old);
+		assert_non_null(f);
+		assert_int_equal(warn_cnt, i);
+		assert_int_equal(usdt_probe__arg(usdt_file__probe(f, 0), 0,
+						 &info), 0);
+		assert_int_equal(info.kind,
+				 i ? USDT_ARG_UNSUPPORTED : USDT_ARG_REG);
+		usdt_file__close(f);
+	}
+	assert_int_equal(unlink(path), 0);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Not regular files                                                      */
 
@@ -302,6 +354,7 @@ int main(void)
 		cmocka_unit_test(test_huge_sparse_note_section),
 		cmocka_unit_test(test_zero_padding_stops_the_walk),
 		cmocka_unit_test(test_too_many_notes),
+		cmocka_unit_test(test_symtab_lazy_and_capped),
 		cmocka_unit_test(test_not_regular_refused),
 		cmocka_unit_test(test_resolver_skips_fifo),
 		cmocka_unit_test(test_resolver_maps_first),
