@@ -415,6 +415,10 @@ static void test_no_cost(void **state)
 		n++;
 	}
 	assert_true(n >= 4);
+	/* What bpf_usdt_storage() and one increment cost the verifier. */
+	prog_cost(bpf_object__find_program_by_name(stor, "storage"), &xs, &vs);
+	print_message("storage    xlated %u, verified %u\n", xs, vs);
+	assert_true(vs < 200);
 	assert_null(bpf_object__find_map_by_name(plain, "usdt__storage"));
 	assert_non_null(bpf_object__find_map_by_name(stor, "usdt__storage"));
 	usdt_manager__free(man_p);
