@@ -24,6 +24,12 @@
  * bpf_tracing.h; without it, the manager tells the program where the PC is
  * and how big the context is, before load.
  *
+ * Per-attach storage: `#define USDT_STORAGE_TYPE struct my_state` before
+ * the include gives bpf_usdt_storage(ctx), a pointer to this attach's value
+ * (one per link, or per call site; set and read in place by user space,
+ * see usdt_link__storage()), NULL where the attach has none. Without the
+ * define, neither its map nor its code is in the object.
+ *
  * Map sizes can be set before the include (USDT_MAX_SPEC_CNT or libbpf's
  * BPF_USDT_MAX_SPEC_CNT, USDT_MAX_IP_CNT or BPF_USDT_MAX_IP_CNT) or by
  * usdt_manager_opts before load.
@@ -172,12 +178,13 @@ struct {
 	__type(value, struct usdt_spec);
 } usdt__specs SEC(".maps") __weak;
 
-/* Run-time IP of a call site -> spec ID, for attaches without cookies. */
+/* Run-time IP of a call site -> spec ID (and storage slot), for attaches
+ * without cookies. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, USDT_MAX_IP_CNT);
 	__type(key, long);
-	__type(value, __u32);
+	__type(value, struct usdt_ip_val);
 } usdt__ip2spec SEC(".maps") __weak;
 
 /* Set by libbpf at load time: can the kernel give a program its cookie? */
@@ -367,7 +374,7 @@ static __always_inline __u64 __usdt_pc(const void *src, int from_ctx)
 static __always_inline const struct usdt_spec *
 __usdt_spec(__USDT_CTX *ctx, const void *src, int from_ctx)
 {
-	__u32 *ip_id;
+	struct usdt_ip_val *ip_id;
 	int id = -1;
 	__u64 ip;
 
@@ -378,7 +385,7 @@ __usdt_spec(__USDT_CTX *ctx, const void *src, int from_ctx)
 		ip_id = bpf_map_lookup_elem(&usdt__ip2spec, &ip);
 		if (!ip_id)
 			return 0;
-		id = *ip_id;
+		id = ip_id->spec_id;
 	}
 	return bpf_map_lookup_elem(&usdt__specs, &id);
 }
@@ -536,6 +543,58 @@ __USDT_FN int usdt__args(__USDT_CTX *ctx, struct usdt__vals *vals, __u32 cnt)
 		usdt__read(&regs, spec, i, &vals->v[i]);
 	return 0;
 }
+
+#ifdef USDT_STORAGE_TYPE
+/*
+ * Per-attach storage: one USDT_STORAGE_TYPE value per link (or per call
+ * site of a link, usdt_attach_opts.storage_per_site), set from
+ * usdt_attach_opts.storage before the first hit and zeroed when the link
+ * goes. The values are slots of one mmapable array, which user space reads
+ * and writes in place (usdt_link__storage()); the cookie's high 32 bits,
+ * or the IP map's value, carry the slot + 1 (see usdt_spec.h). Objects
+ * that do not define USDT_STORAGE_TYPE have neither the map nor the code.
+ */
+#ifndef USDT_MAX_STORAGE_CNT
+#define USDT_MAX_STORAGE_CNT 1024
+#endif
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, 1U << 10); /* BPF_F_MMAPABLE, 5.5 */
+	__uint(max_entries, USDT_MAX_STORAGE_CNT);
+	__type(key, __u32);
+	__type(value, USDT_STORAGE_TYPE);
+} usdt__storage SEC(".maps") __weak;
+
+/* The storage slot of the call site that fired, or -1. */
+__USDT_FN int usdt__slot(__USDT_CTX *ctx)
+{
+	struct usdt_ip_val *v;
+	__u64 cookie = 0, ip;
+
+	if (LINUX_HAS_BPF_COOKIE)
+		cookie = bpf_get_attach_cookie(ctx);
+	if (cookie & USDT_COOKIE_ID_MASK)
+		return (int)(cookie >> USDT_COOKIE_SLOT_SHIFT) - 1;
+	ip = __usdt_pc(ctx, 1);
+	v = bpf_map_lookup_elem(&usdt__ip2spec, &ip);
+	return v ? (int)v->slot - 1 : -1;
+}
+
+/*
+ * This attach's storage value, readable and writable, or NULL where the
+ * attach has none. Costs the cookie (or the IP-map lookup without
+ * cookies) and an array lookup, which the kernel inlines.
+ */
+static __always_inline USDT_STORAGE_TYPE *bpf_usdt_storage(struct pt_regs *ctx)
+{
+	int slot = usdt__slot((void *)ctx);
+
+	if (slot < 0)
+		return 0;
+	return bpf_map_lookup_elem(&usdt__storage, &slot);
+}
+#endif /* USDT_STORAGE_TYPE */
 
 /* The number of arguments of the probe, or -ESRCH. */
 static __always_inline int bpf_usdt_arg_cnt(struct pt_regs *ctx)

@@ -27,7 +27,7 @@
  * object whose version differs: change it with any change to this file that
  * the BPF side can see.
  */
-#define USDT_SPEC_LAYOUT 1
+#define USDT_SPEC_LAYOUT 2
 
 /* No register: the base or index slot is unused. */
 #define USDT_REG_NONE 0xffff
@@ -85,7 +85,35 @@ struct usdt_spec {
 	__u16 reserved[3];
 };
 
+/*
+ * How the BPF side finds a call site's spec ID and storage slot.
+ *
+ * Cookie mode: the 64-bit bpf_cookie of the site's uprobe is
+ *	bits  0-31  spec ID + 1 (0: no cookie, look in the IP map instead)
+ *	bits 32-63  storage slot + 1 (0: the attach has no storage)
+ * so a program without storage reads the low 32 bits as before.
+ *
+ * IP-map mode (cookie 0): the IP map's value for the site's run-time
+ * address is a struct usdt_ip_val.
+ */
+#define USDT_COOKIE_ID_BITS 32
+#define USDT_COOKIE_ID_MASK 0xffffffffULL
+#define USDT_COOKIE_SLOT_SHIFT 32
+
+struct usdt_ip_val {
+	__u32 spec_id;
+	__u32 slot;	/* storage slot + 1; 0: none */
+};
+
 #define __USDT_SPEC_ASSERT(c, m) _Static_assert(c, m)
+__USDT_SPEC_ASSERT(USDT_COOKIE_SLOT_SHIFT == USDT_COOKIE_ID_BITS &&
+			   USDT_COOKIE_ID_MASK == (1ULL << USDT_COOKIE_ID_BITS) - 1,
+		   "slot right above the spec ID");
+__USDT_SPEC_ASSERT(USDT_COOKIE_SLOT_SHIFT + 32 == 64,
+		   "slot + 1 fills the cookie's high 32 bits");
+__USDT_SPEC_ASSERT(sizeof(struct usdt_ip_val) == 8, "IP-map value is 8 bytes");
+__USDT_SPEC_ASSERT(__builtin_offsetof(struct usdt_ip_val, slot) == 4,
+		   "slot at 4");
 __USDT_SPEC_ASSERT(sizeof(struct usdt_arg_spec) == 16, "arg spec is 16 bytes");
 __USDT_SPEC_ASSERT(__builtin_offsetof(struct usdt_arg_spec, base_off) == 8,
 		   "base_off at 8");

@@ -5,7 +5,8 @@
 
 EXAMPLES_DIR := $(OBJDIR)/examples
 
-examples: $(EXAMPLES_DIR)/hello $(EXAMPLES_DIR)/hello_skel $(EXAMPLES_DIR)/target
+examples: $(EXAMPLES_DIR)/hello $(EXAMPLES_DIR)/hello_skel \
+	$(EXAMPLES_DIR)/counters $(EXAMPLES_DIR)/target
 
 $(EXAMPLES_DIR)/target: examples/target.c
 	$(call msg,CC,$@)
@@ -25,3 +26,7 @@ $(EXAMPLES_DIR)/%: examples/%.c examples/hello.h \
 	@mkdir -p $(@D)
 	$(Q)$(CC) -I$(PUBLIC_INC) $(ALL_CFLAGS) -I$(OBJDIR)/skel/examples \
 		-o $@ $< $(STATIC_LIB) $(ALL_LDFLAGS) $(LIBS)
+
+# Per-attach storage: one program, two probes, counters read in place.
+$(OBJDIR)/bpf/examples/counters.bpf.o: examples/counters.h
+$(EXAMPLES_DIR)/counters: examples/counters.h

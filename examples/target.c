@@ -1,14 +1,26 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The program examples/hello traces: it greets a few names, and each
- * greeting is a USDT probe with two arguments, a count and a string.
- * With -w it first waits for a line on stdin (hello_skel attaches to it
- * by pid in between).
+ * The program examples/hello and examples/counters trace: it greets a few
+ * names, and each greeting is a USDT probe with two arguments, a count and
+ * a string; each is followed by a hello:farewell probe, at one of two call
+ * sites. With -w it first waits for a line on stdin (hello_skel attaches
+ * to it by pid in between).
  */
 #include <stdio.h>
 #include <string.h>
 #include <sys/sdt.h>
 #include <unistd.h>
+
+/* Two call sites of hello:farewell, one per way out. */
+static __attribute__((noinline)) void farewell_early(int i)
+{
+	STAP_PROBE1(hello, farewell, i);
+}
+
+static __attribute__((noinline)) void farewell_late(int i)
+{
+	STAP_PROBE1(hello, farewell, i * 100);
+}
 
 int main(int argc, char **argv)
 {
@@ -26,6 +38,10 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		STAP_PROBE2(hello, greet, i + 1, names[i]);
 		usleep(10000);
+		if (i < 2)
+			farewell_early(i);
+		else
+			farewell_late(i);
 	}
 	return 0;
 }

@@ -259,9 +259,12 @@ struct usdt_manager_opts {
 	/* Before load: per-site uprobes even where the kernel has
 	 * uprobe_multi, with every libbpf (see usdt_manager__new()). */
 	bool no_uprobe_multi;
+	/* Before load only: slots of the usdt__storage array (objects that
+	 * define USDT_STORAGE_TYPE); 0 keeps USDT_MAX_STORAGE_CNT. */
+	uint32_t max_storage;
 	size_t :0;
 };
-#define usdt_manager_opts__last_field no_uprobe_multi
+#define usdt_manager_opts__last_field max_storage
 
 /**
  * @brief **usdt_manager__new()** prepares a BPF object for USDT attaching.
@@ -321,9 +324,20 @@ struct usdt_attach_opts {
 	enum usdt_attach_mode mode;
 	/* Find specs through the IP map even where bpf_cookie works. */
 	bool force_ip_map;
+	/*
+	 * Per-attach storage, for objects that define USDT_STORAGE_TYPE:
+	 * the initial value (storage_sz must be the type's size), which
+	 * bpf_usdt_storage() returns a pointer to, from the first hit on,
+	 * and usdt_link__storage() gives user space. NULL: none (the BPF
+	 * side gets NULL). One value for the whole link, or one per call
+	 * site with storage_per_site.
+	 */
+	const void *storage;
+	size_t storage_sz;
+	bool storage_per_site;
 	size_t :0;
 };
-#define usdt_attach_opts__last_field force_ip_map
+#define usdt_attach_opts__last_field storage_per_site
 
 /**
  * @brief **usdt_manager__attach()** attaches a BPF program to every call
@@ -424,6 +438,18 @@ USDT_API int usdt_links__destroy(struct usdt_link **links, size_t n);
 USDT_API size_t usdt_link__site_cnt(const struct usdt_link *link);
 /** @brief how many distinct spec IDs the link holds. */
 USDT_API size_t usdt_link__spec_cnt(const struct usdt_link *link);
+/**
+ * @brief **usdt_link__storage()** gives the storage value of call site
+ * site_index of the link (the link's one value, for any site, without
+ * storage_per_site), in place: a pointer into the kernel's array, mapped
+ * into this process, that BPF programs update as user space reads it
+ * (use atomic or volatile accesses for values both sides change). Valid
+ * until the link is destroyed, which zeroes the value.
+ * @return the pointer, or NULL with errno ENOENT (no storage, or
+ * site_index >= usdt_link__site_cnt()) or EINVAL (link NULL).
+ */
+USDT_API void *usdt_link__storage(const struct usdt_link *link,
+				  size_t site_index);
 /** @brief true if the link is one uprobe_multi link, false if perf uprobes. */
 USDT_API bool usdt_link__is_multi(const struct usdt_link *link);
 /**

@@ -48,6 +48,11 @@ struct usdt_link {
 	bool pinned;		/* the kernel link outlives us: keep its
 				 * spec IDs and IP-map entries */
 	uint64_t *offsets;	/* where each site's uprobe is, in the file */
+	/* Storage slots this link holds: one per site (storage_per_site) or
+	 * one for all; slot_cnt of them are taken. */
+	uint32_t *slots;
+	size_t slot_cnt;
+	bool slot_per_site;
 };
 
 /* One attach call: what it was asked, and what it has found so far. */
@@ -60,6 +65,8 @@ struct attach_ctx {
 	pid_t pid;			/* -1, or a real pid */
 	const char *provider, *name;
 	uint64_t usr_cookie;
+	const void *storage;		/* initial value, or NULL */
+	bool per_site;
 	bool use_ip, use_multi;
 	const struct usdt_probe **sites;
 	size_t cnt, broken;
@@ -294,9 +301,9 @@ static int link_release(struct usdt_link *link)
 	int err = 0, e;
 	size_t i;
 
-	/* A pinned kernel link goes on reading its specs. */
+	/* A pinned kernel link goes on reading its specs and storage. */
 	if (link->pinned)
-		link->ip_cnt = link->site_cnt = 0;
+		link->ip_cnt = link->site_cnt = link->slot_cnt = 0;
 	for (i = 0; i < link->ip_cnt; i++) {
 		if (!bpf_map_delete_elem(man->ip_fd, &link->ips[i]))
 			continue;
@@ -311,6 +318,9 @@ static int link_release(struct usdt_link *link)
 		e = usdt__spec_put(man, link->site_ids[i]);
 		err = err ? err : e;
 	}
+	for (i = link->slot_cnt; i-- > 0;)
+		usdt__storage_put(man, link->slots[i]);
+	free(link->slots);
 	free(link->perf_links);
 	free(link->offsets);
 	free(link->site_ids);
@@ -364,10 +374,13 @@ static int attach_prepare(struct attach_ctx *c,
 	const char *pname = bpf_program__name(c->prog);
 	enum usdt_attach_mode mode;
 	bool prog_multi;
+	int err;
 
 	mode = OPTS_GET(opts, mode, USDT_MODE_AUTO);
 	c->use_ip = OPTS_GET(opts, force_ip_map, false);
 	c->usr_cookie = OPTS_GET(opts, usdt_cookie, 0);
+	c->storage = OPTS_GET(opts, storage, NULL);
+	c->per_site = OPTS_GET(opts, storage_per_site, false);
 	if (mode > USDT_MODE_PERF)
 		return -EINVAL;
 	/* Its spec IDs would go to our maps and never be read. */
@@ -382,6 +395,10 @@ static int attach_prepare(struct attach_ctx *c,
 			c->name, pname);
 		return -EINVAL;
 	}
+	err = usdt__storage_check(c->man, c->storage,
+				  OPTS_GET(opts, storage_sz, 0), c->per_site);
+	if (err)
+		return err;
 	c->host = usdt__arch_host();
 	if (!c->host)
 		return -ENOTSUP;
@@ -498,8 +515,13 @@ static struct usdt_link *link_alloc(const struct attach_ctx *c)
 		link->ips = calloc(c->cnt, sizeof(*link->ips));
 	if (!c->use_multi)
 		link->perf_links = calloc(c->cnt, sizeof(*link->perf_links));
+	link->slot_per_site = c->per_site;
+	if (c->storage)
+		link->slots = calloc(c->per_site ? c->cnt : 1,
+				     sizeof(*link->slots));
 	if (!link->site_ids || !link->offsets || (c->use_ip && !link->ips) ||
-	    (!c->use_multi && !link->perf_links)) {
+	    (!c->use_multi && !link->perf_links) ||
+	    (c->storage && !link->slots)) {
 		link_unwind(link);
 		return NULL;
 	}
@@ -518,9 +540,10 @@ static int site_skip(const struct attach_ctx *c, const struct usdt_probe *p)
 	return n > 0 ? c->host->attach_skip(insn, (size_t)n) : 0;
 }
 
-/* Site i's IP-map entry: its run-time address -> id. */
+/* Site i's IP-map entry: its run-time address -> spec ID and slot. */
 static int add_ip(const struct attach_ctx *c, struct usdt_link *link,
-		  const struct usdt_probe *p, uint64_t off, int skip, int id)
+		  const struct usdt_probe *p, uint64_t off, int skip,
+		  const struct usdt_ip_val *val)
 {
 	uint64_t abs = p->vaddr + (uint64_t)skip;
 	long key;
@@ -534,7 +557,7 @@ static int add_ip(const struct attach_ctx *c, struct usdt_link *link,
 		return -ENOENT;
 	}
 	key = (long)abs;
-	if (bpf_map_update_elem(c->man->ip_fd, &key, &id, BPF_NOEXIST)) {
+	if (bpf_map_update_elem(c->man->ip_fd, &key, val, BPF_NOEXIST)) {
 		err = -errno;
 		pr_warn("%s:%s: cannot add IP 0x%lx to the IP map: %s%s\n",
 			p->provider, p->name, key, usdt__errstr(err),
@@ -546,10 +569,39 @@ static int add_ip(const struct attach_ctx *c, struct usdt_link *link,
 	return 0;
 }
 
-/* Spec IDs, and IP-map entries where cookies are not used. */
+/* Site i's storage slot + 1 (0: none), taking a slot for it if it is the
+ * link's first site or storage is per site. */
+static int site_slot(const struct attach_ctx *c, struct usdt_link *link,
+		     size_t i, uint32_t *slot1)
+{
+	const struct usdt_probe *p = c->sites[i];
+	int err;
+
+	*slot1 = 0;
+	if (!c->storage)
+		return 0;
+	if (i && !c->per_site) {
+		*slot1 = link->slots[0] + 1;
+		return 0;
+	}
+	err = usdt__storage_get(c->man, c->storage,
+				&link->slots[link->slot_cnt]);
+	if (err) {
+		if (err == -E2BIG)
+			pr_warn("%s:%s: out of storage slots (%u in use; raise usdt_manager_opts.max_storage or USDT_MAX_STORAGE_CNT)\n",
+				p->provider, p->name,
+				c->man->storage.live_cnt);
+		return err;
+	}
+	*slot1 = link->slots[link->slot_cnt++] + 1;
+	return 0;
+}
+
+/* Spec IDs, storage slots, and IP-map entries where cookies are not used. */
 static int attach_specs(const struct attach_ctx *c, struct usdt_link *link,
 			uint64_t *refs, uint64_t *cookies)
 {
+	struct usdt_ip_val val;
 	struct usdt_spec spec;
 	size_t i;
 	int j, id, skip, err;
@@ -576,11 +628,17 @@ static int attach_specs(const struct attach_ctx *c, struct usdt_link *link,
 			return id;
 		}
 		link->site_ids[link->site_cnt++] = id;
+		err = site_slot(c, link, i, &val.slot);
+		if (err)
+			return err;
+		val.spec_id = (uint32_t)id;
 		link->offsets[i] = p->file_off + (uint64_t)skip;
 		refs[i] = p->sema_off;
-		cookies[i] = c->use_ip ? 0 : (uint64_t)id + 1;
+		cookies[i] = c->use_ip ? 0 :
+			     ((uint64_t)val.spec_id + 1) |
+			     (uint64_t)val.slot << USDT_COOKIE_SLOT_SHIFT;
 		if (c->use_ip) {
-			err = add_ip(c, link, p, link->offsets[i], skip, id);
+			err = add_ip(c, link, p, link->offsets[i], skip, &val);
 			if (err)
 				return err;
 		}
@@ -846,6 +904,20 @@ size_t usdt_link__spec_cnt(const struct usdt_link *link)
 uint64_t usdt__link_offset(const struct usdt_link *link, size_t i)
 {
 	return i < link->site_cnt ? link->offsets[i] : 0;
+}
+
+void *usdt_link__storage(const struct usdt_link *link, size_t site_index)
+{
+	if (!link) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!link->slot_cnt || site_index >= link->site_cnt) {
+		errno = ENOENT;
+		return NULL;
+	}
+	return usdt__storage_at(&link->man->storage,
+				link->slots[link->slot_per_site ? site_index : 0]);
 }
 
 bool usdt_link__is_multi(const struct usdt_link *link)

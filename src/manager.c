@@ -510,7 +510,7 @@ static void fit_ctx_funcs(struct usdt_manager *man)
 {
 	static const char *const funcs[] = {
 		"usdt__arg", "usdt__arg_cnt", "usdt__arg_size", "usdt__cookie",
-		"usdt__args",
+		"usdt__args", "usdt__slot",
 	};
 	const struct usdt__features *feat = usdt__features();
 	struct btf *btf = bpf_object__btf(man->obj);
@@ -551,7 +551,7 @@ static void fit_ctx_funcs(struct usdt_manager *man)
 struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 				       const struct usdt_manager_opts *opts)
 {
-	uint32_t max_specs, max_ips;
+	uint32_t max_specs, max_ips, max_storage;
 	struct usdt_manager *man;
 	bool loaded;
 	int err;
@@ -560,6 +560,7 @@ struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 		return usdt__err_ptr(-EINVAL);
 	max_specs = OPTS_GET(opts, max_specs, 0);
 	max_ips = OPTS_GET(opts, max_ips, 0);
+	max_storage = OPTS_GET(opts, max_storage, 0);
 
 	man = calloc(1, sizeof(*man));
 	if (!man)
@@ -577,9 +578,16 @@ struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 	err = check_layout(man);
 	if (err)
 		goto err_out;
+	usdt__storage_find(man);
+	if (max_storage && !man->storage.map) {
+		pr_warn("max_storage set, but BPF object '%s' has no usdt__storage map (USDT_STORAGE_TYPE)\n",
+			bpf_object__name(obj));
+		err = -EINVAL;
+		goto err_out;
+	}
 
 	loaded = bpf_map__fd(man->specs_map) >= 0;
-	if (loaded && (max_specs || max_ips)) {
+	if (loaded && (max_specs || max_ips || max_storage)) {
 		pr_warn("map sizes can only be set before bpf_object__load()\n");
 		err = -EINVAL;
 		goto err_out;
@@ -590,6 +598,10 @@ struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 			goto err_out;
 		if (max_ips &&
 		    (err = bpf_map__set_max_entries(man->ip_map, max_ips)))
+			goto err_out;
+		if (max_storage &&
+		    (err = bpf_map__set_max_entries(man->storage.map,
+						    max_storage)))
 			goto err_out;
 		set_arch_vars(man);
 		fit_ctx_funcs(man);
@@ -618,6 +630,7 @@ void usdt__manager_close_maps(struct usdt_manager *man)
 void usdt__manager_release(struct usdt_manager *man)
 {
 	usdt__manager_close_maps(man);
+	usdt__storage_release(&man->storage);
 	free(man->slots);
 	free(man->free_ids);
 	free(man->buckets);
@@ -638,7 +651,7 @@ void usdt_manager__free(struct usdt_manager *man)
 	usdt__file_cache_clear(man);
 	man->freed = true;
 	man->obj = NULL;
-	man->specs_map = man->ip_map = NULL;
+	man->specs_map = man->ip_map = man->storage.map = NULL;
 	if (!man->link_cnt)
 		usdt__manager_release(man);
 }

@@ -37,6 +37,24 @@ struct usdt__slot {
 	int32_t next;		/* next live ID on this hash chain, -1 ends */
 };
 
+/*
+ * Storage slots (src/storage.c): the object's usdt__storage array, mapped
+ * into this process at the first attach with storage (mem != NULL).
+ * Invariant: a slot below next is either held by one link, or zero and on
+ * the free stack.
+ */
+struct usdt__storage {
+	struct bpf_map *map;	/* borrowed from obj; NULL: none declared */
+	int fd;
+	void *mem;
+	size_t mem_sz;
+	uint32_t value_sz, stride, max;
+	uint32_t next;		/* slots below were handed out once */
+	uint32_t *free;		/* stack, max entries */
+	uint32_t free_cnt;
+	uint32_t live_cnt;
+};
+
 struct usdt_manager {
 	struct bpf_object *obj;		/* borrowed */
 	struct bpf_map *specs_map;	/* borrowed from obj */
@@ -58,6 +76,8 @@ struct usdt_manager {
 	uint32_t bucket_cnt;		/* a power of two */
 	uint32_t live_cnt;
 
+	struct usdt__storage storage;
+
 	/* Links of usdt_manager__attach_all(), destroyed by free. */
 	struct usdt_link **owned;
 	size_t owned_cnt, owned_cap;
@@ -76,6 +96,21 @@ int usdt__spec_get(struct usdt_manager *man, const struct usdt_spec *spec);
 /* Drop a reference; at zero the map entry is zeroed and the ID freed.
  * Returns 0, or the error of zeroing the entry (the ID is freed anyway). */
 int usdt__spec_put(struct usdt_manager *man, int id);
+/* Find the object's storage map (or none), at usdt_manager__new(). */
+void usdt__storage_find(struct usdt_manager *man);
+/* Check an attach's storage options against the object: 0 or -EINVAL
+ * (logged). No storage (init NULL) is fine. */
+int usdt__storage_check(const struct usdt_manager *man, const void *init,
+			size_t sz, bool per_site);
+/* Take a slot and write init (value_sz bytes) into it. -E2BIG when none is
+ * left, or the error of mapping the array at the first call. */
+int usdt__storage_get(struct usdt_manager *man, const void *init,
+		      uint32_t *slot);
+/* Zero the slot and free it. */
+void usdt__storage_put(struct usdt_manager *man, uint32_t slot);
+void *usdt__storage_at(const struct usdt__storage *st, uint32_t slot);
+void usdt__storage_release(struct usdt__storage *st);
+
 /* Release the memory of a manager already freed by its user. */
 void usdt__manager_release(struct usdt_manager *man);
 void usdt__manager_close_maps(struct usdt_manager *man);

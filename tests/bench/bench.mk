@@ -34,6 +34,15 @@ $(BENCH_DIR)/ours/shapes-%.o: tests/kernel/shapes.bpf.c $(VMLINUX_H) \
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -mcpu=$* -c $< -o $@
 
+# Ours again with USDT_STORAGE_TYPE: bpf_usdt_storage()'s cost per hit,
+# and the other shapes' (unchanged).
+BENCH_OBJS += $(BENCH_DIR)/ours/shapes-storage.o
+$(BENCH_DIR)/ours/shapes-storage.o: tests/kernel/shapes.bpf.c $(VMLINUX_H) \
+		$(wildcard bpf/*.h)
+	$(call msg,CLANG,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -mcpu=v3 -DUSDT_STORAGE_TYPE=__u64 -c $< -o $@
+
 $(BENCH_DIR)/lb11/shapes-%.o: tests/kernel/shapes.bpf.c $(VMLINUX_H)
 	$(call msg,CLANG,$@)
 	@mkdir -p $(@D)

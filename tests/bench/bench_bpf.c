@@ -119,11 +119,13 @@ static void verify(const char *impl, const char *dir)
 	}
 }
 
-/* The BPF run time per hit of prog, attached to hot12 by impl. */
-static double time_prog(const char *impl, const char *dir, const char *prog,
-			int ip_map)
+/* The BPF run time per hit of prog, attached to hot12 by impl; cpu "v3",
+ * or "storage" for our build with USDT_STORAGE_TYPE (__u64), attached
+ * with a value. */
+static double time_prog(const char *impl, const char *dir, const char *cpu,
+			const char *prog, int ip_map)
 {
-	struct bpf_object *obj = open_one(dir, "v3", prog);
+	struct bpf_object *obj = open_one(dir, cpu, prog);
 	struct bpf_program *p = bpf_object__find_program_by_name(obj, prog);
 	struct bpf_prog_info info;
 	struct bpf_link *link = NULL;
@@ -134,7 +136,13 @@ static double time_prog(const char *impl, const char *dir, const char *prog,
 	struct usdt_manager *man = NULL;
 
 	if (!strcmp(impl, "ours")) {
+		__u64 init = 0;
 		USDT_OPTS(usdt_attach_opts, o, .force_ip_map = ip_map);
+
+		if (!strcmp(cpu, "storage")) {
+			o.storage = &init;
+			o.storage_sz = sizeof(init);
+		}
 
 		man = usdt_manager__new(obj, NULL);
 		if (man && !bpf_object__load(obj))
@@ -162,6 +170,29 @@ static double time_prog(const char *impl, const char *dir, const char *prog,
 	return ns;
 }
 
+/* Ours with USDT_STORAGE_TYPE: bpf_usdt_storage() by cookie and by the
+ * IP map, and a shape that does not use it. */
+static void storage_round(const char *impl, const char *dir)
+{
+	static const struct {
+		const char *key, *prog;
+		int ip_map;
+	} runs[] = {
+		{ "storage", "storage", 0 },
+		{ "storage-ipmap", "storage", 1 },
+		{ "storage-usdt12", "usdt12", 0 },
+	};
+	double ns;
+	size_t i;
+
+	for (i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		ns = time_prog(impl, dir, "storage", runs[i].prog,
+			       runs[i].ip_map);
+		if (ns >= 0)
+			printf("ns %s %.1f\n", runs[i].key, ns);
+	}
+}
+
 static int round_main(const char *impl, const char *dir, int with_verify)
 {
 	int stats_fd, i;
@@ -180,17 +211,18 @@ static int round_main(const char *impl, const char *dir, int with_verify)
 		return 1;
 	}
 	for (i = 0; i < NPROGS; i++) {
-		ns = time_prog(impl, dir, progs[i], 0);
+		ns = time_prog(impl, dir, "v3", progs[i], 0);
 		if (ns >= 0)
 			printf("ns %s %.1f\n", progs[i], ns);
 	}
-	ns = time_prog(impl, dir, "empty", 0);
+	ns = time_prog(impl, dir, "v3", "empty", 0);
 	if (ns >= 0)
 		printf("ns empty %.1f\n", ns);
 	if (!strcmp(impl, "ours")) {
-		ns = time_prog(impl, dir, "usdt12", 1);
+		ns = time_prog(impl, dir, "v3", "usdt12", 1);
 		if (ns >= 0)
 			printf("ns usdt12-ipmap %.1f\n", ns);
+		storage_round(impl, dir);
 	}
 	close(stats_fd);
 	return 0;
@@ -367,6 +399,32 @@ static void ipmap_row(void)
 	printf("\n");
 }
 
+/* Ours only: per-attach storage, against the empty program and against
+ * the same shape built without USDT_STORAGE_TYPE. */
+static void storage_row(const char *label, const char *key, const char *base)
+{
+	int k = find_key(key), kb = find_key(base);
+	double a, b, m;
+
+	printf("%-42s", label);
+	cell(k, 0, 1);
+	if (k < 0 || kb < 0 || stats(k, 0, &a, &m) || stats(kb, 0, &b, &m) ||
+	    b <= 0)
+		printf(" %7s\n", "-");
+	else
+		printf(" %7.2f (%+.1f ns)\n", a / b, a - b);
+}
+
+static void storage_rows(void)
+{
+	printf("per-attach storage (libusdt, ns per hit, min/median; ratio and difference to the base):\n");
+	storage_row("bpf_usdt_storage() + increment / empty", "ns storage",
+		    "ns empty");
+	storage_row("the same, IP map / empty", "ns storage-ipmap", "ns empty");
+	storage_row("12-arg BPF_USDT(), storage declared / not", "ns storage-usdt12",
+		    "ns usdt12");
+}
+
 static void table(void)
 {
 	static const char *const labels[NPROGS] = {
@@ -398,6 +456,7 @@ static void table(void)
 	}
 	ipmap_row();
 	printf("(ratios on the min: < 1 means libusdt costs less)\n");
+	storage_rows();
 }
 
 int main(int argc, char **argv)

@@ -49,6 +49,17 @@ LDFLAGS_test_skel := -L$(KTEST_DIR) -lusdttest -Wl,-rpath,$(abspath $(KTEST_DIR)
 
 # The examples, run as a user runs them.
 DEPS_test_examples := $(EXAMPLES_DIR)/hello $(EXAMPLES_DIR)/hello_skel \
-	$(EXAMPLES_DIR)/target
+	$(EXAMPLES_DIR)/counters $(EXAMPLES_DIR)/target
 DEPS_test_link_api := $(DEPS_test_skel)
 LDFLAGS_test_link_api := $(LDFLAGS_test_skel)
+
+# The shapes again with per-attach storage declared: what a program that
+# does not call bpf_usdt_storage() costs must not change.
+$(KTEST_DIR)/shapes-storage.bpf.o: tests/kernel/shapes.bpf.c $(VMLINUX_H) \
+		$(wildcard bpf/*.h)
+	$(call msg,CLANG,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -mcpu=v3 -DUSDT_STORAGE_TYPE=__u64 -c $< -o $@
+DEPS_test_storage := $(KTEST_DIR)/shapes-storage.bpf.o \
+	$(KTEST_DIR)/shapes-v3.bpf.o
+LDFLAGS_test_attach_oom += -Wl,--wrap=mmap

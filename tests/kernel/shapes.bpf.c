@@ -106,4 +106,18 @@ int empty(struct pt_regs *ctx)
 	return 0;
 }
 
+#ifdef USDT_STORAGE_TYPE
+/* This attach's storage, one increment: what bpf_usdt_storage() costs. */
+SEC("usdt")
+int storage(struct pt_regs *ctx)
+{
+	USDT_STORAGE_TYPE *v = bpf_usdt_storage(ctx);
+
+	if (v)
+		(*v)++;
+	hits++;
+	return 0;
+}
+#endif
+
 char LICENSE[] SEC("license") = "GPL";

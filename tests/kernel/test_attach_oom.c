@@ -7,6 +7,7 @@
  * no uprobe (firing the probe records nothing). libbpf's own allocations
  * are not wrapped: it is a shared library.
  */
+#include <sys/mman.h>
 #include <sys/sdt.h>
 
 #include <bpf/bpf.h>
@@ -16,6 +17,24 @@
 #include "manager.h"
 #include "usdt_test.h"
 #include "usdt_test.skel.h"
+#include "storage_test.h"
+#include "storage_test.skel.h"
+
+/* The storage array's mapping counts as an allocation too. */
+void *__real_mmap(void *addr, size_t len, int prot, int flags, int fd,
+		  off_t off);
+void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd,
+		  off_t off);
+
+void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd,
+		  off_t off)
+{
+	if (should_fail()) {
+		errno = ENOMEM;
+		return MAP_FAILED;
+	}
+	return __real_mmap(addr, len, prot, flags, fd, off);
+}
 
 static volatile long g_val = 31;
 
@@ -44,37 +63,70 @@ static void check_nothing_left(struct usdt_test *skel, struct usdt_manager *man)
 	assert_int_equal(skel->bss->hit_cnt, 0);
 }
 
+/*
+ * Attach oom:two with allocation N failing, for N = 0, 1, ... until the
+ * attach succeeds; after each failure (ENOMEM), left(arg) checks that
+ * nothing is left. Returns the link; *n, the allocations it took.
+ */
+static struct usdt_link *attach_oom(struct usdt_manager *man,
+				    const struct bpf_program *prog,
+				    const struct usdt_attach_opts *ao,
+				    void (*left)(void *arg), void *arg,
+				    long *n)
+{
+	struct usdt_link *l = NULL;
+
+	for (*n = 0; *n < 10000; ++*n) {
+		alloc_cnt = 0;
+		fail_at = *n;
+		errno = 0;
+		l = usdt_manager__attach(man, prog, 0, "/proc/self/exe", "oom",
+					 "two", ao);
+		fail_at = -1;
+		if (l)
+			return l;
+		if (errno != ENOMEM)
+			fail_msg("allocation %ld: errno %d, want ENOMEM", *n,
+				 errno);
+		left(arg);
+	}
+	fail_msg("no success in %ld allocations", *n);
+	return NULL;
+}
+
+struct test_ctx {
+	struct usdt_test *skel;
+	struct usdt_manager *man;
+};
+
+static void test_nothing_left(void *arg)
+{
+	struct test_ctx *t = arg;
+
+	check_nothing_left(t->skel, t->man);
+}
+
 static void oom_loop(bool perf, bool ip)
 {
 	USDT_OPTS(usdt_manager_opts, mo, .no_uprobe_multi = perf);
 	USDT_OPTS(usdt_attach_opts, ao, .force_ip_map = ip, .usr_cookie = 3);
 	struct usdt_test *skel = usdt_test__open();
 	struct usdt_manager *man;
-	struct usdt_link *l = NULL;
+	struct test_ctx t;
+	struct usdt_link *l;
 	long n;
 
 	assert_non_null(skel);
 	man = usdt_manager__new(skel->obj, &mo);
 	assert_non_null(man);
 	assert_int_equal(usdt_test__load(skel), 0);
-	for (n = 0; n < 10000 && !l; n++) {
-		alloc_cnt = 0;
-		fail_at = n;
-		errno = 0;
-		l = usdt_manager__attach(man, skel->progs.on_usdt, 0,
-					 "/proc/self/exe", "oom", "two", &ao);
-		fail_at = -1;
-		if (!l) {
-			if (errno != ENOMEM)
-				fail_msg("allocation %ld: errno %d, want ENOMEM",
-					 n, errno);
-			check_nothing_left(skel, man);
-		}
-	}
-	assert_non_null(l);
+	t.skel = skel;
+	t.man = man;
+	l = attach_oom(man, skel->progs.on_usdt, &ao, test_nothing_left, &t,
+		       &n);
 	print_message("%s%s: %ld allocations, each failure clean\n",
 		      perf ? "perf" : "uprobe_multi", ip ? " + IP map" : "",
-		      n - 1);
+		      n);
 	assert_true(n > 5);
 	skel->bss->hit_cnt = 0;
 	fire_two();
@@ -86,6 +138,73 @@ static void oom_loop(bool perf, bool ip)
 	check_nothing_left(skel, man);
 	usdt_manager__free(man);
 	usdt_test__destroy(skel);
+}
+
+struct storage_ctx {
+	struct storage_test *skel;
+	struct usdt_manager *man;
+};
+
+static void storage_nothing_left(void *arg)
+{
+	struct storage_ctx *t = arg;
+
+	assert_int_equal(t->man->live_cnt, 0);
+	assert_int_equal(t->man->storage.live_cnt, 0);
+	fire_two();
+	assert_int_equal(t->skel->bss->all_cnt, 0);
+}
+
+/* The same with storage, a value per site: each failure also leaves no
+ * slot taken, and the first success starts from the initial values. */
+static void oom_storage(bool perf, bool ip)
+{
+	USDT_OPTS(usdt_manager_opts, mo, .no_uprobe_multi = perf);
+	struct storage_test_val init = { .init = 11 };
+	USDT_OPTS(usdt_attach_opts, ao, .force_ip_map = ip, .storage = &init,
+		  .storage_sz = sizeof(init), .storage_per_site = true);
+	struct storage_test *skel = storage_test__open();
+	const struct storage_test_val *v;
+	struct usdt_manager *man;
+	struct storage_ctx t;
+	struct usdt_link *l;
+	long n;
+
+	assert_non_null(skel);
+	man = usdt_manager__new(skel->obj, &mo);
+	assert_non_null(man);
+	assert_int_equal(storage_test__load(skel), 0);
+	/* The file read and kept, the spec IDs sized: from here on every
+	 * allocation the loop fails is the link's or the storage's (later
+	 * attempts would otherwise find the file kept and allocate less). */
+	usdt_link__destroy(usdt_manager__attach(man, skel->progs.on_hit, 0,
+						"/proc/self/exe", "oom", "two",
+						NULL));
+	t.skel = skel;
+	t.man = man;
+	l = attach_oom(man, skel->progs.on_hit, &ao, storage_nothing_left, &t,
+		       &n);
+	assert_non_null(man->storage.mem);
+	print_message("storage, %s%s: %ld allocations, each failure clean\n",
+		      perf ? "perf" : "uprobe_multi", ip ? " + IP map" : "", n);
+	fire_two();
+	v = usdt_link__storage(l, 0);
+	assert_non_null(v);
+	assert_int_equal(v->hits, 1);
+	assert_int_equal(v->seen_init, 11);
+	assert_int_equal(((const struct storage_test_val *)
+				  usdt_link__storage(l, 1))->hits, 1);
+	usdt_link__destroy(l);
+	assert_int_equal(man->storage.live_cnt, 0);
+	usdt_manager__free(man);
+	storage_test__destroy(skel);
+}
+
+static void test_oom_storage(void **state)
+{
+	oom_storage(false, false);
+	oom_storage(false, true);
+	oom_storage(true, false);
 }
 
 static void test_oom_multi(void **state)
@@ -109,6 +228,7 @@ int main(void)
 		cmocka_unit_test(test_oom_multi),
 		cmocka_unit_test(test_oom_multi_ip),
 		cmocka_unit_test(test_oom_perf),
+		cmocka_unit_test(test_oom_storage),
 	};
 
 	usdt_test_require_kernel("kernel/test_attach_oom");
