@@ -83,204 +83,241 @@ static int scale_shift(int scale)
 	}
 }
 
-/*
- * Turn the parsed operand into kind, offset/value and spec. Returns false
- * (with arg made unsupported) when it cannot be expressed.
- */
-static void resolve(const struct usdt__site_ctx *site, const char *str,
-		    struct usdt__arg *arg)
+/* What resolution knows about an operand as it goes through its phases. */
+struct resolve_state {
+	bool has_base, has_idx;
+	bool absolute;		/* disp is a link-time address */
+};
+
+/* Size, sign, float and index flags of the spec. False (with arg made
+ * unsupported) for an index scale that BPF cannot shift by. */
+static bool spec_init(struct usdt__arg *arg, const struct resolve_state *rs)
 {
 	struct usdt_arg_spec *spec = &arg->spec;
-	uint64_t addr = 0, got_slot = 0;
-	bool has_base = arg->base_off >= 0, has_idx = arg->idx_off >= 0;
-	bool absolute = false;	/* disp is a link-time address */
-	int shift, err;
+	int shift;
 
 	memset(spec, 0, sizeof(*spec));
-	spec->base_off = has_base ? (uint16_t)arg->base_off : USDT_REG_NONE;
-	spec->idx_off = has_idx ? (uint16_t)arg->idx_off : USDT_REG_NONE;
+	spec->base_off = rs->has_base ? (uint16_t)arg->base_off : USDT_REG_NONE;
+	spec->idx_off = rs->has_idx ? (uint16_t)arg->idx_off : USDT_REG_NONE;
 	spec->size = arg->size > 8 ? 8 : arg->size;
 	spec->flags = (arg->is_signed ? USDT_SPEC_F_SIGNED : 0) |
 		      (arg->is_float ? USDT_SPEC_F_FLOAT : 0) |
 		      (arg->size == 16 ? USDT_SPEC_F_TRUNC : 0);
 
-	shift = scale_shift(has_idx ? arg->scale : 0);
+	shift = scale_shift(rs->has_idx ? arg->scale : 0);
 	if (shift < 0) {
 		set_unsupported(arg, "bad index scale %d", arg->scale);
-		return;
+		return false;
 	}
 	spec->flags |= shift << USDT_SPEC_SCALE_SHIFT;
-	if (has_idx && arg->idx_ext == USDT__IDX_SXTW)
+	if (rs->has_idx && arg->idx_ext == USDT__IDX_SXTW)
 		spec->flags |= USDT_SPEC_F_IDX_S32;
-	else if (has_idx && arg->idx_ext == USDT__IDX_UXTW)
+	else if (rs->has_idx && arg->idx_ext == USDT__IDX_UXTW)
 		spec->flags |= USDT_SPEC_F_IDX_U32;
+	return true;
+}
 
-	if (arg->has_sym) {
-		const char *name = str + arg->sym_pos;
-		/* Quote at most 40 characters of a symbol, so that a long C++
-		 * name leaves room in the reason for what went wrong. */
-		int q = arg->sym_len > 40 ? 40 : arg->sym_len;
+/* Quote at most 40 characters of a symbol, so that a long C++ name leaves
+ * room in the reason for what went wrong. */
+static int sym_quote_len(const struct usdt__arg *arg)
+{
+	return arg->sym_len > 40 ? 40 : arg->sym_len;
+}
 
-		const struct usdt__symtab *st = site->symtab;
+/*
+ * Look the operand's symbol up: its address and GOT slot (0 for none).
+ * Returns 0 when defined in the file, 1 when only reachable through the GOT
+ * (as usdt__sym_lookup), or -1 with arg made unsupported.
+ */
+static int sym_find(const struct usdt__site_ctx *site, const char *name,
+		    struct usdt__arg *arg, uint64_t *addr, uint64_t *got_slot)
+{
+	const struct usdt__symtab *st = site->symtab;
+	int q = sym_quote_len(arg), err;
 
-		if (!st && site->load_symtab)
-			st = site->load_symtab(site->load_arg);
-		err = st ? usdt__sym_lookup(st, name, arg->sym_len, &addr,
-					    &got_slot)
-			 : -ENOENT;
-		if (err == -ENOTUNIQ) {
-			set_unsupported(arg, "symbol '%.*s' is ambiguous: several symbols have that name",
-					q, name);
-			return;
-		}
-		if (err < 0 && arg->sym_len > 2 && !memcmp(name, ".L", 2)) {
-			/*
-			 * A compiler-local label: a section anchor (gcc -O2
-			 * on arm64, riscv64, s390x: .LANCHOR0, the start of
-			 * a block of this translation unit's data) or a
-			 * constant (.LC0). The assembler resolves it and
-			 * keeps no symbol; the note's text is not relocated,
-			 * and the instructions that use the label do not
-			 * say which object of the block they reach, so the
-			 * address is nowhere in the file.
-			 */
-			set_unsupported(arg, "compiler-local label '%.*s' (section anchor or constant): its address is not in the file",
-					q > 12 ? 12 : q, name);
-			return;
-		}
-		if (err < 0) {
-			set_unsupported(arg, "symbol '%.*s' not in the symbol table",
-					q, name);
-			return;
-		}
-		if (arg->sym_obj8 &&
-		    usdt__sym_obj_size(site->symtab, name, arg->sym_len) == 8)
-			arg->mem = true;
-		if (arg->lo_reloc) {
-			/*
-			 * The base register already holds the high part of
-			 * the address (adrp on arm64 makes it PC-relative,
-			 * so it follows the load bias; lui on riscv is
-			 * absolute, in non-PIC code): only the low 12 bits
-			 * come from the operand. arm64 :got_lo12: names the
-			 * symbol's GOT slot instead.
-			 */
-			uint64_t v;
+	if (!st && site->load_symtab)
+		st = site->load_symtab(site->load_arg);
+	err = st ? usdt__sym_lookup(st, name, arg->sym_len, addr, got_slot)
+		 : -ENOENT;
+	if (err == -ENOTUNIQ) {
+		set_unsupported(arg, "symbol '%.*s' is ambiguous: several symbols have that name",
+				q, name);
+		return -1;
+	}
+	if (err < 0 && arg->sym_len > 2 && !memcmp(name, ".L", 2)) {
+		/*
+		 * A compiler-local label: a section anchor (gcc -O2 on arm64,
+		 * riscv64, s390x: .LANCHOR0, the start of a block of this
+		 * translation unit's data) or a constant (.LC0). The
+		 * assembler resolves it and keeps no symbol; the note's text
+		 * is not relocated, and the instructions that use the label
+		 * do not say which object of the block they reach, so the
+		 * address is nowhere in the file.
+		 */
+		set_unsupported(arg, "compiler-local label '%.*s' (section anchor or constant): its address is not in the file",
+				q > 12 ? 12 : q, name);
+		return -1;
+	}
+	if (err < 0) {
+		set_unsupported(arg, "symbol '%.*s' not in the symbol table",
+				q, name);
+		return -1;
+	}
+	if (arg->sym_obj8 &&
+	    usdt__sym_obj_size(site->symtab, name, arg->sym_len) == 8)
+		arg->mem = true;
+	return err;
+}
 
-			if (arg->got && !got_slot) {
-				set_unsupported(arg, "symbol '%.*s' has no GOT slot",
-						q, name);
-				return;
-			}
-			if (!arg->got && err == 1) {
-				set_unsupported(arg, "symbol '%.*s' is only reachable through the GOT",
-						q, name);
-				return;
-			}
-			v = (arg->got ? got_slot : addr) + (uint64_t)arg->disp;
-			v &= 0xfff;
-			if (arg->lo_reloc == USDT__LO_RISCV)
-				v = (uint64_t)((int64_t)(v ^ 0x800) - 0x800);
-			arg->disp = (int64_t)v;
-			arg->got = false;
-			goto lowered;
-		}
-		if (arg->got) {
-			/* Prefer the slot whenever there is one: it holds the
-			 * address in use at run time, which is not this
-			 * file's definition when the executable copy-relocated
-			 * or interposed the symbol. */
-			if (err == 1 || got_slot) {
-				/* The value is the pointer stored in the GOT,
-				 * at the slot's address: IP-relative, with no
-				 * register added (the parser's base is %rip). */
-				arg->kind = USDT_ARG_PCREL;
-				spec->base_off = USDT_REG_NONE;
-				arg->offset = (int64_t)(got_slot - site->vaddr);
-				spec->kind = USDT_SPEC_MEM;
-				spec->flags |= USDT_SPEC_F_IPREL;
-				spec->val_off = (uint64_t)arg->offset;
-				return;
-			}
-			/* Defined here: the value is the symbol's address,
-			 * and %rip no longer takes part. */
-			arg->mem = false;
-			arg->pcrel = false;
-			has_base = false;
+/*
+ * The base register already holds the high part of the address (adrp on
+ * arm64 makes it PC-relative, so it follows the load bias; lui on riscv is
+ * absolute, in non-PIC code): only the low 12 bits come from the operand.
+ * arm64 :got_lo12: names the symbol's GOT slot instead. found is
+ * sym_find()'s result. Returns false with arg made unsupported.
+ */
+static bool lower_lo12(const char *name, struct usdt__arg *arg, int found,
+		       uint64_t addr, uint64_t got_slot)
+{
+	int q = sym_quote_len(arg);
+	uint64_t v;
+
+	if (arg->got && !got_slot) {
+		set_unsupported(arg, "symbol '%.*s' has no GOT slot", q, name);
+		return false;
+	}
+	if (!arg->got && found == 1) {
+		set_unsupported(arg, "symbol '%.*s' is only reachable through the GOT",
+				q, name);
+		return false;
+	}
+	v = (arg->got ? got_slot : addr) + (uint64_t)arg->disp;
+	v &= 0xfff;
+	if (arg->lo_reloc == USDT__LO_RISCV)
+		v = (uint64_t)((int64_t)(v ^ 0x800) - 0x800);
+	arg->disp = (int64_t)v;
+	arg->got = false;
+	return true;
+}
+
+/*
+ * Replace the operand's symbol by its address. Returns 0 to go on
+ * resolving, 1 when arg is fully resolved (a GOT load), or -1 with arg made
+ * unsupported.
+ */
+static int lower_symbol(const struct usdt__site_ctx *site, const char *str,
+			struct usdt__arg *arg, struct resolve_state *rs)
+{
+	struct usdt_arg_spec *spec = &arg->spec;
+	const char *name = str + arg->sym_pos;
+	uint64_t addr = 0, got_slot = 0;
+	int found;
+
+	found = sym_find(site, name, arg, &addr, &got_slot);
+	if (found < 0)
+		return -1;
+	if (arg->lo_reloc)
+		return lower_lo12(name, arg, found, addr, got_slot) ? 0 : -1;
+	if (arg->got) {
+		/* Prefer the slot whenever there is one: it holds the address
+		 * in use at run time, which is not this file's definition
+		 * when the executable copy-relocated or interposed the
+		 * symbol. */
+		if (found == 1 || got_slot) {
+			/* The value is the pointer stored in the GOT, at the
+			 * slot's address: IP-relative, with no register
+			 * added (the parser's base is %rip). */
+			arg->kind = USDT_ARG_PCREL;
 			spec->base_off = USDT_REG_NONE;
-		} else if (err == 1) {
-			set_unsupported(arg, "symbol '%.*s' is only reachable through the GOT",
-					q, name);
-			return;
-		}
-		arg->disp = (int64_t)(addr + (uint64_t)arg->disp);
-		absolute = true;
-	}
-lowered:
-
-	if (arg->pcrel) {
-		/* x86 sym(%rip): the assembler made it PC-relative; the
-		 * address is the symbol's, wherever the PC was. */
-		if (!absolute) {
-			set_unsupported(arg, "PC-relative operand without a symbol");
-			return;
-		}
-		if (has_idx) {
-			set_unsupported(arg, "PC-relative operand with an index");
-			return;
-		}
-		spec->base_off = USDT_REG_NONE;
-		has_base = false;
-	}
-
-	if (!arg->mem) {
-		if (has_idx) {
-			set_unsupported(arg, "value operand with an index register");
-			return;
-		}
-		if (has_base) {
-			arg->kind = USDT_ARG_REG;
-			spec->kind = USDT_SPEC_VALUE;
-			spec->val_off = 0;
-			arg->offset = 0;
-			if (arg->disp) {
-				set_unsupported(arg, "register value with an offset");
-				return;
-			}
-			/*
-			 * A 16-byte value in a register is in a pair. On
-			 * s390x, our only big-endian target, the pair is rN
-			 * (high half) and rN+1 (low half), which sit next to
-			 * each other in pt_regs.
-			 */
-			if (arg->size == 16 && site->big_endian) {
-				if (arg->base_off + 8 + 8 >
-				    (site->arch ? site->arch->pt_regs_size : 0)) {
-					set_unsupported(arg, "16-byte value in the last register");
-					return;
-				}
-				spec->base_off = (uint16_t)(arg->base_off + 8);
-				/* s390x names them rN, so rN+1 is read. */
-				snprintf(arg->read_base, sizeof(arg->read_base),
-					 "r%u", (unsigned int)atoi(arg->base + 1) % 16 + 1);
-			}
-			return;
-		}
-		if (absolute && (site->is_dyn || arg->pcrel)) {
-			arg->kind = USDT_ARG_PCADDR;
-			arg->offset = (int64_t)((uint64_t)arg->disp - site->vaddr);
-			spec->kind = USDT_SPEC_VALUE;
+			arg->offset = (int64_t)(got_slot - site->vaddr);
+			spec->kind = USDT_SPEC_MEM;
 			spec->flags |= USDT_SPEC_F_IPREL;
 			spec->val_off = (uint64_t)arg->offset;
-			return;
+			return 1;
 		}
-		arg->kind = USDT_ARG_CONST;
-		arg->value = truncate_to((uint64_t)arg->disp, spec->size);
-		arg->offset = 0;
-		spec->kind = USDT_SPEC_VALUE;
-		spec->val_off = arg->value;
+		/* Defined here: the value is the symbol's address, and %rip
+		 * no longer takes part. */
+		arg->mem = false;
+		arg->pcrel = false;
+		rs->has_base = false;
+		spec->base_off = USDT_REG_NONE;
+	} else if (found == 1) {
+		set_unsupported(arg, "symbol '%.*s' is only reachable through the GOT",
+				sym_quote_len(arg), name);
+		return -1;
+	}
+	arg->disp = (int64_t)(addr + (uint64_t)arg->disp);
+	rs->absolute = true;
+	return 0;
+}
+
+/* A register holding the value itself. */
+static void resolve_reg_value(const struct usdt__site_ctx *site,
+			      struct usdt__arg *arg)
+{
+	struct usdt_arg_spec *spec = &arg->spec;
+
+	arg->kind = USDT_ARG_REG;
+	spec->kind = USDT_SPEC_VALUE;
+	spec->val_off = 0;
+	arg->offset = 0;
+	if (arg->disp) {
+		set_unsupported(arg, "register value with an offset");
 		return;
 	}
+	/*
+	 * A 16-byte value in a register is in a pair. On s390x, our only
+	 * big-endian target, the pair is rN (high half) and rN+1 (low half),
+	 * which sit next to each other in pt_regs.
+	 */
+	if (arg->size == 16 && site->big_endian) {
+		if (arg->base_off + 8 + 8 >
+		    (site->arch ? site->arch->pt_regs_size : 0)) {
+			set_unsupported(arg, "16-byte value in the last register");
+			return;
+		}
+		spec->base_off = (uint16_t)(arg->base_off + 8);
+		/* s390x names them rN, so rN+1 is read. */
+		snprintf(arg->read_base, sizeof(arg->read_base), "r%u",
+			 (unsigned int)atoi(arg->base + 1) % 16 + 1);
+	}
+}
+
+/* The operand is the value (a register, a constant or an address), not
+ * memory at it. */
+static void resolve_value(const struct usdt__site_ctx *site,
+			  struct usdt__arg *arg, const struct resolve_state *rs)
+{
+	struct usdt_arg_spec *spec = &arg->spec;
+
+	if (rs->has_idx) {
+		set_unsupported(arg, "value operand with an index register");
+		return;
+	}
+	if (rs->has_base) {
+		resolve_reg_value(site, arg);
+		return;
+	}
+	if (rs->absolute && (site->is_dyn || arg->pcrel)) {
+		arg->kind = USDT_ARG_PCADDR;
+		arg->offset = (int64_t)((uint64_t)arg->disp - site->vaddr);
+		spec->kind = USDT_SPEC_VALUE;
+		spec->flags |= USDT_SPEC_F_IPREL;
+		spec->val_off = (uint64_t)arg->offset;
+		return;
+	}
+	arg->kind = USDT_ARG_CONST;
+	arg->value = truncate_to((uint64_t)arg->disp, spec->size);
+	arg->offset = 0;
+	spec->kind = USDT_SPEC_VALUE;
+	spec->val_off = arg->value;
+}
+
+/* The operand is memory at an address. */
+static void resolve_mem(const struct usdt__site_ctx *site,
+			struct usdt__arg *arg, const struct resolve_state *rs)
+{
+	struct usdt_arg_spec *spec = &arg->spec;
 
 	spec->kind = USDT_SPEC_MEM;
 	/* The low half of a 16-byte value is at +8 on big-endian. The
@@ -291,8 +328,8 @@ lowered:
 		arg->read_adj = 8;
 	}
 
-	if (!has_base && !has_idx) {
-		if (absolute && (site->is_dyn || arg->pcrel)) {
+	if (!rs->has_base && !rs->has_idx) {
+		if (rs->absolute && (site->is_dyn || arg->pcrel)) {
 			arg->kind = USDT_ARG_PCREL;
 			arg->offset = (int64_t)((uint64_t)arg->disp - site->vaddr);
 			spec->flags |= USDT_SPEC_F_IPREL;
@@ -305,14 +342,53 @@ lowered:
 		return;
 	}
 
-	arg->kind = has_idx ? USDT_ARG_INDEX : USDT_ARG_DEREF;
+	arg->kind = rs->has_idx ? USDT_ARG_INDEX : USDT_ARG_DEREF;
 	arg->offset = arg->disp;
 	spec->val_off = (uint64_t)arg->disp;
-	if (absolute && site->is_dyn) {
+	if (rs->absolute && site->is_dyn) {
 		/* sym(%reg) in a PIE: the symbol moves with the load bias. */
 		spec->flags |= USDT_SPEC_F_IPREL;
 		spec->val_off = (uint64_t)arg->disp - site->vaddr;
 	}
+}
+
+/*
+ * Turn the parsed operand into kind, offset/value and spec, in phases: the
+ * spec's flags, the symbol replaced by its address, then the value or
+ * memory case. When it cannot be expressed, arg is made unsupported.
+ */
+static void resolve(const struct usdt__site_ctx *site, const char *str,
+		    struct usdt__arg *arg)
+{
+	struct resolve_state rs = {
+		.has_base = arg->base_off >= 0,
+		.has_idx = arg->idx_off >= 0,
+	};
+
+	if (!spec_init(arg, &rs))
+		return;
+	if (arg->has_sym && lower_symbol(site, str, arg, &rs) != 0)
+		return;
+
+	if (arg->pcrel) {
+		/* x86 sym(%rip): the assembler made it PC-relative; the
+		 * address is the symbol's, wherever the PC was. */
+		if (!rs.absolute) {
+			set_unsupported(arg, "PC-relative operand without a symbol");
+			return;
+		}
+		if (rs.has_idx) {
+			set_unsupported(arg, "PC-relative operand with an index");
+			return;
+		}
+		arg->spec.base_off = USDT_REG_NONE;
+		rs.has_base = false;
+	}
+
+	if (arg->mem)
+		resolve_mem(site, arg, &rs);
+	else
+		resolve_value(site, arg, &rs);
 }
 
 void usdt__arg_parse_one(const struct usdt__site_ctx *site, const char *str,
