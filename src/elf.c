@@ -96,24 +96,17 @@ static int check_sections(struct usdt__elf *ue, const GElf_Ehdr *ehdr)
 	return 0;
 }
 
-int usdt__elf_begin(struct usdt__elf *ue, Elf *elf, const char *path,
-		    size_t file_size)
+/* The ELF identification and header: a 64-bit executable or shared
+ * library of either byte order, with tables libelf reads as described. */
+static int check_header(struct usdt__elf *ue, GElf_Ehdr *ehdr)
 {
-	GElf_Ehdr ehdr;
-	GElf_Phdr phdr;
-	size_t phnum, i;
-	const char *ident;
-	int err = -ENOEXEC;
+	const char *path = ue->path, *ident;
 
-	memset(ue, 0, sizeof(*ue));
-	ue->elf = elf;
-	ue->path = path;
-
-	if (elf_kind(elf) != ELF_K_ELF) {
+	if (elf_kind(ue->elf) != ELF_K_ELF) {
 		pr_warn("%s: not an ELF file\n", path);
 		return -ENOEXEC;
 	}
-	ident = elf_getident(elf, NULL);
+	ident = elf_getident(ue->elf, NULL);
 	if (!ident || ident[EI_CLASS] != ELFCLASS64) {
 		pr_warn("%s: not a 64-bit ELF file\n", path);
 		return -ENOEXEC;
@@ -122,36 +115,39 @@ int usdt__elf_begin(struct usdt__elf *ue, Elf *elf, const char *path,
 		pr_warn("%s: unknown ELF byte order %d\n", path, ident[EI_DATA]);
 		return -ENOEXEC;
 	}
-	if (!gelf_getehdr(elf, &ehdr)) {
+	if (!gelf_getehdr(ue->elf, ehdr)) {
 		pr_warn("%s: cannot read the ELF header: %s\n", path,
 			elf_errmsg(-1));
 		return -ENOEXEC;
 	}
-	if (ehdr.e_type != ET_EXEC && ehdr.e_type != ET_DYN) {
+	if (ehdr->e_type != ET_EXEC && ehdr->e_type != ET_DYN) {
 		pr_warn("%s: ELF type %u is neither an executable nor a shared library\n",
-			path, ehdr.e_type);
+			path, ehdr->e_type);
 		return -ENOEXEC;
 	}
 	/* libelf reads the tables with its own entry size whatever the
 	 * header says; a header that disagrees describes some other file. */
-	if ((ehdr.e_shoff && ehdr.e_shentsize != sizeof(Elf64_Shdr)) ||
-	    (ehdr.e_phoff && ehdr.e_phentsize != sizeof(Elf64_Phdr))) {
+	if ((ehdr->e_shoff && ehdr->e_shentsize != sizeof(Elf64_Shdr)) ||
+	    (ehdr->e_phoff && ehdr->e_phentsize != sizeof(Elf64_Phdr))) {
 		pr_warn("%s: unexpected ELF header table entry sizes\n", path);
 		return -ENOEXEC;
 	}
-	ue->e_machine = ehdr.e_machine;
-	ue->e_type = ehdr.e_type;
+	ue->e_machine = ehdr->e_machine;
+	ue->e_type = ehdr->e_type;
 	ue->big_endian = ident[EI_DATA] == ELFDATA2MSB;
+	return 0;
+}
 
-	ue->file_size = file_size;
+/* Keep the PT_LOAD segments whose file image is in the file. */
+static int read_loads(struct usdt__elf *ue, const GElf_Ehdr *ehdr)
+{
+	size_t phnum, i, file_size = ue->file_size;
+	GElf_Phdr phdr;
 
-	err = check_sections(ue, &ehdr);
-	if (err)
-		return err;
-	if (elf_getphdrnum(elf, &phnum) || phnum > USDT__MAX_SECTIONS ||
-	    (phnum && (ehdr.e_phoff > file_size ||
-		       phnum > (file_size - ehdr.e_phoff) / sizeof(Elf64_Phdr)))) {
-		pr_warn("%s: damaged program headers\n", path);
+	if (elf_getphdrnum(ue->elf, &phnum) || phnum > USDT__MAX_SECTIONS ||
+	    (phnum && (ehdr->e_phoff > file_size ||
+		       phnum > (file_size - ehdr->e_phoff) / sizeof(Elf64_Phdr)))) {
+		pr_warn("%s: damaged program headers\n", ue->path);
 		return -ENOEXEC;
 	}
 	if (phnum) {
@@ -160,10 +156,10 @@ int usdt__elf_begin(struct usdt__elf *ue, Elf *elf, const char *path,
 			return -ENOMEM;
 	}
 	for (i = 0; i < phnum; i++) {
-		if (!gelf_getphdr(elf, (int)i, &phdr)) {
+		if (!gelf_getphdr(ue->elf, (int)i, &phdr)) {
 			pr_warn("%s: cannot read program header %zu: %s\n",
-				path, i, elf_errmsg(-1));
-			goto err_out;
+				ue->path, i, elf_errmsg(-1));
+			return -ENOEXEC;
 		}
 		if (phdr.p_type != PT_LOAD)
 			continue;
@@ -172,15 +168,32 @@ int usdt__elf_begin(struct usdt__elf *ue, Elf *elf, const char *path,
 		if (phdr.p_offset > file_size ||
 		    phdr.p_filesz > file_size - phdr.p_offset) {
 			pr_warn("%s: PT_LOAD %zu lies past the end of the file\n",
-				path, i);
+				ue->path, i);
 			continue;
 		}
 		ue->loads[ue->load_cnt++] = phdr;
 	}
 	return 0;
+}
 
-err_out:
-	usdt__elf_end(ue);
+int usdt__elf_begin(struct usdt__elf *ue, Elf *elf, const char *path,
+		    size_t file_size)
+{
+	GElf_Ehdr ehdr;
+	int err;
+
+	memset(ue, 0, sizeof(*ue));
+	ue->elf = elf;
+	ue->path = path;
+	ue->file_size = file_size;
+
+	err = check_header(ue, &ehdr);
+	if (!err)
+		err = check_sections(ue, &ehdr);
+	if (!err)
+		err = read_loads(ue, &ehdr);
+	if (err)
+		usdt__elf_end(ue);
 	return err;
 }
 
