@@ -299,6 +299,50 @@ int targets_of_pid(pid_t pid, struct target **out)
 /* ---------------------------------------------------------------------- */
 /* Output helpers                                                         */
 
+/* The text form of byte c in print_escaped()'s output: its length, and
+ * in out (not terminated) its characters. */
+static size_t escape_byte(unsigned char c, char out[4])
+{
+	static const char hex[] = "0123456789abcdef";
+
+	out[0] = '\\';
+	if (c == '\\' || c == '\n' || c == '\t') {
+		out[1] = c == '\n' ? 'n' : c == '\t' ? 't' : '\\';
+		return 2;
+	}
+	if (c < 0x20 || c >= 0x7f) {
+		out[1] = 'x';
+		out[2] = hex[c >> 4];
+		out[3] = hex[c & 0xf];
+		return 4;
+	}
+	out[0] = (char)c;
+	return 1;
+}
+
+size_t print_escaped(FILE *f, const char *s, size_t len)
+{
+	size_t i, n = 0, k;
+	char buf[4];
+
+	for (i = 0; i < len; i++) {
+		k = escape_byte((unsigned char)s[i], buf);
+		fwrite(buf, 1, k, f);
+		n += k;
+	}
+	return n;
+}
+
+size_t escaped_len(const char *s, size_t len)
+{
+	size_t i, n = 0;
+	char buf[4];
+
+	for (i = 0; i < len; i++)
+		n += escape_byte((unsigned char)s[i], buf);
+	return n;
+}
+
 void json_str(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;

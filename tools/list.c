@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +50,12 @@ static int64_t const_signed(const struct usdt_arg_info *a)
 	if (v & (1ULL << (bits - 1)))
 		v |= ~0ULL << bits;
 	return (int64_t)v;
+}
+
+/* Text output of a string from the file: escaped (see print_escaped()). */
+static size_t print_str(FILE *f, const char *s)
+{
+	return print_escaped(f, s, strlen(s));
 }
 
 /* Register names without the '%' AT&T puts in front of them. */
@@ -119,7 +126,9 @@ static void describe_arg(FILE *f, const struct usdt_probe *p,
 		break;
 	case USDT_ARG_UNSUPPORTED:
 	default:
-		fprintf(f, "unsupported (%s)", a->reason ? a->reason : "?");
+		fputs("unsupported (", f);
+		print_str(f, a->reason ? a->reason : "?");
+		fputc(')', f);
 		break;
 	}
 }
@@ -145,15 +154,27 @@ static int hex_len(uint64_t v)
 	return snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
 }
 
+/* The width of "PROVIDER:NAME" as text_site() prints it. */
+static int name_len(const struct usdt_probe *p)
+{
+	const char *prov = usdt_probe__provider(p), *name = usdt_probe__name(p);
+	size_t n = escaped_len(prov, strlen(prov)) + 1 +
+		   escaped_len(name, strlen(name));
+
+	return n > INT_MAX ? INT_MAX : (int)n;
+}
+
 static void text_site(FILE *f, const struct usdt_probe *p,
 		      const struct col_widths *w)
 {
-	char name[512], addr[24], off[32], sema[24];
+	char addr[24], off[32], sema[24];
 	struct usdt_arg_info a;
-	int i, cnt;
+	int i, cnt, n;
 
-	snprintf(name, sizeof(name), "%s:%s", usdt_probe__provider(p),
-		 usdt_probe__name(p));
+	n = (int)print_str(f, usdt_probe__provider(p));
+	fputc(':', f);
+	n += 1 + (int)print_str(f, usdt_probe__name(p));
+	fprintf(f, "%*s", w->name > n ? w->name - n : 0, "");
 	snprintf(addr, sizeof(addr), "0x%" PRIx64, usdt_probe__address(p));
 	snprintf(off, sizeof(off), "0x%" PRIx64, usdt_probe__file_offset(p));
 	if (usdt_probe__semaphore(p))
@@ -161,11 +182,13 @@ static void text_site(FILE *f, const struct usdt_probe *p,
 			 usdt_probe__semaphore(p));
 	else
 		snprintf(sema, sizeof(sema), "-");
-	fprintf(f, "%-*s  %-*s  file %-*s  sema %-*s  ", w->name, name,
-		w->addr, addr, w->off, off, w->sema, sema);
+	fprintf(f, "  %-*s  file %-*s  sema %-*s  ", w->addr, addr, w->off,
+		off, w->sema, sema);
 
 	if (usdt_probe__status(p) < 0) {
-		fprintf(f, "error: %s\n", usdt_probe__error(p));
+		fputs("error: ", f);
+		print_str(f, usdt_probe__error(p));
+		fputc('\n', f);
 		return;
 	}
 	cnt = usdt_probe__arg_cnt(p);
@@ -179,8 +202,9 @@ static void text_site(FILE *f, const struct usdt_probe *p,
 			fprintf(f, "%s?", i ? ", " : "");
 			continue;
 		}
-		fprintf(f, "%s%s=%s ", i ? ", " : "", a.str ? a.str : "",
-			arg_type_name(&a));
+		fputs(i ? ", " : "", f);
+		print_str(f, a.str ? a.str : "");
+		fprintf(f, "=%s ", arg_type_name(&a));
 		describe_arg(f, p, &a);
 	}
 	fputc('\n', f);
@@ -269,19 +293,101 @@ static void json_site(FILE *f, const struct usdt_probe *p)
 /* ---------------------------------------------------------------------- */
 
 /*
+ * Mark the sites of file that the patterns select, and measure the text
+ * columns they need. Returns how many are marked.
+ */
+static size_t match_sites(const struct list_opts *o, struct usdt_file *file,
+			  bool *match, struct col_widths *w)
+{
+	size_t i, cnt = usdt_file__probe_cnt(file), shown = 0;
+	const struct usdt_probe *p;
+	int n;
+
+	for (i = 0; i < cnt; i++) {
+		p = usdt_file__probe(file, i);
+		if (!p || !patterns_match(o->pats, o->pat_cnt,
+					  usdt_probe__provider(p),
+					  usdt_probe__name(p)))
+			continue;
+		match[i] = true;
+		shown++;
+		n = name_len(p);
+		if (n > w->name)
+			w->name = n;
+		n = hex_len(usdt_probe__address(p));
+		if (n > w->addr)
+			w->addr = n;
+		n = hex_len(usdt_probe__file_offset(p));
+		if (n > w->off)
+			w->off = n;
+		n = usdt_probe__semaphore(p) ?
+			    hex_len(usdt_probe__semaphore(p)) : 1;
+		if (n > w->sema)
+			w->sema = n;
+	}
+	return shown;
+}
+
+/* One file's object: {"file": ..., "probes": [...]}, in an array (after
+ * "[" when first, after "," otherwise) when in_array. */
+static void json_file(const struct list_opts *o, const struct target *t,
+		      struct usdt_file *file, const bool *match, bool first,
+		      bool in_array)
+{
+	size_t i, cnt = usdt_file__probe_cnt(file);
+	bool first_site = true;
+
+	if (in_array)
+		fputs(first ? "[\n" : ",\n", stdout);
+	fputs("{\"file\": ", stdout);
+	json_str(stdout, t->shown);
+	if (o->pid > 0)
+		printf(", \"pid\": %d", (int)o->pid);
+	fputs(", \"arch\": ", stdout);
+	json_str(stdout, usdt_file__arch_name(file));
+	fputs(", \"probes\": [", stdout);
+	for (i = 0; i < cnt; i++) {
+		if (!match[i])
+			continue;
+		fputs(first_site ? "\n  " : ",\n  ", stdout);
+		first_site = false;
+		json_site(stdout, usdt_file__probe(file, i));
+	}
+	fputs("\n]}", stdout);
+	if (!in_array)
+		fputc('\n', stdout);
+}
+
+/* One file's sites as text, after a header naming the file when several
+ * files are listed (in_array). */
+static void text_file(const struct target *t, struct usdt_file *file,
+		      const bool *match, const struct col_widths *w,
+		      bool first, bool in_array)
+{
+	size_t i, cnt = usdt_file__probe_cnt(file);
+	const char *arch = usdt_file__arch_name(file);
+
+	if (in_array) {
+		fputs(first ? "" : "\n", stdout);
+		print_str(stdout, t->shown);
+		printf(" (%s)\n", arch ? arch : "unknown architecture");
+	}
+	for (i = 0; i < cnt; i++)
+		if (match[i])
+			text_site(stdout, usdt_file__probe(file, i), w);
+}
+
+/*
  * List one file. Returns the number of sites printed, or a negative errno
- * when the file cannot be read (*why then names the cause).
+ * when the file cannot be read.
  */
 static int list_file(const struct list_opts *o, const struct target *t,
 		     bool first, bool in_array)
 {
 	struct col_widths w = { 0 };
 	struct usdt_file *file;
-	const struct usdt_probe *p;
-	size_t i, cnt, shown = 0;
-	const char *arch;
+	size_t cnt, shown;
 	bool *match;
-	int n;
 
 	file = usdt_file__open(t->open_path, NULL);
 	if (!file)
@@ -292,67 +398,11 @@ static int list_file(const struct list_opts *o, const struct target *t,
 		usdt_file__close(file);
 		return -ENOMEM;
 	}
-	for (i = 0; i < cnt; i++) {
-		char buf[512];
-
-		p = usdt_file__probe(file, i);
-		if (!p || !patterns_match(o->pats, o->pat_cnt,
-					  usdt_probe__provider(p),
-					  usdt_probe__name(p)))
-			continue;
-		match[i] = true;
-		shown++;
-		n = snprintf(buf, sizeof(buf), "%s:%s", usdt_probe__provider(p),
-			     usdt_probe__name(p));
-		if (n > w.name)
-			w.name = n < (int)sizeof(buf) ? n : (int)sizeof(buf) - 1;
-		n = hex_len(usdt_probe__address(p));
-		if (n > w.addr)
-			w.addr = n;
-		n = hex_len(usdt_probe__file_offset(p));
-		if (n > w.off)
-			w.off = n;
-		n = usdt_probe__semaphore(p) ?
-			    hex_len(usdt_probe__semaphore(p)) : 1;
-		if (n > w.sema)
-			w.sema = n;
-	}
-	if (!shown)
-		goto out;
-
-	arch = usdt_file__arch_name(file);
-	if (o->json) {
-		bool first_site = true;
-
-		if (in_array)
-			fputs(first ? "[\n" : ",\n", stdout);
-		fputs("{\"file\": ", stdout);
-		json_str(stdout, t->shown);
-		if (o->pid > 0)
-			printf(", \"pid\": %d", (int)o->pid);
-		fputs(", \"arch\": ", stdout);
-		json_str(stdout, arch);
-		fputs(", \"probes\": [", stdout);
-		for (i = 0; i < cnt; i++) {
-			if (!match[i])
-				continue;
-			fputs(first_site ? "\n  " : ",\n  ", stdout);
-			first_site = false;
-			json_site(stdout, usdt_file__probe(file, i));
-		}
-		fputs("\n]}", stdout);
-		if (!in_array)
-			fputc('\n', stdout);
-	} else {
-		/* Several files: a header before each one's sites. */
-		if (in_array)
-			printf("%s%s (%s)\n", first ? "" : "\n", t->shown,
-			       arch ? arch : "unknown architecture");
-		for (i = 0; i < cnt; i++)
-			if (match[i])
-				text_site(stdout, usdt_file__probe(file, i), &w);
-	}
-out:
+	shown = match_sites(o, file, match, &w);
+	if (shown && o->json)
+		json_file(o, t, file, match, first, in_array);
+	else if (shown)
+		text_file(t, file, match, &w, first, in_array);
 	free(match);
 	usdt_file__close(file);
 	return (int)shown;
@@ -374,7 +424,8 @@ static const char *open_error(int err)
 	}
 }
 
-int cmd_list(int argc, char **argv)
+/* Parse the options into o. Returns -1 to go on, else the exit code. */
+static int list_parse_opts(int argc, char **argv, struct list_opts *o)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -382,20 +433,17 @@ int cmd_list(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct list_opts o = { .pid = 0 };
-	struct target *targets = NULL;
-	int c, i, err, cnt = 0, total = 0, ret = 1;
-	bool whole_process, any_printed = false;
+	int c;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+jp:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
-			o.json = true;
+			o->json = true;
 			break;
 		case 'p':
-			o.pid = parse_pid(optarg);
-			if (o.pid < 0)
+			o->pid = parse_pid(optarg);
+			if (o->pid < 0)
 				return tool_err("list: bad pid '%s'", optarg);
 			break;
 		case 'h':
@@ -406,78 +454,117 @@ int cmd_list(int argc, char **argv)
 			return 2;
 		}
 	}
+	return -1;
+}
+
+/*
+ * The files to list: TARGET, the first word (*used set to 1), or every
+ * file of the process (*whole set). With -p, the first word is TARGET if
+ * it has a '/' or names (with no ':') a file the process has mapped;
+ * otherwise it is the first pattern. Without -p it is always TARGET.
+ * Returns the count, or -1 with the error printed.
+ */
+static int list_targets(const struct list_opts *o, int argc, char **argv,
+			struct target **out, bool *whole, int *used)
+{
+	int cnt, err;
+
+	*whole = o->pid > 0 &&
+		 (!argc || (!strchr(argv[0], '/') &&
+			    (strchr(argv[0], ':') ||
+			     !target_is_mapped(argv[0], o->pid))));
+	*used = 0;
+	if (*whole) {
+		cnt = targets_of_pid(o->pid, out);
+		if (cnt < 0)
+			tool_err("list: pid %d: %s", (int)o->pid,
+				 cnt == -ENOENT ? "no such process" :
+						  strerror(-cnt));
+		return cnt < 0 ? -1 : cnt;
+	}
+	*out = calloc(1, sizeof(**out));
+	if (!*out) {
+		tool_err("list: out of memory");
+		return -1;
+	}
+	err = target_resolve(argv[0], o->pid, &(*out)[0]);
+	if (err < 0) {
+		free(*out);
+		*out = NULL;
+		tool_err("list: %s: %s", argv[0],
+			 err == -ENOENT ? "no such file" : strerror(-err));
+		return -1;
+	}
+	*used = 1;
+	return 1;
+}
+
+/* List every target. Returns the number of sites printed, or -1 with the
+ * error printed. */
+static int list_all(const struct list_opts *o, const struct target *targets,
+		    int cnt, bool whole)
+{
+	bool any_printed = false;
+	int i, n, total = 0;
+
+	for (i = 0; i < cnt; i++) {
+		n = list_file(o, &targets[i], !any_printed, whole);
+		if (n < 0) {
+			/* In a whole process, files that are not ELF (locale
+			 * archives, caches) are normal and skipped. */
+			if (whole && n != -ENOSYS)
+				continue;
+			tool_err("list: %s: %s", targets[i].shown,
+				 open_error(n));
+			return -1;
+		}
+		if (n > 0)
+			any_printed = true;
+		total += n;
+	}
+	if (whole && o->json && any_printed)
+		fputs("\n]\n", stdout);
+	return total;
+}
+
+int cmd_list(int argc, char **argv)
+{
+	struct list_opts o = { .pid = 0 };
+	struct target *targets = NULL;
+	int err, cnt, used, total, ret = 1;
+	bool whole;
+
+	err = list_parse_opts(argc, argv, &o);
+	if (err >= 0)
+		return err;
 	argc -= optind;
 	argv += optind;
-
-	/*
-	 * With -p, the first word is TARGET if it has a '/' or names (with
-	 * no ':') a file the process has mapped; otherwise it is the first
-	 * pattern. Without -p it is always TARGET.
-	 */
-	whole_process = false;
-	if (o.pid > 0) {
-		whole_process = !argc || (!strchr(argv[0], '/') &&
-					  (strchr(argv[0], ':') ||
-					   !target_is_mapped(argv[0], o.pid)));
-	} else if (!argc) {
+	if (o.pid <= 0 && !argc) {
 		fputs(list_usage, stderr);
 		return 2;
 	}
 
-	if (whole_process) {
-		cnt = targets_of_pid(o.pid, &targets);
-		if (cnt < 0)
-			return tool_err("list: pid %d: %s", (int)o.pid,
-					cnt == -ENOENT ? "no such process" :
-							 strerror(-cnt));
-	} else {
-		targets = calloc(1, sizeof(*targets));
-		if (!targets)
-			return tool_err("list: out of memory");
-		err = target_resolve(argv[0], o.pid, &targets[0]);
-		if (err < 0) {
-			free(targets);
-			return tool_err("list: %s: %s", argv[0],
-					err == -ENOENT ? "no such file" :
-							 strerror(-err));
-		}
-		cnt = 1;
-		argc--;
-		argv++;
-	}
+	cnt = list_targets(&o, argc, argv, &targets, &whole, &used);
+	if (cnt < 0)
+		return 1;
+	argc -= used;
+	argv += used;
 
 	err = patterns_parse(argv, argc, &o.pats, &o.pat_cnt);
 	if (err) {
 		tool_err("list: out of memory");
 		goto out;
 	}
-
-	for (i = 0; i < cnt; i++) {
-		int n = list_file(&o, &targets[i], !any_printed, whole_process);
-
-		if (n < 0) {
-			/* In a whole process, files that are not ELF (locale
-			 * archives, caches) are normal and skipped. */
-			if (whole_process && n != -ENOSYS)
-				continue;
-			tool_err("list: %s: %s", targets[i].shown,
-				 open_error(n));
-			goto out;
-		}
-		if (n > 0)
-			any_printed = true;
-		total += n;
-	}
-	if (whole_process && o.json && any_printed)
-		fputs("\n]\n", stdout);
+	total = list_all(&o, targets, cnt, whole);
 	fflush(stdout);
-
+	if (total < 0)
+		goto out;
 	if (!total) {
 		if (o.pat_cnt)
 			tool_err("list: %s: no probes matching %s%s",
-				 whole_process ? "process" : targets[0].shown,
+				 whole ? "process" : targets[0].shown,
 				 argv[0], o.pat_cnt > 1 ? " ..." : "");
-		else if (whole_process)
+		else if (whole)
 			tool_err("list: pid %d: no USDT probes in any mapped file",
 				 (int)o.pid);
 		else

@@ -69,6 +69,16 @@ void targets_free(struct target *t, int cnt);
 /* Print s as a JSON string, with quotes and escapes. NULL prints null. */
 void json_str(FILE *f, const char *s);
 
+/*
+ * Text output of bytes from files other users control (probe names,
+ * argument strings, paths): printable ASCII as is, backslash doubled,
+ * everything else as \n, \t or \xNN, so nothing reaches a terminal that
+ * it would act on. Returns the number of characters printed.
+ * escaped_len() is that number without printing (for column widths).
+ */
+size_t print_escaped(FILE *f, const char *s, size_t len);
+size_t escaped_len(const char *s, size_t len);
+
 /* "int32", "uint8", "double", ... for an argument's size and kind. */
 const char *arg_type_name(const struct usdt_arg_info *a);
 

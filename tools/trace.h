@@ -98,7 +98,6 @@ void trace_files_free(struct trace_file *t, int cnt);
 
 /* trace_fmt.c */
 int fmt_parse(const char *s, struct probe_fmt *out, char *why, size_t len);
-void print_escaped(FILE *f, const char *s, size_t len);
 /* "usdt: trace: PROVIDER:NAME: message" on stderr, the names escaped;
  * returns 1. */
 int probe_err(const struct probe_ent *p, const char *fmt, ...)

@@ -72,28 +72,6 @@ static void put_lit(FILE *f, const char *s, size_t n)
 /* ---------------------------------------------------------------------- */
 /* Escaping                                                               */
 
-/* Printable ASCII as is, backslash doubled, everything else as \n, \t or
- * \xNN: nothing a terminal would act on. */
-void print_escaped(FILE *f, const char *s, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c == '\\')
-			fputs("\\\\", f);
-		else if (c == '\n')
-			fputs("\\n", f);
-		else if (c == '\t')
-			fputs("\\t", f);
-		else if (c < 0x20 || c >= 0x7f)
-			fprintf(f, "\\x%02x", c);
-		else
-			fputc(c, f);
-	}
-}
-
 static void print_name(FILE *f, const char *s, bool json)
 {
 	if (json)

@@ -8,8 +8,12 @@
  */
 #include <sys/sdt.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "test_util.h"
 #include "tool_run.h"
+#include "elf_builder.h"
 
 #define FIXTURE FIXTURE_DIR "/list_fixture"
 #define USDT__TEST_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -490,6 +494,54 @@ static void test_json_escape(void **state)
 	rmdir(dir);
 }
 
+/*
+ * Names and argument strings are bytes of a file someone else wrote: the
+ * text output escapes what a terminal would act on (a probe named to clear
+ * root's screen), JSON keeps the exact bytes in its own escapes.
+ */
+static void test_text_escape(void **state)
+{
+	char path[] = "/tmp/usdt-list-esc-XXXXXX";
+	struct elfb_notes n = { .be = false };
+	struct elfb e;
+	struct run_result r;
+	const char *c;
+	int fd;
+
+	elfb_probe(&n, ELFB_TEXT_VA, ELFB_BASE_VA, 0, "evil\033[2J",
+		   "n\a\177\377", "8@%rax");
+	elfb_probe(&n, ELFB_TEXT_VA + 1, ELFB_BASE_VA, 0, "evil\033[2J",
+		   "bad", "8@%rax -4@\033]0;owned\a");
+	elfb_build(&e, false, EM_X86_64, ET_DYN, &n);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, e.buf, e.len), (ssize_t)e.len);
+	close(fd);
+
+	assert_int_equal(run_tool(&r, "list", path), 0);
+	/* Nothing but printable ASCII and the line ends. */
+	for (c = r.out; *c; c++)
+		if (*c != '\n' && (*c < 0x20 || *c >= 0x7f))
+			fail_msg("byte 0x%02x in:\n%s", (unsigned char)*c, r.out);
+	assert_non_null(strstr(r.out, "evil\\x1b[2J:n\\x07\\x7f\\xff "));
+	assert_non_null(strstr(r.out, "evil\\x1b[2J:bad "));
+	assert_non_null(strstr(r.out, "\\x1b]0;owned\\x07"));
+	assert_int_equal(count_lines(r.out), 2);
+	/* The columns line up on the escaped names. */
+	assert_int_equal(strstr(r.out, " 0x") - r.out,
+			 strstr(strchr(r.out, '\n') + 1, " 0x") -
+				 (strchr(r.out, '\n') + 1));
+	run_result_free(&r);
+
+	/* JSON: the same bytes, as JSON escapes. */
+	assert_int_equal(run_tool(&r, "list", "--json", path), 0);
+	assert_non_null(strstr(r.out, "\"provider\": \"evil\\u001b[2J\""));
+	assert_non_null(strstr(r.out, "\"name\": \"n\\u0007\\u007f\\u00ff\""));
+	assert_null(strchr(r.out, '\033'));
+	run_result_free(&r);
+	unlink(path);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Patterns and errors                                                    */
 
@@ -654,6 +706,7 @@ int main(void)
 		cmocka_unit_test(test_json_sites),
 		cmocka_unit_test(test_json_special),
 		cmocka_unit_test(test_json_escape),
+		cmocka_unit_test(test_text_escape),
 		cmocka_unit_test(test_written_and_read),
 		cmocka_unit_test(test_patterns),
 		cmocka_unit_test(test_errors),
