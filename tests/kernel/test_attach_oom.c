@@ -4,8 +4,14 @@
  * (-Wl,--wrap, tests/kernel/kernel.mk) so that the Nth one fails, for N
  * from 0 until usdt_manager__attach() succeeds, in each mode. Every
  * failure must be ENOMEM and leave nothing: no spec ID, no IP-map entry,
- * no uprobe (firing the probe records nothing). libbpf's own allocations
- * are not wrapped: it is a shared library.
+ * no uprobe (firing the probe records nothing), no descriptor. libbpf's
+ * own allocations are not wrapped: it is a shared library.
+ *
+ * The manager keeps the files it parsed, so one manager allocates less
+ * from its second attempt on. Each mode therefore runs twice: cold, with
+ * a new manager for every attempt (the parse's allocations, and the first
+ * attach's, are each failed in turn), and warm, with the file already
+ * kept (each allocation of the attach itself is failed in turn).
  */
 #include <sys/mman.h>
 #include <sys/sdt.h>
@@ -63,6 +69,17 @@ static void check_nothing_left(struct usdt_test *skel, struct usdt_manager *man)
 	assert_int_equal(skel->bss->hit_cnt, 0);
 }
 
+/* Attached: both sites fire, with their own values and the cookie. */
+static void check_attached(struct usdt_test *skel)
+{
+	skel->bss->hit_cnt = 0;
+	fire_two();
+	assert_int_equal(skel->bss->hit_cnt, 2);
+	assert_int_equal(skel->bss->hits[0].args[0], 1);
+	assert_int_equal(skel->bss->hits[1].args[1], 31);
+	assert_int_equal(skel->bss->hits[1].cookie, 3);
+}
+
 /*
  * Attach oom:two with allocation N failing, for N = 0, 1, ... until the
  * attach succeeds; after each failure (ENOMEM), left(arg) checks that
@@ -97,6 +114,7 @@ static struct usdt_link *attach_oom(struct usdt_manager *man,
 struct test_ctx {
 	struct usdt_test *skel;
 	struct usdt_manager *man;
+	int fds;		/* open descriptors before the attempts */
 };
 
 static void test_nothing_left(void *arg)
@@ -104,9 +122,59 @@ static void test_nothing_left(void *arg)
 	struct test_ctx *t = arg;
 
 	check_nothing_left(t->skel, t->man);
+	assert_int_equal(usdt_test_count_fds(), t->fds);
 }
 
-static void oom_loop(bool perf, bool ip)
+/*
+ * Cold: a new skeleton and manager for each attempt, so that allocation N
+ * is the Nth of a first attach, parse included. Returns the allocations
+ * the attach took.
+ */
+static long oom_cold(bool perf, bool ip)
+{
+	USDT_OPTS(usdt_manager_opts, mo, .no_uprobe_multi = perf);
+	USDT_OPTS(usdt_attach_opts, ao, .force_ip_map = ip, .usr_cookie = 3);
+	int fds = usdt_test_count_fds();
+	struct usdt_manager *man;
+	struct usdt_test *skel;
+	struct usdt_link *l;
+	bool ok;
+	long n;
+
+	for (n = 0; n < 10000; n++) {
+		skel = usdt_test__open();
+		assert_non_null(skel);
+		man = usdt_manager__new(skel->obj, &mo);
+		assert_non_null(man);
+		assert_int_equal(usdt_test__load(skel), 0);
+		alloc_cnt = 0;
+		fail_at = n;
+		errno = 0;
+		l = usdt_manager__attach(man, skel->progs.on_usdt, 0,
+					 "/proc/self/exe", "oom", "two", &ao);
+		fail_at = -1;
+		ok = l;
+		if (ok) {
+			check_attached(skel);
+			usdt_link__destroy(l);
+		} else if (errno != ENOMEM) {
+			fail_msg("allocation %ld: errno %d, want ENOMEM", n,
+				 errno);
+		}
+		check_nothing_left(skel, man);
+		usdt_manager__free(man);
+		usdt_test__destroy(skel);
+		assert_int_equal(usdt_test_count_fds(), fds);
+		if (ok)
+			return n;
+	}
+	fail_msg("no success in %ld allocations", n);
+	return n;
+}
+
+/* Warm: one manager that has read the file and attached once before.
+ * Returns the allocations the attach took. */
+static long oom_warm(bool perf, bool ip)
 {
 	USDT_OPTS(usdt_manager_opts, mo, .no_uprobe_multi = perf);
 	USDT_OPTS(usdt_attach_opts, ao, .force_ip_map = ip, .usr_cookie = 3);
@@ -120,24 +188,33 @@ static void oom_loop(bool perf, bool ip)
 	man = usdt_manager__new(skel->obj, &mo);
 	assert_non_null(man);
 	assert_int_equal(usdt_test__load(skel), 0);
+	l = usdt_manager__attach(man, skel->progs.on_usdt, 0, "/proc/self/exe",
+				 "oom", "two", &ao);
+	assert_non_null(l);
+	usdt_link__destroy(l);
 	t.skel = skel;
 	t.man = man;
+	t.fds = usdt_test_count_fds();
 	l = attach_oom(man, skel->progs.on_usdt, &ao, test_nothing_left, &t,
 		       &n);
-	print_message("%s%s: %ld allocations, each failure clean\n",
-		      perf ? "perf" : "uprobe_multi", ip ? " + IP map" : "",
-		      n);
-	assert_true(n > 5);
-	skel->bss->hit_cnt = 0;
-	fire_two();
-	assert_int_equal(skel->bss->hit_cnt, 2);
-	assert_int_equal(skel->bss->hits[0].args[0], 1);
-	assert_int_equal(skel->bss->hits[1].args[1], 31);
-	assert_int_equal(skel->bss->hits[1].cookie, 3);
+	check_attached(skel);
 	usdt_link__destroy(l);
 	check_nothing_left(skel, man);
 	usdt_manager__free(man);
 	usdt_test__destroy(skel);
+	return n;
+}
+
+static void oom_loop(bool perf, bool ip)
+{
+	long cold = oom_cold(perf, ip), warm = oom_warm(perf, ip);
+
+	print_message("%s%s: %ld allocations cold, %ld warm, each failure clean\n",
+		      perf ? "perf" : "uprobe_multi", ip ? " + IP map" : "",
+		      cold, warm);
+	assert_true(warm > 5);
+	/* Cold, the file's parse and the first attach's setup come first. */
+	assert_true(cold > warm);
 }
 
 struct storage_ctx {
