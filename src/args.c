@@ -164,7 +164,7 @@ static int sym_find(const struct usdt__site_ctx *site, const char *name,
 		return -1;
 	}
 	if (arg->sym_obj8 &&
-	    usdt__sym_obj_size(site->symtab, name, arg->sym_len) == 8)
+	    usdt__sym_obj_size(st, name, arg->sym_len) == 8)
 		arg->mem = true;
 	return err;
 }

@@ -768,6 +768,33 @@ static void test_symtab_from_elf(void **state)
 	elf_end(elf);
 }
 
+/*
+ * s390x "8@sym" reads the value of an 8-byte object and is the address of
+ * anything else. The symbol table is read lazily, at the first symbol an
+ * argument names: the size must come from it then too.
+ */
+static void test_s390x_obj8_lazy(void **state)
+{
+	struct elfb_notes n = { .be = true };
+	struct usdt_arg_info a = { .sz = sizeof(a) };
+	const struct usdt_probe *p;
+	struct usdt_file *f;
+	struct elfb e;
+
+	elfb_probe(&n, ELFB_TEXT_VA, ELFB_BASE_VA, 0, "p", "n",
+		   "8@counter 8@func");
+	elfb_build(&e, true, EM_S390, ET_EXEC, &n);
+	f = open_img(e.buf, e.len);
+	assert_non_null(f);
+	p = usdt_file__probe(f, 0);
+	assert_int_equal(usdt_probe__status(p), 0);
+	assert_int_equal(usdt_probe__arg(p, 0, &a), 0);
+	assert_int_equal(a.kind, USDT_ARG_ABS);	/* counter: 8-byte object */
+	assert_int_equal(usdt_probe__arg(p, 1, &a), 0);
+	assert_int_equal(a.kind, USDT_ARG_CONST);	/* func: its address */
+	usdt_file__close(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -786,6 +813,7 @@ int main(void)
 		cmocka_unit_test(test_flip_every_byte),
 		cmocka_unit_test(test_symtab_basic),
 		cmocka_unit_test(test_symtab_from_elf),
+		cmocka_unit_test(test_s390x_obj8_lazy),
 	};
 
 	/* Damaged files are expected here; keep the output readable. */
