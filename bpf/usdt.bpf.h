@@ -452,6 +452,12 @@ static __always_inline int __usdt_read(const void *src, int from_ctx,
 		 * in a register. */
 		__u64 mem = 0;
 
+		/* The check above bounds size - 1, a copy that older
+		 * verifiers (6.1, 6.12) do not relate back to size: bound
+		 * size itself, hidden from clang so it is not folded away. */
+		asm volatile("" : "+r"(size));
+		if (size > 8)
+			return -EINVAL;
 		err = bpf_probe_read_user(&mem, size, (void *)val);
 		if (err)
 			return err;
