@@ -450,16 +450,22 @@ static __always_inline int __usdt_read(const void *src, int from_ctx,
 	if (kind == USDT_SPEC_MEM) {
 		/* Its own variable: val, whose address is never taken, stays
 		 * in a register. */
-		__u64 mem = 0;
+		__u64 mem[2] = { 0, 0 };
+		__u64 n = size;
 
-		err = bpf_probe_read_user(&mem, size, (void *)val);
+		/* size is 1 to 8 here, but clang passes a copy whose bound
+		 * older verifiers (6.1, 6.12) do not know. Mask the length
+		 * in asm, which clang cannot fold away, to at most 15, and
+		 * read into 16 bytes: any length the verifier sees fits. */
+		asm volatile("%[n] &= 15" : [n] "+r"(n));
+		err = bpf_probe_read_user(mem, n, (void *)val);
 		if (err)
 			return err;
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-		/* The bytes read sit in the high end of mem. */
-		mem >>= (8 - size) * 8;
+		/* The bytes read sit in the high end of mem[0]. */
+		mem[0] >>= (8 - size) * 8;
 #endif
-		val = mem;
+		val = mem[0];
 	}
 
 	/* Keep size bytes, sign-extending signed arguments. */

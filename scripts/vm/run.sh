@@ -57,7 +57,10 @@ mkdir -p "$root/proc" "$root/sys" "$root/dev" "$root/tmp"
 mkdir -p "$root$top/$objdir" "$root$top/tests"
 cp "$top/tests/run.sh" "$root$top/tests/"
 cp "$top/$objdir/usdt" "$root$top/$objdir/"
-(cd "$top" && find "$objdir/tests" -type f ! -name '*.o' ! -name '*.d' |
+# BPF objects that tests open at run time (*.bpf.o) and the examples that
+# test_examples runs come along; other objects and depfiles do not.
+(cd "$top" && find "$objdir/tests" "$objdir/examples" -type f \
+	\( -name '*.bpf.o' -o ! -name '*.o' \) ! -name '*.d' 2>/dev/null |
 	cpio -pdm --quiet "$(cd "$top/$root" && pwd)$top")
 
 cat > "$root/init" <<EOF
