@@ -56,9 +56,19 @@ vm-prepare: deps
 		BPF_TARGET=$(VM_BPF_TARGET) \
 		VMLINUX_BTF=$(VM_DIR)/btf/$(ARCH).btf vm-build
 
+# VM_EXCLUDE (and VM_EXCLUDE_<ARCH>): kernel tests not run in the guest,
+# named on the console so that a gap is never silent. .ci/run uses it for
+# the tests that still fail in guests (see there); the default runs all.
+VM_EXCLUDE ?=
+VM_TESTS := $(filter-out $(VM_EXCLUDE) $(VM_EXCLUDE_$(ARCH)), \
+	      $(KERNEL_SRCS:tests/kernel/%.c=%))
+
+VM_NOT_RUN := $(filter-out $(VM_TESTS),$(KERNEL_SRCS:tests/kernel/%.c=%))
+
 vm-check: vm-prepare
+	@echo "vm-check: kernel tests NOT RUN in the $(ARCH) guest: $(or $(VM_NOT_RUN),none)"
 	$(Q)scripts/vm/run.sh $(VM_DIR) $(ARCH) $(KERNEL) $(VM_TIMEOUT) \
-		$(TEST_TIMEOUT) $(VM_OBJDIR) $(KERNEL_SRCS:tests/kernel/%.c=%)
+		$(TEST_TIMEOUT) $(VM_OBJDIR) $(VM_TESTS)
 
 # Run by vm-prepare's sub-make, with the target's compiler.
 vm-build: $(KERNEL_BINS)
