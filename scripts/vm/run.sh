@@ -71,7 +71,9 @@ export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
-mount -t tmpfs tmpfs /tmp
+# The tree sits at its host path: a tmpfs on /tmp would hide a tree under
+# /tmp (a CI clone there); rootfs is writable, so /tmp works without one.
+case "$top" in /tmp/*) ;; *) mount -t tmpfs tmpfs /tmp ;; esac
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 ulimit -l unlimited
