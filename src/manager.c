@@ -501,26 +501,26 @@ static int prepare_progs(struct bpf_object *obj, bool want_multi)
  * The BPF header's global functions that take the program's context. A
  * kernel takes such an argument for the context when the struct it points
  * to has the name of the kernel's own (from 6.8 also when it is the
- * bpf_user_pt_regs_t typedef, whatever that stands for). An object built
- * with the vmlinux.h of another arch points elsewhere and would not load:
- * such functions become static in the object's BTF, and the kernel then
- * verifies them at each call, as libbpf's, and loads them.
+ * bpf_user_pt_regs_t typedef, whatever that stands for), which it finds in
+ * its own BTF. An object built with the vmlinux.h of another arch points
+ * elsewhere and would not load, and on a kernel without BTF (Debian's
+ * s390x 6.1) no argument is the context: there such functions become
+ * static in the object's BTF, and the kernel then verifies them at each
+ * call, as libbpf's, and loads them.
  */
-static void fit_ctx_funcs(struct usdt_manager *man)
+void usdt__fit_ctx_funcs(struct btf *btf, const struct usdt__features *feat)
 {
 	static const char *const funcs[] = {
 		"usdt__arg", "usdt__arg_cnt", "usdt__arg_size", "usdt__cookie",
 		"usdt__args", "usdt__slot",
 	};
-	const struct usdt__features *feat = usdt__features();
-	struct btf *btf = bpf_object__btf(man->obj);
 	const struct btf_param *param;
 	const struct btf_type *fn, *proto, *ptr;
 	const char *name;
 	size_t i;
 	int id;
 
-	if (!btf || !feat->ctx_known)
+	if (!btf)
 		return;
 	for (i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++) {
 		id = btf__find_by_name_kind(btf, funcs[i], BTF_KIND_FUNC);
@@ -537,11 +537,17 @@ static void fit_ctx_funcs(struct usdt_manager *man)
 		if (!ptr || !btf_is_ptr(ptr))
 			continue;
 		name = struct_name(btf, ptr->type);
-		if ((name && !strcmp(name, feat->ctx_name)) ||
-		    (feat->ctx_typedef_ok && is_user_regs_typedef(btf, ptr->type)))
+		if (feat->ctx_known &&
+		    ((name && !strcmp(name, feat->ctx_name)) ||
+		     (feat->ctx_typedef_ok &&
+		      is_user_regs_typedef(btf, ptr->type))))
 			continue;
-		pr_debug("%s() takes a context the kernel calls '%s', not '%s': verified per call\n",
-			 funcs[i], name ? name : "?", feat->ctx_name);
+		if (feat->ctx_known)
+			pr_debug("%s() takes a context the kernel calls '%s', not '%s': verified per call\n",
+				 funcs[i], name ? name : "?", feat->ctx_name);
+		else
+			pr_debug("%s() takes a context, and the kernel has no BTF to know it by: verified per call\n",
+				 funcs[i]);
 		/* libbpf does the same to hidden global functions. */
 		((struct btf_type *)fn)->info =
 			((__u32)BTF_KIND_FUNC << 24) | BTF_FUNC_STATIC;
@@ -604,7 +610,7 @@ struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 						    max_storage)))
 			goto err_out;
 		set_arch_vars(man);
-		fit_ctx_funcs(man);
+		usdt__fit_ctx_funcs(bpf_object__btf(obj), usdt__features());
 		err = prepare_progs(obj, !OPTS_GET(opts, no_uprobe_multi,
 						   false));
 		if (err)

@@ -18,13 +18,17 @@ struct usdt__features {
 	bool uprobe_syscall;	/* x86 optimized (nop5) uprobes */
 	/* The struct a kprobe program's context is to the kernel (what its
 	 * bpf_user_pt_regs_t stands for: "pt_regs" on x86, "user_pt_regs"
-	 * on arm64, "" on s390x); ctx_known false without kernel BTF. */
+	 * on arm64, "" on s390x); ctx_known false without kernel BTF, where
+	 * no global function's argument is the context. */
 	bool ctx_known;
 	char ctx_name[64];
 	bool ctx_typedef_ok;	/* bpf_user_pt_regs_t is the context by name */
 };
 
 const struct usdt__features *usdt__features(void);
+/* Makes the BPF header's functions that take the context static in btf
+ * where feat's kernel would not take their argument for the context. */
+void usdt__fit_ctx_funcs(struct btf *btf, const struct usdt__features *feat);
 
 /*
  * One spec ID's bookkeeping.

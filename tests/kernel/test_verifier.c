@@ -22,6 +22,7 @@
 #include <bpf/btf.h>
 
 #include "test_util.h"
+#include "shapes.h"
 #include "usdt.h"
 
 #define OBJ_DIR USDT_OBJDIR "/tests/kernel/"
@@ -50,19 +51,6 @@ static unsigned int verified_insns(const struct bpf_program *p,
 	return info.verified_insns;
 }
 
-/* Load one build of the shapes, with a manager as a user would, and check
- * each program against its budget. */
-/* Did the manager make the reader static (its context type is not this
- * kernel's: a cross build with another arch's vmlinux.h)? */
-static bool reader_is_static(struct bpf_object *obj)
-{
-	const struct btf *btf = bpf_object__btf(obj);
-	int id = btf__find_by_name_kind(btf, "usdt__arg", BTF_KIND_FUNC);
-
-	assert_true(id > 0);
-	return btf_vlen(btf__type_by_id(btf, id)) == BTF_FUNC_STATIC;
-}
-
 /*
  * The budgets were measured with 6.12 and 6.18 verifiers. Older ones
  * explore these shapes differently (6.1 on x86_64: the loop shape costs
@@ -81,31 +69,22 @@ static bool kernel_before_6_12(void)
 	return major < 6 || (major == 6 && minor < 12);
 }
 
+/* Load one build of the shapes, with a manager as a user would, and check
+ * each program against its budget. */
 static void check_build(const char *variant)
 {
-	char path[256];
-	struct bpf_object *obj;
 	struct usdt_manager *man;
+	struct bpf_object *obj = shapes_open(variant, &man);
 	bool old_cpu = !strcmp(variant, "v1") || !strcmp(variant, "v2");
 	unsigned int n, xlated, budget;
-	struct bpf_program *prog;
-	bool per_call;
+	/* Verified per call, the reader costs what libbpf's does: the
+	 * budgets do not hold. */
+	bool per_call = shapes_per_call(obj);
 	size_t i;
 
-	snprintf(path, sizeof(path), OBJ_DIR "shapes-%s.bpf.o", variant);
-	obj = bpf_object__open_file(path, NULL);
-	assert_non_null(obj);
-	man = usdt_manager__new(obj, NULL);
-	assert_non_null(man);
-	/* Verified per call, the reader costs what libbpf's does: the
-	 * budgets do not hold, and twelve checks pass 1M. */
-	per_call = reader_is_static(obj);
-	if (per_call) {
-		printf("%s: the reader is verified per call here (this build's context type is not the kernel's): loading only\n",
+	if (per_call)
+		printf("%s: the reader is verified per call here (the kernel does not take this build's context type, or has no BTF): loading only\n",
 		       variant);
-		prog = bpf_object__find_program_by_name(obj, "checked12");
-		bpf_program__set_autoload(prog, false);
-	}
 	assert_int_equal(bpf_object__load(obj), 0);
 	for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
 		const struct bpf_program *p =
@@ -179,7 +158,7 @@ static void test_foreign_ctx_type(void **state)
 	assert_non_null(obj);
 	man = usdt_manager__new(obj, NULL);
 	assert_non_null(man);
-	assert_true(reader_is_static(obj));
+	assert_true(shapes_per_call(obj));
 	usdt_manager__free(man);
 	bpf_object__close(obj);
 	check_build("wrongctx");

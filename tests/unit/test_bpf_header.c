@@ -3,7 +3,8 @@
  * bpf/usdt.bpf.h compiles with clang -target bpf and libbpf's headers
  * alone, with or without __TARGET_ARCH_xxx; brings what libbpf's header
  * brings; collides loudly with libbpf's header, in one file or in two
- * linked together; two files of one object share its maps; and the
+ * linked together; two files of one object share its maps; the functions
+ * that take the context fit the kernel's idea of it; and the
  * manager refuses an object that reads another spec layout. No kernel
  * needed (vmlinux.h is generated from the kernel's BTF by the build).
  */
@@ -12,6 +13,7 @@
 #include <bpf/libbpf.h>
 
 #include "test_util.h"
+#include "manager.h"
 #include "usdt.h"
 #include "usdt_spec.h"
 
@@ -171,6 +173,52 @@ static void test_layout_checked(void **state)
 	bpf_object__close(obj);
 }
 
+/* The linkage of FUNC name in btf: BTF_FUNC_GLOBAL, _STATIC; -1 if none. */
+static int linkage(const struct btf *btf, const char *name)
+{
+	int id = btf__find_by_name_kind(btf, name, BTF_KIND_FUNC);
+
+	return id > 0 ? (int)btf_vlen(btf__type_by_id(btf, id)) : -1;
+}
+
+/*
+ * The header's functions that take the context stay global where the
+ * kernel knows its context type by the name they use (x86: pt_regs), and
+ * become static (verified per call) where it calls it otherwise or, having
+ * no BTF of its own (Debian's s390x 6.1), knows no context type at all.
+ */
+static void test_ctx_funcs_fit_kernel(void **state)
+{
+	struct usdt__features x86 = { .ctx_known = true,
+				      .ctx_name = "pt_regs" },
+			      arm64 = { .ctx_known = true,
+					.ctx_name = "user_pt_regs" },
+			      no_btf = { .ctx_known = false };
+	const struct usdt__features *feats[] = { &x86, &arm64, &no_btf };
+	const int want[] = { BTF_FUNC_GLOBAL, BTF_FUNC_STATIC, BTF_FUNC_STATIC };
+	struct bpf_object *obj;
+	struct btf *btf;
+	size_t i;
+
+	assert_int_equal(compile("a.bpf.c", "a-ctx.o", "-D__TARGET_ARCH_x86"), 0);
+	for (i = 0; i < USDT__ARRAY_SIZE(feats); i++) {
+		obj = bpf_object__open_file(OUT "/a-ctx.o", NULL);
+		assert_non_null(obj);
+		btf = bpf_object__btf(obj);
+		assert_non_null(btf);
+		assert_int_equal(linkage(btf, "usdt__args"), BTF_FUNC_GLOBAL);
+		assert_int_equal(linkage(btf, "usdt__arg_size"),
+				 BTF_FUNC_GLOBAL);
+		/* usdt__read() takes registers, not the context. */
+		assert_int_equal(linkage(btf, "usdt__read"), BTF_FUNC_GLOBAL);
+		usdt__fit_ctx_funcs(btf, feats[i]);
+		assert_int_equal(linkage(btf, "usdt__args"), want[i]);
+		assert_int_equal(linkage(btf, "usdt__arg_size"), want[i]);
+		assert_int_equal(linkage(btf, "usdt__read"), BTF_FUNC_GLOBAL);
+		bpf_object__close(obj);
+	}
+}
+
 static void test_two_files_share_maps(void **state)
 {
 	struct bpf_object *obj;
@@ -203,6 +251,7 @@ int main(void)
 		cmocka_unit_test(test_mixed_objects_do_not_link),
 		cmocka_unit_test(test_libbpf_names),
 		cmocka_unit_test(test_layout_checked),
+		cmocka_unit_test(test_ctx_funcs_fit_kernel),
 		cmocka_unit_test(test_two_files_share_maps),
 	};
 
