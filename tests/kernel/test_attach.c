@@ -13,8 +13,7 @@
 #include "test_util.h"
 #include "manager.h"
 #include "arch/arch.h"
-#include "usdt_test.h"
-#include "usdt_test.skel.h"
+#include "skel_fixture.h"
 #include "usdt_test_noarch.skel.h"
 
 unsigned short sema_value(void);
@@ -152,63 +151,6 @@ static __attribute__((always_inline)) inline void shared_site(void)
 __attribute__((noinline)) void fire_shared(void)
 {
 	S100 S100 S100 S100
-}
-
-/* ---------------------------------------------------------------------- */
-/* Fixture: one skeleton with a manager made before load (uprobe_multi),  */
-/* and one with per-site perf uprobes.                                    */
-
-struct fix {
-	struct usdt_test *skel;
-	struct usdt_manager *man;
-	struct usdt_test *perf_skel;
-	struct usdt_manager *perf_man;
-};
-
-static struct usdt_test *open_loaded(struct usdt_manager **man,
-				     const struct usdt_manager_opts *opts)
-{
-	struct usdt_test *skel = usdt_test__open();
-
-	assert_non_null(skel);
-	*man = usdt_manager__new(skel->obj, opts);
-	assert_non_null(*man);
-	assert_int_equal(usdt_test__load(skel), 0);
-	return skel;
-}
-
-static int setup(void **state)
-{
-	USDT_OPTS(usdt_manager_opts, perf_opts, .no_uprobe_multi = true);
-	struct fix *f = calloc(1, sizeof(*f));
-
-	f->skel = open_loaded(&f->man, NULL);
-	f->perf_skel = open_loaded(&f->perf_man, &perf_opts);
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fix *f = *state;
-
-	usdt_manager__free(f->man);
-	usdt_manager__free(f->perf_man);
-	usdt_test__destroy(f->skel);
-	usdt_test__destroy(f->perf_skel);
-	free(f);
-	return 0;
-}
-
-static void reset(struct usdt_test *skel)
-{
-	memset(skel->bss->hits, 0, sizeof(skel->bss->hits));
-	__atomic_store_n(&skel->bss->hit_cnt, 0, __ATOMIC_SEQ_CST);
-}
-
-static unsigned int hits(struct usdt_test *skel)
-{
-	return __atomic_load_n(&skel->bss->hit_cnt, __ATOMIC_SEQ_CST);
 }
 
 /*
@@ -1152,5 +1094,6 @@ int main(void)
 	usdt_test_require_kernel("kernel/test_attach");
 	if (!getenv("USDT_LOG_LEVEL"))
 		usdt_set_print(NULL);
-	return cmocka_run_group_tests_name("attach", tests, setup, teardown);
+	return cmocka_run_group_tests_name("attach", tests, fix_setup,
+					   fix_teardown);
 }

@@ -20,8 +20,7 @@
 
 #include "test_util.h"
 #include "manager.h"
-#include "usdt_test.h"
-#include "usdt_test.skel.h"
+#include "skel_fixture.h"
 #include "tool_run.h"
 
 __attribute__((noinline)) void fire(long v)
@@ -50,65 +49,25 @@ static int firer_main(void)
 }
 
 /* ---------------------------------------------------------------------- */
-/* Fixture                                                                */
+/* Fixture: skel_fixture.h's, and a temporary directory for the copies.   */
 
-struct fix {
-	struct usdt_test *skel;
-	struct usdt_manager *man;	/* uprobe_multi where the kernel has it */
-	struct usdt_test *perf_skel;
-	struct usdt_manager *perf_man;	/* perf uprobes */
-	char dir[64];
-};
-
-static struct usdt_test *open_loaded(struct usdt_manager **man,
-				     const struct usdt_manager_opts *opts)
-{
-	struct usdt_test *skel = usdt_test__open();
-
-	assert_non_null(skel);
-	*man = usdt_manager__new(skel->obj, opts);
-	assert_non_null(*man);
-	assert_int_equal(usdt_test__load(skel), 0);
-	return skel;
-}
+static char tmp_dir[64];
 
 static int setup(void **state)
 {
-	USDT_OPTS(usdt_manager_opts, perf_opts, .no_uprobe_multi = true);
-	struct fix *f = calloc(1, sizeof(*f));
-
-	f->skel = open_loaded(&f->man, NULL);
-	f->perf_skel = open_loaded(&f->perf_man, &perf_opts);
-	snprintf(f->dir, sizeof(f->dir), "/tmp/usdt-test-file-XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	*state = f;
+	fix_setup(state);
+	snprintf(tmp_dir, sizeof(tmp_dir), "/tmp/usdt-test-file-XXXXXX");
+	assert_non_null(mkdtemp(tmp_dir));
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	struct fix *f = *state;
 	char cmd[128];
 
-	usdt_manager__free(f->man);
-	usdt_manager__free(f->perf_man);
-	usdt_test__destroy(f->skel);
-	usdt_test__destroy(f->perf_skel);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp_dir);
 	assert_int_equal(system(cmd), 0);
-	free(f);
-	return 0;
-}
-
-static void reset(struct usdt_test *skel)
-{
-	memset(skel->bss->hits, 0, sizeof(skel->bss->hits));
-	__atomic_store_n(&skel->bss->hit_cnt, 0, __ATOMIC_SEQ_CST);
-}
-
-static unsigned int hits(struct usdt_test *skel)
-{
-	return __atomic_load_n(&skel->bss->hit_cnt, __ATOMIC_SEQ_CST);
+	return fix_teardown(state);
 }
 
 /* Hits of process pid among the recorded ones. */
@@ -121,10 +80,9 @@ static unsigned int hits_of(struct usdt_test *skel, pid_t pid)
 	return n;
 }
 
-static void path_in(const struct fix *f, char *out, size_t sz,
-		    const char *name)
+static void path_in(char *out, size_t sz, const char *name)
 {
-	snprintf(out, sz, "%s/%s", f->dir, name);
+	snprintf(out, sz, "%s/%s", tmp_dir, name);
 }
 
 /* A copy of this program at path (a new inode each time). */
@@ -259,9 +217,9 @@ static void test_path_race(void **state)
 	struct firer target, victim;
 	int m;
 
-	path_in(f, a, sizeof(a), "a");
-	path_in(f, b, sizeof(b), "b");
-	path_in(f, link, sizeof(link), "link");
+	path_in(a, sizeof(a), "a");
+	path_in(b, sizeof(b), "b");
+	path_in(link, sizeof(link), "link");
 	copy_self(a);
 	copy_self(b);
 	target = spawn_firer(a);
@@ -308,7 +266,7 @@ static void test_replaced_binary(void **state)
 	struct firer fr;
 	int ip;
 
-	path_in(f, c, sizeof(c), "c");
+	path_in(c, sizeof(c), "c");
 	copy_self(c);
 	fr = spawn_firer(c);
 	copy_self(c);		/* replaced: a new inode at the same path */
@@ -350,14 +308,13 @@ static void test_replaced_binary(void **state)
  */
 static void test_list_deleted_mapped(void **state)
 {
-	struct fix *f = *state;
 	char d[128], pid[16], want[160];
 	struct run_result r;
 	struct stat st;
 	void *map;
 	int fd;
 
-	path_in(f, d, sizeof(d), "d");
+	path_in(d, sizeof(d), "d");
 	copy_self(d);
 	fd = open(d, O_RDONLY | O_CLOEXEC);
 	assert_true(fd >= 0);
@@ -393,9 +350,9 @@ static void test_fifo_on_library_path(void **state)
 	char fifo[128], *old = usdt_test_env_save("LD_LIBRARY_PATH");
 	struct run_result r;
 
-	path_in(f, fifo, sizeof(fifo), "libzzz.so");
+	path_in(fifo, sizeof(fifo), "libzzz.so");
 	assert_int_equal(mkfifo(fifo, 0600), 0);
-	setenv("LD_LIBRARY_PATH", f->dir, 1);
+	setenv("LD_LIBRARY_PATH", tmp_dir, 1);
 	signal(SIGALRM, on_alarm);
 	alarm(20);
 	assert_int_equal(run_tool(&r, "list", "libzzz.so"), 1);

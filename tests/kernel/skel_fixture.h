@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The group fixture of test_attach and test_file: the usdt_test skeleton
+ * loaded twice, with a manager made before load (uprobe_multi where the
+ * kernel has it) and with one that makes per-site perf uprobes; and the
+ * hits a skeleton recorded. Include after test_util.h.
+ */
+#ifndef __LIBUSDT_TEST_SKEL_FIXTURE_H
+#define __LIBUSDT_TEST_SKEL_FIXTURE_H
+
+#include "usdt.h"
+#include "usdt_test.h"
+#include "usdt_test.skel.h"
+
+struct fix {
+	struct usdt_test *skel;
+	struct usdt_manager *man;	/* uprobe_multi where the kernel has it */
+	struct usdt_test *perf_skel;
+	struct usdt_manager *perf_man;	/* perf uprobes */
+};
+
+/* usdt_test opened, given a manager made with opts (*man), and loaded. */
+static inline struct usdt_test *open_loaded(struct usdt_manager **man,
+					    const struct usdt_manager_opts *opts)
+{
+	struct usdt_test *skel = usdt_test__open();
+
+	assert_non_null(skel);
+	*man = usdt_manager__new(skel->obj, opts);
+	assert_non_null(*man);
+	assert_int_equal(usdt_test__load(skel), 0);
+	return skel;
+}
+
+/* The group's setup and teardown: *state is the struct fix. */
+static inline int fix_setup(void **state)
+{
+	USDT_OPTS(usdt_manager_opts, perf_opts, .no_uprobe_multi = true);
+	struct fix *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	f->skel = open_loaded(&f->man, NULL);
+	f->perf_skel = open_loaded(&f->perf_man, &perf_opts);
+	*state = f;
+	return 0;
+}
+
+static inline int fix_teardown(void **state)
+{
+	struct fix *f = *state;
+
+	usdt_manager__free(f->man);
+	usdt_manager__free(f->perf_man);
+	usdt_test__destroy(f->skel);
+	usdt_test__destroy(f->perf_skel);
+	free(f);
+	return 0;
+}
+
+/* Forget the hits skel recorded. */
+static inline void reset(struct usdt_test *skel)
+{
+	memset(skel->bss->hits, 0, sizeof(skel->bss->hits));
+	__atomic_store_n(&skel->bss->hit_cnt, 0, __ATOMIC_SEQ_CST);
+}
+
+/* How many hits skel recorded (more than it keeps, USDT_TEST_MAX_HITS). */
+static inline unsigned int hits(struct usdt_test *skel)
+{
+	return __atomic_load_n(&skel->bss->hit_cnt, __ATOMIC_SEQ_CST);
+}
+
+#endif
