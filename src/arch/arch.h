@@ -111,6 +111,10 @@ static inline void usdt__set_name(char dst[8], const char *name, size_t len)
 int usdt__scan_sym_expr(const char *s, size_t len, size_t *pos,
 			struct usdt__arg *arg, bool gotpcrel);
 
+/* arm64's label_lo hook (src/arch/arm64_code.c). */
+int usdt__arm64_label_lo(const struct usdt__code *code, int base_off,
+			 int64_t *lo, uint64_t *page, const char **why);
+
 /* How many characters of an operand a reason quotes at most. */
 #define USDT__QUOTE_MAX 24
 

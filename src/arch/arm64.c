@@ -14,6 +14,10 @@
  *   [x0, #:got_lo12:sym]                page) plus the low 12 bits of the
  *                                       symbol's (or its GOT slot's) address
  *
+ * A compiler-local label in ":lo12:" ("[x1, #:lo12:.LANCHOR0]", gcc -O2's
+ * section anchor) has no symbol: its low 12 bits are read from the
+ * instructions before the site (src/arch/arm64_code.c).
+ *
  * Refused with a reason: FP/SIMD/SVE registers (v0, d0, s0, q0, z0...),
  * and other relocation operands.
  */
@@ -292,6 +296,7 @@ const struct usdt__arch_ops usdt__arch_arm64 = {
 	.name = "aarch64",
 	.parse_operand = parse_operand,
 	.reg_off = reg_off,
+	.label_lo = usdt__arm64_label_lo,
 	.pt_regs_size = ARM64_PT_REGS_SIZE,
 	.ip_off = ARM64_PC,
 };
