@@ -10,6 +10,9 @@
  *   [x3, x1]  [x3, x1, lsl 3]           memory at a base plus an index
  *   [x3, w0, sxtw 2]  [x3, w0, uxtw]    ... with a 32-bit index, extended
  *                                       (gcc -O2 for arrays indexed by int)
+ *   sym  sym+8  .LANCHOR0+8             a symbol's address as a value, or
+ *                                       the value at it (a literal load):
+ *                                       see usdt__bare_symbol()
  *   [x0, #:lo12:sym]                    memory at x0 (adrp: the symbol's
  *   [x0, #:got_lo12:sym]                page) plus the low 12 bits of the
  *                                       symbol's (or its GOT slot's) address
@@ -250,6 +253,39 @@ static int parse_mem(const char *op, size_t len, struct usdt__arg *arg)
 	return 0;
 }
 
+/*
+ * Is op[0..len), whose first n characters are letters and digits, a
+ * symbol expression ("sym", "sym+8", ".LANCHOR0") rather than a register?
+ * Register names win: a symbol called x0 cannot be told from the register.
+ */
+static bool is_symbol(const char *op, size_t len, size_t n)
+{
+	if (op[0] == '.' || op[0] == '_')
+		return true;
+	if (!n || !usdt__is_alpha(op[0]))
+		return false;
+	if (n == len && usdt__reg_like(op, n))
+		return false;
+	if (n < len)
+		return strchr("+-._$", op[n]) != NULL;
+	return reg_off(op, n, NULL) < 0 && !is_zero_reg(op, n);
+}
+
+/* A bare symbol: an address or a literal load, see usdt__bare_symbol(). */
+static int parse_symbol(const char *op, size_t len, struct usdt__arg *arg)
+{
+	size_t p = 0;
+	int err;
+
+	err = usdt__scan_sym_expr(op, len, &p, arg, false);
+	if (err)
+		return err;
+	if (p != len)
+		return usdt__op_fail(arg, -EINVAL, "garbage after a symbol");
+	usdt__bare_symbol(arg);
+	return 0;
+}
+
 static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 {
 	size_t p = 0, n;
@@ -277,6 +313,8 @@ static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 		return 0;
 	}
 	n = usdt__span_alnum(op, len, 0);
+	if (is_symbol(op, len, n))
+		return parse_symbol(op, len, arg);
 	if (!n)
 		return usdt__op_fail(arg, -EINVAL, "expected a register or a constant");
 	if (n != len)
