@@ -213,13 +213,20 @@ static int sym_find(const struct usdt__site_ctx *site, const char *name,
 
 /*
  * The base register already holds the high part of the address (adrp on
- * arm64 makes it PC-relative, so it follows the load bias; lui on riscv is
- * absolute, in non-PIC code): only the low 12 bits come from the operand.
- * arm64 :got_lo12: names the symbol's GOT slot instead. found is
- * sym_find()'s result. Returns false with arg made unsupported.
+ * arm64 makes it PC-relative, so it follows the load bias): only the low
+ * 12 bits come from the operand. arm64 :got_lo12: names the symbol's GOT
+ * slot instead. found is sym_find()'s result.
+ *
+ * riscv64 "%lo(sym)(a4)" is read at sym's address, without a4: the
+ * linker relaxes "lui a4, %hi(sym)" away when sym is within reach of gp
+ * (and makes the loads gp-relative), but never rewrites the note, so a4
+ * may hold anything at the site (gcc -O2 -no-pie does this to a static).
+ * %hi/%lo are absolute, so the address is sym's, wherever a4 came from.
+ * Returns false with arg made unsupported.
  */
 static bool lower_lo12(const char *name, struct usdt__arg *arg, int found,
-		       uint64_t addr, uint64_t got_slot)
+		       uint64_t addr, uint64_t got_slot,
+		       struct resolve_state *rs)
 {
 	int q = sym_quote_len(arg);
 	uint64_t v;
@@ -234,11 +241,15 @@ static bool lower_lo12(const char *name, struct usdt__arg *arg, int found,
 		return false;
 	}
 	v = (arg->got ? got_slot : addr) + (uint64_t)arg->disp;
-	v &= 0xfff;
-	if (arg->lo_reloc == USDT__LO_RISCV)
-		v = (uint64_t)((int64_t)(v ^ 0x800) - 0x800);
-	arg->disp = (int64_t)v;
 	arg->got = false;
+	if (arg->lo_reloc == USDT__LO_RISCV) {
+		arg->disp = (int64_t)v;
+		rs->has_base = false;
+		arg->spec.base_off = USDT_REG_NONE;
+		rs->absolute = true;
+		return true;
+	}
+	arg->disp = (int64_t)(v & 0xfff);
 	return true;
 }
 
@@ -261,7 +272,7 @@ static int lower_symbol(const struct usdt__site_ctx *site, const char *str,
 	if (found == 2)
 		return 0;	/* base register plus the recovered low bits */
 	if (arg->lo_reloc)
-		return lower_lo12(name, arg, found, addr, got_slot) ? 0 : -1;
+		return lower_lo12(name, arg, found, addr, got_slot, rs) ? 0 : -1;
 	if (arg->got) {
 		/* Prefer the slot whenever there is one: it holds the address
 		 * in use at run time, which is not this file's definition

@@ -917,6 +917,9 @@ int usdt_probe__arg(const struct usdt_probe *p, int i,
 					 (uint64_t)a->read_adj);
 		info->read_offset = a->offset;
 		info->read_reg = a->read_base[0] ? a->read_base : info->reg;
+		/* riscv64 %lo(sym)(a4) is read at sym, a4 aside (args.c). */
+		if (a->lo_reloc && a->spec.base_off == USDT_REG_NONE)
+			info->read_reg = NULL;
 		info->index_ext = !info->index ? NULL :
 				  a->idx_ext == USDT__IDX_SXTW ? "sxtw" :
 				  a->idx_ext == USDT__IDX_UXTW ? "uxtw" : NULL;

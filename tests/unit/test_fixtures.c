@@ -165,11 +165,19 @@ static size_t check_anchor(const char *path, const struct usdt_probe *p)
 	    usdt_probe__arg(p, 0, &a) || usdt_probe__arg(p, 1, &which))
 		fail_msg("%s: %s: not anchor.c's two arguments", path,
 			 usdt_probe__name(p));
-	if (!strstr(a.str, ".L") || a.kind == USDT_ARG_UNSUPPORTED)
-		return 0;
 	assert_int_equal(which.kind, USDT_ARG_CONST);
 	addr = nm_symbol(path, which.value == 1 ? "s_first" : "z_first");
 	assert_int_not_equal(addr, 0);
+	/* riscv64 -no-pie "%lo(s_first)(a5)": the linker relaxed the lui
+	 * away (gp-relative loads), so a5 is not read: s_first is. */
+	if (strstr(a.str, "%lo(") && !strstr(a.str, ".L")) {
+		assert_int_equal(a.kind, USDT_ARG_ABS);
+		assert_null(a.read_reg);
+		assert_int_equal(a.offset, addr);
+		return 0;
+	}
+	if (!strstr(a.str, ".L") || a.kind == USDT_ARG_UNSUPPORTED)
+		return 0;
 	assert_int_equal(a.kind, USDT_ARG_DEREF);
 	if (a.offset != (int64_t)(addr & 0xfff))
 		fail_msg("%s: %s: '%s' adds %lld, the static is at 0x%llx",
