@@ -124,8 +124,9 @@ static int sym_quote_len(const struct usdt__arg *arg)
 	return arg->sym_len > 40 ? 40 : arg->sym_len;
 }
 
-/* How far before a call site to read code for a label's low bits. */
-#define LABEL_MAX_BACK 4096
+/* How far before a call site to read code for a label's low bits (riscv64
+ * decodes from the function's start, so this bounds the function too). */
+#define LABEL_MAX_BACK (16u << 10)
 
 /*
  * A compiler-local label (".LANCHOR0", gcc -O2's section anchor on arm64,
@@ -154,7 +155,7 @@ static bool label_lo(const struct usdt__site_ctx *site, const char *name,
 
 	if (arg->lo_reloc && !arg->got && arg->base_off >= 0) {
 		if (!site->arch->label_lo)
-			why = "its low bits are read from instructions on arm64 only";
+			why = "no reader of its low bits on this arch";
 		else if (!site->load_code)
 			why = "the code before the site cannot be read";
 		else if (!site->load_code(site->load_arg, site->vaddr,

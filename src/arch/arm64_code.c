@@ -208,7 +208,7 @@ int usdt__arm64_label_lo(const struct usdt__code *code, int base_off,
 		switch (classify(w, reg)) {
 		case INSN_ADRP:
 			if (!users) {
-				*why = "no instruction before the site gives its low 12 bits";
+				*why = USDT__WHY_NO_USER;
 				return -ENOENT;
 			}
 			*lo = (int64_t)seen;
@@ -218,13 +218,13 @@ int usdt__arm64_label_lo(const struct usdt__code *code, int base_off,
 			if (!lo12_user(w, reg, &v))
 				continue;
 			if (v > 0xfff || (users++ && v != seen)) {
-				*why = "instructions before the site give different low 12 bits";
+				*why = USDT__WHY_USERS_DIFFER;
 				return -ENOENT;
 			}
 			seen = v;
 			continue;
 		case INSN_WRITES:
-			*why = "its base register is set by something other than adrp";
+			*why = USDT__WHY_OTHER_WRITER;
 			return -ENOENT;
 		case INSN_BARRIER:
 		case INSN_UNKNOWN:
@@ -232,6 +232,6 @@ int usdt__arm64_label_lo(const struct usdt__code *code, int base_off,
 		}
 		break;
 	}
-	*why = "no adrp sets its base register in straight-line code before the site";
+	*why = USDT__WHY_NO_PAGE_INSN;
 	return -ENOENT;
 }

@@ -15,7 +15,11 @@
  *                                      value at it: see usdt__bare_symbol()
  *   %lo(sym)(a4)                       gcc's non-PIC global: a4 holds
  *                                      %hi(sym) from a lui, the operand
- *                                      adds the low 12 bits
+ *                                      adds the low 12 bits; read at sym
+ *                                      (src/args.c), or for a label with
+ *                                      no symbol (.LANCHOR0) from the
+ *                                      instructions before the site
+ *                                      (src/arch/riscv64_code.c)
  *
  * Refused with a reason: floating-point and vector registers, and other
  * relocation operands (%pcrel_lo names a label, %tprel_lo TLS).
@@ -243,6 +247,7 @@ const struct usdt__arch_ops usdt__arch_riscv64 = {
 	.name = "riscv64",
 	.parse_operand = parse_operand,
 	.reg_off = reg_off,
+	.label_lo = usdt__riscv64_label_lo,
 	.pt_regs_size = RISCV_PT_REGS_SIZE,
 	.ip_off = RISCV_PC,
 };

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Compiler-local labels in ":lo12:" operands ("[x1, #:lo12:.LANCHOR0]"):
- * the arm64 walk over the instructions before a site
- * (src/arch/arm64_code.c), on hand-encoded code, each way it may succeed
- * or refuse; and resolution around it (src/args.c): the reason for each
+ * Compiler-local labels in ":lo12:" and "%lo()" operands ("[x1,
+ * #:lo12:.LANCHOR0]", "%lo(.LANCHOR0)(a5)"): the arm64 and riscv64 walks
+ * over the instructions before a site (src/arch/arm64_code.c,
+ * riscv64_code.c), on hand-encoded code, each way they succeed or refuse; and resolution around it (src/args.c): the reason for each
  * cause, the same on every arch, and the check that the address found is
  * inside the file. tests/unit/test_fixtures.c checks real gcc output.
  */
 #include "test_util.h"
 #include "internal.h"
+#include "arch/arch.h"
 
 /* Encoders for the few instructions the cases use (constant
  * expressions, for the table). */
@@ -61,33 +62,33 @@ static const struct lo_case lo_cases[] = {
 	{ "other registers written and read", { adrp(1, 1), ldr_w(0, 1, 4),
 	  MOV_X1_X2 & ~31u, ldr_w(2, 0, 16) }, 4, 1, 4, 0x2000, NULL },
 	{ "only the adrp", { adrp(1, 1) }, 1, 1, -1, 0,
-	  "no instruction before the site gives its low 12 bits" },
+	  USDT__WHY_NO_USER },
 	{ "a call between", { adrp(19, 1), ldr_w(0, 19, 4), BL }, 3, 19, -1, 0,
-	  "no adrp sets its base register in straight-line code before the site" },
+	  USDT__WHY_NO_PAGE_INSN },
 	{ "a return between", { adrp(1, 1), ldr_w(0, 1, 4), RET, NOP }, 4, 1,
 	  -1, 0,
-	  "no adrp sets its base register in straight-line code before the site" },
+	  USDT__WHY_NO_PAGE_INSN },
 	{ "an undecoded instruction", { adrp(1, 1), ldr_w(0, 1, 4), UDF }, 3,
 	  1, -1, 0,
-	  "no adrp sets its base register in straight-line code before the site" },
+	  USDT__WHY_NO_PAGE_INSN },
 	{ "no adrp at all", { ldr_w(0, 1, 4) }, 1, 1, -1, 0,
-	  "no adrp sets its base register in straight-line code before the site" },
+	  USDT__WHY_NO_PAGE_INSN },
 	{ "users disagree", { adrp(1, 1), ldr_w(0, 1, 4), ldr_w(2, 1, 8) }, 3,
-	  1, -1, 0, "instructions before the site give different low 12 bits" },
+	  1, -1, 0, USDT__WHY_USERS_DIFFER },
 	{ "a user beyond 12 bits", { adrp(1, 1), ldr_x(0, 1, 0x7ff8) }, 2, 1,
-	  -1, 0, "instructions before the site give different low 12 bits" },
+	  -1, 0, USDT__WHY_USERS_DIFFER },
 	{ "mov to the register", { adrp(1, 1), ldr_w(0, 1, 4), MOV_X1_X2 }, 3,
-	  1, -1, 0, "its base register is set by something other than adrp" },
+	  1, -1, 0, USDT__WHY_OTHER_WRITER },
 	{ "load into the register", { adrp(1, 1), ldr_x(1, 1, 8) }, 2, 1, -1,
-	  0, "its base register is set by something other than adrp" },
+	  0, USDT__WHY_OTHER_WRITER },
 	{ "ldp into the register", { adrp(1, 1), ldr_w(0, 1, 4), LDP_X1 }, 3,
-	  1, -1, 0, "its base register is set by something other than adrp" },
+	  1, -1, 0, USDT__WHY_OTHER_WRITER },
 	{ "post-index writeback", { adrp(1, 1), ldr_w(0, 1, 4), LDR_POST_X1 },
-	  3, 1, -1, 0, "its base register is set by something other than adrp" },
+	  3, 1, -1, 0, USDT__WHY_OTHER_WRITER },
 	{ "paciasp and x30", { adrp(30, 1), ldr_w(0, 30, 4), PACIASP }, 3, 30,
-	  -1, 0, "its base register is set by something other than adrp" },
+	  -1, 0, USDT__WHY_OTHER_WRITER },
 	{ "add to the register", { adrp(1, 1), add_imm(1, 1, 4) }, 2, 1, -1, 0,
-	  "its base register is set by something other than adrp" },
+	  USDT__WHY_OTHER_WRITER },
 };
 
 static void test_arm64_walk(void **state)
@@ -147,6 +148,142 @@ static void test_arm64_bounds(void **state)
 	assert_int_equal(usdt__arch_arm64.label_lo(&code, 31 * 8, &lo, &page,
 						   &why), -ENOENT);
 	assert_string_equal(why, "its base register is not x0-x30");
+	free(buf);
+}
+
+/* riscv64 encoders: 32-bit (I, S, U types) and the few 16-bit forms. */
+#define rv_i(op, f3, rd, rs1, imm) \
+	((uint32_t)(imm) << 20 | (rs1) << 15 | (f3) << 12 | (rd) << 7 | (op))
+#define rv_s(f3, rs2, rs1, imm) \
+	(((uint32_t)(imm) >> 5 & 0x7f) << 25 | (rs2) << 20 | (rs1) << 15 | \
+	 (f3) << 12 | ((uint32_t)(imm) & 31) << 7 | 0x23)
+#define LUI(rd, imm20) ((uint32_t)(imm20) << 12 | (rd) << 7 | 0x37)
+#define LBU(rd, rs1, imm) rv_i(0x03, 4, rd, rs1, (imm) & 0xfff)
+#define LW(rd, rs1, imm) rv_i(0x03, 2, rd, rs1, (imm) & 0xfff)
+#define ADDI(rd, rs1, imm) rv_i(0x13, 0, rd, rs1, (imm) & 0xfff)
+#define XORI(rd, rs1, imm) rv_i(0x13, 4, rd, rs1, (imm) & 0xfff)
+#define SW(rs2, rs1, imm) rv_s(2, rs2, rs1, imm)
+#define JAL_RA 0x008000efu		/* jal ra, .+8 */
+#define C_LUI_A5_0X12 0x67c9		/* c.lui a5, 0x12 */
+#define C_MV_A5_A0 0x87aa		/* c.mv a5, a0 */
+#define C_ADDI_A4 0x0705		/* c.addi a4, 1 */
+#define C_J 0xa009			/* c.j .+2 */
+#define C_BEQZ_A0 0xc101		/* c.beqz a0, .+0 */
+#define C_NOP 0x0001
+#define A4 14
+#define A5 15
+
+/* One riscv64 instruction: its bits and length. */
+struct rv_insn {
+	uint32_t w;
+	unsigned int len;
+};
+
+#define R4(w) { (w), 4 }
+#define R2(w) { (w), 2 }
+
+struct rv_case {
+	const char *what;
+	struct rv_insn insn[6];
+	size_t cnt;
+	int64_t lo;		/* -1: refused */
+	uint64_t page;
+	const char *why;
+};
+
+static const struct rv_case rv_cases[] = {
+	{ "lui and a load", { R4(LUI(A5, 0x12)), R4(LBU(A4, A5, 80)) }, 2, 80,
+	  0x12000, NULL },
+	{ "c.lui and a store, negative low bits", { R2(C_LUI_A5_0X12),
+	  R4(SW(10, A5, -2000)), R2(C_ADDI_A4), R2(C_BEQZ_A0), R2(C_NOP) }, 5,
+	  -2000, 0x12000, NULL },
+	{ "addi and load agree", { R4(LUI(A5, 0x12)), R4(ADDI(A4, A5, 16)),
+	  R4(LW(13, A5, 16)), R4(XORI(A5 - 1, A5, 16)) }, 4, 16, 0x12000,
+	  NULL },
+	{ "a negative page", { R4(LUI(A5, 0xfffff)), R4(LW(13, A5, 8)) }, 2, 8,
+	  (uint64_t)-4096, NULL },
+	{ "only the lui", { R4(LUI(A5, 0x12)) }, 1, -1, 0, USDT__WHY_NO_USER },
+	{ "users disagree", { R4(LUI(A5, 0x12)), R4(LW(13, A5, 8)),
+	  R4(LW(13, A5, 12)) }, 3, -1, 0, USDT__WHY_USERS_DIFFER },
+	{ "c.mv over it", { R4(LUI(A5, 0x12)), R4(LW(13, A5, 8)),
+	  R2(C_MV_A5_A0) }, 3, -1, 0, USDT__WHY_OTHER_WRITER },
+	{ "a load into it", { R4(LUI(A5, 0x12)), R4(LW(A5, A5, 8)) }, 2, -1, 0,
+	  USDT__WHY_OTHER_WRITER },
+	{ "relaxed away: no lui", { R4(LW(13, 3, 8)), R2(C_NOP) }, 2, -1, 0,
+	  USDT__WHY_NO_PAGE_INSN },
+	{ "a call between", { R4(LUI(A5, 0x12)), R4(LW(13, A5, 8)),
+	  R4(JAL_RA) }, 3, -1, 0, USDT__WHY_NO_PAGE_INSN },
+	{ "a jump between", { R4(LUI(A5, 0x12)), R4(LW(13, A5, 8)), R2(C_J) },
+	  3, -1, 0, USDT__WHY_NO_PAGE_INSN },
+	{ "a 48-bit instruction", { R4(LUI(A5, 0x12)), R4(LW(13, A5, 8)),
+	  R2(0x001f), R4(0) }, 4, -1, 0, USDT__WHY_NO_PAGE_INSN },
+};
+
+static size_t rv_encode(const struct rv_insn *insn, size_t cnt, uint8_t *buf)
+{
+	size_t i, n = 0, k;
+
+	for (i = 0; i < cnt; i++)
+		for (k = 0; k < insn[i].len; k++)
+			buf[n++] = insn[i].w >> (8 * k) & 0xff;
+	return n;
+}
+
+static void test_riscv64_walk(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < USDT__ARRAY_SIZE(rv_cases); i++) {
+		const struct rv_case *c = &rv_cases[i];
+		uint8_t buf[6 * 4];
+		struct usdt__code code = { .bytes = buf, .start = CODE_START,
+					   .at_func_start = true };
+		const char *why = NULL;
+		uint64_t page = 0;
+		int64_t lo = -1;
+		int err;
+
+		code.len = rv_encode(c->insn, c->cnt, buf);
+		err = usdt__arch_riscv64.label_lo(&code, A5 * 8, &lo, &page,
+						  &why);
+		if (c->why == NULL && (err || lo != c->lo || page != c->page))
+			fail_msg("%s: err %d lo %lld page 0x%llx (%s)", c->what,
+				 err, (long long)lo, (unsigned long long)page,
+				 why ? why : "");
+		if (c->why && (!err || !why || strcmp(why, c->why)))
+			fail_msg("%s: err %d, reason '%s'", c->what, err,
+				 why ? why : "(none)");
+	}
+}
+
+/* Odd lengths, cut instructions, and a function that starts before the
+ * bytes given. */
+static void test_riscv64_bounds(void **state)
+{
+	uint8_t *buf = malloc(7);
+	struct usdt__code code = { .bytes = buf, .start = CODE_START,
+				   .at_func_start = true };
+	const char *why;
+	uint64_t page;
+	int64_t lo;
+	size_t n;
+
+	(void)state;
+	assert_non_null(buf);
+	memset(buf, 0xb7, 7);	/* lui-like bytes everywhere */
+	for (n = 0; n <= 7; n++) {
+		code.len = n;
+		why = NULL;
+		assert_int_equal(usdt__arch_riscv64.label_lo(&code, A5 * 8, &lo,
+							     &page, &why),
+				 -ENOENT);
+		assert_non_null(why);
+	}
+	code.at_func_start = false;
+	assert_int_equal(usdt__arch_riscv64.label_lo(&code, A5 * 8, &lo, &page,
+						     &why), -ENOENT);
+	assert_string_equal(why, "its function is too long to decode up to the site");
 	free(buf);
 }
 
@@ -230,7 +367,7 @@ static void test_resolve(void **state)
 	/* Another register than the one the instructions pair with. */
 	f.mapped = true;
 	parse(&usdt__arch_arm64, &f, "-4@[x2, #:lo12:.LANCHOR0]", &arg);
-	assert_string_equal(arg.reason, "section anchor .LANCHOR0: no adrp sets its base register in straight-line code before the site");
+	assert_string_equal(arg.reason, "section anchor .LANCHOR0: " USDT__WHY_NO_PAGE_INSN);
 
 	/* No code: the reader's reason. A constant's label says so. */
 	f.load_err = -ENOENT;
@@ -258,8 +395,9 @@ static void test_same_reason(void **state)
 		{ &usdt__arch_s390x, "8@.LC0", "compiler-local label .LC0: its address is not in the file" },
 		{ &usdt__arch_riscv64, "8@.LC0", "compiler-local label .LC0: its address is not in the file" },
 		{ &usdt__arch_x86_64, "8@$.LC0", "compiler-local label .LC0: its address is not in the file" },
-		/* Low bits of a label: read from instructions on arm64. */
-		{ &usdt__arch_riscv64, "-4@%lo(.LANCHOR0)(a5)", "section anchor .LANCHOR0: its low bits are read from instructions on arm64 only" },
+		/* The same cause on arm64 and riscv64. */
+		{ &usdt__arch_riscv64, "-4@%lo(.LANCHOR0)(a5)", "section anchor .LANCHOR0: " USDT__WHY_NO_USER },
+		{ &usdt__arch_arm64, "-4@[x5, #:lo12:.LANCHOR0]", "section anchor .LANCHOR0: " USDT__WHY_NO_USER },
 	};
 	struct fake_file f = { .load_err = -ENOENT };
 	struct usdt__arg arg;
@@ -267,6 +405,17 @@ static void test_same_reason(void **state)
 
 	(void)state;
 	for (i = 0; i < USDT__ARRAY_SIZE(cases); i++) {
+		if (cases[i].arch == &usdt__arch_riscv64) {
+			f.load_err = 0;
+			f.len = 4;
+			put32(f.code, LUI(A5, 0x12));
+		} else if (cases[i].arch == &usdt__arch_arm64) {
+			f.load_err = 0;
+			f.len = 4;
+			put32(f.code, adrp(5u, 1));
+		} else {
+			f.load_err = -ENOENT;
+		}
 		parse(cases[i].arch, &f, cases[i].str, &arg);
 		assert_int_equal(arg.kind, USDT_ARG_UNSUPPORTED);
 		if (strcmp(arg.reason, cases[i].why))
@@ -279,6 +428,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_arm64_walk),
 		cmocka_unit_test(test_arm64_bounds),
+		cmocka_unit_test(test_riscv64_walk),
+		cmocka_unit_test(test_riscv64_bounds),
 		cmocka_unit_test(test_resolve),
 		cmocka_unit_test(test_same_reason),
 	};
