@@ -54,7 +54,7 @@ static const struct bad_case bad_cases[] = {
 	/* Read with a symbol table (test_resolve). */
 	{ "-4@%lo(gv)(a4)", "symbol 'gv' not in the symbol table" },
 	/* gcc -O2's section anchor: one reason on every arch. */
-	{ "-4@%lo(.LANCHOR0)(a5)", "section anchor .LANCHOR0: its low bits are read from instructions on arm64 only" },
+	{ "-4@%lo(.LANCHOR0)(a5)", "section anchor .LANCHOR0: the code before the site cannot be read" },
 	{ "-4@%pcrel_lo(.L1)(a4)", "relocation operand %pcrel_lo() not supported" },
 	{ "-4@%lo(5)(a4)", "expected %lo(symbol)" },
 	{ "-4@%lo(gv)", "expected a base register" },
