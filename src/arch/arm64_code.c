@@ -19,7 +19,10 @@
  * gcc's pairing gives, and we rely on it and on nothing else:
  *
  *   (P) a ":lo12:X" operand's base register was set by "adrp reg, X" for
- *       the same expression X (label and addend).
+ *       the same expression X (label and addend), possibly through copies
+ *       (a spill and reload); and a register holding an adrp's page is
+ *       used only by such operands: an instruction that adds an unsigned
+ *       immediate to it adds that adrp's ":lo12:".
  *
  * Both sides of a pair are split from one symbolic address (the high part
  * and the low part of the same X), which is how the adrp's page and the
@@ -28,6 +31,10 @@
  * same pair. (gcc writes "adrp x1, .LANCHOR0+69" with "[x1,
  * #:lo12:.LANCHOR0+69]", and reaches other objects of the block through
  * the full anchor address, "add x2, x1, :lo12:.LANCHOR0" then "[x2, 8]".)
+ * Checked on gcc 12's assembly of this project and its fixtures for arm64
+ * and riscv64 at -O2, -O3, -Os, with and without PIC (590 files): all
+ * 8301 ":lo12:"/"%lo()" operands whose register was last set by an adrp
+ * or lui in the text before them name that adrp's or lui's expression.
  *
  * The reading. Walk back from the site, one 4-byte instruction at a time,
  * over straight-line code: every instruction on the way must be one we
@@ -44,10 +51,20 @@
  * loadable segments. Anything else is refused with the reason why; a
  * wrong address would be worse than none.
  *
- * What this does not need: function-wide branch targets. Another path
- * into the straight line may reach the site, but the register then holds
- * high(X) too (the note's operand is correct on every path only so), and
- * by (P) the pairs between are the same X.
+ * What this does not need: function-wide branch targets (from the
+ * function itself, its ".cold" part or an exception's landing pad).
+ * Another path into the straight line may reach the site, but whatever set
+ * the register there set it to high(X) by (P), and the fall-through path
+ * from the adrp exists, so that adrp is one of the register's definitions
+ * at the site and at every instruction between.
+ *
+ * Why a call stops the walk even for x19-x28, which a call preserves: the
+ * callee may not return (abort), and the instruction after the call may
+ * then be reached only by jumps, from this function, its ".cold" part or
+ * an unwinder's landing pad, with the register set by some other adrp;
+ * the adrp before the call would then not be a definition reaching the
+ * site at all. Telling that apart needs every way into the code after the
+ * call, which the file does not list; such arguments are refused.
  *
  * Every read of instruction bytes is within code->len; instructions are
  * little-endian on arm64 whatever the data byte order.
