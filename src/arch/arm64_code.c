@@ -144,8 +144,9 @@ static enum insn_kind load_store(uint32_t w, unsigned int reg)
 		return !simd && rt(w) == reg ? INSN_WRITES : INSN_OTHER;
 	if ((w & 0x3b200c00) == 0x38200000 ||	/* atomics */
 	    (w & 0x3f000000) == 0x08000000)	/* exclusive, acquire/release */
-		return rt(w) == reg || rs(w) == reg || rt2(w) == reg ?
-			       INSN_WRITES : INSN_OTHER;
+		/* casp writes the pair Rs, Rs+1. */
+		return rt(w) == reg || rs(w) == reg || rs(w) + 1 == reg ||
+			       rt2(w) == reg ? INSN_WRITES : INSN_OTHER;
 	return INSN_UNKNOWN;
 }
 

@@ -131,11 +131,17 @@ static void decode32(uint32_t w, unsigned int reg, struct insn *in)
 	case 0x63: case 0x0f:			/* branches, fence */
 		return;
 	case 0x23: case 0x27:			/* stores */
-		in->user = rs1 == reg;
+		/* Integer sb..sd, FP fsh..fsq; not vector stores (funct3 0,
+		 * 5-7), whose other bits are no immediate. */
+		in->user = rs1 == reg &&
+			   (op == 0x23 ? f3 <= 3 : f3 >= 1 && f3 <= 4);
 		in->lo = sext((w >> 25) << 5 | ((w >> 7) & 31), 12);
 		return;
 	case 0x03: case 0x07: case 0x13:	/* loads, addi... */
-		in->user = rs1 == reg && (op != 0x13 || f3 == 0);
+		/* lb..lwu, flh..flq (not vector loads), and addi. */
+		in->user = rs1 == reg &&
+			   (op == 0x03 ? f3 <= 6 :
+			    op == 0x07 ? f3 >= 1 && f3 <= 4 : f3 == 0);
 		in->lo = sext(w >> 20, 12);
 		if (op != 0x07 && rd == reg)
 			in->kind = INSN_WRITES;

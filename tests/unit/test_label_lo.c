@@ -87,6 +87,9 @@ static const struct lo_case lo_cases[] = {
 	  3, 1, -1, 0, USDT__WHY_OTHER_WRITER },
 	{ "paciasp and x30", { adrp(30, 1), ldr_w(0, 30, 4), PACIASP }, 3, 30,
 	  -1, 0, USDT__WHY_OTHER_WRITER },
+	/* casp x0, x1, x2, x3, [x4] writes x0 and x1. */
+	{ "casp writes Rs+1", { adrp(1, 1), ldr_w(5, 1, 4), 0x48207c82 }, 3,
+	  1, -1, 0, USDT__WHY_OTHER_WRITER },
 	{ "add to the register", { adrp(1, 1), add_imm(1, 1, 4) }, 2, 1, -1, 0,
 	  USDT__WHY_OTHER_WRITER },
 };
@@ -215,6 +218,9 @@ static const struct rv_case rv_cases[] = {
 	  R4(JAL_RA) }, 3, -1, 0, USDT__WHY_NO_PAGE_INSN },
 	{ "a jump between", { R4(LUI(A5, 0x12)), R4(LW(13, A5, 8)), R2(C_J) },
 	  3, -1, 0, USDT__WHY_NO_PAGE_INSN },
+	/* vle32.v v1, (a5): its upper bits are no immediate. */
+	{ "a vector load is no user", { R4(LUI(A5, 0x12)),
+	  R4(rv_i(0x07, 6, 1, A5, 0x020)) }, 2, -1, 0, USDT__WHY_NO_USER },
 	{ "a 48-bit instruction", { R4(LUI(A5, 0x12)), R4(LW(13, A5, 8)),
 	  R2(0x001f), R4(0) }, 4, -1, 0, USDT__WHY_NO_PAGE_INSN },
 };
