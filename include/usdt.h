@@ -202,7 +202,9 @@ struct usdt_arg_info {
 	 * reg and offset above are the operand as written. What is read
 	 * differs for a 16-byte argument on big-endian s390x, read as its
 	 * low half: 16@%r2 reads r3 (the pair's second register), and
-	 * 16@-32(%r11) reads 8 bytes further on, at offset -24.
+	 * 16@-32(%r11) reads 8 bytes further on, at offset -24. A riscv64
+	 * %lo(sym)(a5) is read at sym's address (USDT_ARG_ABS or _PCREL):
+	 * read_reg is NULL, as the linker may have removed what set a5.
 	 */
 	const char *read_reg;	/* the register read: reg, or the pair's */
 	int64_t read_offset;	/* the offset read */

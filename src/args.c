@@ -124,10 +124,63 @@ static int sym_quote_len(const struct usdt__arg *arg)
 	return arg->sym_len > 40 ? 40 : arg->sym_len;
 }
 
+/* How far before a call site to read code for a label's low bits (riscv64
+ * decodes from the function's start, so this bounds the function too). */
+#define LABEL_MAX_BACK (16u << 10)
+
+/*
+ * A compiler-local label (".LANCHOR0", gcc -O2's section anchor on arm64,
+ * riscv64 and s390x, the start of a block of the translation unit's data;
+ * ".LC0", a constant): the assembler resolves it and keeps no symbol, and
+ * the note's text is not relocated. In "[x1, #:lo12:.LANCHOR0]" the base
+ * register holds the page at run time and only the low bits are missing;
+ * the arch's label_lo hook reads them from the instructions before the
+ * site, under the rule its file states (src/arch/arm64_code.c). Under
+ * that rule the instructions carry the low bits of the very expression the
+ * note wrote, addend included, so the value found replaces the operand's
+ * displacement. Anywhere else (a bare label, s390x "8@.LANCHOR0+4") no
+ * instruction is tied to the operand and its address is not in the file.
+ * Returns true with arg->disp set, or false with arg made unsupported and
+ * one reason, whatever the arch, for one cause.
+ */
+static bool label_lo(const struct usdt__site_ctx *site, const char *name,
+		     struct usdt__arg *arg)
+{
+	const char *why = "its address is not in the file";
+	int q = sym_quote_len(arg);
+	bool anchor = arg->sym_len >= 8 && !memcmp(name, ".LANCHOR", 8);
+	struct usdt__code code;
+	uint64_t page = 0;
+	int64_t lo = 0;
+
+	if (arg->lo_reloc && !arg->got && arg->base_off >= 0) {
+		if (!site->arch->label_lo)
+			why = "no reader of its low bits on this arch";
+		else if (!site->load_code)
+			why = "the code before the site cannot be read";
+		else if (!site->load_code(site->load_arg, site->vaddr,
+					  LABEL_MAX_BACK, &code, &why) &&
+			 !site->arch->label_lo(&code, arg->base_off, &lo,
+					       &page, &why)) {
+			if (!site->mapped ||
+			    site->mapped(site->load_arg, page + (uint64_t)lo)) {
+				arg->disp = lo;
+				return true;
+			}
+			why = "the instructions before the site point outside the file";
+		}
+	}
+	set_unsupported(arg, "%s %.*s: %s",
+			anchor ? "section anchor" : "compiler-local label",
+			q > 16 ? 16 : q, name, why);
+	return false;
+}
+
 /*
  * Look the operand's symbol up: its address and GOT slot (0 for none).
  * Returns 0 when defined in the file, 1 when only reachable through the GOT
- * (as usdt__sym_lookup), or -1 with arg made unsupported.
+ * (as usdt__sym_lookup), 2 for a compiler-local label whose low bits are
+ * now in arg->disp (label_lo()), or -1 with arg made unsupported.
  */
 static int sym_find(const struct usdt__site_ctx *site, const char *name,
 		    struct usdt__arg *arg, uint64_t *addr, uint64_t *got_slot)
@@ -139,23 +192,13 @@ static int sym_find(const struct usdt__site_ctx *site, const char *name,
 		st = site->load_symtab(site->load_arg);
 	err = st ? usdt__sym_lookup(st, name, arg->sym_len, addr, got_slot)
 		 : -ENOENT;
+	/* Without a symbol, or with one per translation unit (-Wa,-L keeps
+	 * them): the instructions may still tell. */
+	if (err < 0 && arg->sym_len > 2 && !memcmp(name, ".L", 2))
+		return label_lo(site, name, arg) ? 2 : -1;
 	if (err == -ENOTUNIQ) {
 		set_unsupported(arg, "symbol '%.*s' is ambiguous: several symbols have that name",
 				q, name);
-		return -1;
-	}
-	if (err < 0 && arg->sym_len > 2 && !memcmp(name, ".L", 2)) {
-		/*
-		 * A compiler-local label: a section anchor (gcc -O2 on arm64,
-		 * riscv64, s390x: .LANCHOR0, the start of a block of this
-		 * translation unit's data) or a constant (.LC0). The
-		 * assembler resolves it and keeps no symbol; the note's text
-		 * is not relocated, and the instructions that use the label
-		 * do not say which object of the block they reach, so the
-		 * address is nowhere in the file.
-		 */
-		set_unsupported(arg, "compiler-local label '%.*s' (section anchor or constant): its address is not in the file",
-				q > 12 ? 12 : q, name);
 		return -1;
 	}
 	if (err < 0) {
@@ -171,13 +214,20 @@ static int sym_find(const struct usdt__site_ctx *site, const char *name,
 
 /*
  * The base register already holds the high part of the address (adrp on
- * arm64 makes it PC-relative, so it follows the load bias; lui on riscv is
- * absolute, in non-PIC code): only the low 12 bits come from the operand.
- * arm64 :got_lo12: names the symbol's GOT slot instead. found is
- * sym_find()'s result. Returns false with arg made unsupported.
+ * arm64 makes it PC-relative, so it follows the load bias): only the low
+ * 12 bits come from the operand. arm64 :got_lo12: names the symbol's GOT
+ * slot instead. found is sym_find()'s result.
+ *
+ * riscv64 "%lo(sym)(a4)" is read at sym's address, without a4: the
+ * linker relaxes "lui a4, %hi(sym)" away when sym is within reach of gp
+ * (and makes the loads gp-relative), but never rewrites the note, so a4
+ * may hold anything at the site (gcc -O2 -no-pie does this to a static).
+ * %hi/%lo are absolute, so the address is sym's, wherever a4 came from.
+ * Returns false with arg made unsupported.
  */
 static bool lower_lo12(const char *name, struct usdt__arg *arg, int found,
-		       uint64_t addr, uint64_t got_slot)
+		       uint64_t addr, uint64_t got_slot,
+		       struct resolve_state *rs)
 {
 	int q = sym_quote_len(arg);
 	uint64_t v;
@@ -192,11 +242,15 @@ static bool lower_lo12(const char *name, struct usdt__arg *arg, int found,
 		return false;
 	}
 	v = (arg->got ? got_slot : addr) + (uint64_t)arg->disp;
-	v &= 0xfff;
-	if (arg->lo_reloc == USDT__LO_RISCV)
-		v = (uint64_t)((int64_t)(v ^ 0x800) - 0x800);
-	arg->disp = (int64_t)v;
 	arg->got = false;
+	if (arg->lo_reloc == USDT__LO_RISCV) {
+		arg->disp = (int64_t)v;
+		rs->has_base = false;
+		arg->spec.base_off = USDT_REG_NONE;
+		rs->absolute = true;
+		return true;
+	}
+	arg->disp = (int64_t)(v & 0xfff);
 	return true;
 }
 
@@ -216,8 +270,10 @@ static int lower_symbol(const struct usdt__site_ctx *site, const char *str,
 	found = sym_find(site, name, arg, &addr, &got_slot);
 	if (found < 0)
 		return -1;
+	if (found == 2)
+		return 0;	/* base register plus the recovered low bits */
 	if (arg->lo_reloc)
-		return lower_lo12(name, arg, found, addr, got_slot) ? 0 : -1;
+		return lower_lo12(name, arg, found, addr, got_slot, rs) ? 0 : -1;
 	if (arg->got) {
 		/* Prefer the slot whenever there is one: it holds the address
 		 * in use at run time, which is not this file's definition

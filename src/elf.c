@@ -280,6 +280,21 @@ static bool symbols_fit(const struct usdt__elf *ue, const GElf_Shdr *shdr)
 				      "a symbol table");
 }
 
+/*
+ * Where code is, for reading the instructions before a call site: a
+ * function's bounds, or a "$d" mapping symbol ("$d" or "$d.N", arm64 and
+ * riscv), which marks data placed among instructions.
+ */
+static int add_code_range(struct usdt__symtab *st, const GElf_Sym *sym,
+			  const char *name)
+{
+	if (GELF_ST_TYPE(sym->st_info) == STT_FUNC && sym->st_shndx != SHN_ABS)
+		return usdt__symtab_add_func(st, sym->st_value, sym->st_size);
+	if (name[0] == '$' && name[1] == 'd' && (!name[2] || name[2] == '.'))
+		return usdt__symtab_add_data_mark(st, sym->st_value);
+	return 0;
+}
+
 /* The defined data and code symbols of one symbol table section. */
 static int add_defined(const struct usdt__elf *ue, Elf_Scn *scn,
 		       const GElf_Shdr *shdr, struct usdt__symtab *st)
@@ -315,6 +330,8 @@ static int add_defined(const struct usdt__elf *ue, Elf_Scn *scn,
 		if (!name || !name[0])
 			continue;
 		err = add_sym(st, name, sym.st_value, 0);
+		if (!err)
+			err = add_code_range(st, &sym, name);
 		if (err)
 			return err;
 		/* Objects' sizes decide what s390x's bare "8@sym" is. */

@@ -156,6 +156,8 @@ enum {
 typedef int (*usdt__parse_operand_fn)(const char *op, size_t len,
 				      struct usdt__arg *arg);
 
+struct usdt__code;
+
 struct usdt__arch_ops {
 	uint16_t e_machine;
 	const char *name;		/* "x86_64", "aarch64", ... */
@@ -173,6 +175,17 @@ struct usdt__arch_ops {
 	 * can optimise the uprobe on the nop5.
 	 */
 	int (*attach_skip)(const unsigned char *insn, size_t len);
+	/*
+	 * Optional: for an operand that adds the low bits of a compiler-local
+	 * label to a base register ("[x1, #:lo12:.LANCHOR0]"), recover those
+	 * bits from the instructions before the site (see the arch file).
+	 * code ends at the site; base_off is the base register's pt_regs
+	 * offset. On success *lo is the value to add, *page what the base
+	 * register holds there (a link-time address), and 0 is returned;
+	 * otherwise -ENOENT with *why saying why it cannot be read.
+	 */
+	int (*label_lo)(const struct usdt__code *code, int base_off,
+			int64_t *lo, uint64_t *page, const char **why);
 	uint16_t pt_regs_size;		/* the BPF context's size */
 	uint16_t ip_off;		/* where the PC is in pt_regs */
 };
@@ -216,6 +229,39 @@ uint64_t usdt__sym_obj_size(const struct usdt__symtab *st, const char *name,
 			    size_t len);
 void usdt__symtab_free(struct usdt__symtab *st);
 
+/*
+ * Where code is (for reading the instructions before a call site, see
+ * usdt__label_lo()): the functions (STT_FUNC with a size) and the "$d"
+ * mapping symbols, which mark data placed among instructions. Returns 0
+ * or -ENOMEM.
+ */
+int usdt__symtab_add_func(struct usdt__symtab *st, uint64_t start,
+			  uint64_t size);
+int usdt__symtab_add_data_mark(struct usdt__symtab *st, uint64_t addr);
+/*
+ * The function that holds vaddr: its bounds into *start and *end. Returns
+ * 0, -ENOENT (none), or -ENOTUNIQ (two functions of different bounds hold
+ * it: the file does not say which one the site is in).
+ */
+int usdt__symtab_func_at(const struct usdt__symtab *st, uint64_t vaddr,
+			 uint64_t *start, uint64_t *end);
+/* Is there a "$d" mark in [start, end)? */
+bool usdt__symtab_data_in(const struct usdt__symtab *st, uint64_t start,
+			  uint64_t end);
+
+/*
+ * The instructions before a call site, for usdt__label_lo(): the file's
+ * bytes [start, start + len) with start + len the site's address, all of
+ * them inside the function that holds the site and inside one loadable
+ * segment. Borrowed from the reader; valid while the file is being read.
+ */
+struct usdt__code {
+	const uint8_t *bytes;
+	uint64_t start;
+	size_t len;
+	bool at_func_start;	/* start is the function's first byte */
+};
+
 /* What resolution needs to know about the call site. */
 struct usdt__site_ctx {
 	const struct usdt__arch_ops *arch;
@@ -224,6 +270,16 @@ struct usdt__site_ctx {
 	 * argument that names a symbol (most files have none), or NULL. */
 	const struct usdt__symtab *(*load_symtab)(void *load_arg);
 	void *load_arg;
+	/*
+	 * Optional (NULL: no code is read): the code before the site, at most
+	 * max_back bytes of it, into *code. Returns 0, or a negative errno
+	 * with *why saying what is missing (no function symbol holds the
+	 * site, data among the instructions, ...).
+	 */
+	int (*load_code)(void *load_arg, uint64_t vaddr, size_t max_back,
+			 struct usdt__code *code, const char **why);
+	/* Optional: is vaddr inside a loadable segment of the file? */
+	bool (*mapped)(void *load_arg, uint64_t vaddr);
 	uint64_t vaddr;		/* the call site's link-time address */
 	bool is_dyn;		/* ET_DYN: absolute addresses need the load bias */
 	bool big_endian;

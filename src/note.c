@@ -223,6 +223,7 @@ struct lazy_symtab {
 	struct usdt__symtab *st;
 	bool tried;
 	int err;		/* -ENOMEM fails the file */
+	size_t code_read;	/* bytes of code read so far (load_code) */
 };
 
 static const struct usdt__symtab *lazy_symtab_get(void *arg)
@@ -234,6 +235,81 @@ static const struct usdt__symtab *lazy_symtab_get(void *arg)
 		l->err = usdt__elf_symtab(l->ue, &l->st);
 	}
 	return l->st;
+}
+
+/*
+ * Code read before call sites, all sites of a file together: libelf keeps
+ * each chunk until the file is closed, so a file whose every argument asks
+ * for code costs at most this much.
+ */
+#define CODE_BUDGET (16u << 20)
+
+/*
+ * The site's usdt__site_ctx.load_code: the bytes before vaddr inside the
+ * function that holds it (from the symbol table), at most max_back of
+ * them, all inside one loadable segment and with no "$d" data mark among
+ * them.
+ */
+static int lazy_load_code(void *arg, uint64_t vaddr, size_t max_back,
+			  struct usdt__code *code, const char **why)
+{
+	struct lazy_symtab *l = arg;
+	const struct usdt__symtab *st = lazy_symtab_get(l);
+	uint64_t start, end, off, end_off;
+	Elf_Data *d;
+	int err;
+
+	err = usdt__symtab_func_at(st, vaddr, &start, &end);
+	if (err) {
+		*why = err == -ENOTUNIQ ? "two functions hold the site"
+					: "no function symbol holds the site";
+		return err;
+	}
+	if (vaddr == start) {
+		*why = "no instruction before the site";
+		return -ENOENT;
+	}
+	code->at_func_start = vaddr - start <= max_back;
+	if (!code->at_func_start)
+		start = vaddr - max_back;
+	if (usdt__symtab_data_in(st, start, vaddr)) {
+		*why = "data among the instructions before the site";
+		return -ENOENT;
+	}
+	/* Both ends in the file image of one segment: offsets that are
+	 * exactly len apart. */
+	if (usdt__elf_vaddr_to_off(l->ue, start, &off) ||
+	    usdt__elf_vaddr_to_off(l->ue, vaddr - 1, &end_off) ||
+	    end_off - off != vaddr - 1 - start ||
+	    l->code_read + (vaddr - start) > CODE_BUDGET) {
+		*why = "the code before the site cannot be read";
+		return -ENOENT;
+	}
+	d = elf_getdata_rawchunk(l->ue->elf, (int64_t)off, vaddr - start,
+				 ELF_T_BYTE);
+	if (!d || !d->d_buf || d->d_size != vaddr - start) {
+		*why = "the code before the site cannot be read";
+		return -ENOENT;
+	}
+	l->code_read += d->d_size;
+	code->bytes = d->d_buf;
+	code->start = start;
+	code->len = d->d_size;
+	return 0;
+}
+
+/* The site's usdt__site_ctx.mapped: in a segment's memory image (which
+ * includes .bss, beyond the file image). */
+static bool lazy_mapped(void *arg, uint64_t vaddr)
+{
+	const struct usdt__elf *ue = ((struct lazy_symtab *)arg)->ue;
+	size_t i;
+
+	for (i = 0; i < ue->load_cnt; i++)
+		if (vaddr >= ue->loads[i].p_vaddr &&
+		    vaddr - ue->loads[i].p_vaddr < ue->loads[i].p_memsz)
+			return true;
+	return false;
 }
 
 /* Keep only the specs of the probe's arguments (16 bytes, not ~200). */
@@ -306,6 +382,8 @@ static void build_probe(const struct usdt__elf *ue, struct usdt_file *file,
 
 	site.arch = file->arch;
 	site.load_symtab = lazy_symtab_get;
+	site.load_code = lazy_load_code;
+	site.mapped = lazy_mapped;
 	site.load_arg = symtab;
 	site.vaddr = p->vaddr;
 	site.is_dyn = file->e_type == ET_DYN;
@@ -839,6 +917,9 @@ int usdt_probe__arg(const struct usdt_probe *p, int i,
 					 (uint64_t)a->read_adj);
 		info->read_offset = a->offset;
 		info->read_reg = a->read_base[0] ? a->read_base : info->reg;
+		/* riscv64 %lo(sym)(a4) is read at sym, a4 aside (args.c). */
+		if (a->lo_reloc && a->spec.base_off == USDT_REG_NONE)
+			info->read_reg = NULL;
 		info->index_ext = !info->index ? NULL :
 				  a->idx_ext == USDT__IDX_SXTW ? "sxtw" :
 				  a->idx_ext == USDT__IDX_UXTW ? "uxtw" : NULL;

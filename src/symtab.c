@@ -20,6 +20,11 @@
  * operand text does not say which one the compiler meant, so such a name
  * is marked ambiguous and lookups of it fail (-ENOTUNIQ) rather than
  * guess.
+ *
+ * Beside names, the table keeps where code is: each function's bounds and
+ * each "$d" mapping symbol (data among instructions), in two plain arrays
+ * searched linearly. They are asked only for the rare argument whose
+ * low bits come from the instructions before its site (src/args.c).
  */
 #include "internal.h"
 
@@ -45,6 +50,10 @@ struct usdt__symtab {
 	size_t bucket_cnt;	/* a power of two, or 0 before the first add */
 	char *names;
 	size_t names_len, names_cap;
+	struct func_range { uint64_t start, end; } *funcs;
+	size_t func_cnt, func_cap;
+	uint64_t *marks;	/* "$d" addresses */
+	size_t mark_cnt, mark_cap;
 };
 
 /* FNV-1a: short names, no need for anything stronger. */
@@ -247,10 +256,94 @@ uint64_t usdt__sym_obj_size(const struct usdt__symtab *st, const char *name,
 	return e->obj_size;
 }
 
+/* Room for one more element in *arr (cnt used of *cap). */
+static int grow_array(void **arr, size_t *cap, size_t cnt, size_t elem)
+{
+	void *p;
+	size_t n;
+
+	if (cnt < *cap)
+		return 0;
+	n = *cap ? *cap * 2 : 64;
+	p = usdt__reallocarray(*arr, n, elem);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = n;
+	return 0;
+}
+
+int usdt__symtab_add_func(struct usdt__symtab *st, uint64_t start,
+			  uint64_t size)
+{
+	void *arr = st->funcs;
+	int err;
+
+	if (!size || start + size < start)
+		return 0;
+	err = grow_array(&arr, &st->func_cap, st->func_cnt,
+			 sizeof(*st->funcs));
+	st->funcs = arr;
+	if (err)
+		return err;
+	st->funcs[st->func_cnt].start = start;
+	st->funcs[st->func_cnt].end = start + size;
+	st->func_cnt++;
+	return 0;
+}
+
+int usdt__symtab_add_data_mark(struct usdt__symtab *st, uint64_t addr)
+{
+	void *arr = st->marks;
+	int err;
+
+	err = grow_array(&arr, &st->mark_cap, st->mark_cnt,
+			 sizeof(*st->marks));
+	st->marks = arr;
+	if (err)
+		return err;
+	st->marks[st->mark_cnt++] = addr;
+	return 0;
+}
+
+int usdt__symtab_func_at(const struct usdt__symtab *st, uint64_t vaddr,
+			 uint64_t *start, uint64_t *end)
+{
+	bool found = false;
+	size_t i;
+
+	for (i = 0; st && i < st->func_cnt; i++) {
+		const struct func_range *f = &st->funcs[i];
+
+		if (vaddr < f->start || vaddr >= f->end)
+			continue;
+		/* Aliases (same bounds) are one function. */
+		if (found && (f->start != *start || f->end != *end))
+			return -ENOTUNIQ;
+		*start = f->start;
+		*end = f->end;
+		found = true;
+	}
+	return found ? 0 : -ENOENT;
+}
+
+bool usdt__symtab_data_in(const struct usdt__symtab *st, uint64_t start,
+			  uint64_t end)
+{
+	size_t i;
+
+	for (i = 0; st && i < st->mark_cnt; i++)
+		if (st->marks[i] >= start && st->marks[i] < end)
+			return true;
+	return false;
+}
+
 void usdt__symtab_free(struct usdt__symtab *st)
 {
 	if (!st)
 		return;
+	free(st->funcs);
+	free(st->marks);
 	free(st->entries);
 	free(st->buckets);
 	free(st->names);

@@ -111,6 +111,51 @@ static inline void usdt__set_name(char dst[8], const char *name, size_t len)
 int usdt__scan_sym_expr(const char *s, size_t len, size_t *pos,
 			struct usdt__arg *arg, bool gotpcrel);
 
+/*
+ * A bare symbol, "sym" or "sym+8", was read into arg: decide whether it is
+ * the symbol's address, as a value (an "i"-like operand: &g_int, a
+ * decayed array), or the value in memory there. gcc prints both the same
+ * way: an address with STAP_SDT_ARG_CONSTRAINT=g or "i" on every arch,
+ * and memory at a PC-relative symbol where the arch has such operands
+ * (s390x lrl/lgrl with "g"; arm64 literal loads, riscv64 without explicit
+ * relocations). The text alone does not say which, so the argument's
+ * prefix decides:
+ *  - a size other than 8, or a float, cannot be an address: memory;
+ *  - "-8@sym" is signed, and <sys/sdt.h> writes pointers unsigned: memory;
+ *  - "8@sym" is memory when sym names a data object of exactly 8 bytes
+ *    (an unsigned 64-bit global, the common case), and an address
+ *    otherwise (a function, a smaller or larger object, sym+N). So
+ *    &obj, for obj an 8-byte object, reads obj's value: the one case the
+ *    rule gets wrong, and one that cannot be told apart in the file.
+ * The last is decided in resolution, which has the symbol table.
+ */
+void usdt__bare_symbol(struct usdt__arg *arg);
+
+/*
+ * Does name[0..len) look like a register ("x01", "s12", "fa8": one or two
+ * letters, then digits)? Such a name is read as a register, known or not,
+ * never as a symbol.
+ */
+bool usdt__reg_like(const char *name, size_t len);
+
+/* The label_lo hooks (src/arch/arm64_code.c, src/arch/riscv64_code.c). */
+int usdt__arm64_label_lo(const struct usdt__code *code, int base_off,
+			 int64_t *lo, uint64_t *page, const char **why);
+int usdt__riscv64_label_lo(const struct usdt__code *code, int base_off,
+			   int64_t *lo, uint64_t *page, const char **why);
+
+/*
+ * Why a label's low bits cannot be read, in the same words on every arch
+ * (the reason then reads "section anchor .LANCHOR0: <why>").
+ */
+#define USDT__WHY_NO_PAGE_INSN \
+	"its base register is not set by adrp/lui in straight-line code"
+#define USDT__WHY_OTHER_WRITER \
+	"its base register is last set by neither adrp nor lui"
+#define USDT__WHY_NO_USER "no instruction before the site gives its low 12 bits"
+#define USDT__WHY_USERS_DIFFER \
+	"instructions before the site give different low 12 bits"
+
 /* How many characters of an operand a reason quotes at most. */
 #define USDT__QUOTE_MAX 24
 

@@ -10,9 +10,16 @@
  *   [x3, x1]  [x3, x1, lsl 3]           memory at a base plus an index
  *   [x3, w0, sxtw 2]  [x3, w0, uxtw]    ... with a 32-bit index, extended
  *                                       (gcc -O2 for arrays indexed by int)
+ *   sym  sym+8  .LANCHOR0+8             a symbol's address as a value, or
+ *                                       the value at it (a literal load):
+ *                                       see usdt__bare_symbol()
  *   [x0, #:lo12:sym]                    memory at x0 (adrp: the symbol's
  *   [x0, #:got_lo12:sym]                page) plus the low 12 bits of the
  *                                       symbol's (or its GOT slot's) address
+ *
+ * A compiler-local label in ":lo12:" ("[x1, #:lo12:.LANCHOR0]", gcc -O2's
+ * section anchor) has no symbol: its low 12 bits are read from the
+ * instructions before the site (src/arch/arm64_code.c).
  *
  * Refused with a reason: FP/SIMD/SVE registers (v0, d0, s0, q0, z0...),
  * and other relocation operands.
@@ -246,6 +253,39 @@ static int parse_mem(const char *op, size_t len, struct usdt__arg *arg)
 	return 0;
 }
 
+/*
+ * Is op[0..len), whose first n characters are letters and digits, a
+ * symbol expression ("sym", "sym+8", ".LANCHOR0") rather than a register?
+ * Register names win: a symbol called x0 cannot be told from the register.
+ */
+static bool is_symbol(const char *op, size_t len, size_t n)
+{
+	if (op[0] == '.' || op[0] == '_')
+		return true;
+	if (!n || !usdt__is_alpha(op[0]))
+		return false;
+	if (n == len && usdt__reg_like(op, n))
+		return false;
+	if (n < len)
+		return strchr("+-._$", op[n]) != NULL;
+	return reg_off(op, n, NULL) < 0 && !is_zero_reg(op, n);
+}
+
+/* A bare symbol: an address or a literal load, see usdt__bare_symbol(). */
+static int parse_symbol(const char *op, size_t len, struct usdt__arg *arg)
+{
+	size_t p = 0;
+	int err;
+
+	err = usdt__scan_sym_expr(op, len, &p, arg, false);
+	if (err)
+		return err;
+	if (p != len)
+		return usdt__op_fail(arg, -EINVAL, "garbage after a symbol");
+	usdt__bare_symbol(arg);
+	return 0;
+}
+
 static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 {
 	size_t p = 0, n;
@@ -273,6 +313,8 @@ static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 		return 0;
 	}
 	n = usdt__span_alnum(op, len, 0);
+	if (is_symbol(op, len, n))
+		return parse_symbol(op, len, arg);
 	if (!n)
 		return usdt__op_fail(arg, -EINVAL, "expected a register or a constant");
 	if (n != len)
@@ -292,6 +334,7 @@ const struct usdt__arch_ops usdt__arch_arm64 = {
 	.name = "aarch64",
 	.parse_operand = parse_operand,
 	.reg_off = reg_off,
+	.label_lo = usdt__arm64_label_lo,
 	.pt_regs_size = ARM64_PT_REGS_SIZE,
 	.ip_off = ARM64_PC,
 };

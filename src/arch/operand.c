@@ -187,3 +187,24 @@ int usdt__scan_sym_expr(const char *s, size_t len, size_t *pos,
 	*pos = p;
 	return 0;
 }
+
+void usdt__bare_symbol(struct usdt__arg *arg)
+{
+	if (arg->size != 8 || arg->is_float || arg->is_signed)
+		arg->mem = true;
+	else if (!arg->disp)
+		arg->sym_obj8 = true;
+}
+
+bool usdt__reg_like(const char *name, size_t len)
+{
+	size_t a = 0;
+
+	while (a < len && usdt__is_alpha(name[a]))
+		a++;
+	if (a < 1 || a > 2 || a == len)
+		return false;
+	while (a < len && usdt__is_digit(name[a]))
+		a++;
+	return a == len;
+}

@@ -11,9 +11,15 @@
  * value it is the constant 0; as a base it leaves only the offset, an
  * absolute address.
  *
+ *   sym  sym+8  .LANCHOR0              a symbol's address as a value, or the
+ *                                      value at it: see usdt__bare_symbol()
  *   %lo(sym)(a4)                       gcc's non-PIC global: a4 holds
  *                                      %hi(sym) from a lui, the operand
- *                                      adds the low 12 bits
+ *                                      adds the low 12 bits; read at sym
+ *                                      (src/args.c), or for a label with
+ *                                      no symbol (.LANCHOR0) from the
+ *                                      instructions before the site
+ *                                      (src/arch/riscv64_code.c)
  *
  * Refused with a reason: floating-point and vector registers, and other
  * relocation operands (%pcrel_lo names a label, %tprel_lo TLS).
@@ -137,6 +143,25 @@ static int parse_mem_tail(const char *op, size_t len, size_t p,
 	return 0;
 }
 
+/*
+ * Is op[0..len) a symbol expression ("sym", "sym+8", ".LANCHOR0") rather
+ * than a register? Register names win (a symbol called a0 cannot be told
+ * from the register), and so does the xN syntax.
+ */
+static bool is_symbol(const char *op, size_t len)
+{
+	size_t n = usdt__span_alnum(op, len, 0);
+
+	if (op[0] == '.' || op[0] == '_')
+		return true;
+	if (!n || !usdt__is_alpha(op[0]))
+		return false;
+	if (n < len)
+		return strchr("+-._$", op[n]) != NULL;
+	return !usdt__reg_like(op, n) && !is_zero_reg(op, n) &&
+	       reg_off(op, n, NULL) < 0;
+}
+
 static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 {
 	size_t p = 0, n;
@@ -179,6 +204,17 @@ static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 		arg->lo_reloc = USDT__LO_RISCV;
 		return parse_mem_tail(op, len, p, arg);
 	}
+	if (is_symbol(op, len)) {
+		/* "sym", "sym+8", ".LANCHOR0": see usdt__bare_symbol(). */
+		err = usdt__scan_sym_expr(op, len, &p, arg, false);
+		if (err)
+			return err;
+		if (p != len)
+			return usdt__op_fail(arg, -EINVAL,
+					     "garbage after a symbol");
+		usdt__bare_symbol(arg);
+		return 0;
+	}
 	if (usdt__is_alpha(op[0])) {
 		n = usdt__span_alnum(op, len, 0);
 		if (n != len)
@@ -211,6 +247,7 @@ const struct usdt__arch_ops usdt__arch_riscv64 = {
 	.name = "riscv64",
 	.parse_operand = parse_operand,
 	.reg_off = reg_off,
+	.label_lo = usdt__riscv64_label_lo,
 	.pt_regs_size = RISCV_PT_REGS_SIZE,
 	.ip_off = RISCV_PC,
 };

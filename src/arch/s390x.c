@@ -10,7 +10,7 @@
  *                                      first in s390 assembler syntax)
  *   sym  sym+8                         a symbol's address, as a value, or
  *                                      with the "g" constraint the value
- *                                      at it (see bare_symbol())
+ *                                      at it (see usdt__bare_symbol())
  *   sym+8(%r1)                         memory with a symbolic displacement
  *
  * In an address, register 0 stands for "no register" (the CPU adds zero,
@@ -142,29 +142,6 @@ static int parse_regs(const char *op, size_t len, size_t *pos,
 	return 0;
 }
 
-/*
- * A bare symbol, "sym" or "sym+8": its address as a value (an "i"-like
- * operand: &g_int, a decayed array) or, with STAP_SDT_ARG_CONSTRAINT=g,
- * the value in memory there (gcc prints a PC-relative memory operand,
- * read by lrl/lgrl, as the same text). The text alone does not say which,
- * so the argument's prefix decides:
- *  - a size other than 8, or a float, cannot be an address: memory;
- *  - "-8@sym" is signed, and <sys/sdt.h> writes pointers unsigned: memory;
- *  - "8@sym" is memory when sym names a data object of exactly 8 bytes
- *    (an unsigned 64-bit global, the common case), and an address
- *    otherwise (a function, a smaller or larger object, sym+N). So
- *    &obj, for obj an 8-byte object, reads obj's value: the one case the
- *    rule gets wrong, and one that cannot be told apart in the file.
- * The last is decided in resolution, which has the symbol table.
- */
-static void bare_symbol(struct usdt__arg *arg)
-{
-	if (arg->size != 8 || arg->is_float || arg->is_signed)
-		arg->mem = true;
-	else if (!arg->disp)
-		arg->sym_obj8 = true;
-}
-
 static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 {
 	size_t p = 0, np, nl;
@@ -193,7 +170,7 @@ static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 		if (err)
 			return err;
 		if (p == len && arg->has_sym)
-			bare_symbol(arg);
+			usdt__bare_symbol(arg);
 		if (p == len)
 			return 0;
 	}

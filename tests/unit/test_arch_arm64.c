@@ -75,7 +75,7 @@ static const struct bad_case bad_cases[] = {
 	 * is what is missing. */
 	{ "8@[x0, #:lo12:sym]", "symbol 'sym' not in the symbol table" },
 	/* gcc -O2's section anchor: one reason on every arch. */
-	{ "-4@[x1, #:lo12:.LANCHOR0]", "compiler-local label '.LANCHOR0' (section anchor or constant): its address is not in the file" },
+	{ "-4@[x1, #:lo12:.LANCHOR0]", "section anchor .LANCHOR0: the code before the site cannot be read" },
 	{ "8@[x0, :got_lo12:sym]", "not in the symbol table" },
 	{ "8@[x0, #:abs_g0:sym]", "relocation operand :abs_g0:" },
 	{ "8@[x0, #:lo12]", "relocation operand :lo12:" },
@@ -110,8 +110,9 @@ static const struct bad_case bad_cases[] = {
 	{ "8@[x0 8]", "expected ']'" },
 	{ "8@x31", "unknown register x31" },
 	{ "8@x01", "unknown register x01" },
-	{ "8@x", "unknown register x" },
-	{ "8@foo", "unknown register foo" },
+	{ "8@x", "symbol 'x' not in the symbol table" },
+	/* A bare symbol: an address (STAP_SDT_ARG_CONSTRAINT=g). */
+	{ "8@foo", "symbol 'foo' not in the symbol table" },
 	{ "8@x0,", "garbage after a register" },
 	{ "8@x0 ", "garbage after a register" },
 	{ "8@#", "expected a number" },
@@ -121,7 +122,7 @@ static const struct bad_case bad_cases[] = {
 	{ "8@010", "leading zero" },
 	{ "8@%x0", "expected a register or a constant" },
 	{ "8@(%rax", "expected a register or a constant" },
-	{ "8@xaveryveryverylongregistername", "unknown register" },
+	{ "8@xaveryveryverylongregistername", "not in the symbol table" },
 	{ "8@", "empty operand" },
 };
 

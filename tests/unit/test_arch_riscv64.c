@@ -54,7 +54,7 @@ static const struct bad_case bad_cases[] = {
 	/* Read with a symbol table (test_resolve). */
 	{ "-4@%lo(gv)(a4)", "symbol 'gv' not in the symbol table" },
 	/* gcc -O2's section anchor: one reason on every arch. */
-	{ "-4@%lo(.LANCHOR0)(a5)", "compiler-local label '.LANCHOR0' (section anchor or constant): its address is not in the file" },
+	{ "-4@%lo(.LANCHOR0)(a5)", "section anchor .LANCHOR0: the code before the site cannot be read" },
 	{ "-4@%pcrel_lo(.L1)(a4)", "relocation operand %pcrel_lo() not supported" },
 	{ "-4@%lo(5)(a4)", "expected %lo(symbol)" },
 	{ "-4@%lo(gv)", "expected a base register" },
@@ -66,7 +66,8 @@ static const struct bad_case bad_cases[] = {
 	{ "8@v0", "floating-point/vector register v0: not readable by BPF" },
 	{ "8@x32", "unknown register x32" },
 	{ "8@s12", "unknown register s12" },
-	{ "8@foo", "unknown register foo" },
+	/* A bare symbol: an address (STAP_SDT_ARG_CONSTRAINT=g). */
+	{ "8@foo", "symbol 'foo' not in the symbol table" },
 	{ "8@a0,", "garbage after a register" },
 	{ "8@-52(s0", "expected ')'" },
 	{ "8@(a0)x", "garbage after a memory operand" },
@@ -79,7 +80,7 @@ static const struct bad_case bad_cases[] = {
 	{ "8@5 ", "expected '(' or the end" },
 	{ "8@$5", "expected a number" },
 	{ "8@[x0", "expected a number" },
-	{ "8@aaveryveryverylongregistername", "unknown register" },
+	{ "8@aaveryveryverylongregistername", "not in the symbol table" },
 	{ "8@", "empty operand" },
 };
 

@@ -71,8 +71,8 @@ static const struct bad_case bad_cases[] = {
 	{ "8@r2", "symbol 'r2' not in the symbol table" },
 	{ "8@sym", "not in the symbol table" },
 	/* Compiler-local labels: one reason on every arch. */
-	{ "8@.LC0", "compiler-local label '.LC0' (section anchor or constant): its address is not in the file" },
-	{ "8@.LANCHOR0+32", "compiler-local label '.LANCHOR0' (section anchor or constant): its address is not in the file" },
+	{ "8@.LC0", "compiler-local label .LC0: its address is not in the file" },
+	{ "8@.LANCHOR0+32", "section anchor .LANCHOR0: its address is not in the file" },
 	{ "8@0(%r1", "expected ')'" },
 	{ "8@0(%r1,", "expected a register" },
 	{ "8@0(%r1,%r2", "expected ')'" },

@@ -290,7 +290,7 @@ static void test_no_symtab(void **state)
 		/* .LC0 and the like: the assembler keeps no symbol. */
 		bool local = sym_cases[i].sym && !strncmp(sym_cases[i].sym, ".L", 2);
 		struct bad_case c = { sym_cases[i].str,
-				      local ? "compiler-local label '.LC0' (section anchor or constant): its address is not in the file"
+				      local ? "compiler-local label .LC0: its address is not in the file"
 					    : "not in the symbol table" };
 
 		check_bad_case(&site, &c);
