@@ -38,11 +38,12 @@
  * (usdt__arg() and friends): the kernel verifies each once, on its own,
  * whatever the caller's branches, and a call costs the caller a handful of
  * instructions. Twelve checked bpf_usdt_arg() calls thus verify in about
- * two thousand instructions instead of hundreds of thousands (what the
- * caller's own branches cost comes on top). This needs BTF (-g) and a
- * kernel that checks pointer arguments of global functions (5.12 and
- * later). Define USDT_STATIC_SUBPROGS before the include to have them
- * verified per call instead, like libbpf's (older kernels).
+ * 700 instructions instead of hundreds of thousands (what the caller's own
+ * branches cost comes on top; see bpf_usdt_arg() for the branch hint that
+ * keeps those linear). This needs BTF (-g) and a kernel that checks
+ * pointer arguments of global functions (5.12 and later). Define
+ * USDT_STATIC_SUBPROGS before the include to have them verified per call
+ * instead, like libbpf's (older kernels).
  *
  * Run time. No helper call reads a register where the arch is known: a
  * checked bpf_usdt_arg() loads the words it needs from the context, and
