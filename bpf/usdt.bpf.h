@@ -38,11 +38,12 @@
  * (usdt__arg() and friends): the kernel verifies each once, on its own,
  * whatever the caller's branches, and a call costs the caller a handful of
  * instructions. Twelve checked bpf_usdt_arg() calls thus verify in about
- * two thousand instructions instead of hundreds of thousands (what the
- * caller's own branches cost comes on top). This needs BTF (-g) and a
- * kernel that checks pointer arguments of global functions (5.12 and
- * later). Define USDT_STATIC_SUBPROGS before the include to have them
- * verified per call instead, like libbpf's (older kernels).
+ * 700 instructions instead of hundreds of thousands (what the caller's own
+ * branches cost comes on top; see bpf_usdt_arg() for the branch hint that
+ * keeps those linear). This needs BTF (-g) and a kernel that checks
+ * pointer arguments of global functions (5.12 and later). Define
+ * USDT_STATIC_SUBPROGS before the include to have them verified per call
+ * instead, like libbpf's (older kernels).
  *
  * Run time. No helper call reads a register where the arch is known: a
  * checked bpf_usdt_arg() loads the words it needs from the context, and
@@ -415,10 +416,12 @@ static __always_inline int __usdt_read(const void *src, int from_ctx,
 	flags = a->flags;
 	base = a->base_off;
 
-	/* USDT_SPEC_VALUE or _MEM, 1 to 8 bytes: one compare each. */
-	if (kind - USDT_SPEC_VALUE > USDT_SPEC_MEM - USDT_SPEC_VALUE ||
-	    size - 1 > 7)
-		return kind == USDT_SPEC_UNSUPPORTED ? -EOPNOTSUPP : -EINVAL;
+	/* USDT_SPEC_VALUE or _MEM, else USDT_SPEC_UNSUPPORTED (the manager
+	 * writes no other kind below arg_cnt): one compare. size is 1 to 8
+	 * as the manager writes it; any other reads a bounded, meaningless
+	 * value. */
+	if (kind - USDT_SPEC_VALUE > USDT_SPEC_MEM - USDT_SPEC_VALUE)
+		return -EOPNOTSUPP;
 
 	val = a->val_off;
 	if (base != USDT_REG_NONE) {
@@ -534,7 +537,9 @@ struct usdt__vals {
 
 /*
  * The first cnt arguments into vals, for BPF_USDT(): one context copy and
- * one spec lookup for all of them.
+ * one spec lookup for all of them. Always returns 0 (BPF_USDT() has no
+ * use for an error, and one return value saves a stack slot and three
+ * instructions).
  */
 __USDT_FN int usdt__args(__USDT_CTX *ctx, struct usdt__vals *vals, __u32 cnt)
 {
@@ -542,8 +547,9 @@ __USDT_FN int usdt__args(__USDT_CTX *ctx, struct usdt__vals *vals, __u32 cnt)
 	struct usdt__regs regs;
 	__u32 i;
 
+	/* Nothing to tell the caller: what cannot be read stays 0. */
 	if (!vals || __usdt_copy_regs(ctx, &regs))
-		return -EFAULT;
+		return 0;
 	spec = __usdt_spec(ctx, &regs, 0);
 	for (i = 0; i < cnt && i < USDT_MAX_ARG_CNT; i++)
 		usdt__read(&regs, spec, i, &vals->v[i]);
@@ -630,6 +636,30 @@ static __always_inline int bpf_usdt_arg(struct pt_regs *ctx, __u64 arg_num,
 	*res = 0;
 	return usdt__arg((void *)ctx, arg_num, res);
 }
+
+/*
+ * A call of bpf_usdt_arg() tells the compiler that an error is the
+ * unlikely case. Left alone, clang turns a small `if (bpf_usdt_arg(...))
+ * errs++; else sum += v;` into two selects that test the return code
+ * twice, both after the last call; the kernel then tells every
+ * combination of failures apart in the caller (twelve such checks: 2^12
+ * paths, ~37,000 verified instructions at -mcpu=v1/v2, and more than the
+ * 1M limit with a reader verified per call). A likely branch stays a
+ * branch, taken once per check, so the cost adds up instead (~700).
+ *
+ * The hint must sit in the branch's own condition, where the compiler
+ * lowers it before anything else: `if (bpf_usdt_arg(...))` and
+ * `if (!bpf_usdt_arg(...))` get it, `err = bpf_usdt_arg(...); if (err)`
+ * does not (write `if (__builtin_expect(err, 0))` there). The call's
+ * value is a long (the same number; an int in libbpf's header, so
+ * -Wshorten-64-to-32 notices `int err = bpf_usdt_arg(...)`). The name
+ * still names the function where no call follows (&bpf_usdt_arg), and
+ * USDT_NO_ARG_HINT before the include leaves the macro out.
+ */
+#ifndef USDT_NO_ARG_HINT
+#define bpf_usdt_arg(ctx, arg_num, res)                                     \
+	__builtin_expect(bpf_usdt_arg(ctx, arg_num, res), 0)
+#endif
 
 /* The cookie given in usdt_attach_opts.usr_cookie, or 0. */
 static __always_inline long bpf_usdt_cookie(struct pt_regs *ctx)

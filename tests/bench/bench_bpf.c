@@ -218,6 +218,10 @@ static int round_main(const char *impl, const char *dir, int with_verify)
 	ns = time_prog(impl, dir, "v3", "empty", 0);
 	if (ns >= 0)
 		printf("ns empty %.1f\n", ns);
+	/* libbpf's twelve checks load at v1 only (1.7; 1.1.2 not at all). */
+	ns = time_prog(impl, dir, "v1", "checked12", 0);
+	if (ns >= 0)
+		printf("ns checked12-v1 %.1f\n", ns);
 	if (!strcmp(impl, "ours")) {
 		ns = time_prog(impl, dir, "v3", "usdt12", 1);
 		if (ns >= 0)
@@ -454,6 +458,7 @@ static void table(void)
 		snprintf(key, sizeof(key), "ns %s", progs[i]);
 		row(labels[i], key, 1);
 	}
+	row("12 checked bpf_usdt_arg(), v1", "ns checked12-v1", 1);
 	ipmap_row();
 	printf("(ratios on the min: < 1 means libusdt costs less)\n");
 	storage_rows();

@@ -27,11 +27,7 @@ static inline bool shapes_per_call(struct bpf_object *obj)
 	return btf_vlen(btf__type_by_id(btf, id)) == BTF_FUNC_STATIC;
 }
 
-/*
- * shapes-VARIANT.bpf.o opened, with a manager in *man, not loaded. Where
- * the reader is verified per call it costs what libbpf's does, and twelve
- * checks pass the verifier's 1M: that program is left out of the load.
- */
+/* shapes-VARIANT.bpf.o opened, with a manager in *man, not loaded. */
 static inline struct bpf_object *shapes_open(const char *variant,
 					     struct usdt_manager **man)
 {
@@ -44,10 +40,6 @@ static inline struct bpf_object *shapes_open(const char *variant,
 	assert_non_null(obj);
 	*man = usdt_manager__new(obj, NULL);
 	assert_non_null(*man);
-	if (shapes_per_call(obj))
-		bpf_program__set_autoload(
-			bpf_object__find_program_by_name(obj, "checked12"),
-			false);
 	return obj;
 }
 
