@@ -14,6 +14,7 @@
 #include "test_util.h"
 #include "usdt.h"
 #include "usdt_spec.h"
+#include "manager.h"
 
 #define OUT USDT_OBJDIR "/tests/unit/bpf"
 
@@ -85,6 +86,7 @@ static bool has_func(const struct btf *btf, const char *name)
  * our functions link under our own names. */
 static void test_libbpf_names(void **state)
 {
+	struct usdt_manager *man;
 	struct bpf_object *obj;
 	struct bpf_map *map;
 	const struct btf *btf;
@@ -92,12 +94,14 @@ static void test_libbpf_names(void **state)
 	assert_int_equal(compile("names.bpf.c", "names.o", "-D__TARGET_ARCH_x86"), 0);
 	obj = bpf_object__open_file(OUT "/names.o", NULL);
 	assert_non_null(obj);
+	/* 100 specs: two chunks of 64; 300 IPs: the IP map's cap. */
 	map = bpf_object__find_map_by_name(obj, "usdt__specs");
 	assert_non_null(map);
-	assert_int_equal(bpf_map__max_entries(map), 100);
-	map = bpf_object__find_map_by_name(obj, "usdt__ip2spec");
-	assert_non_null(map);
-	assert_int_equal(bpf_map__max_entries(map), 300);
+	assert_int_equal(bpf_map__max_entries(map), 2);
+	man = usdt_manager__new(obj, NULL);
+	assert_non_null(man);
+	assert_int_equal(man->ips.cap, 300);
+	usdt_manager__free(man);
 	btf = bpf_object__btf(obj);
 	assert_non_null(btf);
 	assert_true(has_func(btf, "usdt__arg"));
@@ -159,6 +163,24 @@ static void test_layout_checked(void **state)
 	man = usdt_manager__new(obj, NULL);
 	assert_non_null(man);
 	usdt_manager__free(man);
+	bpf_object__close(obj);
+
+	/* Built with the header before capacity on demand (layout 2). */
+	assert_int_equal(compile("oldmaps.bpf.c", "layout2.o", "-DLAYOUT=2"), 0);
+	obj = bpf_object__open_file(OUT "/layout2.o", NULL);
+	assert_non_null(obj);
+	errno = 0;
+	assert_null(usdt_manager__new(obj, NULL));
+	assert_int_equal(errno, EPROTO);
+	bpf_object__close(obj);
+	/* Saying this layout, with that layout's maps: refused too. */
+	assert_int_equal(compile("oldmaps.bpf.c", "layout3.o",
+				 "-DLAYOUT=USDT_SPEC_LAYOUT"), 0);
+	obj = bpf_object__open_file(OUT "/layout3.o", NULL);
+	assert_non_null(obj);
+	errno = 0;
+	assert_null(usdt_manager__new(obj, NULL));
+	assert_int_equal(errno, EPROTO);
 	bpf_object__close(obj);
 
 	/* An object with the maps but no layout at all: an older header. */
