@@ -610,9 +610,10 @@ static int attach_specs(const struct attach_ctx *c, struct usdt_link *link,
 	if (c->use_ip &&
 	    (err = usdt__ipmap_reserve(c->man, c->cnt > UINT32_MAX ?
 					       UINT32_MAX : (uint32_t)c->cnt))) {
-		pr_warn("%s:%s: no room for %zu more IP-map entries (%u in use, at most %u: raise usdt_manager_opts.max_ips or USDT_MAX_IP_CNT): %s\n",
-			c->provider, c->name, c->cnt, c->man->ips.cnt,
-			c->man->ips.cap, usdt__errstr(err));
+		if (err == -E2BIG)
+			pr_warn("%s:%s: no room for %zu more IP-map entries (%u in use, at most %u: raise usdt_manager_opts.max_ips or USDT_MAX_IP_CNT)\n",
+				c->provider, c->name, c->cnt, c->man->ips.cnt,
+				c->man->ips.cap);
 		return err;
 	}
 	for (i = 0; i < c->cnt; i++) {
