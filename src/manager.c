@@ -13,23 +13,31 @@
  * BPF side (bpf/usdt.bpf.h) can read every argument from it and the
  * program's registers.
  *
- * Specs live in an array map indexed by spec ID. Many call sites share
- * one spec (an inlined probe often compiles to the same operands at each
- * site), so IDs are deduplicated by content, including the user's cookie:
- * identical specs share one ID, counted by reference across every link of
- * this manager. A hash of the content finds an existing ID in O(1). When
- * the last reference goes, the map entry is zeroed (a stale cookie then
+ * Specs live in an array of maps (bpf/usdt_spec.h): chunks of 64 specs,
+ * mmapable arrays that chunks.c creates when the first ID in them is
+ * handed out and writes in place, so an object attaching a few probes
+ * holds one chunk and one attaching 65536 distinct specs needs no option.
+ * Many call sites share one spec (an inlined probe often compiles to the
+ * same operands at each site), so IDs are deduplicated by content,
+ * including the user's cookie: identical specs share one ID, counted by
+ * reference across every link of this manager. A hash of the content
+ * (its buckets doubling as live IDs grow) finds an existing ID in O(1).
+ * When the last reference goes, the spec is zeroed (a stale cookie then
  * reads as "no spec") and the ID is pushed on a free list, which is popped
- * before any never-used ID, so live IDs stay packed at the bottom of the
- * map. The free list is preallocated to the map's size, so giving an ID
- * back cannot fail; if zeroing the entry fails, the ID is freed anyway:
- * nothing can reach it, and its next user overwrites it.
+ * before any never-used ID, so live IDs stay packed at the bottom. The
+ * free list has room for every ID of every chunk, and zeroing is a store
+ * into the mapping: giving an ID back cannot fail. Past the object's limit
+ * (the outer array's size) or usdt_manager_opts.max_specs: -E2BIG, with
+ * nothing taken. One manager per object: a chunk already in the outer
+ * array belongs to another manager, and taking its place is refused
+ * (-EBUSY).
  *
  * How the BPF side finds a call site's spec ID: where the kernel gives
  * uprobes a bpf_cookie (5.15), the cookie is ID + 1. Without cookies, or
  * when asked to, the cookie is 0 and an IP map gives the ID from the
  * call site's run-time address; that needs the address the file is mapped
- * at, hence a pid for PIEs and shared libraries.
+ * at, hence a pid for PIEs and shared libraries. The IP map is a hash
+ * that ipmap.c creates at the first such attach and doubles as needed.
  *
  * Kernel links: one uprobe_multi link (6.6) per attach when the program
  * was loaded for it, one perf uprobe per call site otherwise. A
