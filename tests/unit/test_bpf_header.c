@@ -146,6 +146,23 @@ static uint32_t set_layout(struct bpf_object *obj, uint32_t layout)
 	return 0;
 }
 
+/* src built with extra flags: usdt_manager__new() refuses it, EPROTO. */
+static void assert_refused(const char *src, const char *out,
+			   const char *extra)
+{
+	struct bpf_object *obj;
+	char path[256];
+
+	assert_int_equal(compile(src, out, extra), 0);
+	snprintf(path, sizeof(path), OUT "/%s", out);
+	obj = bpf_object__open_file(path, NULL);
+	assert_non_null(obj);
+	errno = 0;
+	assert_null(usdt_manager__new(obj, NULL));
+	assert_int_equal(errno, EPROTO);
+	bpf_object__close(obj);
+}
+
 static void test_layout_checked(void **state)
 {
 	struct bpf_object *obj;
@@ -166,31 +183,11 @@ static void test_layout_checked(void **state)
 	bpf_object__close(obj);
 
 	/* Built with the header before capacity on demand (layout 2). */
-	assert_int_equal(compile("oldmaps.bpf.c", "layout2.o", "-DLAYOUT=2"), 0);
-	obj = bpf_object__open_file(OUT "/layout2.o", NULL);
-	assert_non_null(obj);
-	errno = 0;
-	assert_null(usdt_manager__new(obj, NULL));
-	assert_int_equal(errno, EPROTO);
-	bpf_object__close(obj);
+	assert_refused("oldmaps.bpf.c", "layout2.o", "-DLAYOUT=2");
 	/* Saying this layout, with that layout's maps: refused too. */
-	assert_int_equal(compile("oldmaps.bpf.c", "layout3.o",
-				 "-DLAYOUT=USDT_SPEC_LAYOUT"), 0);
-	obj = bpf_object__open_file(OUT "/layout3.o", NULL);
-	assert_non_null(obj);
-	errno = 0;
-	assert_null(usdt_manager__new(obj, NULL));
-	assert_int_equal(errno, EPROTO);
-	bpf_object__close(obj);
-
+	assert_refused("oldmaps.bpf.c", "layout3.o", "-DLAYOUT=USDT_SPEC_LAYOUT");
 	/* An object with the maps but no layout at all: an older header. */
-	assert_int_equal(compile("nolayout.bpf.c", "nolayout.o", ""), 0);
-	obj = bpf_object__open_file(OUT "/nolayout.o", NULL);
-	assert_non_null(obj);
-	errno = 0;
-	assert_null(usdt_manager__new(obj, NULL));
-	assert_int_equal(errno, EPROTO);
-	bpf_object__close(obj);
+	assert_refused("nolayout.bpf.c", "nolayout.o", "");
 }
 
 static void test_two_files_share_maps(void **state)
