@@ -25,13 +25,16 @@
 
 #define IPMAP_MIN 64
 
-/* A hash of size entries holding every entry of the current one. */
-static int ipmap_copy(const struct usdt__ipmap *m, uint32_t size)
+/* A hash of size entries holding every entry of the current one (*cnt of
+ * them). */
+static int ipmap_copy(const struct usdt__ipmap *m, uint32_t size,
+		      uint32_t *cnt)
 {
 	struct usdt_ip_val val;
 	long key, *prev = NULL;
 	int fd, err;
 
+	*cnt = 0;
 	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "usdt__ips", sizeof(long),
 			    sizeof(val), size, NULL);
 	if (fd < 0)
@@ -45,6 +48,7 @@ static int ipmap_copy(const struct usdt__ipmap *m, uint32_t size)
 			close(fd);
 			return err;
 		}
+		++*cnt;
 	}
 	return fd;
 }
@@ -53,7 +57,7 @@ static int ipmap_copy(const struct usdt__ipmap *m, uint32_t size)
 int usdt__ipmap_reserve(struct usdt_manager *man, uint32_t n)
 {
 	struct usdt__ipmap *m = &man->ips;
-	uint32_t want = m->cnt + n, size, zero = 0, id;
+	uint32_t want = m->cnt + n, size, zero = 0, id, cnt;
 	int fd, err;
 
 	if (n > m->cap || want > m->cap)
@@ -76,7 +80,7 @@ int usdt__ipmap_reserve(struct usdt_manager *man, uint32_t n)
 		size = m->cap;
 	while (size < want)
 		size = size > m->cap / 2 ? m->cap : size * 2;
-	fd = ipmap_copy(m, size);
+	fd = ipmap_copy(m, size, &cnt);
 	if (fd >= 0 && bpf_map_update_elem(m->outer_fd, &zero, &fd, BPF_ANY)) {
 		err = -errno;
 		close(fd);
@@ -91,6 +95,7 @@ int usdt__ipmap_reserve(struct usdt_manager *man, uint32_t n)
 		close(m->fd);
 	m->fd = fd;
 	m->size = size;
+	m->cnt = cnt;
 	return 0;
 }
 
