@@ -37,8 +37,8 @@
  * chunk (about 30 KB of kernel memory with the outer array); the limits are
  * 65536 specs and 262144 IP-map entries unless set lower (or higher)
  * before the include (USDT_MAX_SPEC_CNT or libbpf's BPF_USDT_MAX_SPEC_CNT,
- * rounded up to whole chunks; USDT_MAX_IP_CNT or BPF_USDT_MAX_IP_CNT) or
- * by usdt_manager_opts before load. Past them, attach fails with -E2BIG.
+ * USDT_MAX_IP_CNT or BPF_USDT_MAX_IP_CNT) or by usdt_manager_opts before
+ * load. Past them, attach fails with -E2BIG.
  *
  * Verifier cost. The argument reader is a few global BPF functions
  * (usdt__arg() and friends): the kernel verifies each once, on its own,
@@ -217,8 +217,9 @@ struct {
 	});
 } usdt__ip2spec SEC(".maps") __weak;
 
-/* The most IP-map entries the manager may create (usdt_manager_opts
- * overrides it before load). */
+/* The limits, exact (the outer arrays hold whole chunks); the manager
+ * reads them, and usdt_manager_opts overrides them before load. */
+const volatile __u32 usdt__max_specs __weak = USDT_MAX_SPEC_CNT;
 const volatile __u32 usdt__max_ips __weak = USDT_MAX_IP_CNT;
 
 /* Set by libbpf at load time: can the kernel give a program its cookie? */
@@ -631,6 +632,8 @@ struct {
 		__type(value, char[sizeof(USDT_STORAGE_TYPE)]);
 	});
 } usdt__storage SEC(".maps") __weak;
+
+const volatile __u32 usdt__max_storage __weak = USDT_MAX_STORAGE_CNT;
 
 /* The storage slot of the call site that fired, or -1. */
 __USDT_FN int usdt__slot(__USDT_CTX *ctx)

@@ -588,36 +588,47 @@ static void fit_ctx_funcs(struct usdt_manager *man)
 	}
 }
 
+/* What the user set, else the object's exact limit (its USDT_MAX_xxx in
+ * .rodata), else 0: as many as the outer array holds. */
+static uint32_t cap_of(struct usdt_manager *man, uint32_t opt,
+		       const char *var)
+{
+	uint32_t v = opt;
+
+	if (!v && rodata_u32(man->obj, var, &v))
+		v = 0;
+	return v;
+}
+
 /*
- * The caps: what the user set, else the IP map's from the object (its
- * USDT_MAX_IP_CNT); spec and storage chunks are capped by their outer
- * array's size too. At most 2^30 IP-map entries, which keeps the
- * arithmetic of growing the map in 32 bits.
+ * The caps: spec and storage chunks are capped by their outer array's
+ * size too. At most 2^30 IP-map entries (default 4 * 65536), which keeps
+ * the arithmetic of growing the map in 32 bits.
  */
 static void set_caps(struct usdt_manager *man, uint32_t max_specs,
 		     uint32_t max_ips, uint32_t max_storage)
 {
-	uint32_t ips = max_ips;
+	uint32_t ips = cap_of(man, max_ips, "usdt__max_ips");
 
-	if (!ips && rodata_u32(man->obj, "usdt__max_ips", &ips))
-		ips = 4 * 65536;
-	man->max_specs = max_specs;
-	man->ips.cap = ips > (1U << 30) ? 1U << 30 : ips;
-	man->storage.cap = max_storage;
+	man->max_specs = cap_of(man, max_specs, "usdt__max_specs");
+	man->ips.cap = !ips ? 4 * 65536 : ips > (1U << 30) ? 1U << 30 : ips;
+	man->storage.cap = cap_of(man, max_storage, "usdt__max_storage");
 }
 
 /* Before load: outer arrays just big enough for the caps the user set. */
-static int size_maps(struct usdt_manager *man)
+static int size_maps(struct usdt_manager *man, uint32_t max_specs,
+		     uint32_t max_storage)
 {
 	const struct usdt__storage *st = &man->storage;
 	int err;
 
-	if (man->max_specs &&
+	if (max_specs &&
 	    (err = bpf_map__set_max_entries(man->specs_map,
-			(man->max_specs - 1) / USDT_SPEC_CHUNK + 1)))
+			(max_specs - 1) / USDT_SPEC_CHUNK + 1)))
 		return err;
-	if (st->cap && st->per &&
-	    (err = bpf_map__set_max_entries(st->map, (st->cap - 1) / st->per + 1)))
+	if (max_storage && st->per &&
+	    (err = bpf_map__set_max_entries(st->map,
+					    (max_storage - 1) / st->per + 1)))
 		return err;
 	return 0;
 }
@@ -668,7 +679,7 @@ struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 	}
 	set_caps(man, max_specs, max_ips, max_storage);
 	if (!loaded) {
-		err = size_maps(man);
+		err = size_maps(man, max_specs, max_storage);
 		if (err)
 			goto err_out;
 		set_arch_vars(man);

@@ -105,7 +105,7 @@ struct usdt__spec_aux {
 struct usdt__storage {
 	struct bpf_map *map;	/* borrowed from obj; NULL: none declared */
 	uint32_t value_sz, per;	/* from the object's BTF; 0: unknown */
-	uint32_t cap;		/* usdt_manager_opts.max_storage, or 0 */
+	uint32_t cap;		/* the cap (opts or the object's), or 0 */
 	struct usdt__chunks slots;
 };
 
@@ -117,7 +117,7 @@ struct usdt_manager {
 	struct usdt_file *files[USDT__FILE_CACHE];
 
 	/* Spec IDs: the chunks opened at the first attach. */
-	uint32_t max_specs;		/* usdt_manager_opts.max_specs, or 0 */
+	uint32_t max_specs;		/* the cap (opts or the object's), or 0 */
 	struct usdt__chunks specs;
 	int32_t *buckets;		/* hash of spec content -> first ID */
 	uint32_t bucket_cnt;		/* a power of two */

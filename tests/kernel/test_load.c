@@ -31,6 +31,7 @@ static void test_load_and_verify(void **state)
 	assert_int_equal(bpf_map__type(skel->maps.usdt__specs),
 			 BPF_MAP_TYPE_ARRAY_OF_MAPS);
 	assert_int_equal(bpf_map__max_entries(skel->maps.usdt__ip2spec), 1);
+	assert_int_equal(man->max_specs, 65536);
 	assert_int_equal(man->ips.cap, 4 * 65536);
 	assert_int_equal(inner_cnt(bpf_map__fd(skel->maps.usdt__specs)), 0);
 	assert_int_equal(inner_cnt(bpf_map__fd(skel->maps.usdt__ip2spec)), 0);

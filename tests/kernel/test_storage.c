@@ -138,6 +138,8 @@ static void isolation(const struct mode *m)
 	struct usdt_link *a, *b;
 
 	setup(&f, m, 0);
+	/* The object's USDT_MAX_STORAGE_CNT, exactly (chunks hold more). */
+	assert_int_equal(f.man->storage.cap, 64);
 	a = attach(&f, "a", &ia, true);
 	b = attach(&f, "b", &ib, false);
 	assert_non_null(a);

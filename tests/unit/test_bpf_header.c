@@ -94,12 +94,13 @@ static void test_libbpf_names(void **state)
 	assert_int_equal(compile("names.bpf.c", "names.o", "-D__TARGET_ARCH_x86"), 0);
 	obj = bpf_object__open_file(OUT "/names.o", NULL);
 	assert_non_null(obj);
-	/* 100 specs: two chunks of 64; 300 IPs: the IP map's cap. */
+	/* 100 specs: two chunks of 64, 100 exactly; 300 IPs. */
 	map = bpf_object__find_map_by_name(obj, "usdt__specs");
 	assert_non_null(map);
 	assert_int_equal(bpf_map__max_entries(map), 2);
 	man = usdt_manager__new(obj, NULL);
 	assert_non_null(man);
+	assert_int_equal(man->max_specs, 100);
 	assert_int_equal(man->ips.cap, 300);
 	usdt_manager__free(man);
 	btf = bpf_object__btf(obj);
