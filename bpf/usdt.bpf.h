@@ -30,9 +30,15 @@
  * see usdt_link__storage()), NULL where the attach has none. Without the
  * define, neither its map nor its code is in the object.
  *
- * Map sizes can be set before the include (USDT_MAX_SPEC_CNT or libbpf's
- * BPF_USDT_MAX_SPEC_CNT, USDT_MAX_IP_CNT or BPF_USDT_MAX_IP_CNT) or by
- * usdt_manager_opts before load.
+ * Capacity grows on demand: the spec map is an array of chunks of 64
+ * specs, which the manager creates as spec IDs are handed out, and the IP
+ * map a hash it creates at the first attach without cookies and doubles as
+ * it fills (usdt_spec.h). An object attaching a few probes holds one 64-spec
+ * chunk (about 30 KB of kernel memory with the outer array); the limits are
+ * 65536 specs and 262144 IP-map entries unless set lower (or higher)
+ * before the include (USDT_MAX_SPEC_CNT or libbpf's BPF_USDT_MAX_SPEC_CNT,
+ * USDT_MAX_IP_CNT or BPF_USDT_MAX_IP_CNT) or by usdt_manager_opts before
+ * load. Past them, attach fails with -E2BIG.
  *
  * Verifier cost. The argument reader is a few global BPF functions
  * (usdt__arg() and friends): the kernel verifies each once, on its own,
@@ -67,7 +73,7 @@
 #ifdef BPF_USDT_MAX_SPEC_CNT
 #define USDT_MAX_SPEC_CNT BPF_USDT_MAX_SPEC_CNT
 #else
-#define USDT_MAX_SPEC_CNT 256
+#define USDT_MAX_SPEC_CNT 65536
 #endif
 #endif
 #ifndef BPF_USDT_MAX_SPEC_CNT
@@ -171,22 +177,51 @@
 #endif
 #endif
 
-/* Spec ID -> spec. Written only by libusdt. */
+/*
+ * Spec ID -> spec, in chunks of USDT_SPEC_CHUNK that the manager creates
+ * as IDs are handed out (usdt_spec.h): an object attaching a few probes
+ * holds one chunk. Written only by libusdt.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, USDT_MAX_SPEC_CNT);
-	__type(key, int);
-	__type(value, struct usdt_spec);
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries,
+	       (USDT_MAX_SPEC_CNT + USDT_SPEC_CHUNK - 1) / USDT_SPEC_CHUNK);
+	__type(key, __u32);
+	__array(values, struct {
+		__uint(type, BPF_MAP_TYPE_ARRAY);
+		__uint(map_flags, 1U << 10); /* BPF_F_MMAPABLE, 5.5 */
+		__uint(max_entries, USDT_SPEC_CHUNK);
+		__type(key, __u32);
+		/* As bytes, like the IP map's value. */
+		__type(value, char[sizeof(struct usdt_spec)]);
+	});
 } usdt__specs SEC(".maps") __weak;
 
-/* Run-time IP of a call site -> spec ID (and storage slot), for attaches
- * without cookies. */
+/*
+ * Run-time IP of a call site -> spec ID (and storage slot), for attaches
+ * without cookies: entry 0 is a hash the manager creates at the first such
+ * attach and replaces by a bigger one as it fills, up to usdt__max_ips.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, USDT_MAX_IP_CNT);
-	__type(key, long);
-	__type(value, struct usdt_ip_val);
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct {
+		__uint(type, BPF_MAP_TYPE_HASH);
+		__uint(max_entries, 1); /* a template: sized by the manager */
+		__type(key, long);
+		/* A struct usdt_ip_val. Clang (14 at least) emits a struct
+		 * seen only from an inner map's definition as a forward
+		 * declaration, which libbpf cannot size: inner maps name
+		 * their values' size, as bytes. */
+		__type(value, char[sizeof(struct usdt_ip_val)]);
+	});
 } usdt__ip2spec SEC(".maps") __weak;
+
+/* The limits, exact (the outer arrays hold whole chunks); the manager
+ * reads them, and usdt_manager_opts overrides them before load. */
+const volatile __u32 usdt__max_specs __weak = USDT_MAX_SPEC_CNT;
+const volatile __u32 usdt__max_ips __weak = USDT_MAX_IP_CNT;
 
 /* Set by libbpf at load time: can the kernel give a program its cookie? */
 extern const _Bool LINUX_HAS_BPF_COOKIE __kconfig;
@@ -367,28 +402,43 @@ static __always_inline __u64 __usdt_pc(const void *src, int from_ctx)
 	return ip;
 }
 
+/* The IP map's value for the PC, or NULL. */
+static __always_inline struct usdt_ip_val *__usdt_ip_val(const void *src,
+							 int from_ctx)
+{
+	__u32 zero = 0;
+	__u64 ip = __usdt_pc(src, from_ctx);
+	void *ips = bpf_map_lookup_elem(&usdt__ip2spec, &zero);
+
+	return ips ? bpf_map_lookup_elem(ips, &ip) : 0;
+}
+
 /*
  * The spec of the call site that fired, or NULL. With a cookie, the
  * manager put the spec ID + 1 in its low 32 bits; a zero cookie means the
- * attach used the IP map, keyed by the PC.
+ * attach used the IP map, keyed by the PC. Two array lookups, both
+ * inlined by the kernel: the chunk, then the spec in it.
  */
 static __always_inline const struct usdt_spec *
 __usdt_spec(__USDT_CTX *ctx, const void *src, int from_ctx)
 {
 	struct usdt_ip_val *ip_id;
+	__u32 chunk, idx;
 	int id = -1;
-	__u64 ip;
+	void *specs;
 
 	if (LINUX_HAS_BPF_COOKIE)
 		id = (int)bpf_get_attach_cookie(ctx) - 1;
 	if (id < 0) {
-		ip = __usdt_pc(src, from_ctx);
-		ip_id = bpf_map_lookup_elem(&usdt__ip2spec, &ip);
+		ip_id = __usdt_ip_val(src, from_ctx);
 		if (!ip_id)
 			return 0;
 		id = ip_id->spec_id;
 	}
-	return bpf_map_lookup_elem(&usdt__specs, &id);
+	chunk = (__u32)id / USDT_SPEC_CHUNK;
+	idx = (__u32)id % USDT_SPEC_CHUNK;
+	specs = bpf_map_lookup_elem(&usdt__specs, &chunk);
+	return specs ? bpf_map_lookup_elem(specs, &idx) : 0;
 }
 
 /*
@@ -561,50 +611,68 @@ __USDT_FN int usdt__args(__USDT_CTX *ctx, struct usdt__vals *vals, __u32 cnt)
  * Per-attach storage: one USDT_STORAGE_TYPE value per link (or per call
  * site of a link, usdt_attach_opts.storage_per_site), set from
  * usdt_attach_opts.storage before the first hit and zeroed when the link
- * goes. The values are slots of one mmapable array, which user space reads
+ * goes. The values are slots of mmapable arrays of about a page each,
+ * created by the manager as slots are handed out, which user space reads
  * and writes in place (usdt_link__storage()); the cookie's high 32 bits,
  * or the IP map's value, carry the slot + 1 (see usdt_spec.h). Objects
  * that do not define USDT_STORAGE_TYPE have neither the map nor the code.
  */
+#define __USDT_STORAGE_PER USDT_STORAGE_CHUNK(sizeof(USDT_STORAGE_TYPE))
 #ifndef USDT_MAX_STORAGE_CNT
-#define USDT_MAX_STORAGE_CNT 1024
+#define USDT_MAX_STORAGE_CNT (1024 * __USDT_STORAGE_PER)
 #endif
 
+/* Slot -> value, in chunks of about a page that the manager creates and
+ * maps as slots are handed out. */
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, 1U << 10); /* BPF_F_MMAPABLE, 5.5 */
-	__uint(max_entries, USDT_MAX_STORAGE_CNT);
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, (USDT_MAX_STORAGE_CNT + __USDT_STORAGE_PER - 1) /
+				    __USDT_STORAGE_PER);
 	__type(key, __u32);
-	__type(value, USDT_STORAGE_TYPE);
+	__array(values, struct {
+		__uint(type, BPF_MAP_TYPE_ARRAY);
+		__uint(map_flags, 1U << 10); /* BPF_F_MMAPABLE, 5.5 */
+		__uint(max_entries, __USDT_STORAGE_PER);
+		__type(key, __u32);
+		/* As bytes, like the IP map's value. */
+		__type(value, char[sizeof(USDT_STORAGE_TYPE)]);
+	});
 } usdt__storage SEC(".maps") __weak;
+
+const volatile __u32 usdt__max_storage __weak = USDT_MAX_STORAGE_CNT;
 
 /* The storage slot of the call site that fired, or -1. */
 __USDT_FN int usdt__slot(__USDT_CTX *ctx)
 {
 	struct usdt_ip_val *v;
-	__u64 cookie = 0, ip;
+	__u64 cookie = 0;
 
 	if (LINUX_HAS_BPF_COOKIE)
 		cookie = bpf_get_attach_cookie(ctx);
 	if (cookie & USDT_COOKIE_ID_MASK)
 		return (int)(cookie >> USDT_COOKIE_SLOT_SHIFT) - 1;
-	ip = __usdt_pc(ctx, 1);
-	v = bpf_map_lookup_elem(&usdt__ip2spec, &ip);
+	v = __usdt_ip_val(ctx, 1);
 	return v ? (int)v->slot - 1 : -1;
 }
 
 /*
  * This attach's storage value, readable and writable, or NULL where the
  * attach has none. Costs the cookie (or the IP-map lookup without
- * cookies) and an array lookup, which the kernel inlines.
+ * cookies) and two array lookups (chunk, then value), which the kernel
+ * inlines.
  */
 static __always_inline USDT_STORAGE_TYPE *bpf_usdt_storage(struct pt_regs *ctx)
 {
 	int slot = usdt__slot((void *)ctx);
+	__u32 chunk, idx;
+	void *vals;
 
 	if (slot < 0)
 		return 0;
-	return bpf_map_lookup_elem(&usdt__storage, &slot);
+	chunk = (__u32)slot / __USDT_STORAGE_PER;
+	idx = (__u32)slot % __USDT_STORAGE_PER;
+	vals = bpf_map_lookup_elem(&usdt__storage, &chunk);
+	return vals ? bpf_map_lookup_elem(vals, &idx) : 0;
 }
 #endif /* USDT_STORAGE_TYPE */
 

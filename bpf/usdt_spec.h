@@ -27,7 +27,23 @@
  * object whose version differs: change it with any change to this file that
  * the BPF side can see.
  */
-#define USDT_SPEC_LAYOUT 2
+#define USDT_SPEC_LAYOUT 3
+
+/*
+ * Capacity on demand (layout 3). The spec map is an array of maps: spec
+ * ID id is entry id % USDT_SPEC_CHUNK of chunk id / USDT_SPEC_CHUNK, an
+ * mmapable array the manager creates when it hands out the chunk's first
+ * ID. The IP map is an array of one map, a hash the manager creates at the
+ * first IP-map attach and replaces by one twice as big when it fills.
+ * Storage slots are chunked like specs, USDT_STORAGE_CHUNK(value size)
+ * values a chunk (about a page).
+ */
+#define USDT_SPEC_CHUNK 64
+#define USDT_STORAGE_PAGE 4096
+#define USDT_STORAGE_STRIDE(sz) (((sz) + 7) & ~7UL)
+#define USDT_STORAGE_CHUNK(sz)                                              \
+	(USDT_STORAGE_STRIDE(sz) >= USDT_STORAGE_PAGE ?                     \
+		 1 : USDT_STORAGE_PAGE / USDT_STORAGE_STRIDE(sz))
 
 /* No register: the base or index slot is unused. */
 #define USDT_REG_NONE 0xffff

@@ -254,15 +254,18 @@ struct usdt_link;
 
 struct usdt_manager_opts {
 	size_t sz;
-	/* Before bpf_object__load() only: entries of the spec array map and of
-	 * the IP-to-spec-ID map; 0 keeps what the BPF object says. */
+	/* Before bpf_object__load() only: the most spec IDs and IP-map
+	 * entries the manager hands out (exact caps; past them, attach fails
+	 * with E2BIG); 0 keeps the object's limits (USDT_MAX_SPEC_CNT,
+	 * USDT_MAX_IP_CNT: 65536 and 262144 by default). The maps grow on
+	 * demand either way. */
 	uint32_t max_specs;
 	uint32_t max_ips;
 	/* Before load: per-site uprobes even where the kernel has
 	 * uprobe_multi, with every libbpf (see usdt_manager__new()). */
 	bool no_uprobe_multi;
-	/* Before load only: slots of the usdt__storage array (objects that
-	 * define USDT_STORAGE_TYPE); 0 keeps USDT_MAX_STORAGE_CNT. */
+	/* Before load only: the most storage slots (objects that define
+	 * USDT_STORAGE_TYPE); 0 keeps USDT_MAX_STORAGE_CNT. */
 	uint32_t max_storage;
 	size_t :0;
 };
@@ -354,8 +357,10 @@ struct usdt_attach_opts {
  * @param opts NULL, or options.
  * @return a link, or NULL with errno: ENOENT (no such file or no matching
  * probe), ENOEXEC (not a regular file, or not a 64-bit ELF file), EFBIG or
- * E2BIG (the file is beyond the reader's limits; or E2BIG: out of spec IDs
- * or IP-map entries), ENOTSUP (the file is for another architecture, or
+ * E2BIG (the file is beyond the reader's limits; or E2BIG: out of spec IDs,
+ * storage slots or IP-map entries, past the object's limits or the caps
+ * of usdt_manager_opts), EBUSY (the object's maps are filled by another
+ * manager: one manager per object), ENOTSUP (the file is for another architecture, or
  * IP-map mode needs a pid), ESRCH (pid > 0 and that process has exited or
  * does not run the file: give /proc/PID/exe or /proc/PID/map_files/...
  * to reach a file replaced on disk since it started), EEXIST (two call
@@ -443,7 +448,7 @@ USDT_API size_t usdt_link__spec_cnt(const struct usdt_link *link);
 /**
  * @brief **usdt_link__storage()** gives the storage value of call site
  * site_index of the link (the link's one value, for any site, without
- * storage_per_site), in place: a pointer into the kernel's array, mapped
+ * storage_per_site), in place: a pointer into a kernel array, mapped
  * into this process, that BPF programs update as user space reads it
  * (use atomic or volatile accesses for values both sides change). Valid
  * until the link is destroyed, which zeroes the value.

@@ -305,9 +305,9 @@ static int link_release(struct usdt_link *link)
 	if (link->pinned)
 		link->ip_cnt = link->site_cnt = link->slot_cnt = 0;
 	for (i = 0; i < link->ip_cnt; i++) {
-		if (!bpf_map_delete_elem(man->ip_fd, &link->ips[i]))
+		e = usdt__ipmap_del(man, link->ips[i]);
+		if (!e)
 			continue;
-		e = -errno;
 		err = err ? err : e;
 		pr_warn("cannot delete IP-map entry 0x%lx: %s\n",
 			link->ips[i], usdt__errstr(e));
@@ -557,12 +557,12 @@ static int add_ip(const struct attach_ctx *c, struct usdt_link *link,
 		return -ENOENT;
 	}
 	key = (long)abs;
-	if (bpf_map_update_elem(c->man->ip_fd, &key, val, BPF_NOEXIST)) {
-		err = -errno;
+	err = usdt__ipmap_add(c->man, key, val);
+	if (err) {
 		pr_warn("%s:%s: cannot add IP 0x%lx to the IP map: %s%s\n",
 			p->provider, p->name, key, usdt__errstr(err),
 			err == -EEXIST ? " (the site is already attached in IP-map mode)" :
-			err == -E2BIG ? " (map full: raise usdt_manager_opts.max_ips)" : "");
+			err == -E2BIG ? " (at its limit: raise usdt_manager_opts.max_ips or USDT_MAX_IP_CNT)" : "");
 		return err;
 	}
 	link->ips[link->ip_cnt++] = key;
@@ -590,7 +590,7 @@ static int site_slot(const struct attach_ctx *c, struct usdt_link *link,
 		if (err == -E2BIG)
 			pr_warn("%s:%s: out of storage slots (%u in use; raise usdt_manager_opts.max_storage or USDT_MAX_STORAGE_CNT)\n",
 				p->provider, p->name,
-				c->man->storage.live_cnt);
+				c->man->storage.slots.live_cnt);
 		return err;
 	}
 	*slot1 = link->slots[link->slot_cnt++] + 1;
@@ -606,6 +606,16 @@ static int attach_specs(const struct attach_ctx *c, struct usdt_link *link,
 	size_t i;
 	int j, id, skip, err;
 
+	/* The IP map grows once for the whole attach. */
+	if (c->use_ip &&
+	    (err = usdt__ipmap_reserve(c->man, c->cnt > UINT32_MAX ?
+					       UINT32_MAX : (uint32_t)c->cnt))) {
+		if (err == -E2BIG)
+			pr_warn("%s:%s: no room for %zu more IP-map entries (%u in use, at most %u: raise usdt_manager_opts.max_ips or USDT_MAX_IP_CNT)\n",
+				c->provider, c->name, c->cnt, c->man->ips.cnt,
+				c->man->ips.cap);
+		return err;
+	}
 	for (i = 0; i < c->cnt; i++) {
 		const struct usdt_probe *p = c->sites[i];
 
@@ -624,7 +634,7 @@ static int attach_specs(const struct attach_ctx *c, struct usdt_link *link,
 			if (id == -E2BIG)
 				pr_warn("%s:%s: out of spec IDs (%u in use; raise usdt_manager_opts.max_specs or USDT_MAX_SPEC_CNT)\n",
 					p->provider, p->name,
-					c->man->live_cnt);
+					c->man->specs.live_cnt);
 			return id;
 		}
 		link->site_ids[link->site_cnt++] = id;
@@ -950,6 +960,8 @@ int usdt_link__pin(struct usdt_link *link, const char *path)
 			usdt__errstr(err));
 		return usdt__err(err);
 	}
+	if (!link->pinned)
+		link->man->pinned_cnt++;
 	link->pinned = true;
 	return 0;
 }

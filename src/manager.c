@@ -13,23 +13,31 @@
  * BPF side (bpf/usdt.bpf.h) can read every argument from it and the
  * program's registers.
  *
- * Specs live in an array map indexed by spec ID. Many call sites share
- * one spec (an inlined probe often compiles to the same operands at each
- * site), so IDs are deduplicated by content, including the user's cookie:
- * identical specs share one ID, counted by reference across every link of
- * this manager. A hash of the content finds an existing ID in O(1). When
- * the last reference goes, the map entry is zeroed (a stale cookie then
+ * Specs live in an array of maps (bpf/usdt_spec.h): chunks of 64 specs,
+ * mmapable arrays that chunks.c creates when the first ID in them is
+ * handed out and writes in place, so an object attaching a few probes
+ * holds one chunk and one attaching 65536 distinct specs needs no option.
+ * Many call sites share one spec (an inlined probe often compiles to the
+ * same operands at each site), so IDs are deduplicated by content,
+ * including the user's cookie: identical specs share one ID, counted by
+ * reference across every link of this manager. A hash of the content
+ * (its buckets doubling as live IDs grow) finds an existing ID in O(1).
+ * When the last reference goes, the spec is zeroed (a stale cookie then
  * reads as "no spec") and the ID is pushed on a free list, which is popped
- * before any never-used ID, so live IDs stay packed at the bottom of the
- * map. The free list is preallocated to the map's size, so giving an ID
- * back cannot fail; if zeroing the entry fails, the ID is freed anyway:
- * nothing can reach it, and its next user overwrites it.
+ * before any never-used ID, so live IDs stay packed at the bottom. The
+ * free list has room for every ID of every chunk, and zeroing is a store
+ * into the mapping: giving an ID back cannot fail. Past the object's limit
+ * (the outer array's size) or usdt_manager_opts.max_specs: -E2BIG, with
+ * nothing taken. One manager per object: a chunk already in the outer
+ * array belongs to another manager, and taking its place is refused
+ * (-EBUSY).
  *
  * How the BPF side finds a call site's spec ID: where the kernel gives
  * uprobes a bpf_cookie (5.15), the cookie is ID + 1. Without cookies, or
  * when asked to, the cookie is 0 and an IP map gives the ID from the
  * call site's run-time address; that needs the address the file is mapped
- * at, hence a pid for PIEs and shared libraries.
+ * at, hence a pid for PIEs and shared libraries. The IP map is a hash
+ * that ipmap.c creates at the first such attach and doubles as needed.
  *
  * Kernel links: one uprobe_multi link (6.6) per attach when the program
  * was loaded for it, one perf uprobe per call site otherwise. A
@@ -212,116 +220,116 @@ static uint32_t spec_hash(const struct usdt_spec *spec)
 	return h;
 }
 
-static int slots_init(struct usdt_manager *man)
+static struct usdt__spec_aux *spec_aux(const struct usdt_manager *man,
+				       uint32_t id)
 {
-	uint32_t n = bpf_map__max_entries(man->specs_map), b = 1, i;
+	return usdt__chunks_aux(&man->specs, id);
+}
+
+/*
+ * Twice the buckets when live IDs reach half their number, so that chains
+ * stay short however many specs come. Without memory for it, the chains
+ * just get longer.
+ */
+static void buckets_grow(struct usdt_manager *man)
+{
+	uint32_t n = man->bucket_cnt ? man->bucket_cnt * 2 : 64, i, h;
+	int32_t *b;
+
+	if (man->bucket_cnt && man->specs.live_cnt < man->bucket_cnt / 2)
+		return;
+	b = malloc(n * sizeof(*b));
+	if (!b)
+		return;
+	for (i = 0; i < n; i++)
+		b[i] = -1;
+	for (i = 0; i < man->specs.next; i++) {
+		struct usdt__spec_aux *aux = spec_aux(man, i);
+
+		if (!aux->refcnt)
+			continue;
+		h = aux->hash & (n - 1);
+		aux->next = b[h];
+		b[h] = (int32_t)i;
+	}
+	free(man->buckets);
+	man->buckets = b;
+	man->bucket_cnt = n;
+}
+
+/* At the first attach, once the maps exist: the chunks and the hash. */
+static int specs_init(struct usdt_manager *man)
+{
 	int err;
 
-	if (!n)
-		return -EINVAL;
-	while (b < n * 2)
-		b <<= 1;
-	/* Our own descriptors of the maps: links may outlive the manager's
-	 * user and the bpf_object (see usdt_manager__free()). */
-	man->specs_fd = fcntl(bpf_map__fd(man->specs_map), F_DUPFD_CLOEXEC, 3);
-	man->ip_fd = fcntl(bpf_map__fd(man->ip_map), F_DUPFD_CLOEXEC, 3);
-	man->slots = calloc(n, sizeof(*man->slots));
-	man->free_ids = calloc(n, sizeof(*man->free_ids));
-	man->buckets = malloc(b * sizeof(*man->buckets));
-	if (man->specs_fd < 0 || man->ip_fd < 0 || !man->slots ||
-	    !man->free_ids || !man->buckets) {
-		err = man->specs_fd < 0 || man->ip_fd < 0 ? -errno : -ENOMEM;
-		usdt__manager_close_maps(man);
-		free(man->slots);
-		free(man->free_ids);
-		free(man->buckets);
-		man->slots = NULL;
-		man->free_ids = NULL;
-		man->buckets = NULL;
+	err = usdt__chunks_open(&man->specs, man->specs_map,
+				sizeof(struct usdt_spec), USDT_SPEC_CHUNK,
+				sizeof(struct usdt__spec_aux), man->max_specs);
+	if (err)
 		return err;
+	buckets_grow(man);
+	if (!man->buckets) {
+		usdt__chunks_close(&man->specs, true);
+		return -ENOMEM;
 	}
-	for (i = 0; i < b; i++)
-		man->buckets[i] = -1;
-	man->bucket_cnt = b;
-	man->max_specs = n;
 	return 0;
 }
 
 int usdt__spec_get(struct usdt_manager *man, const struct usdt_spec *spec)
 {
-	uint32_t h, id;
+	struct usdt__spec_aux *aux;
+	uint32_t hash, h, id;
 	int32_t cur;
 	int err;
 
-	if (!man->slots) {
-		err = slots_init(man);
-		if (err)
-			return err;
-	}
-	h = spec_hash(spec) & (man->bucket_cnt - 1);
-	for (cur = man->buckets[h]; cur >= 0; cur = man->slots[cur].next) {
-		if (!memcmp(&man->slots[cur].spec, spec, sizeof(*spec))) {
-			man->slots[cur].refcnt++;
+	if (!man->specs.mem && (err = specs_init(man)))
+		return err;
+	hash = spec_hash(spec);
+	h = hash & (man->bucket_cnt - 1);
+	for (cur = man->buckets[h]; cur >= 0; cur = aux->next) {
+		aux = spec_aux(man, (uint32_t)cur);
+		if (aux->hash == hash &&
+		    !memcmp(usdt__chunks_at(&man->specs, (uint32_t)cur), spec,
+			    sizeof(*spec))) {
+			aux->refcnt++;
 			return cur;
 		}
 	}
 
-	if (man->free_cnt)
-		id = man->free_ids[man->free_cnt - 1];
-	else if (man->next_id < man->max_specs)
-		id = man->next_id;
-	else
-		return -E2BIG;
-
-	err = bpf_map_update_elem(man->specs_fd, &id, spec, BPF_ANY);
-	if (err) {
-		err = -errno;
-		pr_warn("cannot write spec %u: %s\n", id, usdt__errstr(err));
+	err = usdt__chunks_take(&man->specs, &id);
+	if (err)
 		return err;
-	}
-	if (man->free_cnt)
-		man->free_cnt--;
-	else
-		man->next_id++;
-	man->slots[id].spec = *spec;
-	man->slots[id].refcnt = 1;
-	man->slots[id].next = man->buckets[h];
+	/* Written in place: no uprobe refers to the ID yet. */
+	memcpy(usdt__chunks_at(&man->specs, id), spec, sizeof(*spec));
+	aux = spec_aux(man, id);
+	aux->refcnt = 1;
+	aux->hash = hash;
+	aux->next = man->buckets[h];
 	man->buckets[h] = (int32_t)id;
-	man->live_cnt++;
+	buckets_grow(man);
 	return (int)id;
 }
 
 int usdt__spec_put(struct usdt_manager *man, int id)
 {
-	static const struct usdt_spec zero;
-	struct usdt__slot *slot;
+	struct usdt__spec_aux *aux;
 	int32_t *link;
-	uint32_t h;
-	int err = 0;
 
-	if (id < 0 || (uint32_t)id >= man->next_id || !man->slots[id].refcnt)
+	if (id < 0 || (uint32_t)id >= man->specs.next)
 		return 0;
-	slot = &man->slots[id];
-	if (--slot->refcnt)
+	aux = spec_aux(man, (uint32_t)id);
+	if (!aux->refcnt || --aux->refcnt)
 		return 0;
-
-	h = spec_hash(&slot->spec) & (man->bucket_cnt - 1);
-	for (link = &man->buckets[h]; *link >= 0; link = &man->slots[*link].next) {
+	for (link = &man->buckets[aux->hash & (man->bucket_cnt - 1)];
+	     *link >= 0; link = &spec_aux(man, (uint32_t)*link)->next) {
 		if (*link == id) {
-			*link = slot->next;
+			*link = aux->next;
 			break;
 		}
 	}
-	if (bpf_map_update_elem(man->specs_fd, &id, &zero, BPF_ANY)) {
-		err = -errno;
-		pr_warn("cannot zero spec %d: %s; it is freed anyway\n", id,
-			usdt__errstr(err));
-	}
-	memset(slot, 0, sizeof(*slot));
-	slot->next = -1;
-	man->free_ids[man->free_cnt++] = (uint32_t)id;
-	man->live_cnt--;
-	return err;
+	/* Zeroed (a stale cookie reads "no spec") and freed. */
+	usdt__chunks_give(&man->specs, (uint32_t)id);
+	return 0;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -383,29 +391,61 @@ static int rodata_var(struct bpf_object *obj, const char *name,
 	return -ENOENT;
 }
 
+/* The value of the BPF header's .rodata variable name. */
+static int rodata_u32(struct bpf_object *obj, const char *name, uint32_t *v)
+{
+	struct bpf_map *map;
+	size_t off, size;
+
+	if (rodata_var(obj, name, &map, &off))
+		return -ENOENT;
+	memcpy(v, (const char *)bpf_map__initial_value(map, &size) + off,
+	       sizeof(*v));
+	return 0;
+}
+
+/*
+ * The maps must be the arrays of maps of this layout: chunks of
+ * USDT_SPEC_CHUNK specs (an object whose header was edited, or a
+ * hand-written one, could say layout 3 and have other maps).
+ */
+static int check_maps(struct usdt_manager *man)
+{
+	struct btf *btf = bpf_object__btf(man->obj);
+	uint32_t per = 0, sz = 0, ip_per, ip_sz;
+
+	if (bpf_map__type(man->specs_map) != BPF_MAP_TYPE_ARRAY_OF_MAPS ||
+	    bpf_map__type(man->ip_map) != BPF_MAP_TYPE_ARRAY_OF_MAPS ||
+	    usdt__inner_def(btf, "usdt__specs", &per, &sz) ||
+	    usdt__inner_def(btf, "usdt__ip2spec", &ip_per, &ip_sz) ||
+	    per != USDT_SPEC_CHUNK || sz != sizeof(struct usdt_spec) ||
+	    ip_sz != sizeof(struct usdt_ip_val)) {
+		pr_warn("BPF object '%s': usdt__specs/usdt__ip2spec are not the maps of this libusdt's usdt.bpf.h: rebuild it with that header\n",
+			bpf_object__name(man->obj));
+		return -EPROTO;
+	}
+	return 0;
+}
+
 /*
  * The object must read specs the way this library writes them: its
  * usdt.bpf.h wrote its layout version into usdt__layout.
  */
 static int check_layout(struct usdt_manager *man)
 {
-	struct bpf_map *map;
 	uint32_t layout;
-	size_t off, size;
 
-	if (rodata_var(man->obj, "usdt__layout", &map, &off)) {
+	if (rodata_u32(man->obj, "usdt__layout", &layout)) {
 		pr_warn("BPF object '%s' has no usdt__layout: built with another libusdt's usdt.bpf.h? Rebuild it with this one's\n",
 			bpf_object__name(man->obj));
 		return -EPROTO;
 	}
-	memcpy(&layout, (const char *)bpf_map__initial_value(map, &size) + off,
-	       sizeof(layout));
 	if (layout != USDT_SPEC_LAYOUT) {
 		pr_warn("BPF object '%s' reads spec layout %u, this libusdt writes layout %u: rebuild it with this libusdt's usdt.bpf.h\n",
 			bpf_object__name(man->obj), layout, USDT_SPEC_LAYOUT);
 		return -EPROTO;
 	}
-	return 0;
+	return check_maps(man);
 }
 
 /*
@@ -554,6 +594,51 @@ void usdt__fit_ctx_funcs(struct btf *btf, const struct usdt__features *feat)
 	}
 }
 
+/* What the user set, else the object's exact limit (its USDT_MAX_xxx in
+ * .rodata), else 0: as many as the outer array holds. */
+static uint32_t cap_of(struct usdt_manager *man, uint32_t opt,
+		       const char *var)
+{
+	uint32_t v = opt;
+
+	if (!v && rodata_u32(man->obj, var, &v))
+		v = 0;
+	return v;
+}
+
+/*
+ * The caps: spec and storage chunks are capped by their outer array's
+ * size too. At most 2^30 IP-map entries (default 4 * 65536), which keeps
+ * the arithmetic of growing the map in 32 bits.
+ */
+static void set_caps(struct usdt_manager *man, uint32_t max_specs,
+		     uint32_t max_ips, uint32_t max_storage)
+{
+	uint32_t ips = cap_of(man, max_ips, "usdt__max_ips");
+
+	man->max_specs = cap_of(man, max_specs, "usdt__max_specs");
+	man->ips.cap = !ips ? 4 * 65536 : ips > (1U << 30) ? 1U << 30 : ips;
+	man->storage.cap = cap_of(man, max_storage, "usdt__max_storage");
+}
+
+/* Before load: outer arrays just big enough for the caps the user set. */
+static int size_maps(struct usdt_manager *man, uint32_t max_specs,
+		     uint32_t max_storage)
+{
+	const struct usdt__storage *st = &man->storage;
+	int err;
+
+	if (max_specs &&
+	    (err = bpf_map__set_max_entries(man->specs_map,
+			(max_specs - 1) / USDT_SPEC_CHUNK + 1)))
+		return err;
+	if (max_storage && st->per &&
+	    (err = bpf_map__set_max_entries(st->map,
+					    (max_storage - 1) / st->per + 1)))
+		return err;
+	return 0;
+}
+
 struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 				       const struct usdt_manager_opts *opts)
 {
@@ -572,7 +657,7 @@ struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 	if (!man)
 		return usdt__err_ptr(-ENOMEM);
 	man->obj = obj;
-	man->specs_fd = man->ip_fd = -1;
+	man->ips.outer_fd = man->ips.fd = -1;
 	man->specs_map = bpf_object__find_map_by_name(obj, "usdt__specs");
 	man->ip_map = bpf_object__find_map_by_name(obj, "usdt__ip2spec");
 	if (!man->specs_map || !man->ip_map) {
@@ -598,16 +683,10 @@ struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 		err = -EINVAL;
 		goto err_out;
 	}
+	set_caps(man, max_specs, max_ips, max_storage);
 	if (!loaded) {
-		if (max_specs &&
-		    (err = bpf_map__set_max_entries(man->specs_map, max_specs)))
-			goto err_out;
-		if (max_ips &&
-		    (err = bpf_map__set_max_entries(man->ip_map, max_ips)))
-			goto err_out;
-		if (max_storage &&
-		    (err = bpf_map__set_max_entries(man->storage.map,
-						    max_storage)))
+		err = size_maps(man, max_specs, max_storage);
+		if (err)
 			goto err_out;
 		set_arch_vars(man);
 		usdt__fit_ctx_funcs(bpf_object__btf(obj), usdt__features());
@@ -624,21 +703,14 @@ err_out:
 	return usdt__err_ptr(err);
 }
 
-void usdt__manager_close_maps(struct usdt_manager *man)
-{
-	if (man->specs_fd >= 0)
-		close(man->specs_fd);
-	if (man->ip_fd >= 0)
-		close(man->ip_fd);
-	man->specs_fd = man->ip_fd = -1;
-}
-
 void usdt__manager_release(struct usdt_manager *man)
 {
-	usdt__manager_close_maps(man);
-	usdt__storage_release(&man->storage);
-	free(man->slots);
-	free(man->free_ids);
+	/* Pinned links go on reading the chunks: they stay in the maps. */
+	bool keep = man->pinned_cnt > 0;
+
+	usdt__chunks_close(&man->specs, keep);
+	usdt__ipmap_close(&man->ips, keep);
+	usdt__storage_release(&man->storage, keep);
 	free(man->buckets);
 	free(man);
 }

@@ -31,58 +31,108 @@ const struct usdt__features *usdt__features(void);
 void usdt__fit_ctx_funcs(struct btf *btf, const struct usdt__features *feat);
 
 /*
- * One spec ID's bookkeeping.
- * Invariant: refcnt > 0 iff the ID is live, its spec is in the map and it
- * is on its hash chain; a dead ID below next_id is on the free list.
+ * A chunked array (src/chunks.c): the BPF side's array of maps, its chunks
+ * created, mapped into this process and handed out index by index.
+ * Invariant: chunks below cnt exist, are mapped at mem[k] and sit in the
+ * outer map; an index below next is either taken or zero and on the free
+ * stack, which has room for every index of every chunk.
  */
-struct usdt__slot {
-	struct usdt_spec spec;
+struct usdt__chunks {
+	char name[16];		/* the outer map's, for messages */
+	int fd;			/* the outer map, dup()ed */
+	uint32_t value_sz, stride, per, aux_sz;
+	uint32_t max_chunks;	/* the outer map's entries */
+	uint32_t cap;		/* most indexes handed out at once */
+	uint32_t cnt;		/* chunks created */
+	size_t chunk_sz;	/* bytes mapped per chunk */
+	void **mem;		/* [max_chunks]; NULL: not opened */
+	void **aux;		/* [max_chunks]: aux_sz bytes per index */
+	uint32_t next;		/* indexes below were handed out once */
+	uint32_t *free;		/* stack; reused first */
+	uint32_t free_cnt;
+	uint32_t live_cnt;
+};
+
+/* The size of each chunk (per) and of its values in the BTF definition of
+ * the array of maps named map; -ENOENT if it is not one. */
+int usdt__inner_def(const struct btf *btf, const char *map, uint32_t *per,
+		    uint32_t *value_sz);
+/* Open outer's chunks (none created yet); aux_sz bytes of bookkeeping per
+ * index; cap 0: as many as the outer map holds. */
+int usdt__chunks_open(struct usdt__chunks *c, const struct bpf_map *outer,
+		      uint32_t value_sz, uint32_t per, uint32_t aux_sz,
+		      uint32_t cap);
+/* Take an index, creating a chunk for it if needed; its value is zero.
+ * -E2BIG past the cap, -EBUSY if the outer map already holds the chunk
+ * (another manager's), or the error of creating it. */
+int usdt__chunks_take(struct usdt__chunks *c, uint32_t *i);
+/* Zero index i's value and bookkeeping and free it. */
+void usdt__chunks_give(struct usdt__chunks *c, uint32_t i);
+void *usdt__chunks_at(const struct usdt__chunks *c, uint32_t i);
+void *usdt__chunks_aux(const struct usdt__chunks *c, uint32_t i);
+/* Unmap and free; take the chunks out of the outer map unless keep. */
+void usdt__chunks_close(struct usdt__chunks *c, bool keep);
+
+/* The IP map (src/ipmap.c): the hash in entry 0 of usdt__ip2spec. */
+struct usdt__ipmap {
+	int outer_fd;		/* dup()ed at the first entry; -1 */
+	int fd;			/* the current hash; -1 */
+	uint32_t size;		/* its entries */
+	uint32_t cnt;		/* entries in it */
+	uint32_t cap;		/* most entries */
+};
+
+/* Room for n more IP-map entries: -E2BIG past the cap, -EBUSY if another
+ * manager's hash is there, or the error of growing the map. */
+int usdt__ipmap_reserve(struct usdt_manager *man, uint32_t n);
+/* Add an entry (-EEXIST if the key is there); delete one. */
+int usdt__ipmap_add(struct usdt_manager *man, long key,
+		    const struct usdt_ip_val *val);
+int usdt__ipmap_del(struct usdt_manager *man, long key);
+void usdt__ipmap_close(struct usdt__ipmap *m, bool keep);
+
+/*
+ * One spec ID's bookkeeping, beside its spec in the chunk.
+ * Invariant: refcnt > 0 iff the ID is live, its spec is in the map and it
+ * is on its hash chain (bucket hash & (bucket_cnt - 1)).
+ */
+struct usdt__spec_aux {
 	uint32_t refcnt;
+	uint32_t hash;
 	int32_t next;		/* next live ID on this hash chain, -1 ends */
 };
 
 /*
- * Storage slots (src/storage.c): the object's usdt__storage array, mapped
- * into this process at the first attach with storage (mem != NULL).
- * Invariant: a slot below next is either held by one link, or zero and on
- * the free stack.
+ * Storage slots (src/storage.c): the object's usdt__storage array of maps,
+ * its chunks mapped into this process as slots are taken.
  */
 struct usdt__storage {
 	struct bpf_map *map;	/* borrowed from obj; NULL: none declared */
-	int fd;
-	void *mem;
-	size_t mem_sz;
-	uint32_t value_sz, stride, max;
-	uint32_t next;		/* slots below were handed out once */
-	uint32_t *free;		/* stack, max entries */
-	uint32_t free_cnt;
-	uint32_t live_cnt;
+	uint32_t value_sz, per;	/* from the object's BTF; 0: unknown */
+	uint32_t cap;		/* the cap (opts or the object's), or 0 */
+	struct usdt__chunks slots;
 };
 
 struct usdt_manager {
 	struct bpf_object *obj;		/* borrowed */
 	struct bpf_map *specs_map;	/* borrowed from obj */
 	struct bpf_map *ip_map;
-	/* The maps' descriptors, dup()ed at the first attach: what spec IDs
-	 * and links use, so that they never reach into obj. */
-	int specs_fd;
-	int ip_fd;
 	/* The files read lately, newest first (see usdt_manager__attach()). */
 	struct usdt_file *files[USDT__FILE_CACHE];
 
-	/* Spec IDs; allocated at the first attach, when the map is sized. */
-	uint32_t max_specs;
-	struct usdt__slot *slots;
-	uint32_t next_id;		/* IDs below were handed out once */
-	uint32_t *free_ids;		/* stack; reused first */
-	uint32_t free_cnt;
+	/* Spec IDs: the chunks opened at the first attach. */
+	uint32_t max_specs;		/* the cap (opts or the object's), or 0 */
+	struct usdt__chunks specs;
 	int32_t *buckets;		/* hash of spec content -> first ID */
 	uint32_t bucket_cnt;		/* a power of two */
 	uint32_t live_cnt;
 
+	struct usdt__ipmap ips;
 	struct usdt__storage storage;
 
-	/* Links of usdt_manager__attach_all(), destroyed by free. */
+	size_t pinned_cnt;		/* links pinned: their maps stay */
+
+/* Links of usdt_manager__attach_all(), destroyed by free. */
 	struct usdt_link **owned;
 	size_t owned_cnt, owned_cap;
 
@@ -93,12 +143,12 @@ struct usdt_manager {
 
 /*
  * Take a reference on the ID of a spec with this content, allocating one
- * (and writing the map) if none exists. Returns the ID, or -E2BIG when the
- * map is full, or the map update's error; nothing is taken on error.
+ * (and writing the map) if none exists. Returns the ID, or -E2BIG past the
+ * cap, or the error of creating a chunk; nothing is taken on error.
  */
 int usdt__spec_get(struct usdt_manager *man, const struct usdt_spec *spec);
 /* Drop a reference; at zero the map entry is zeroed and the ID freed.
- * Returns 0, or the error of zeroing the entry (the ID is freed anyway). */
+ * Returns 0. */
 int usdt__spec_put(struct usdt_manager *man, int id);
 /* Find the object's storage map (or none), at usdt_manager__new(). */
 void usdt__storage_find(struct usdt_manager *man);
@@ -107,17 +157,16 @@ void usdt__storage_find(struct usdt_manager *man);
 int usdt__storage_check(const struct usdt_manager *man, const void *init,
 			size_t sz, bool per_site);
 /* Take a slot and write init (value_sz bytes) into it. -E2BIG when none is
- * left, or the error of mapping the array at the first call. */
+ * left, or the error of creating a chunk. */
 int usdt__storage_get(struct usdt_manager *man, const void *init,
 		      uint32_t *slot);
 /* Zero the slot and free it. */
 void usdt__storage_put(struct usdt_manager *man, uint32_t slot);
 void *usdt__storage_at(const struct usdt__storage *st, uint32_t slot);
-void usdt__storage_release(struct usdt__storage *st);
+void usdt__storage_release(struct usdt__storage *st, bool keep);
 
 /* Release the memory of a manager already freed by its user. */
 void usdt__manager_release(struct usdt_manager *man);
-void usdt__manager_close_maps(struct usdt_manager *man);
 /* Close the files the manager keeps (src/attach.c). */
 void usdt__file_cache_clear(struct usdt_manager *man);
 

@@ -920,10 +920,12 @@ static int load(struct trace_run *r)
 	if (configure(r))
 		return 1;
 	mopts.no_uprobe_multi = r->o.mode == USDT_MODE_PERF;
-	/* Room for every matching call site, however many: in the worst
-	 * case each needs a spec of its own, and an IP-map entry. */
-	mopts.max_specs = r->ctx.site_cnt > 256 ? (uint32_t)r->ctx.site_cnt : 0;
-	mopts.max_ips = r->ctx.site_cnt > 1024 ? (uint32_t)r->ctx.site_cnt : 0;
+	/* The maps grow on demand up to 65536 specs and 4 times as many
+	 * IP-map entries; past that, room for every matching call site:
+	 * in the worst case each needs a spec of its own, and an IP-map
+	 * entry. */
+	mopts.max_specs = r->ctx.site_cnt > 65536 ? (uint32_t)r->ctx.site_cnt : 0;
+	mopts.max_ips = r->ctx.site_cnt > 4 * 65536 ? (uint32_t)r->ctx.site_cnt : 0;
 	/* The manager must see the object before load: it prepares the
 	 * program for uprobe_multi links unless told not to, and a program
 	 * prepared so cannot take perf uprobes. */

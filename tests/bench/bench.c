@@ -212,8 +212,15 @@ static long attach_hwm_kb(struct bench_ours *ours, struct bench_libbpf *lb,
 		return -1;
 	pid = fork();
 	if (pid == 0) {
-		struct usdt_manager *man = usdt_manager__new(ours->obj, NULL);
+		/* An object of its own: a second manager on the parent's
+		 * maps, which the first one fills, is refused (EBUSY). */
+		struct bench_ours *own = libbpf ? NULL : bench_ours__open();
+		struct usdt_manager *man =
+			own ? usdt_manager__new(own->obj, NULL) : NULL;
 		bool ok;
+
+		if (man && bench_ours__load(own))
+			man = NULL;
 
 		before = vm_hwm_kb();
 		if (libbpf)
@@ -221,7 +228,7 @@ static long attach_hwm_kb(struct bench_ours *ours, struct bench_libbpf *lb,
 						      "/proc/self/exe", "bench",
 						      "hot", NULL);
 		else
-			ok = man && usdt_manager__attach(man, ours->progs.on_hit,
+			ok = man && usdt_manager__attach(man, own->progs.on_hit,
 							 -1, "/proc/self/exe",
 							 "bench", "hot", NULL);
 		grown = ok ? vm_hwm_kb() - before : -1;

@@ -43,6 +43,14 @@ $(BENCH_DIR)/ours/shapes-storage.o: tests/kernel/shapes.bpf.c $(VMLINUX_H) \
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -mcpu=v3 -DUSDT_STORAGE_TYPE=__u64 -c $< -o $@
 
+# Ours: the spec lookup alone, chunked (layout 3) and flat (layout 2).
+BENCH_OBJS += $(BENCH_DIR)/ours/shapes-lookup.o
+$(BENCH_DIR)/ours/shapes-lookup.o: tests/bench/bench_lookup.bpf.c \
+		$(VMLINUX_H) $(wildcard bpf/*.h)
+	$(call msg,CLANG,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -mcpu=v3 -c $< -o $@
+
 $(BENCH_DIR)/lb11/shapes-%.o: tests/kernel/shapes.bpf.c $(VMLINUX_H)
 	$(call msg,CLANG,$@)
 	@mkdir -p $(@D)

@@ -193,6 +193,21 @@ static void storage_round(const char *impl, const char *dir)
 	}
 }
 
+/* Ours: the spec lookup alone, as the header does it (chunk, then spec)
+ * and as layout 2 did (one flat array). */
+static void lookup_round(const char *impl, const char *dir)
+{
+	static const char *const runs[] = { "spec_flat", "spec_chunked" };
+	double ns;
+	size_t i;
+
+	for (i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		ns = time_prog(impl, dir, "lookup", runs[i], 0);
+		if (ns >= 0)
+			printf("ns %s %.1f\n", runs[i], ns);
+	}
+}
+
 static int round_main(const char *impl, const char *dir, int with_verify)
 {
 	int stats_fd, i;
@@ -227,6 +242,7 @@ static int round_main(const char *impl, const char *dir, int with_verify)
 		if (ns >= 0)
 			printf("ns usdt12-ipmap %.1f\n", ns);
 		storage_round(impl, dir);
+		lookup_round(impl, dir);
 	}
 	close(stats_fd);
 	return 0;
@@ -403,9 +419,10 @@ static void ipmap_row(void)
 	printf("\n");
 }
 
-/* Ours only: per-attach storage, against the empty program and against
- * the same shape built without USDT_STORAGE_TYPE. */
-static void storage_row(const char *label, const char *key, const char *base)
+/* Ours only: a figure against a base (per-attach storage against the
+ * empty program or the same shape without it; one spec lookup against
+ * another). */
+static void own_row(const char *label, const char *key, const char *base)
 {
 	int k = find_key(key), kb = find_key(base);
 	double a, b, m;
@@ -422,11 +439,17 @@ static void storage_row(const char *label, const char *key, const char *base)
 static void storage_rows(void)
 {
 	printf("per-attach storage (libusdt, ns per hit, min/median; ratio and difference to the base):\n");
-	storage_row("bpf_usdt_storage() + increment / empty", "ns storage",
-		    "ns empty");
-	storage_row("the same, IP map / empty", "ns storage-ipmap", "ns empty");
-	storage_row("12-arg BPF_USDT(), storage declared / not", "ns storage-usdt12",
-		    "ns usdt12");
+	own_row("bpf_usdt_storage() + increment / empty", "ns storage",
+		"ns empty");
+	own_row("the same, IP map / empty", "ns storage-ipmap", "ns empty");
+	own_row("12-arg BPF_USDT(), storage declared / not", "ns storage-usdt12",
+		"ns usdt12");
+	printf("spec lookup alone (libusdt, ns per hit, min/median; ratio and difference):\n");
+	own_row("flat array (layout 2) / empty", "ns spec_flat", "ns empty");
+	own_row("chunk + array (capacity on demand) / empty",
+		"ns spec_chunked", "ns empty");
+	own_row("chunk + array / flat array", "ns spec_chunked",
+		"ns spec_flat");
 }
 
 static void table(void)

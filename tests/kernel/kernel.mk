@@ -62,4 +62,12 @@ $(KTEST_DIR)/shapes-storage.bpf.o: tests/kernel/shapes.bpf.c $(VMLINUX_H) \
 	$(Q)$(CLANG) $(BPF_CFLAGS) -mcpu=v3 -DUSDT_STORAGE_TYPE=__u64 -c $< -o $@
 DEPS_test_storage := $(KTEST_DIR)/shapes-storage.bpf.o \
 	$(KTEST_DIR)/shapes-v3.bpf.o
-LDFLAGS_test_attach_oom += -Wl,--wrap=mmap
+LDFLAGS_test_attach_oom += -Wl,--wrap=mmap -Wl,--wrap=bpf_map_create
+
+# 65600 call sites with distinct specs for the capacity tests.
+$(KTEST_DIR)/cap_sites.o: tests/kernel/cap_sites.S
+	$(call msg,AS,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -c $< -o $@
+DEPS_test_capacity := $(KTEST_DIR)/cap_sites.o
+LDFLAGS_test_capacity := $(KTEST_DIR)/cap_sites.o

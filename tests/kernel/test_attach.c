@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 
 #include "test_util.h"
+#include "chunk_util.h"
 #include "manager.h"
 #include "arch/arch.h"
 #include "skel_fixture.h"
@@ -262,21 +263,12 @@ static struct usdt_test *open_held(struct usdt_manager **man,
 /* Every spec entry of the map is zero, and the manager holds no ID. */
 static void assert_specs_empty(struct usdt_test *skel, struct usdt_manager *man)
 {
-	int fd = bpf_map__fd(skel->maps.usdt__specs);
-	uint32_t n = bpf_map__max_entries(skel->maps.usdt__specs), id;
-	static const struct usdt_spec zero;
-	struct usdt_spec spec;
-	long key, next;
+	uint32_t zero;
 
-	assert_int_equal(man->live_cnt, 0);
-	for (id = 0; id < n; id++) {
-		assert_int_equal(bpf_map_lookup_elem(fd, &id, &spec), 0);
-		if (memcmp(&spec, &zero, sizeof(spec)))
-			fail_msg("spec %u is not zero", id);
-	}
-	fd = bpf_map__fd(skel->maps.usdt__ip2spec);
-	assert_int_not_equal(bpf_map_get_next_key(fd, NULL, &next), 0);
-	(void)key;
+	assert_int_equal(man->specs.live_cnt, 0);
+	assert_int_equal(specs_used(bpf_map__fd(skel->maps.usdt__specs), &zero),
+			 0);
+	assert_int_equal(ip_cnt(bpf_map__fd(skel->maps.usdt__ip2spec)), 0);
 }
 
 static void check_mix_hit(const struct usdt_test_hit *h, long cookie)
@@ -458,16 +450,16 @@ static void test_index_extension(void **state)
 	assert_int_equal(f->skel->bss->hits[0].args[2], -1);
 
 	/* Its only spec, with the index extensions an arm64 parse sets. */
-	assert_int_equal(f->man->live_cnt, 1);
-	for (id = 0; id < 256; id++) {
-		assert_int_equal(bpf_map_lookup_elem(fd, &id, &spec), 0);
+	assert_int_equal(f->man->specs.live_cnt, 1);
+	for (id = 0; id < USDT_SPEC_CHUNK; id++) {
+		assert_int_equal(spec_read(fd, id, &spec), 0);
 		if (spec.arg_cnt == 3)
 			break;
 	}
-	assert_true(id < 256);
+	assert_true(id < USDT_SPEC_CHUNK);
 	spec.args[0].flags |= USDT_SPEC_F_IDX_U32;	/* 2 */
 	spec.args[1].flags |= USDT_SPEC_F_IDX_S32;	/* -1 */
-	assert_int_equal(bpf_map_update_elem(fd, &id, &spec, BPF_ANY), 0);
+	assert_int_equal(spec_write(fd, id, &spec), 0);
 #endif
 	idx32_site(&arr[1]);
 	assert_int_equal(hits(f->skel), h - f->skel->bss->hits + 1);
@@ -677,17 +669,11 @@ static void test_pid_filter(void **state)
 /* Spec entries 0..n-1 are in use and the rest are zero. */
 static void assert_ids_packed(struct usdt_test *skel, uint32_t n)
 {
-	int fd = bpf_map__fd(skel->maps.usdt__specs);
-	uint32_t max = bpf_map__max_entries(skel->maps.usdt__specs), id;
-	static const struct usdt_spec zero;
-	struct usdt_spec spec;
+	uint32_t first_zero;
 
-	for (id = 0; id < max; id++) {
-		assert_int_equal(bpf_map_lookup_elem(fd, &id, &spec), 0);
-		if (!memcmp(&spec, &zero, sizeof(spec)) != (id >= n))
-			fail_msg("spec %u: %s", id,
-				 id < n ? "empty" : "in use");
-	}
+	assert_int_equal(specs_used(bpf_map__fd(skel->maps.usdt__specs),
+				    &first_zero), n);
+	assert_true(first_zero >= n);
 }
 
 static void test_many_specs_reattach(void **state)
@@ -704,7 +690,7 @@ static void test_many_specs_reattach(void **state)
 			   "test", "many", NULL);
 		assert_int_equal(usdt_link__site_cnt(l), 100);
 		assert_int_equal(usdt_link__spec_cnt(l), 100);
-		assert_int_equal(f->man->live_cnt, 100);
+		assert_int_equal(f->man->specs.live_cnt, 100);
 		assert_ids_packed(f->skel, 100);
 		fire_many();
 		assert_int_equal(hits(f->skel), 100);
@@ -721,37 +707,55 @@ static void test_many_specs_reattach(void **state)
 	}
 }
 
-static void test_e2big_leaves_nothing(void **state)
+/* Past a max_specs the user set: E2BIG, and every ID of the failed
+ * attach given back, with per-site uprobes and uprobe_multi. */
+static void e2big_past_cap(bool perf)
 {
-	struct fix *f = *state;
+	USDT_OPTS(usdt_manager_opts, mo, .max_specs = 200,
+		  .no_uprobe_multi = perf);
+	struct usdt_manager *man;
+	struct usdt_test *skel = open_held(&man, &mo);
 	struct usdt_link *small;
 
 	/* Hold one ID so that the failed attach has something to keep (not
 	 * test:zero: a spec without arguments or cookie is all zeros). */
-	small = attach(f->man, f->skel->progs.on_usdt, -1, "/proc/self/exe",
-		       "test", "mix", NULL);
-	assert_int_equal(f->man->live_cnt, 1);
-	reset(f->skel);
+	small = attach(man, skel->progs.on_usdt, -1, "/proc/self/exe", "test",
+		       "mix", NULL);
+	assert_int_equal(man->specs.live_cnt, 1);
+	reset(skel);
 	errno = 0;
-	assert_null(usdt_manager__attach(f->man, f->skel->progs.on_usdt, -1,
+	assert_null(usdt_manager__attach(man, skel->progs.on_usdt, -1,
 					 "/proc/self/exe", "test", "many300",
 					 NULL));
 	assert_int_equal(errno, E2BIG);
-	assert_int_equal(f->man->live_cnt, 1);
-	assert_ids_packed(f->skel, 1);
+	assert_int_equal(man->specs.live_cnt, 1);
+	assert_ids_packed(skel, 1);
+	/* The outer array holds just the chunks for 200 IDs. */
+	assert_int_equal(bpf_map__max_entries(skel->maps.usdt__specs), 4);
 	fire_many300();
-	assert_int_equal(hits(f->skel), 0);
+	assert_int_equal(hits(skel), 0);
 	release(small);
+	assert_specs_empty(skel, man);
+	release(man);
+	release(skel);
+}
+
+static void test_e2big_leaves_nothing(void **state)
+{
+	struct fix *f = *state;
+	struct usdt_link *l;
+
+	/* Without an option, 300 distinct specs fit (5 chunks of 64). */
+	l = attach(f->man, f->skel->progs.on_usdt, -1, "/proc/self/exe",
+		   "test", "many300", NULL);
+	assert_int_equal(usdt_link__spec_cnt(l), 300);
+	assert_ids_packed(f->skel, 300);
+	assert_int_equal(inner_cnt(bpf_map__fd(f->skel->maps.usdt__specs)), 5);
+	release(l);
 	assert_specs_empty(f->skel, f->man);
 
-	/* The same in per-site mode, and for a full IP map. */
-	errno = 0;
-	assert_null(usdt_manager__attach(f->perf_man,
-					 f->perf_skel->progs.on_usdt, -1,
-					 "/proc/self/exe", "test", "many300",
-					 NULL));
-	assert_int_equal(errno, E2BIG);
-	assert_specs_empty(f->perf_skel, f->perf_man);
+	e2big_past_cap(false);
+	e2big_past_cap(true);
 }
 
 static void test_ip_map_full_unwinds(void **state)
@@ -795,7 +799,7 @@ static void test_shared_spec(void **state)
 		   "shared", NULL);
 	assert_int_equal(usdt_link__site_cnt(l), 400);
 	assert_int_equal(usdt_link__spec_cnt(l), 1);
-	assert_int_equal(f->man->live_cnt, 1);
+	assert_int_equal(f->man->specs.live_cnt, 1);
 	assert_ids_packed(f->skel, 1);
 	fire_shared();
 	assert_int_equal(hits(f->skel), 400);
@@ -919,7 +923,7 @@ static void test_ip_collision(void **state)
 	assert_null(usdt_manager__attach(f->man, f->skel->progs.on_usdt3, 0,
 					 "/proc/self/exe", "test", "mix", &o2));
 	assert_int_equal(errno, EEXIST);
-	assert_int_equal(f->man->live_cnt, 1);
+	assert_int_equal(f->man->specs.live_cnt, 1);
 	reset(f->skel);
 	call_mix();
 	assert_int_equal(hits(f->skel), 1);

@@ -20,6 +20,7 @@
 
 #include "test_util.h"
 #include "oom_wrap.h"
+#include "chunk_util.h"
 #include "manager.h"
 #include "usdt_test.h"
 #include "usdt_test.skel.h"
@@ -42,6 +43,26 @@ void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd,
 	return __real_mmap(addr, len, prot, flags, fd, off);
 }
 
+/* So does a map the manager creates: a chunk of specs or of storage, or
+ * the IP map's hash (the kernel's memory). */
+int __real_bpf_map_create(enum bpf_map_type type, const char *name,
+			  __u32 key_sz, __u32 value_sz, __u32 max,
+			  const struct bpf_map_create_opts *opts);
+int __wrap_bpf_map_create(enum bpf_map_type type, const char *name,
+			  __u32 key_sz, __u32 value_sz, __u32 max,
+			  const struct bpf_map_create_opts *opts);
+
+int __wrap_bpf_map_create(enum bpf_map_type type, const char *name,
+			  __u32 key_sz, __u32 value_sz, __u32 max,
+			  const struct bpf_map_create_opts *opts)
+{
+	if (should_fail()) {
+		errno = ENOMEM;
+		return -ENOMEM;
+	}
+	return __real_bpf_map_create(type, name, key_sz, value_sz, max, opts);
+}
+
 static volatile long g_val = 31;
 
 static __attribute__((always_inline)) inline void site(long v)
@@ -58,12 +79,12 @@ __attribute__((noinline)) void fire_two(void)
 
 static void check_nothing_left(struct usdt_test *skel, struct usdt_manager *man)
 {
-	long key;
+	uint32_t zero;
 
-	assert_int_equal(man->live_cnt, 0);
-	assert_int_not_equal(bpf_map_get_next_key(
-				     bpf_map__fd(skel->maps.usdt__ip2spec), NULL,
-				     &key), 0);
+	assert_int_equal(man->specs.live_cnt, 0);
+	assert_int_equal(specs_used(bpf_map__fd(skel->maps.usdt__specs), &zero),
+			 0);
+	assert_int_equal(ip_cnt(bpf_map__fd(skel->maps.usdt__ip2spec)), 0);
 	skel->bss->hit_cnt = 0;
 	fire_two();
 	assert_int_equal(skel->bss->hit_cnt, 0);
@@ -226,8 +247,8 @@ static void storage_nothing_left(void *arg)
 {
 	struct storage_ctx *t = arg;
 
-	assert_int_equal(t->man->live_cnt, 0);
-	assert_int_equal(t->man->storage.live_cnt, 0);
+	assert_int_equal(t->man->specs.live_cnt, 0);
+	assert_int_equal(t->man->storage.slots.live_cnt, 0);
 	fire_two();
 	assert_int_equal(t->skel->bss->all_cnt, 0);
 }
@@ -261,7 +282,7 @@ static void oom_storage(bool perf, bool ip)
 	t.man = man;
 	l = attach_oom(man, skel->progs.on_hit, &ao, storage_nothing_left, &t,
 		       &n);
-	assert_non_null(man->storage.mem);
+	assert_non_null(man->storage.slots.mem);
 	print_message("storage, %s%s: %ld allocations, each failure clean\n",
 		      perf ? "perf" : "uprobe_multi", ip ? " + IP map" : "", n);
 	fire_two();
@@ -272,7 +293,7 @@ static void oom_storage(bool perf, bool ip)
 	assert_int_equal(((const struct storage_test_val *)
 				  usdt_link__storage(l, 1))->hits, 1);
 	usdt_link__destroy(l);
-	assert_int_equal(man->storage.live_cnt, 0);
+	assert_int_equal(man->storage.slots.live_cnt, 0);
 	usdt_manager__free(man);
 	storage_test__destroy(skel);
 }

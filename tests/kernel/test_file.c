@@ -19,6 +19,7 @@
 #include <bpf/bpf.h>
 
 #include "test_util.h"
+#include "chunk_util.h"
 #include "manager.h"
 #include "skel_fixture.h"
 #include "tool_run.h"
@@ -405,7 +406,7 @@ static void test_zombie(void **state)
 		assert_int_equal(errno, ESRCH);
 	}
 	assert_int_equal(waitpid(pid, NULL, 0), pid);
-	assert_int_equal(f->man->live_cnt, 0);
+	assert_int_equal(f->man->specs.live_cnt, 0);
 }
 
 /*
@@ -451,8 +452,8 @@ static void test_program_of_other_object(void **state)
 					 -1, "/proc/self/exe", "tf", "fire",
 					 NULL));
 	assert_int_equal(errno, EINVAL);
-	assert_int_equal(f->man->live_cnt, 0);
-	assert_int_equal(f->perf_man->live_cnt, 0);
+	assert_int_equal(f->man->specs.live_cnt, 0);
+	assert_int_equal(f->perf_man->specs.live_cnt, 0);
 }
 
 /* Read an int at byte off of the .bss map through its fd. */
@@ -486,7 +487,6 @@ static void test_links_outlive_manager(void **state)
 	int ips = dup(bpf_map__fd(skel->maps.usdt__ip2spec));
 	int bss = dup(bpf_map__fd(skel->maps.bss));
 	uint32_t id;
-	long key;
 
 	l = attach(man, skel->progs.on_usdt, 0, "/proc/self/exe", "tf", "fire",
 		   &o);
@@ -494,11 +494,13 @@ static void test_links_outlive_manager(void **state)
 	usdt_test__destroy(skel);
 	fire(1);
 	assert_int_equal(bss_read(bss, cnt_off), 1);
-	assert_int_equal(bpf_map_get_next_key(ips, NULL, &key), 0);
+	assert_int_equal(ip_cnt(ips), 1);
 	assert_int_equal(usdt_link__destroy(l), 0);
-	assert_int_not_equal(bpf_map_get_next_key(ips, NULL, &key), 0);
+	/* The last link gone, the manager's maps go too. */
+	assert_int_equal(ip_cnt(ips), 0);
+	assert_int_equal(inner_cnt(specs), 0);
 	for (id = 0; id < 4; id++) {
-		assert_int_equal(bpf_map_lookup_elem(specs, &id, &spec), 0);
+		assert_int_equal(spec_read(specs, id, &spec), 0);
 		assert_memory_equal(&spec, &zero, sizeof(spec));
 	}
 	fire(2);
@@ -513,18 +515,21 @@ static void test_destroy_reports_error(void **state)
 {
 	struct fix *f = *state;
 	USDT_OPTS(usdt_attach_opts, o, .force_ip_map = true);
-	int ips = bpf_map__fd(f->skel->maps.usdt__ip2spec);
+	int ips;
 	struct usdt_link *l;
 	long key;
 
 	l = attach(f->man, f->skel->progs.on_usdt, 0, "/proc/self/exe", "tf",
 		   "fire", &o);
+	ips = inner_fd(bpf_map__fd(f->skel->maps.usdt__ip2spec), 0);
+	assert_true(ips >= 0);
 	assert_int_equal(bpf_map_get_next_key(ips, NULL, &key), 0);
 	assert_int_equal(bpf_map_delete_elem(ips, &key), 0);
+	close(ips);
 	errno = 0;
 	assert_int_equal(usdt_link__destroy(l), -ENOENT);
 	assert_int_equal(errno, ENOENT);
-	assert_int_equal(f->man->live_cnt, 0);
+	assert_int_equal(f->man->specs.live_cnt, 0);
 	reset(f->skel);
 	fire(3);
 	assert_int_equal(hits(f->skel), 0);

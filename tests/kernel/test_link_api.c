@@ -200,13 +200,13 @@ static void test_pin(void **state)
 	lib_fire(42);
 	assert_int_equal(f->skel->bss->lib_x, 42);
 	assert_int_equal(f->skel->bss->lib_cookie, 0x77);
-	assert_int_equal(f->man->live_cnt, 1);
+	assert_int_equal(f->man->specs.live_cnt, 1);
 	/* A new attach does not take the pinned link's spec ID. */
 	{
 		USDT_OPTS(usdt_attach_opts, ao2, .usdt_cookie = 0x88);
 		struct usdt_link *l2 = attach_lib(f, &ao2);
 
-		assert_int_equal(f->man->live_cnt, 2);
+		assert_int_equal(f->man->specs.live_cnt, 2);
 		usdt_link__destroy(l2);
 	}
 	lib_fire(43);

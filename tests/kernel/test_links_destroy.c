@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 
 #include "test_util.h"
+#include "chunk_util.h"
 #include "usdt.h"
 #include "usdt_spec.h"
 #include "usdt_test.h"
@@ -28,26 +29,15 @@ __attribute__((noinline)) void fire_many(long v)
 /* Every spec of the object is zero: every ID was given back. */
 static void assert_specs_zero(struct usdt_test *skel)
 {
-	int fd = bpf_map__fd(skel->maps.usdt__specs);
-	struct usdt_spec spec, zero = { 0 };
-	__u32 id, max = bpf_map__max_entries(skel->maps.usdt__specs);
+	uint32_t zero;
 
-	for (id = 0; id < max; id++) {
-		assert_int_equal(bpf_map_lookup_elem(fd, &id, &spec), 0);
-		assert_memory_equal(&spec, &zero, sizeof(spec));
-	}
+	assert_int_equal(specs_used(bpf_map__fd(skel->maps.usdt__specs), &zero),
+			 0);
 }
 
 static int ip_entries(struct usdt_test *skel)
 {
-	int fd = bpf_map__fd(skel->maps.usdt__ip2spec), n = 0;
-	long key, next;
-
-	while (!bpf_map_get_next_key(fd, n ? &key : NULL, &next)) {
-		key = next;
-		n++;
-	}
-	return n;
+	return ip_cnt(bpf_map__fd(skel->maps.usdt__ip2spec));
 }
 
 static struct usdt_test *load(struct usdt_manager **man, bool perf)

@@ -8,6 +8,7 @@
 #include <sys/utsname.h>
 
 #include "test_util.h"
+#include "chunk_util.h"
 #include "manager.h"
 #include "usdt_test.h"
 #include "usdt_test.skel.h"
@@ -24,10 +25,16 @@ static void test_load_and_verify(void **state)
 	assert_int_equal(usdt_test__load(skel), 0);
 	assert_true(bpf_program__fd(skel->progs.on_usdt) >= 0);
 	assert_true(bpf_program__fd(skel->progs.on_usdt3) >= 0);
-	assert_int_equal(bpf_map__max_entries(skel->maps.usdt__specs), 256);
-	assert_int_equal(bpf_map__max_entries(skel->maps.usdt__ip2spec), 1024);
-	assert_int_equal(bpf_map__value_size(skel->maps.usdt__specs),
-			 sizeof(struct usdt_spec));
+	/* The hard limits: 1024 chunks of 64 specs, 4 IPs a spec; no chunk
+	 * and no IP hash before the first attach. */
+	assert_int_equal(bpf_map__max_entries(skel->maps.usdt__specs), 1024);
+	assert_int_equal(bpf_map__type(skel->maps.usdt__specs),
+			 BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	assert_int_equal(bpf_map__max_entries(skel->maps.usdt__ip2spec), 1);
+	assert_int_equal(man->max_specs, 65536);
+	assert_int_equal(man->ips.cap, 4 * 65536);
+	assert_int_equal(inner_cnt(bpf_map__fd(skel->maps.usdt__specs)), 0);
+	assert_int_equal(inner_cnt(bpf_map__fd(skel->maps.usdt__ip2spec)), 0);
 	if (usdt__features()->uprobe_multi)
 		assert_int_equal(bpf_program__expected_attach_type(
 					 skel->progs.on_usdt),
@@ -47,8 +54,10 @@ static void test_sizes_before_load(void **state)
 	man = usdt_manager__new(skel->obj, &o);
 	assert_non_null(man);
 	assert_int_equal(usdt_test__load(skel), 0);
-	assert_int_equal(bpf_map__max_entries(skel->maps.usdt__specs), 1000);
-	assert_int_equal(bpf_map__max_entries(skel->maps.usdt__ip2spec), 5000);
+	/* Caps: chunks for 1000 specs (16 of 64), 1000 and 5000 exactly. */
+	assert_int_equal(bpf_map__max_entries(skel->maps.usdt__specs), 16);
+	assert_int_equal(man->max_specs, 1000);
+	assert_int_equal(man->ips.cap, 5000);
 	/* no_uprobe_multi leaves the programs for perf uprobes. */
 	assert_int_not_equal(bpf_program__expected_attach_type(
 				     skel->progs.on_usdt),

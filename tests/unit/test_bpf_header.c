@@ -16,6 +16,7 @@
 #include "manager.h"
 #include "usdt.h"
 #include "usdt_spec.h"
+#include "manager.h"
 
 #define OUT USDT_OBJDIR "/tests/unit/bpf"
 
@@ -87,6 +88,7 @@ static bool has_func(const struct btf *btf, const char *name)
  * our functions link under our own names. */
 static void test_libbpf_names(void **state)
 {
+	struct usdt_manager *man;
 	struct bpf_object *obj;
 	struct bpf_map *map;
 	const struct btf *btf;
@@ -94,12 +96,15 @@ static void test_libbpf_names(void **state)
 	assert_int_equal(compile("names.bpf.c", "names.o", "-D__TARGET_ARCH_x86"), 0);
 	obj = bpf_object__open_file(OUT "/names.o", NULL);
 	assert_non_null(obj);
+	/* 100 specs: two chunks of 64, 100 exactly; 300 IPs. */
 	map = bpf_object__find_map_by_name(obj, "usdt__specs");
 	assert_non_null(map);
-	assert_int_equal(bpf_map__max_entries(map), 100);
-	map = bpf_object__find_map_by_name(obj, "usdt__ip2spec");
-	assert_non_null(map);
-	assert_int_equal(bpf_map__max_entries(map), 300);
+	assert_int_equal(bpf_map__max_entries(map), 2);
+	man = usdt_manager__new(obj, NULL);
+	assert_non_null(man);
+	assert_int_equal(man->max_specs, 100);
+	assert_int_equal(man->ips.cap, 300);
+	usdt_manager__free(man);
 	btf = bpf_object__btf(obj);
 	assert_non_null(btf);
 	assert_true(has_func(btf, "usdt__arg"));
@@ -144,6 +149,23 @@ static uint32_t set_layout(struct bpf_object *obj, uint32_t layout)
 	return 0;
 }
 
+/* src built with extra flags: usdt_manager__new() refuses it, EPROTO. */
+static void assert_refused(const char *src, const char *out,
+			   const char *extra)
+{
+	struct bpf_object *obj;
+	char path[256];
+
+	assert_int_equal(compile(src, out, extra), 0);
+	snprintf(path, sizeof(path), OUT "/%s", out);
+	obj = bpf_object__open_file(path, NULL);
+	assert_non_null(obj);
+	errno = 0;
+	assert_null(usdt_manager__new(obj, NULL));
+	assert_int_equal(errno, EPROTO);
+	bpf_object__close(obj);
+}
+
 static void test_layout_checked(void **state)
 {
 	struct bpf_object *obj;
@@ -163,14 +185,12 @@ static void test_layout_checked(void **state)
 	usdt_manager__free(man);
 	bpf_object__close(obj);
 
+	/* Built with the header before capacity on demand (layout 2). */
+	assert_refused("oldmaps.bpf.c", "layout2.o", "-DLAYOUT=2");
+	/* Saying this layout, with that layout's maps: refused too. */
+	assert_refused("oldmaps.bpf.c", "layout3.o", "-DLAYOUT=USDT_SPEC_LAYOUT");
 	/* An object with the maps but no layout at all: an older header. */
-	assert_int_equal(compile("nolayout.bpf.c", "nolayout.o", ""), 0);
-	obj = bpf_object__open_file(OUT "/nolayout.o", NULL);
-	assert_non_null(obj);
-	errno = 0;
-	assert_null(usdt_manager__new(obj, NULL));
-	assert_int_equal(errno, EPROTO);
-	bpf_object__close(obj);
+	assert_refused("nolayout.bpf.c", "nolayout.o", "");
 }
 
 /* The linkage of FUNC name in btf: BTF_FUNC_GLOBAL, _STATIC; -1 if none. */

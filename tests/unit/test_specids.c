@@ -9,11 +9,18 @@
 
 #include <unistd.h>
 
-#define FAKE_MAX 8
+#include <sys/mman.h>
+#include <bpf/bpf.h>
 
-static struct usdt_spec fake[FAKE_MAX];
-static int fail_writes;		/* fail the next N writes */
-static int writes;
+/* The outer array: FAKE_CHUNKS chunks of USDT_SPEC_CHUNK specs; each
+ * chunk a memfd, which the manager maps as it would the kernel's array. */
+#define FAKE_CHUNKS 3
+#define FAKE_MAX (FAKE_CHUNKS * USDT_SPEC_CHUNK)
+
+static int chunk_fd[FAKE_CHUNKS];	/* our copy of each chunk, or -1 */
+static int fail_creates;		/* fail the next N map creations */
+static int fail_inserts;		/* and outer-map updates */
+static int creates;
 
 /* The manager dup()s the maps' descriptors: hand it a real one. */
 int __wrap_bpf_map__fd(const struct bpf_map *map)
@@ -21,26 +28,99 @@ int __wrap_bpf_map__fd(const struct bpf_map *map)
 	return STDERR_FILENO;
 }
 
+const char *__wrap_bpf_map__name(const struct bpf_map *map)
+{
+	return "usdt__specs";
+}
+
 __u32 __wrap_bpf_map__max_entries(const struct bpf_map *map)
 {
-	return FAKE_MAX;
+	return FAKE_CHUNKS;
+}
+
+int __wrap_bpf_map_create(enum bpf_map_type type, const char *name,
+			  __u32 key_sz, __u32 value_sz, __u32 max,
+			  const struct bpf_map_create_opts *opts)
+{
+	int fd;
+
+	if (fail_creates) {
+		fail_creates--;
+		errno = EPERM;
+		return -EPERM;
+	}
+	assert_int_equal(type, BPF_MAP_TYPE_ARRAY);
+	assert_int_equal(value_sz, sizeof(struct usdt_spec));
+	assert_int_equal(max, USDT_SPEC_CHUNK);
+	assert_int_equal(opts->map_flags, BPF_F_MMAPABLE);
+	fd = memfd_create("chunk", MFD_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 65536), 0);
+	creates++;
+	return fd;
+}
+
+int __wrap_bpf_map_lookup_elem(int fd, const void *key, void *value)
+{
+	uint32_t k = *(const uint32_t *)key;
+
+	assert_true(k < FAKE_CHUNKS);
+	if (chunk_fd[k] < 0) {
+		errno = ENOENT;
+		return -ENOENT;
+	}
+	*(uint32_t *)value = 100 + k;
+	return 0;
 }
 
 int __wrap_bpf_map_update_elem(int fd, const void *key, const void *value,
 			       __u64 flags)
 {
-	uint32_t id = *(const uint32_t *)key;
+	uint32_t k = *(const uint32_t *)key;
 
-	writes++;
-	if (fail_writes) {
-		fail_writes--;
+	if (fail_inserts) {
+		fail_inserts--;
 		errno = EIO;
-		return -1;
+		return -EIO;
 	}
 	assert_true(fd > STDERR_FILENO);
-	assert_true(id < FAKE_MAX);
-	memcpy(&fake[id], value, sizeof(fake[id]));
+	assert_true(k < FAKE_CHUNKS);
+	assert_int_equal(chunk_fd[k], -1);
+	chunk_fd[k] = dup(*(const int *)value);
 	return 0;
+}
+
+int __wrap_bpf_map_delete_elem(int fd, const void *key)
+{
+	uint32_t k = *(const uint32_t *)key;
+
+	assert_true(k < FAKE_CHUNKS && chunk_fd[k] >= 0);
+	close(chunk_fd[k]);
+	chunk_fd[k] = -1;
+	return 0;
+}
+
+/* Spec id as the BPF side would read it. */
+static struct usdt_spec fake(uint32_t id)
+{
+	struct usdt_spec s;
+
+	memset(&s, 0, sizeof(s));
+	if (chunk_fd[id / USDT_SPEC_CHUNK] >= 0)
+		assert_int_equal(pread(chunk_fd[id / USDT_SPEC_CHUNK], &s,
+				       sizeof(s),
+				       (off_t)(id % USDT_SPEC_CHUNK) * sizeof(s)),
+				 sizeof(s));
+	return s;
+}
+
+static int chunks(void)
+{
+	int k, n = 0;
+
+	for (k = 0; k < FAKE_CHUNKS; k++)
+		n += chunk_fd[k] >= 0;
+	return n;
 }
 
 static struct usdt_spec spec_of(long v)
@@ -60,57 +140,68 @@ static struct usdt_spec spec_of(long v)
 static int setup(void **state)
 {
 	struct usdt_manager *man = calloc(1, sizeof(*man));
+	int k;
 
 	/* Never dereferenced: the wrapped calls ignore it. */
 	man->specs_map = (struct bpf_map *)man;
-	man->specs_fd = man->ip_fd = -1;
-	memset(fake, 0, sizeof(fake));
-	fail_writes = 0;
-	writes = 0;
+	man->ips.outer_fd = man->ips.fd = -1;
+	for (k = 0; k < FAKE_CHUNKS; k++)
+		chunk_fd[k] = -1;
+	fail_creates = fail_inserts = 0;
+	creates = 0;
 	*state = man;
 	return 0;
 }
 
 static int teardown(void **state)
 {
+	int k;
+
+	/* The chunks come out of the outer map with the manager. */
 	usdt__manager_release(*state);
+	for (k = 0; k < FAKE_CHUNKS; k++)
+		assert_int_equal(chunk_fd[k], -1);
 	return 0;
 }
 
-static bool is_zero(const struct usdt_spec *s)
+static bool is_zero(const struct usdt_spec s)
 {
 	static const struct usdt_spec zero;
 
-	return !memcmp(s, &zero, sizeof(zero));
+	return !memcmp(&s, &zero, sizeof(zero));
 }
 
 static void test_dedup_and_refcount(void **state)
 {
 	struct usdt_manager *man = *state;
-	struct usdt_spec a = spec_of(1), b = spec_of(2);
+	struct usdt_spec a = spec_of(1), b = spec_of(2), f;
 
+	assert_int_equal(chunks(), 0);		/* nothing before the first */
 	assert_int_equal(usdt__spec_get(man, &a), 0);
 	assert_int_equal(usdt__spec_get(man, &b), 1);
 	assert_int_equal(usdt__spec_get(man, &a), 0);	/* shared */
-	assert_int_equal(writes, 2);			/* no write for a hit */
-	assert_int_equal(man->live_cnt, 2);
-	assert_memory_equal(&fake[0], &a, sizeof(a));
-	assert_memory_equal(&fake[1], &b, sizeof(b));
+	assert_int_equal(creates, 1);			/* one chunk */
+	assert_int_equal(man->specs.live_cnt, 2);
+	f = fake(0);
+	assert_memory_equal(&f, &a, sizeof(a));
+	f = fake(1);
+	assert_memory_equal(&f, &b, sizeof(b));
 
 	/* The same content with another cookie is another spec. */
 	a.usr_cookie = 9;
 	assert_int_equal(usdt__spec_get(man, &a), 2);
 
 	usdt__spec_put(man, 0);			/* a: one reference left */
-	assert_false(is_zero(&fake[0]));
+	assert_false(is_zero(fake(0)));
 	usdt__spec_put(man, 0);			/* gone: zeroed, freed */
-	assert_true(is_zero(&fake[0]));
-	assert_int_equal(man->live_cnt, 2);
+	assert_true(is_zero(fake(0)));
+	assert_int_equal(man->specs.live_cnt, 2);
 	/* Putting a dead or unknown ID changes nothing. */
 	usdt__spec_put(man, 0);
 	usdt__spec_put(man, 7);
+	usdt__spec_put(man, 100000);
 	usdt__spec_put(man, -1);
-	assert_int_equal(man->live_cnt, 2);
+	assert_int_equal(man->specs.live_cnt, 2);
 }
 
 static void test_free_list_reused_first(void **state)
@@ -132,10 +223,12 @@ static void test_free_list_reused_first(void **state)
 	assert_int_equal(usdt__spec_get(man, &s), 3);
 	s = spec_of(202);
 	assert_int_equal(usdt__spec_get(man, &s), 5);
-	assert_int_equal(man->next_id, 6);
+	assert_int_equal(man->specs.next, 6);
 }
 
-static void test_full_is_e2big(void **state)
+/* Chunks come one at a time as IDs cross them, up to the outer map's
+ * size; every spec still dedups when full. */
+static void test_grows_then_e2big(void **state)
 {
 	struct usdt_manager *man = *state;
 	struct usdt_spec s;
@@ -144,43 +237,67 @@ static void test_full_is_e2big(void **state)
 	for (i = 0; i < FAKE_MAX; i++) {
 		s = spec_of(i);
 		assert_int_equal(usdt__spec_get(man, &s), i);
+		assert_int_equal(chunks(), i / USDT_SPEC_CHUNK + 1);
 	}
 	s = spec_of(1000);
 	assert_int_equal(usdt__spec_get(man, &s), -E2BIG);
-	/* An existing spec still dedups when full. */
-	s = spec_of(3);
-	assert_int_equal(usdt__spec_get(man, &s), 3);
-	usdt__spec_put(man, 3);
+	assert_int_equal(chunks(), FAKE_CHUNKS);
+	/* The hash grew with them: every spec is found again. */
+	assert_true(man->bucket_cnt >= 2 * (uint32_t)FAKE_MAX - 1);
+	for (i = 0; i < FAKE_MAX; i++) {
+		s = spec_of(i);
+		assert_int_equal(usdt__spec_get(man, &s), i);
+		usdt__spec_put(man, i);
+	}
 	usdt__spec_put(man, 3);
 	s = spec_of(1000);
 	assert_int_equal(usdt__spec_get(man, &s), 3);
-	assert_int_equal(man->live_cnt, FAKE_MAX);
+	assert_int_equal(man->specs.live_cnt, FAKE_MAX);
 }
 
-static void test_failed_write_takes_nothing(void **state)
+/* A cap the user set (max_specs) stops before the outer map is full. */
+static void test_cap(void **state)
+{
+	struct usdt_manager *man = *state;
+	struct usdt_spec s;
+	int i;
+
+	man->max_specs = 70;
+	for (i = 0; i < 70; i++) {
+		s = spec_of(i);
+		assert_int_equal(usdt__spec_get(man, &s), i);
+	}
+	s = spec_of(70);
+	assert_int_equal(usdt__spec_get(man, &s), -E2BIG);
+	assert_int_equal(chunks(), 2);
+	assert_int_equal(man->specs.live_cnt, 70);
+}
+
+/* A chunk that cannot be made takes nothing; the next try makes it. */
+static void test_failed_chunk_takes_nothing(void **state)
 {
 	struct usdt_manager *man = *state;
 	struct usdt_spec a = spec_of(1), b = spec_of(2);
 
-	fail_writes = 1;
+	fail_creates = 1;
+	assert_int_equal(usdt__spec_get(man, &a), -EPERM);
+	fail_inserts = 1;
 	assert_int_equal(usdt__spec_get(man, &a), -EIO);
-	assert_int_equal(man->live_cnt, 0);
-	assert_int_equal(man->next_id, 0);
+	assert_int_equal(man->specs.live_cnt, 0);
+	assert_int_equal(man->specs.next, 0);
+	assert_int_equal(man->specs.cnt, 0);
+	assert_int_equal(chunks(), 0);
 	assert_int_equal(usdt__spec_get(man, &a), 0);
 	assert_int_equal(usdt__spec_get(man, &b), 1);
-	usdt__spec_put(man, 0);
-	/* A failed write of a reused ID leaves it on the free list. */
-	fail_writes = 1;
-	assert_int_equal(usdt__spec_get(man, &b), 1);	/* dedup, no write */
-	assert_int_equal(usdt__spec_get(man, &a), -EIO);
-	assert_int_equal(man->free_cnt, 1);
-	assert_int_equal(usdt__spec_get(man, &a), 0);
-	assert_int_equal(man->free_cnt, 0);
-	/* A failed zeroing still frees the ID. */
-	fail_writes = 1;
-	usdt__spec_put(man, 0);
-	assert_int_equal(man->free_cnt, 1);
-	assert_int_equal(man->live_cnt, 1);
+	assert_int_equal(chunks(), 1);
+	/* A chunk already in the outer map is another manager's. */
+	chunk_fd[1] = dup(chunk_fd[0]);
+	man->specs.next = USDT_SPEC_CHUNK;
+	assert_int_equal(usdt__spec_get(man, &(struct usdt_spec){ .arg_cnt = 5 }),
+			 -EBUSY);
+	assert_int_equal(man->specs.live_cnt, 2);
+	close(chunk_fd[1]);
+	chunk_fd[1] = -1;
 }
 
 static void test_many_cycles_stay_compact(void **state)
@@ -189,19 +306,20 @@ static void test_many_cycles_stay_compact(void **state)
 	int round, i, id;
 
 	for (round = 0; round < 100; round++) {
-		for (i = 0; i < FAKE_MAX; i++) {
-			struct usdt_spec s = spec_of(round * 10 + i);
+		for (i = 0; i < USDT_SPEC_CHUNK; i++) {
+			struct usdt_spec s = spec_of(round * 100 + i);
 
 			id = usdt__spec_get(man, &s);
-			assert_true(id >= 0 && id < FAKE_MAX);
+			assert_true(id >= 0 && id < USDT_SPEC_CHUNK);
 		}
-		for (i = FAKE_MAX - 1; i >= 0; i--)
+		for (i = USDT_SPEC_CHUNK - 1; i >= 0; i--)
 			usdt__spec_put(man, i);
-		assert_int_equal(man->live_cnt, 0);
-		for (i = 0; i < FAKE_MAX; i++)
-			assert_true(is_zero(&fake[i]));
+		assert_int_equal(man->specs.live_cnt, 0);
+		for (i = 0; i < USDT_SPEC_CHUNK; i++)
+			assert_true(is_zero(fake(i)));
 	}
-	assert_int_equal(man->next_id, FAKE_MAX);
+	assert_int_equal(man->specs.next, USDT_SPEC_CHUNK);
+	assert_int_equal(chunks(), 1);
 }
 
 int main(void)
@@ -211,9 +329,10 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_free_list_reused_first,
 						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_full_is_e2big, setup,
+		cmocka_unit_test_setup_teardown(test_grows_then_e2big, setup,
 						teardown),
-		cmocka_unit_test_setup_teardown(test_failed_write_takes_nothing,
+		cmocka_unit_test_setup_teardown(test_cap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failed_chunk_takes_nothing,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_cycles_stay_compact,
 						setup, teardown),

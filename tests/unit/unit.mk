@@ -3,7 +3,9 @@
 # The spec-ID allocator runs against a fake map: libbpf's map calls are
 # wrapped by the test.
 LDFLAGS_test_specids := -Wl,--wrap=bpf_map__fd \
-	-Wl,--wrap=bpf_map__max_entries -Wl,--wrap=bpf_map_update_elem
+	-Wl,--wrap=bpf_map__max_entries -Wl,--wrap=bpf_map_update_elem \
+	-Wl,--wrap=bpf_map_create -Wl,--wrap=bpf_map_lookup_elem \
+	-Wl,--wrap=bpf_map_delete_elem -Wl,--wrap=bpf_map__name
 
 # The unit tests under valgrind: any error or leak fails the test.
 VALGRIND := valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=99

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Chunked arrays: the spec map and the storage map of bpf/usdt.bpf.h are
+ * arrays of maps whose entries, mmapable arrays of `per` values each, are
+ * created here when the first index in them is handed out. Value i lives
+ * at entry i % per of chunk i / per; the BPF side does two array lookups,
+ * both inlined by the kernel.
+ *
+ * Invariants: chunks 0 to cnt - 1 exist, are mapped at mem[k] and sit in
+ * the outer map; an index below next is either taken or zero and on the
+ * free stack, which has room for every index of every chunk, so giving one
+ * back cannot fail. A chunk is written in place through its mapping (no
+ * syscall) and its descriptor is closed at once: the outer map and the
+ * mapping hold it, so 1024 chunks cost no descriptor.
+ *
+ * Chunks are never taken out while the manager lives (hits of links being
+ * destroyed may still read them); at release, they are taken out of the
+ * outer map unless a pinned link still reads them, so that another manager
+ * may use the object afterwards.
+ */
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <linux/bpf.h>
+
+#include "manager.h"
+
+/* The type id leads to through typedefs and qualifiers. */
+static const struct btf_type *skip_mods(const struct btf *btf, __u32 *id)
+{
+	const struct btf_type *t = btf__type_by_id(btf, *id);
+
+	while (t && (btf_is_typedef(t) || btf_is_mod(t))) {
+		*id = t->type;
+		t = btf__type_by_id(btf, *id);
+	}
+	return t;
+}
+
+/* The type of member name of struct s, or 0. */
+static __u32 member_type(const struct btf *btf, const struct btf_type *s,
+			 const char *name)
+{
+	const struct btf_member *m = btf_members(s);
+	unsigned int i, n = btf_vlen(s);
+
+	for (i = 0; i < n; i++, m++)
+		if (!strcmp(btf__name_by_offset(btf, m->name_off), name))
+			return m->type;
+	return 0;
+}
+
+/* Field name of map definition s: the type it points to, or 0. */
+static __u32 def_field(const struct btf *btf, const struct btf_type *s,
+		       const char *name)
+{
+	__u32 id = member_type(btf, s, name);
+	const struct btf_type *t = id ? skip_mods(btf, &id) : NULL;
+
+	return t && btf_is_ptr(t) ? t->type : 0;
+}
+
+int usdt__inner_def(const struct btf *btf, const char *map, uint32_t *per,
+		    uint32_t *value_sz)
+{
+	const struct btf_type *t, *inner;
+	__s64 sz;
+	__u32 id;
+	int var;
+
+	if (!btf)
+		return -ENOENT;
+	var = btf__find_by_name_kind(btf, map, BTF_KIND_VAR);
+	if (var <= 0)
+		return -ENOENT;
+	id = btf__type_by_id(btf, var)->type;
+	t = skip_mods(btf, &id);
+	if (!t || !btf_is_struct(t))
+		return -ENOENT;
+	/* values: an array of pointers to the inner definition. */
+	id = member_type(btf, t, "values");
+	t = id ? skip_mods(btf, &id) : NULL;
+	if (!t || !btf_is_array(t))
+		return -ENOENT;
+	id = btf_array(t)->type;
+	t = skip_mods(btf, &id);
+	if (!t || !btf_is_ptr(t))
+		return -ENOENT;
+	id = t->type;
+	inner = skip_mods(btf, &id);
+	if (!inner || !btf_is_struct(inner))
+		return -ENOENT;
+	id = def_field(btf, inner, "max_entries");
+	t = id ? skip_mods(btf, &id) : NULL;
+	if (!t || !btf_is_array(t))
+		return -ENOENT;
+	*per = btf_array(t)->nelems;
+	id = def_field(btf, inner, "value");
+	sz = id ? btf__resolve_size(btf, id) : -1;
+	if (sz <= 0 || sz > UINT32_MAX || !*per)
+		return -ENOENT;
+	*value_sz = (uint32_t)sz;
+	return 0;
+}
+
+int usdt__chunks_open(struct usdt__chunks *c, const struct bpf_map *outer,
+		      uint32_t value_sz, uint32_t per, uint32_t aux_sz,
+		      uint32_t cap)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint32_t max = bpf_map__max_entries(outer);
+
+	memset(c, 0, sizeof(*c));
+	snprintf(c->name, sizeof(c->name), "%s", bpf_map__name(outer));
+	c->value_sz = value_sz;
+	c->stride = (value_sz + 7) & ~7U;
+	c->per = per;
+	c->aux_sz = aux_sz;
+	c->max_chunks = max;
+	/* Every index fits in 32 bits, less one for "none". */
+	c->cap = (uint64_t)max * per >= UINT32_MAX ? UINT32_MAX - 1 : max * per;
+	if (cap && cap < c->cap)
+		c->cap = cap;
+	c->chunk_sz = ((size_t)c->stride * per + page - 1) & ~(size_t)(page - 1);
+	c->fd = fcntl(bpf_map__fd(outer), F_DUPFD_CLOEXEC, 3);
+	if (c->fd < 0)
+		return -errno;
+	c->mem = calloc(max ? max : 1, sizeof(*c->mem));
+	c->aux = calloc(max ? max : 1, sizeof(*c->aux));
+	if (!c->mem || !c->aux) {
+		close(c->fd);
+		free(c->mem);
+		free(c->aux);
+		memset(c, 0, sizeof(*c));
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* A new mmapable array of per values, mapped at *mem; its descriptor. */
+static int chunk_create(const struct usdt__chunks *c, void **mem)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_MMAPABLE);
+	int fd, err;
+
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "usdt__chunk", sizeof(__u32),
+			    c->value_sz, c->per, &o);
+	if (fd < 0)
+		return -errno;
+	*mem = mmap(NULL, c->chunk_sz, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		    0);
+	if (*mem == MAP_FAILED) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/*
+ * Add chunk cnt: room on the free stack and for its bookkeeping first
+ * (kept if a later step fails: harmless), then the map, then the outer
+ * entry. Nothing of it is left on failure.
+ */
+static int chunk_add(struct usdt__chunks *c)
+{
+	uint32_t k = c->cnt, inner_id, *nfree;
+	void *mem, *aux = NULL;
+	int fd, err;
+
+	if (k >= c->max_chunks)
+		return -E2BIG;
+	nfree = realloc(c->free, (size_t)(k + 1) * c->per * sizeof(*nfree));
+	if (!nfree)
+		return -ENOMEM;
+	c->free = nfree;
+	if (c->aux_sz && !(aux = calloc(c->per, c->aux_sz)))
+		return -ENOMEM;
+	if (!bpf_map_lookup_elem(c->fd, &k, &inner_id)) {
+		pr_warn("%s already holds chunk %u: is the map shared with another manager (reused or pinned)?\n",
+			c->name, k);
+		free(aux);
+		return -EBUSY;
+	}
+	fd = chunk_create(c, &mem);
+	if (fd < 0) {
+		free(aux);
+		pr_warn("cannot create a chunk of %s: %s\n", c->name,
+			usdt__errstr(fd));
+		return fd;
+	}
+	if (bpf_map_update_elem(c->fd, &k, &fd, BPF_ANY)) {
+		err = -errno;
+		pr_warn("cannot add a chunk to %s: %s\n", c->name,
+			usdt__errstr(err));
+		munmap(mem, c->chunk_sz);
+		close(fd);
+		free(aux);
+		return err;
+	}
+	close(fd);
+	c->mem[k] = mem;
+	c->aux[k] = aux;
+	c->cnt++;
+	return 0;
+}
+
+int usdt__chunks_take(struct usdt__chunks *c, uint32_t *i)
+{
+	int err;
+
+	if (c->free_cnt) {
+		*i = c->free[--c->free_cnt];
+	} else {
+		if (c->next >= c->cap)
+			return -E2BIG;
+		if (c->next >= c->cnt * c->per && (err = chunk_add(c)))
+			return err;
+		*i = c->next++;
+	}
+	c->live_cnt++;
+	return 0;
+}
+
+void usdt__chunks_give(struct usdt__chunks *c, uint32_t i)
+{
+	if (i >= c->next)
+		return;
+	memset(usdt__chunks_at(c, i), 0, c->value_sz);
+	if (c->aux_sz)
+		memset(usdt__chunks_aux(c, i), 0, c->aux_sz);
+	c->free[c->free_cnt++] = i;
+	c->live_cnt--;
+}
+
+void *usdt__chunks_at(const struct usdt__chunks *c, uint32_t i)
+{
+	return (char *)c->mem[i / c->per] + (size_t)(i % c->per) * c->stride;
+}
+
+void *usdt__chunks_aux(const struct usdt__chunks *c, uint32_t i)
+{
+	return (char *)c->aux[i / c->per] + (size_t)(i % c->per) * c->aux_sz;
+}
+
+void usdt__chunks_close(struct usdt__chunks *c, bool keep)
+{
+	uint32_t k;
+
+	if (!c->mem)
+		return;
+	for (k = 0; k < c->cnt; k++) {
+		munmap(c->mem[k], c->chunk_sz);
+		free(c->aux[k]);
+		if (!keep && c->fd >= 0)
+			bpf_map_delete_elem(c->fd, &k);
+	}
+	close(c->fd);
+	free(c->mem);
+	free(c->aux);
+	free(c->free);
+	memset(c, 0, sizeof(*c));
+}

@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Capacity on demand against the running kernel: 65536 distinct specs
+ * (and as many storage slots) attached without any option, in 1024 chunks
+ * created as needed; E2BIG past that hard limit with nothing left; IDs
+ * recycled after destroy; a few probes cost one chunk and no IP map; the
+ * IP map created at the first IP-map attach and grown, hits going on
+ * through the swap; a second manager on the same maps refused with EBUSY.
+ */
+#include <sys/sdt.h>
+#include <unistd.h>
+
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+
+#include "test_util.h"
+#include "chunk_util.h"
+#include "manager.h"
+#include "capacity_test.skel.h"
+
+/* tests/kernel/cap_sites.S */
+void cap_fire_big(void);
+void cap_fire_more(void);
+
+static volatile long g_zero;
+
+/* Three sites, three specs (the constants differ). */
+__attribute__((noinline)) void fire_few(void)
+{
+	STAP_PROBE1(cap, few, 1);
+	STAP_PROBE1(cap, few, 2);
+	STAP_PROBE1(cap, few, 3 + g_zero);
+}
+
+struct fix {
+	struct capacity_test *skel;
+	struct usdt_manager *man;
+};
+
+static void open_loaded(struct fix *f)
+{
+	f->skel = capacity_test__open();
+	assert_non_null(f->skel);
+	f->man = usdt_manager__new(f->skel->obj, NULL);
+	assert_non_null(f->man);
+	assert_int_equal(capacity_test__load(f->skel), 0);
+}
+
+static void close_fix(struct fix *f)
+{
+	usdt_manager__free(f->man);
+	capacity_test__destroy(f->skel);
+}
+
+static struct usdt_link *attach(struct fix *f, pid_t pid, const char *name,
+				const struct usdt_attach_opts *o)
+{
+	struct usdt_link *l = usdt_manager__attach(f->man, f->skel->progs.on_site,
+						   pid, "/proc/self/exe", "cap",
+						   name, o);
+
+	if (!l)
+		fail_msg("attach cap:%s: %s", name, strerror(errno));
+	return l;
+}
+
+static void reset(struct fix *f)
+{
+	f->skel->bss->hit_cnt = f->skel->bss->arg_sum = 0;
+	f->skel->bss->err_cnt = f->skel->bss->stored_cnt = 0;
+}
+
+static int specs_fd(const struct fix *f)
+{
+	return bpf_map__fd(f->skel->maps.usdt__specs);
+}
+
+static void fire_checked(struct fix *f, void (*fire)(void), __u64 cnt,
+			 __u64 sum)
+{
+	reset(f);
+	fire();
+	assert_int_equal(f->skel->bss->hit_cnt, cnt);
+	assert_int_equal(f->skel->bss->err_cnt, 0);
+	assert_int_equal(f->skel->bss->arg_sum, sum);
+}
+
+/*
+ * 65536 distinct specs, one storage slot each, no option: every hit
+ * reads its own spec and value. The 65537th spec is past the hard limit.
+ */
+static void test_64k_specs_no_option(void **state)
+{
+	uint64_t init = 0;
+	USDT_OPTS(usdt_attach_opts, o, .storage = &init,
+		  .storage_sz = sizeof(init), .storage_per_site = true);
+	const uint64_t n = 65536, sum = n * (n - 1) / 2;
+	struct fix f;
+	struct usdt_link *big, *more;
+	uint32_t first_zero;
+	size_t i;
+
+	if (!usdt__features()->uprobe_multi) {
+		/* 65536 perf uprobes take minutes to close. */
+		print_message("no uprobe_multi: not attaching 65536 sites\n");
+		return;
+	}
+	open_loaded(&f);
+	big = attach(&f, -1, "big", &o);
+	assert_int_equal(usdt_link__spec_cnt(big), n);
+	assert_int_equal(f.man->specs.live_cnt, n);
+	assert_int_equal(inner_cnt(specs_fd(&f)), n / USDT_SPEC_CHUNK);
+	/* __u64 values: 512 a chunk. */
+	assert_int_equal(inner_cnt(bpf_map__fd(f.skel->maps.usdt__storage)),
+			 n / 512);
+	fire_checked(&f, cap_fire_big, n, sum);
+	assert_int_equal(f.skel->bss->stored_cnt, n);
+	for (i = 0; i < n; i++)
+		if (*(uint64_t *)usdt_link__storage(big, i) != 1)
+			fail_msg("site %zu: %llu hits", i,
+				 (unsigned long long)*(uint64_t *)
+					 usdt_link__storage(big, i));
+
+	/* Past the hard limit: E2BIG, nothing of cap:more taken. */
+	errno = 0;
+	assert_null(usdt_manager__attach(f.man, f.skel->progs.on_site, -1,
+					 "/proc/self/exe", "cap", "more", NULL));
+	assert_int_equal(errno, E2BIG);
+	assert_int_equal(f.man->specs.live_cnt, n);
+	fire_checked(&f, cap_fire_more, 0, 0);
+
+	/* Destroyed, every spec is zero; the IDs come back lowest first. */
+	assert_int_equal(usdt_link__destroy(big), 0);
+	assert_int_equal(f.man->specs.live_cnt, 0);
+	assert_int_equal(f.man->storage.slots.live_cnt, 0);
+	assert_int_equal(specs_used(specs_fd(&f), &first_zero), 0);
+	more = attach(&f, -1, "more", NULL);
+	assert_int_equal(specs_used(specs_fd(&f), &first_zero), 64);
+	assert_int_equal(first_zero, 64);
+	assert_int_equal(f.man->specs.next, n);
+	fire_checked(&f, cap_fire_more, 64, 64 * 100000 + 63 * 64 / 2);
+	usdt_link__destroy(more);
+	close_fix(&f);
+}
+
+/* A few probes: one chunk of specs, no IP map, no storage chunk. */
+static void test_few_probes_one_chunk(void **state)
+{
+	struct fix f;
+	struct usdt_link *l;
+	unsigned long outer, chunk, ips;
+	int fd;
+
+	open_loaded(&f);
+	assert_int_equal(inner_cnt(specs_fd(&f)), 0);
+	l = attach(&f, -1, "few", NULL);
+	assert_int_equal(usdt_link__spec_cnt(l), 3);
+	assert_int_equal(inner_cnt(specs_fd(&f)), 1);
+	assert_int_equal(inner_cnt(bpf_map__fd(f.skel->maps.usdt__ip2spec)), 0);
+	assert_int_equal(inner_cnt(bpf_map__fd(f.skel->maps.usdt__storage)), 0);
+	fire_checked(&f, fire_few, 3, 6);
+
+	fd = inner_fd(specs_fd(&f), 0);
+	assert_true(fd >= 0);
+	outer = map_memlock(specs_fd(&f));
+	chunk = map_memlock(fd);
+	ips = map_memlock(bpf_map__fd(f.skel->maps.usdt__ip2spec));
+	close(fd);
+	print_message("kernel memory for 3 specs: spec array of maps %lu B, one chunk %lu B, IP array of maps %lu B\n",
+		      outer, chunk, ips);
+	/* A chunk is 64 specs of 208 bytes, page-rounded, plus a header;
+	 * the outer array 1024 pointers. */
+	assert_true(chunk > 0 && chunk <= 24576);
+	assert_true(outer > 0 && outer <= 16384);
+	usdt_link__destroy(l);
+	close_fix(&f);
+}
+
+/* The IP map appears at the first IP-map attach and grows; hits of the
+ * sites already in it go on being found. */
+static void test_ip_map_grows(void **state)
+{
+	USDT_OPTS(usdt_attach_opts, o, .force_ip_map = true);
+	struct fix f;
+	struct usdt_link *few, *more;
+	int ips;
+
+	open_loaded(&f);
+	ips = bpf_map__fd(f.skel->maps.usdt__ip2spec);
+	few = attach(&f, getpid(), "few", &o);
+	assert_int_equal(inner_cnt(ips), 1);
+	assert_int_equal(ip_cnt(ips), 3);
+	assert_int_equal(f.man->ips.size, 64);
+	more = attach(&f, getpid(), "more", &o);
+	assert_int_equal(ip_cnt(ips), 67);
+	assert_int_equal(f.man->ips.size, 128);
+	fire_checked(&f, fire_few, 3, 6);
+	fire_checked(&f, cap_fire_more, 64, 64 * 100000 + 63 * 64 / 2);
+	usdt_link__destroy(few);
+	fire_checked(&f, fire_few, 0, 0);
+	fire_checked(&f, cap_fire_more, 64, 64 * 100000 + 63 * 64 / 2);
+	usdt_link__destroy(more);
+	assert_int_equal(ip_cnt(ips), 0);
+	close_fix(&f);
+}
+
+/*
+ * One object, two managers: the second would hand out the IDs the first
+ * holds, so it is refused (EBUSY) with nothing left; once the first is
+ * gone, its chunks leave the maps and the second may use them.
+ */
+static void test_second_manager_busy(void **state)
+{
+	USDT_OPTS(usdt_attach_opts, o, .force_ip_map = true);
+	struct usdt_manager *man2;
+	struct usdt_link *l, *l2;
+	struct fix f;
+
+	open_loaded(&f);
+	l = attach(&f, getpid(), "few", &o);
+	man2 = usdt_manager__new(f.skel->obj, NULL);
+	assert_non_null(man2);
+	errno = 0;
+	assert_null(usdt_manager__attach(man2, f.skel->progs.on_site, -1,
+					 "/proc/self/exe", "cap", "more", NULL));
+	assert_int_equal(errno, EBUSY);
+	errno = 0;
+	assert_null(usdt_manager__attach(man2, f.skel->progs.on_site, getpid(),
+					 "/proc/self/exe", "cap", "few", &o));
+	assert_int_equal(errno, EBUSY);
+	assert_int_equal(man2->specs.live_cnt, 0);
+	fire_checked(&f, fire_few, 3, 6);
+	fire_checked(&f, cap_fire_more, 0, 0);
+
+	usdt_link__destroy(l);
+	usdt_manager__free(f.man);
+	assert_int_equal(inner_cnt(specs_fd(&f)), 0);
+	l2 = usdt_manager__attach(man2, f.skel->progs.on_site, -1,
+				  "/proc/self/exe", "cap", "more", NULL);
+	assert_non_null(l2);
+	fire_checked(&f, cap_fire_more, 64, 64 * 100000 + 63 * 64 / 2);
+	usdt_link__destroy(l2);
+	usdt_manager__free(man2);
+	capacity_test__destroy(f.skel);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_few_probes_one_chunk),
+		cmocka_unit_test(test_ip_map_grows),
+		cmocka_unit_test(test_second_manager_busy),
+		cmocka_unit_test(test_64k_specs_no_option),
+	};
+
+	usdt_test_require_kernel("kernel/test_capacity");
+	return cmocka_run_group_tests_name("capacity", tests, NULL, NULL);
+}
