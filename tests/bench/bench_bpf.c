@@ -6,8 +6,14 @@
  * and the BPF run time per probe hit (kernel BPF stats), min and median
  * over interleaved rounds. Needs root.
  *
- *   bench_bpf OURS_DIR LB11_DIR [LB17_BIN LB17_DIR]   the table
- *   bench_bpf -r IMPL DIR [verify]                    one round (internal)
+ *   bench_bpf [-s TARGET N] OURS_DIR LB11_DIR [LB17_BIN LB17_DIR]
+ *                                            the table
+ *   bench_bpf -r IMPL DIR [verify]           one round (internal)
+ *   bench_bpf -r IMPL DIR scale TARGET N     one scale round (internal)
+ *
+ * With -s, also attaching at scale (bench_scale.c): TARGET has N call
+ * sites of N probe names (gen:p0 ...), attached one call per name by each
+ * library in a fresh process per round, with DIR/scale.o.
  *
  * A DIR holds shapes-v1.o, shapes-v2.o and shapes-v3.o. One round runs in
  * its own process because each libbpf's user space must attach programs
@@ -29,6 +35,7 @@
 #ifndef BENCH_LIBBPF_ONLY
 #include "usdt.h"
 #endif
+#include "bench_scale.h"
 
 static const char *const progs[] = { "checked3", "checked12", "usdt12",
 				     "loop" };
@@ -228,6 +235,22 @@ static int round_main(const char *impl, const char *dir, int with_verify)
 	return 0;
 }
 
+/* -r IMPL DIR [verify], or -r IMPL DIR scale TARGET N */
+static int one_round(int argc, char **argv)
+{
+	char obj[512];
+
+	if (argc >= 7 && !strcmp(argv[4], "scale")) {
+		libbpf_set_print(quiet);
+		snprintf(obj, sizeof(obj), "%s/scale.o", argv[3]);
+		return scale_round(argv[2], obj, argv[5],
+				   strtoul(argv[6], NULL, 10),
+				   getenv("BENCH_QUICK") ? 20 : 100) ? 1 : 0;
+	}
+	return round_main(argv[2], argv[3],
+			  argc > 4 && !strcmp(argv[4], "verify"));
+}
+
 #ifndef BENCH_LIBBPF_ONLY
 /* ------------------------------------------------------------------ */
 /* The driver                                                         */
@@ -261,15 +284,16 @@ static void record(int impl, const char *key, double v)
 		keys[k].v[impl][keys[k].n[impl]++] = v;
 }
 
-/* Run one round of impl and record what it prints. */
+/* Run one round of impl (args: "", "verify" or "scale TARGET N") and
+ * record what it prints. */
 static int run_round(int impl, const char *bin, const char *dir,
-		     int with_verify)
+		     const char *args)
 {
 	char cmd[1024], line[256], what[32], name[32], arg[32], key[48];
 	FILE *f;
 
 	snprintf(cmd, sizeof(cmd), "%s -r %s %s %s", bin, impl_names[impl],
-		 dir, with_verify ? "verify" : "");
+		 dir, args);
 	f = popen(cmd, "r");
 	if (!f)
 		return -1;
@@ -361,6 +385,8 @@ static void net_ratio(int k, int other)
 		printf(" %7.2f", (a - ea) / (b - eb));
 }
 
+/* timed: 0 a count (the min), 1 a time per hit (min/median, and the
+ * ratios less the empty program), 2 other min/median values. */
 static void row(const char *label, const char *key, int timed)
 {
 	int k = find_key(key);
@@ -371,7 +397,7 @@ static void row(const char *label, const char *key, int timed)
 	cell(k, 2, timed);
 	ratio(k, 1);
 	ratio(k, 2);
-	if (timed) {
+	if (timed == 1) {
 		net_ratio(k, 1);
 		net_ratio(k, 2);
 	}
@@ -459,18 +485,77 @@ static void table(void)
 	storage_rows();
 }
 
+/* The min of key over impl's rounds, or -1. */
+static double min_of(const char *key, int impl)
+{
+	int k = find_key(key);
+	double a, m;
+
+	return k < 0 || stats(k, impl, &a, &m) ? -1 : a;
+}
+
+static void goal(const char *what, double v, double limit)
+{
+	printf("  goal: %-56s %9.3f  %s\n", what, v,
+	       v < 0 ? "not measured" : v <= limit ? "met" : "NOT MET");
+}
+
+/* ours' min over other's min; -1 when either is missing */
+static double ratio_of(const char *key, int other)
+{
+	double a = min_of(key, 0), b = min_of(key, other);
+
+	return a < 0 || b <= 0 ? -1 : a / b;
+}
+
+/* Attaching at scale (bench_scale.c), with the goals. */
+static void scale_table(const char *n, int rounds)
+{
+	double d = min_of("scale destroy_s", 0);
+	double b17 = min_of("scale detach1_n_s", 2);
+
+	printf("\n%s call sites of %s probe names, one attach call per name; min/median of %d round(s):\n",
+	       n, n, rounds);
+	printf("%-34s %17s %17s %17s %7s %7s\n", "figure", "libusdt",
+	       "libbpf 1.1.2", "libbpf 1.7", "/1.1.2", "/1.7");
+	row("attach all names, ms", "scale attach_ms", 2);
+	row("VmHWM after, MB", "scale hwm_mb", 2);
+	row("VmHWM before (object loaded), MB", "scale base_mb", 2);
+	row("a miss after the first parse, us", "scale miss_us", 2);
+	row("destroy a link alone, ms (sample)", "scale detach1_ms", 2);
+	row("all one by one, s (extrapolated)", "scale detach1_n_s", 2);
+	row("usdt_links__destroy(all), s", "scale destroy_s", 2);
+	goal("attach all names, s (<= 1)", min_of("scale attach_ms", 0) / 1e3,
+	     1);
+	goal("attach all names / libbpf 1.7's (<= 0.2)",
+	     ratio_of("scale attach_ms", 2), 0.2);
+	goal("a miss after the first parse, ms (<= 0.1)",
+	     min_of("scale miss_us", 0) / 1e3, 0.1);
+	goal("usdt_links__destroy(all), s (<= 10)", d, 10);
+	goal("usdt_links__destroy(all) / 1.7 one by one (<= 0.02)",
+	     d < 0 || b17 <= 0 ? -1 : d / b17, 0.02);
+	goal("VmHWM after / libbpf 1.7's (<= 1)", ratio_of("scale hwm_mb", 2),
+	     1);
+}
+
 int main(int argc, char **argv)
 {
-	const char *dirs[NIMPL] = { NULL }, *bins[NIMPL];
+	const char *dirs[NIMPL] = { NULL }, *bins[NIMPL], *self = argv[0];
 	int rounds = getenv("BENCH_QUICK") ? 3 : 9;
+	int scale_rounds = getenv("BENCH_QUICK") ? 1 : 3;
+	char scale[600] = "";
 	int r, i;
 
 	if (argc >= 4 && !strcmp(argv[1], "-r"))
-		return round_main(argv[2], argv[3],
-				  argc > 4 && !strcmp(argv[4], "verify"));
+		return one_round(argc, argv);
+	if (argc >= 4 && !strcmp(argv[1], "-s")) {
+		snprintf(scale, sizeof(scale), "scale %s %s", argv[2], argv[3]);
+		argc -= 3;
+		argv += 3;
+	}
 	if (argc < 3) {
-		fprintf(stderr, "usage: %s OURS_DIR LB11_DIR [LB17_BIN LB17_DIR]\n",
-			argv[0]);
+		fprintf(stderr, "usage: %s [-s TARGET N] OURS_DIR LB11_DIR [LB17_BIN LB17_DIR]\n",
+			self);
 		return 2;
 	}
 	if (geteuid()) {
@@ -479,27 +564,35 @@ int main(int argc, char **argv)
 	}
 	dirs[0] = argv[1];
 	dirs[1] = argv[2];
-	bins[0] = bins[1] = argv[0];
+	bins[0] = bins[1] = self;
 	if (argc >= 5) {
 		bins[2] = argv[3];
 		dirs[2] = argv[4];
 	}
 	for (r = 0; r < rounds; r++)
 		for (i = 0; i < NIMPL; i++)
-			if (dirs[i] && run_round(i, bins[i], dirs[i], !r))
+			if (dirs[i] && run_round(i, bins[i], dirs[i],
+						 r ? "" : "verify"))
 				fprintf(stderr, "bench_bpf: a %s round failed\n",
 					impl_names[i]);
 	printf("%d rounds of %ld hits each, interleaved\n", rounds,
 	       hit_count());
 	table();
+	if (!*scale)
+		return 0;
+	for (r = 0; r < scale_rounds; r++)
+		for (i = 0; i < NIMPL; i++)
+			if (dirs[i] && run_round(i, bins[i], dirs[i], scale))
+				fprintf(stderr, "bench_bpf: a %s scale round failed\n",
+					impl_names[i]);
+	scale_table(strchr(scale + 6, ' ') + 1, scale_rounds);
 	return 0;
 }
 #else
 int main(int argc, char **argv)
 {
 	if (argc >= 4 && !strcmp(argv[1], "-r"))
-		return round_main(argv[2], argv[3],
-				  argc > 4 && !strcmp(argv[4], "verify"));
+		return one_round(argc, argv);
 	fprintf(stderr, "usage: %s -r IMPL DIR [verify]\n", argv[0]);
 	return 2;
 }

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#ifndef __BENCH_SCALE_H
+#define __BENCH_SCALE_H
+
+#include <stddef.h>
+
+/*
+ * One scale round (bench_scale.c): load obj (its program "on_hit") as
+ * impl ("ours", else libbpf) and attach each of the n probe names
+ * gen:p0 .. of target, one call each, then destroy `sample` more links one
+ * by one and the n links all at once. Prints "scale KEY VALUE" lines.
+ * libbpf's round ends the process. Returns 0 or -1.
+ */
+int scale_round(const char *impl, const char *obj, const char *target,
+		size_t n, size_t sample);
+
+#endif
