@@ -27,6 +27,16 @@ struct usdt__features {
 const struct usdt__features *usdt__features(void);
 
 /*
+ * The name of the struct (or union) the typedef bpf_user_pt_regs_t stands
+ * for, from the BTF file at path (src/kbtf.c: read through a small buffer,
+ * never loaded whole), into buf ("" for an anonymous one). Returns 0,
+ * -ESRCH (no such typedef, or it leads elsewhere), -E2BIG (buf too
+ * small), -ENOTSUP (not native BTF, or a kind this reader does not know),
+ * -ENOMEM, or the error of opening or reading the file.
+ */
+int usdt__btf_ctx_name(const char *path, char *buf, size_t size);
+
+/*
  * One spec ID's bookkeeping.
  * Invariant: refcnt > 0 iff the ID is live, its spec is in the map and it
  * is on its hash chain; a dead ID below next_id is on the free list.

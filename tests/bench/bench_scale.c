@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -239,7 +240,25 @@ int scale_round(const char *impl, const char *obj, const char *target,
 		size_t n, size_t sample)
 {
 	struct scale s = { .target = target, .n = n, .sample = sample };
+	/* libbpf 1.1.2 holds two descriptors per call site (a perf event
+	 * and a BPF link), the others one per name. */
+	rlim_t need = (!strcmp(impl, "lb11") ? 2 : 1) * (n + sample) + 256;
+	struct rlimit fds;
 	double t, base;
+
+	if (getrlimit(RLIMIT_NOFILE, &fds))
+		return -1;
+	if (fds.rlim_max < need) {
+		fds.rlim_max = need;	/* needs CAP_SYS_RESOURCE */
+		if (setrlimit(RLIMIT_NOFILE, &fds)) {
+			fprintf(stderr, "bench_scale: %s: %zu names need %llu descriptors, RLIMIT_NOFILE allows %llu: skipped\n",
+				impl, n, (unsigned long long)need,
+				(unsigned long long)fds.rlim_cur);
+			return 0;
+		}
+	}
+	fds.rlim_cur = need;
+	setrlimit(RLIMIT_NOFILE, &fds);
 
 	if (open_scale(&s, impl, obj)) {
 		fprintf(stderr, "bench_scale: cannot load %s\n", obj);
