@@ -74,6 +74,13 @@ $(BENCH_DIR)/ours/scale.o: tests/bench/scale.bpf.c $(VMLINUX_H) \
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
+BENCH_OBJS += $(BENCH_DIR)/ours/owned.o
+$(BENCH_DIR)/ours/owned.o: tests/bench/owned.bpf.c $(VMLINUX_H) \
+		$(wildcard bpf/*.h)
+	$(call msg,CLANG,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DSCALE_TARGET='"$(SCALE_TARGET)"' -c $< -o $@
+
 $(BENCH_DIR)/lb11/scale.o: tests/bench/scale.bpf.c $(VMLINUX_H)
 	$(call msg,CLANG,$@)
 	@mkdir -p $(@D)

@@ -13,7 +13,8 @@
  *
  * With -s, also attaching at scale (bench_scale.c): TARGET has N call
  * sites of N probe names (gen:p0 ...), attached one call per name by each
- * library in a fresh process per round, with DIR/scale.o.
+ * library in a fresh process per round, with DIR/scale.o (and ours
+ * DIR/owned.o).
  *
  * A DIR holds shapes-v1.o, shapes-v2.o and shapes-v3.o. One round runs in
  * its own process because each libbpf's user space must attach programs
@@ -238,12 +239,9 @@ static int round_main(const char *impl, const char *dir, int with_verify)
 /* -r IMPL DIR [verify], or -r IMPL DIR scale TARGET N */
 static int one_round(int argc, char **argv)
 {
-	char obj[512];
-
 	if (argc >= 7 && !strcmp(argv[4], "scale")) {
 		libbpf_set_print(quiet);
-		snprintf(obj, sizeof(obj), "%s/scale.o", argv[3]);
-		return scale_round(argv[2], obj, argv[5],
+		return scale_round(argv[2], argv[3], argv[5],
 				   strtoul(argv[6], NULL, 10),
 				   getenv("BENCH_QUICK") ? 20 : 100) ? 1 : 0;
 	}
@@ -485,6 +483,9 @@ static void table(void)
 	storage_rows();
 }
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 /* The min of key over impl's rounds, or -1. */
 static double min_of(const char *key, int impl)
 {
@@ -513,6 +514,9 @@ static void scale_table(const char *n, int rounds)
 {
 	double d = min_of("scale destroy_s", 0);
 	double b17 = min_of("scale detach1_n_s", 2);
+	double b0 = min_of("scale detach1_n_s", 0);
+	double b1 = min_of("scale detach1_ms", 0);
+	double of = min_of("scale owned_free_s", 0);
 
 	printf("\n%s call sites of %s probe names, one attach call per name; min/median of %d round(s):\n",
 	       n, n, rounds);
@@ -525,6 +529,8 @@ static void scale_table(const char *n, int rounds)
 	row("destroy a link alone, ms (sample)", "scale detach1_ms", 2);
 	row("all one by one, s (extrapolated)", "scale detach1_n_s", 2);
 	row("usdt_links__destroy(all), s", "scale destroy_s", 2);
+	row("usdt_manager__free(), " STR(SCALE_OWNED) " owned, s",
+	    "scale owned_free_s", 2);
 	goal("attach all names, s (<= 1)", min_of("scale attach_ms", 0) / 1e3,
 	     1);
 	goal("attach all names / libbpf 1.7's (<= 0.2)",
@@ -534,6 +540,10 @@ static void scale_table(const char *n, int rounds)
 	goal("usdt_links__destroy(all), s (<= 10)", d, 10);
 	goal("usdt_links__destroy(all) / 1.7 one by one (<= 0.02)",
 	     d < 0 || b17 <= 0 ? -1 : d / b17, 0.02);
+	goal("usdt_links__destroy(all) / ours one by one (<= 0.02)",
+	     d < 0 || b0 <= 0 ? -1 : d / b0, 0.02);
+	goal("usdt_manager__free(), owned links / one by one (<= 0.02)",
+	     of < 0 || b1 <= 0 ? -1 : of / (b1 * SCALE_OWNED / 1e3), 0.02);
 	goal("VmHWM after / libbpf 1.7's (<= 1)", ratio_of("scale hwm_mb", 2),
 	     1);
 }

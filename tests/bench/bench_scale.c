@@ -14,7 +14,9 @@
  *    of a few links (names attached a second time), and detach1_n_s the same times N: destroying N links
  *    one by one would take minutes (the kernel waits a grace period per
  *    uprobe_multi link), so it is extrapolated, never run;
- *  - destroy_s (libusdt): all N links in one usdt_links__destroy() call.
+ *  - destroy_s (libusdt): all N links in one usdt_links__destroy() call;
+ *  - owned_free_s (libusdt): usdt_manager__free() of a manager that owns
+ *    the OWNED links of usdt_manager__attach_all() (owned.bpf.c).
  * libbpf has no call that destroys many links at once: its round closes
  * the rest of its links' descriptors from many threads, then exits.
  */
@@ -233,12 +235,39 @@ static int destroy_rest(struct scale *s)
 	close_all_fds();
 	fprintf(stderr, "bench_scale: libbpf teardown, parallel close: %.1f s\n",
 		now() - t);
-	_exit(0);
+	_exit(s->links[s->n - 1] ? 0 : 1);
 }
 
-int scale_round(const char *impl, const char *obj, const char *target,
+#ifndef BENCH_LIBBPF_ONLY
+/* usdt_manager__free() of the links of usdt_manager__attach_all(). */
+static int owned_round(const char *obj_path)
+{
+	struct bpf_object *obj = bpf_object__open_file(obj_path, NULL);
+	struct usdt_manager *man = obj ? usdt_manager__new(obj, NULL) : NULL;
+	double t;
+	int n;
+
+	if (!man || bpf_object__load(obj)) {
+		fprintf(stderr, "bench_scale: cannot load %s\n", obj_path);
+		return -1;
+	}
+	n = usdt_manager__attach_all(man, -1, NULL);
+	if (n != SCALE_OWNED) {
+		fprintf(stderr, "bench_scale: attach_all: %d\n", n);
+		return -1;
+	}
+	t = now();
+	usdt_manager__free(man);
+	printf("scale owned_free_s %.3f\n", now() - t);
+	bpf_object__close(obj);
+	return 0;
+}
+#endif
+
+int scale_round(const char *impl, const char *dir, const char *target,
 		size_t n, size_t sample)
 {
+	char obj[512];
 	struct scale s = { .target = target, .n = n, .sample = sample };
 	/* libbpf 1.1.2 holds two descriptors per call site (a perf event
 	 * and a BPF link), the others one per name. */
@@ -260,20 +289,30 @@ int scale_round(const char *impl, const char *obj, const char *target,
 	fds.rlim_cur = need;
 	setrlimit(RLIMIT_NOFILE, &fds);
 
+	snprintf(obj, sizeof(obj), "%s/scale.o", dir);
 	if (open_scale(&s, impl, obj)) {
 		fprintf(stderr, "bench_scale: cannot load %s\n", obj);
 		return -1;
 	}
 	base = vm_hwm_mb();
 	t = now();
-	if (attach_names(&s, 0, n))
+	if (attach_names(&s, 0, n)) {
+		/* Not one by one at exit: that takes minutes. */
+		destroy_rest(&s);
 		return -1;
+	}
 	t = now() - t;
 	printf("scale attach_ms %.1f\n", t * 1e3);
 	printf("scale hwm_mb %.2f\n", vm_hwm_mb());
 	printf("scale base_mb %.2f\n", base);
 	printf("scale miss_us %.2f\n", miss_us(&s));
-	if (detach_sample(&s))
+	if (detach_sample(&s) || destroy_rest(&s))
 		return -1;
-	return destroy_rest(&s);
+#ifndef BENCH_LIBBPF_ONLY
+	if (s.ours) {
+		snprintf(obj, sizeof(obj), "%s/owned.o", dir);
+		return owned_round(obj);
+	}
+#endif
+	return 0;
 }

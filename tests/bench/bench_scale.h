@@ -4,14 +4,18 @@
 
 #include <stddef.h>
 
+/* Programs of owned.bpf.c: links usdt_manager__free() destroys. */
+#define SCALE_OWNED 1000
+
 /*
- * One scale round (bench_scale.c): load obj (its program "on_hit") as
+ * One scale round (bench_scale.c): load dir/scale.o (program "on_hit") as
  * impl ("ours", else libbpf) and attach each of the n probe names
  * gen:p0 .. of target, one call each, then destroy `sample` more links one
- * by one and the n links all at once. Prints "scale KEY VALUE" lines.
- * libbpf's round ends the process. Returns 0 or -1.
+ * by one and the n links all at once; libusdt's then frees a manager
+ * owning SCALE_OWNED links (dir/owned.o). Prints "scale
+ * KEY VALUE" lines. libbpf's round ends the process. Returns 0 or -1.
  */
-int scale_round(const char *impl, const char *obj, const char *target,
+int scale_round(const char *impl, const char *dir, const char *target,
 		size_t n, size_t sample);
 
 #endif
