@@ -495,10 +495,15 @@ static double min_of(const char *key, int impl)
 	return k < 0 || stats(k, impl, &a, &m) ? -1 : a;
 }
 
+/* A goal of the issue: the value, its ratio to the limit, met or not. */
 static void goal(const char *what, double v, double limit)
 {
-	printf("  goal: %-56s %9.3f  %s\n", what, v,
-	       v < 0 ? "not measured" : v <= limit ? "met" : "NOT MET");
+	if (v < 0) {
+		printf("  goal: %-56s %9s  not measured\n", what, "-");
+		return;
+	}
+	printf("  goal: %-56s %9.4f  %6.3f of it, %s\n", what, v, v / limit,
+	       v <= limit ? "met" : "NOT MET");
 }
 
 /* ours' min over other's min; -1 when either is missing */
