@@ -59,6 +59,9 @@ $(BENCH_DIR)/lb17/shapes-%.o: tests/kernel/shapes.bpf.c $(VMLINUX_H) \
 # of as many probe names, and the program in each DIR as scale.o.
 SCALE_N := 10003
 SCALE_TARGET := $(abspath $(BENCH_DIR))/scale-target
+# The same number of call sites under SCALE_NAMES probe names.
+SCALE_NAMES := 35
+NAMES_TARGET := $(abspath $(BENCH_DIR))/names-target
 BENCH_OBJS += $(foreach i,ours lb11 lb17,$(BENCH_DIR)/$(i)/scale.o)
 BENCH_BPF_SRCS := tests/bench/bench_bpf.c tests/bench/bench_scale.c
 
@@ -66,6 +69,12 @@ $(SCALE_TARGET): tests/bench/gen_probes.sh
 	$(call msg,GEN,$@)
 	@mkdir -p $(@D)
 	$(Q)sh $< $(SCALE_N) > $@.c
+	$(Q)$(CC) -O0 $@.c -o $@
+
+$(NAMES_TARGET): tests/bench/gen_probes.sh
+	$(call msg,GEN,$@)
+	@mkdir -p $(@D)
+	$(Q)sh $< $(SCALE_N) $(SCALE_NAMES) > $@.c
 	$(Q)$(CC) -O0 $@.c -o $@
 
 $(BENCH_DIR)/ours/scale.o: tests/bench/scale.bpf.c $(VMLINUX_H) \
@@ -108,8 +117,9 @@ $(OBJDIR)/bench_bpf17: $(BENCH_BPF_SRCS) tests/bench/bench_scale.h \
 		$(LB17_PREFIX)/lib/libbpf.a -lelf -lz -lpthread
 
 bench: $(OBJDIR)/bench $(OBJDIR)/bench_bpf $(OBJDIR)/bench_bpf17 $(BENCH_OBJS) \
-		$(SCALE_TARGET)
+		$(SCALE_TARGET) $(NAMES_TARGET)
 	$(Q)$(OBJDIR)/bench
 	$(Q)$(OBJDIR)/bench_bpf -s $(SCALE_TARGET) $(SCALE_N) \
+		-m $(NAMES_TARGET) $(SCALE_N) $(SCALE_NAMES) \
 		$(BENCH_DIR)/ours $(BENCH_DIR)/lb11 \
 		$(OBJDIR)/bench_bpf17 $(BENCH_DIR)/lb17

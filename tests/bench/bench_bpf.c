@@ -6,15 +6,17 @@
  * and the BPF run time per probe hit (kernel BPF stats), min and median
  * over interleaved rounds. Needs root.
  *
- *   bench_bpf [-s TARGET N] OURS_DIR LB11_DIR [LB17_BIN LB17_DIR]
- *                                            the table
- *   bench_bpf -r IMPL DIR [verify]           one round (internal)
- *   bench_bpf -r IMPL DIR scale TARGET N     one scale round (internal)
+ *   bench_bpf [-s TARGET N] [-m TARGET2 SITES NAMES] OURS_DIR LB11_DIR
+ *             [LB17_BIN LB17_DIR]                the table
+ *   bench_bpf -r IMPL DIR [verify]               one round (internal)
+ *   bench_bpf -r IMPL DIR scale TARGET N         one scale round (internal)
+ *   bench_bpf -r IMPL DIR names TARGET2 SITES NAMES   (internal)
  *
  * With -s, also attaching at scale (bench_scale.c): TARGET has N call
  * sites of N probe names (gen:p0 ...), attached one call per name by each
  * library in a fresh process per round, with DIR/scale.o (and ours
- * DIR/owned.o).
+ * DIR/owned.o); with -m, the attach alone on TARGET2, SITES call sites
+ * of NAMES probe names.
  *
  * A DIR holds shapes-v1.o, shapes-v2.o and shapes-v3.o. One round runs in
  * its own process because each libbpf's user space must attach programs
@@ -236,9 +238,16 @@ static int round_main(const char *impl, const char *dir, int with_verify)
 	return 0;
 }
 
-/* -r IMPL DIR [verify], or -r IMPL DIR scale TARGET N */
+/* -r IMPL DIR [verify], -r IMPL DIR scale TARGET N, or
+ * -r IMPL DIR names TARGET SITES NAMES */
 static int one_round(int argc, char **argv)
 {
+	if (argc >= 8 && !strcmp(argv[4], "names")) {
+		libbpf_set_print(quiet);
+		return names_round(argv[2], argv[3], argv[5],
+				   strtoul(argv[6], NULL, 10),
+				   strtoul(argv[7], NULL, 10)) ? 1 : 0;
+	}
 	if (argc >= 7 && !strcmp(argv[4], "scale")) {
 		libbpf_set_print(quiet);
 		return scale_round(argv[2], argv[3], argv[5],
@@ -514,8 +523,9 @@ static double ratio_of(const char *key, int other)
 	return a < 0 || b <= 0 ? -1 : a / b;
 }
 
-/* Attaching at scale (bench_scale.c), with the goals. */
-static void scale_table(const char *n, int rounds)
+/* Attaching at scale (bench_scale.c), with the issue's goals; names:
+ * "SITES NAMES" of the -m target, or NULL. */
+static void scale_table(const char *n, int rounds, const char *names)
 {
 	double d = min_of("scale destroy_s", 0);
 	double b17 = min_of("scale detach1_n_s", 2);
@@ -536,6 +546,13 @@ static void scale_table(const char *n, int rounds)
 	row("usdt_links__destroy(all), s", "scale destroy_s", 2);
 	row("usdt_manager__free(), " STR(SCALE_OWNED) " owned, s",
 	    "scale owned_free_s", 2);
+	if (names) {
+		printf("the same %s call sites under %s probe names:\n",
+		       n, strchr(names, ' ') + 1);
+		row("attach all names, ms", "names attach_ms", 2);
+		row("VmHWM after, MB", "names hwm_mb", 2);
+		row("usdt_links__destroy(all), s", "names destroy_s", 2);
+	}
 	goal("attach all names, s (<= 1)", min_of("scale attach_ms", 0) / 1e3,
 	     1);
 	goal("attach all names / libbpf 1.7's (<= 0.2)",
@@ -558,7 +575,7 @@ int main(int argc, char **argv)
 	const char *dirs[NIMPL] = { NULL }, *bins[NIMPL], *self = argv[0];
 	int rounds = getenv("BENCH_QUICK") ? 3 : 9;
 	int scale_rounds = getenv("BENCH_QUICK") ? 1 : 3;
-	char scale[600] = "";
+	char scale[600] = "", names[600] = "";
 	int r, i;
 
 	if (argc >= 4 && !strcmp(argv[1], "-r"))
@@ -568,8 +585,14 @@ int main(int argc, char **argv)
 		argc -= 3;
 		argv += 3;
 	}
+	if (argc >= 5 && !strcmp(argv[1], "-m")) {
+		snprintf(names, sizeof(names), "names %s %s %s", argv[2],
+			 argv[3], argv[4]);
+		argc -= 4;
+		argv += 4;
+	}
 	if (argc < 3) {
-		fprintf(stderr, "usage: %s [-s TARGET N] OURS_DIR LB11_DIR [LB17_BIN LB17_DIR]\n",
+		fprintf(stderr, "usage: %s [-s TARGET N] [-m TARGET2 SITES NAMES] OURS_DIR LB11_DIR [LB17_BIN LB17_DIR]\n",
 			self);
 		return 2;
 	}
@@ -596,11 +619,17 @@ int main(int argc, char **argv)
 	if (!*scale)
 		return 0;
 	for (r = 0; r < scale_rounds; r++)
-		for (i = 0; i < NIMPL; i++)
+		for (i = 0; i < NIMPL; i++) {
 			if (dirs[i] && run_round(i, bins[i], dirs[i], scale))
 				fprintf(stderr, "bench_bpf: a %s scale round failed\n",
 					impl_names[i]);
-	scale_table(strchr(scale + 6, ' ') + 1, scale_rounds);
+			if (dirs[i] && *names &&
+			    run_round(i, bins[i], dirs[i], names))
+				fprintf(stderr, "bench_bpf: a %s names round failed\n",
+					impl_names[i]);
+		}
+	scale_table(strchr(scale + 6, ' ') + 1, scale_rounds,
+		    *names ? strchr(names + 6, ' ') + 1 : NULL);
 	return 0;
 }
 #else

@@ -69,6 +69,7 @@ struct scale {
 	void **links;
 	size_t n;
 	size_t sample;		/* links destroyed one by one */
+	const char *tag;	/* what the printed keys start with */
 };
 
 static void *attach_name(struct scale *s, const char *name)
@@ -222,7 +223,7 @@ static int destroy_rest(struct scale *s)
 	if (s->ours) {
 		if (usdt_links__destroy((struct usdt_link **)s->links, s->n))
 			return -1;
-		printf("scale destroy_s %.3f\n", now() - t);
+		printf("%s destroy_s %.3f\n", s->tag, now() - t);
 		usdt_manager__free(s->man);
 		bpf_object__close(s->obj);
 		free(s->links);
@@ -264,52 +265,85 @@ static int owned_round(const char *obj_path)
 }
 #endif
 
-int scale_round(const char *impl, const char *dir, const char *target,
-		size_t n, size_t sample)
+/*
+ * Room for the descriptors of `links` links over `sites` call sites:
+ * libbpf 1.1.2 holds two per call site (a perf event and a BPF link),
+ * the others one per link. 0, or -1 (said) when the limit cannot grow.
+ */
+static int fd_room(const char *impl, size_t links, size_t sites)
 {
-	char obj[512];
-	struct scale s = { .target = target, .n = n, .sample = sample };
-	/* libbpf 1.1.2 holds two descriptors per call site (a perf event
-	 * and a BPF link), the others one per name. */
-	rlim_t need = (!strcmp(impl, "lb11") ? 2 : 1) * (n + sample) + 256;
+	rlim_t need = (!strcmp(impl, "lb11") ? 2 * sites : links) + 256;
 	struct rlimit fds;
-	double t, base;
 
 	if (getrlimit(RLIMIT_NOFILE, &fds))
 		return -1;
 	if (fds.rlim_max < need) {
 		fds.rlim_max = need;	/* needs CAP_SYS_RESOURCE */
 		if (setrlimit(RLIMIT_NOFILE, &fds)) {
-			fprintf(stderr, "bench_scale: %s: %zu names need %llu descriptors, RLIMIT_NOFILE allows %llu: skipped\n",
-				impl, n, (unsigned long long)need,
+			fprintf(stderr, "bench_scale: %s: %zu call sites need %llu descriptors, RLIMIT_NOFILE allows %llu: skipped\n",
+				impl, sites, (unsigned long long)need,
 				(unsigned long long)fds.rlim_cur);
-			return 0;
+			return -1;
 		}
 	}
 	fds.rlim_cur = need;
-	setrlimit(RLIMIT_NOFILE, &fds);
+	return setrlimit(RLIMIT_NOFILE, &fds);
+}
+
+/* Load, and attach the names timed: "TAG attach_ms", "TAG hwm_mb". */
+static int attach_timed(struct scale *s, const char *impl, const char *dir)
+{
+	char obj[512];
+	double t, base;
 
 	snprintf(obj, sizeof(obj), "%s/scale.o", dir);
-	if (open_scale(&s, impl, obj)) {
+	if (open_scale(s, impl, obj)) {
 		fprintf(stderr, "bench_scale: cannot load %s\n", obj);
 		return -1;
 	}
 	base = vm_hwm_mb();
 	t = now();
-	if (attach_names(&s, 0, n)) {
+	if (attach_names(s, 0, s->n)) {
 		/* Not one by one at exit: that takes minutes. */
-		destroy_rest(&s);
+		destroy_rest(s);
 		return -1;
 	}
 	t = now() - t;
-	printf("scale attach_ms %.1f\n", t * 1e3);
-	printf("scale hwm_mb %.2f\n", vm_hwm_mb());
-	printf("scale base_mb %.2f\n", base);
+	printf("%s attach_ms %.1f\n", s->tag, t * 1e3);
+	printf("%s hwm_mb %.2f\n", s->tag, vm_hwm_mb());
+	printf("%s base_mb %.2f\n", s->tag, base);
+	return 0;
+}
+
+int names_round(const char *impl, const char *dir, const char *target,
+		size_t sites, size_t names)
+{
+	struct scale s = { .target = target, .n = names, .tag = "names" };
+
+	if (fd_room(impl, names, sites))
+		return 0;
+	if (attach_timed(&s, impl, dir))
+		return -1;
+	return destroy_rest(&s);
+}
+
+int scale_round(const char *impl, const char *dir, const char *target,
+		size_t n, size_t sample)
+{
+	struct scale s = { .target = target, .n = n, .sample = sample,
+			   .tag = "scale" };
+
+	if (fd_room(impl, n + sample, n + sample))
+		return 0;
+	if (attach_timed(&s, impl, dir))
+		return -1;
 	printf("scale miss_us %.2f\n", miss_us(&s));
 	if (detach_sample(&s) || destroy_rest(&s))
 		return -1;
 #ifndef BENCH_LIBBPF_ONLY
 	if (s.ours) {
+		char obj[512];
+
 		snprintf(obj, sizeof(obj), "%s/owned.o", dir);
 		return owned_round(obj);
 	}

@@ -17,5 +17,10 @@
  */
 int scale_round(const char *impl, const char *dir, const char *target,
 		size_t n, size_t sample);
+/* Only the attach, of names names (of sites call sites in all): prints
+ * "names attach_ms", "names hwm_mb", "names base_mb" (and ours
+ * "names destroy_s"). */
+int names_round(const char *impl, const char *dir, const char *target,
+		size_t sites, size_t names);
 
 #endif
