@@ -300,7 +300,8 @@ USDT_API struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 					const struct usdt_manager_opts *opts);
 /**
  * @brief **usdt_manager__free()** destroys the links of
- * usdt_manager__attach_all() and frees the manager; NULL is ok.
+ * usdt_manager__attach_all() (all at once, as usdt_links__destroy() does)
+ * and frees the manager; NULL is ok.
  *
  * Links of usdt_manager__attach() may outlive it: they stay attached and
  * keep working, and usdt_link__destroy() still detaches them and gives

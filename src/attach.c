@@ -35,25 +35,58 @@
  * either multi_fd >= 0 or perf_links[0..perf_cnt). The link reaches the
  * maps only through man's own descriptors, never through the bpf_object.
  */
+/*
+ * One allocation: the struct, then its arrays, each with room for cap
+ * call sites (link_alloc()): a program attached one name at a time holds
+ * thousands of these, 64 bytes each for one site. Counts fit 32 bits: a
+ * file has at most USDT__MAX_SITES call sites. The arrays, in order:
+ *   uint64_t offsets[cap]	where each site's uprobe is, in the file
+ *   long ips[cap]		IP-map keys (has_ips)
+ *   struct bpf_link *perf[cap]	per-site uprobes (has_perf)
+ *   int site_ids[cap]		spec IDs, site_cnt of them taken
+ *   uint32_t slots[]		storage slots this link holds: one per site
+ *				(slot_per_site) or one for all; slot_cnt
+ */
 struct usdt_link {
 	struct usdt_manager *man;
 	int multi_fd;
-	struct bpf_link **perf_links;
-	size_t perf_cnt;
-	int *site_ids;
-	size_t site_cnt;
-	long *ips;
-	size_t ip_cnt;
-	size_t spec_cnt;	/* distinct IDs among site_ids */
+	uint32_t cap;
+	uint32_t perf_cnt;
+	uint32_t site_cnt;
+	uint32_t ip_cnt;
+	uint32_t spec_cnt;	/* distinct IDs among site_ids */
+	uint32_t slot_cnt;
 	bool pinned;		/* the kernel link outlives us: keep its
 				 * spec IDs and IP-map entries */
-	uint64_t *offsets;	/* where each site's uprobe is, in the file */
-	/* Storage slots this link holds: one per site (storage_per_site) or
-	 * one for all; slot_cnt of them are taken. */
-	uint32_t *slots;
-	size_t slot_cnt;
 	bool slot_per_site;
+	bool has_ips, has_perf;
 };
+
+static uint64_t *link_offsets(const struct usdt_link *link)
+{
+	return (uint64_t *)(link + 1);
+}
+
+static long *link_ips(const struct usdt_link *link)
+{
+	return (long *)(link_offsets(link) + link->cap);
+}
+
+static struct bpf_link **link_perf(const struct usdt_link *link)
+{
+	return (struct bpf_link **)(link_ips(link) +
+				    (link->has_ips ? link->cap : 0));
+}
+
+static int *link_site_ids(const struct usdt_link *link)
+{
+	return (int *)(link_perf(link) + (link->has_perf ? link->cap : 0));
+}
+
+static uint32_t *link_slots(const struct usdt_link *link)
+{
+	return (uint32_t *)(link_site_ids(link) + link->cap);
+}
 
 /* One attach call: what it was asked, and what it has found so far. */
 struct attach_ctx {
@@ -287,7 +320,7 @@ static int link_detach(struct usdt_link *link)
 		err = -errno;
 	link->multi_fd = -1;
 	for (i = 0; i < link->perf_cnt; i++) {
-		e = bpf_link__destroy(link->perf_links[i]);
+		e = bpf_link__destroy(link_perf(link)[i]);
 		err = err ? err : e;
 	}
 	link->perf_cnt = 0;
@@ -305,27 +338,22 @@ static int link_release(struct usdt_link *link)
 	if (link->pinned)
 		link->ip_cnt = link->site_cnt = link->slot_cnt = 0;
 	for (i = 0; i < link->ip_cnt; i++) {
-		e = usdt__ipmap_del(man, link->ips[i]);
+		e = usdt__ipmap_del(man, link_ips(link)[i]);
 		if (!e)
 			continue;
 		err = err ? err : e;
 		pr_warn("cannot delete IP-map entry 0x%lx: %s\n",
-			link->ips[i], usdt__errstr(e));
+			link_ips(link)[i], usdt__errstr(e));
 	}
 	/* Last first: the free list is a stack, so the lowest IDs end up
 	 * on top and are reused first. */
 	for (i = link->site_cnt; i-- > 0;) {
-		e = usdt__spec_put(man, link->site_ids[i]);
+		e = usdt__spec_put(man, link_site_ids(link)[i]);
 		err = err ? err : e;
 	}
 	for (i = link->slot_cnt; i-- > 0;)
-		usdt__storage_put(man, link->slots[i]);
-	free(link->slots);
-	free(link->perf_links);
-	free(link->offsets);
-	free(link->site_ids);
-	free(link->ips);
-	free(link);
+		usdt__storage_put(man, link_slots(link)[i]);
+	free(link);		/* and its arrays */
 	return err;
 }
 
@@ -501,30 +529,28 @@ static int attach_match(struct attach_ctx *c)
 	return 0;
 }
 
+/* The link and its arrays in one zeroed allocation: 8-byte elements
+ * first, after the struct (a multiple of 8 bytes), then 4-byte ones. */
 static struct usdt_link *link_alloc(const struct attach_ctx *c)
 {
-	struct usdt_link *link = calloc(1, sizeof(*link));
+	size_t n = c->cnt, ips = c->use_ip ? n : 0;
+	size_t perf = c->use_multi ? 0 : n;
+	size_t slots = c->storage ? (c->per_site ? n : 1) : 0;
+	struct usdt_link *link;
 
+	_Static_assert(sizeof(struct usdt_link) % 8 == 0, "tail alignment");
+	link = calloc(1, sizeof(*link) + n * sizeof(uint64_t) +
+			       ips * sizeof(long) +
+			       perf * sizeof(struct bpf_link *) +
+			       n * sizeof(int) + slots * sizeof(uint32_t));
 	if (!link)
 		return NULL;
 	link->man = c->man;
 	link->multi_fd = -1;
-	link->site_ids = calloc(c->cnt, sizeof(*link->site_ids));
-	link->offsets = calloc(c->cnt, sizeof(*link->offsets));
-	if (c->use_ip)
-		link->ips = calloc(c->cnt, sizeof(*link->ips));
-	if (!c->use_multi)
-		link->perf_links = calloc(c->cnt, sizeof(*link->perf_links));
+	link->cap = (uint32_t)n;
+	link->has_ips = ips;
+	link->has_perf = perf;
 	link->slot_per_site = c->per_site;
-	if (c->storage)
-		link->slots = calloc(c->per_site ? c->cnt : 1,
-				     sizeof(*link->slots));
-	if (!link->site_ids || !link->offsets || (c->use_ip && !link->ips) ||
-	    (!c->use_multi && !link->perf_links) ||
-	    (c->storage && !link->slots)) {
-		link_unwind(link);
-		return NULL;
-	}
 	return link;
 }
 
@@ -565,7 +591,7 @@ static int add_ip(const struct attach_ctx *c, struct usdt_link *link,
 			err == -E2BIG ? " (at its limit: raise usdt_manager_opts.max_ips or USDT_MAX_IP_CNT)" : "");
 		return err;
 	}
-	link->ips[link->ip_cnt++] = key;
+	link_ips(link)[link->ip_cnt++] = key;
 	return 0;
 }
 
@@ -581,11 +607,11 @@ static int site_slot(const struct attach_ctx *c, struct usdt_link *link,
 	if (!c->storage)
 		return 0;
 	if (i && !c->per_site) {
-		*slot1 = link->slots[0] + 1;
+		*slot1 = link_slots(link)[0] + 1;
 		return 0;
 	}
 	err = usdt__storage_get(c->man, c->storage,
-				&link->slots[link->slot_cnt]);
+				&link_slots(link)[link->slot_cnt]);
 	if (err) {
 		if (err == -E2BIG)
 			pr_warn("%s:%s: out of storage slots (%u in use; raise usdt_manager_opts.max_storage or USDT_MAX_STORAGE_CNT)\n",
@@ -593,7 +619,7 @@ static int site_slot(const struct attach_ctx *c, struct usdt_link *link,
 				c->man->storage.slots.live_cnt);
 		return err;
 	}
-	*slot1 = link->slots[link->slot_cnt++] + 1;
+	*slot1 = link_slots(link)[link->slot_cnt++] + 1;
 	return 0;
 }
 
@@ -637,18 +663,18 @@ static int attach_specs(const struct attach_ctx *c, struct usdt_link *link,
 					c->man->specs.live_cnt);
 			return id;
 		}
-		link->site_ids[link->site_cnt++] = id;
+		link_site_ids(link)[link->site_cnt++] = id;
 		err = site_slot(c, link, i, &val.slot);
 		if (err)
 			return err;
 		val.spec_id = (uint32_t)id;
-		link->offsets[i] = p->file_off + (uint64_t)skip;
+		link_offsets(link)[i] = p->file_off + (uint64_t)skip;
 		refs[i] = p->sema_off;
 		cookies[i] = c->use_ip ? 0 :
 			     ((uint64_t)val.spec_id + 1) |
 			     (uint64_t)val.slot << USDT_COOKIE_SLOT_SHIFT;
 		if (c->use_ip) {
-			err = add_ip(c, link, p, link->offsets[i], skip, &val);
+			err = add_ip(c, link, p, link_offsets(link)[i], skip, &val);
 			if (err)
 				return err;
 		}
@@ -665,7 +691,7 @@ static int attach_kernel(const struct attach_ctx *c, struct usdt_link *link,
 	int err;
 
 	if (c->use_multi) {
-		err = attach_multi(c->prog, c->pid, c->kpath, link->offsets,
+		err = attach_multi(c->prog, c->pid, c->kpath, link_offsets(link),
 				   refs, cookies, c->cnt);
 		if (err < 0) {
 			pr_warn("%s:%s: uprobe_multi attach to '%s' (%zu sites) failed: %s\n",
@@ -682,17 +708,17 @@ static int attach_kernel(const struct attach_ctx *c, struct usdt_link *link,
 			    .bpf_cookie = cookies[i]);
 
 		l = bpf_program__attach_uprobe_opts(c->prog, c->pid, c->kpath,
-						    (size_t)link->offsets[i],
+						    (size_t)link_offsets(link)[i],
 						    &uo);
 		err = libbpf_get_error(l);
 		if (err) {
 			pr_warn("%s:%s: uprobe at 0x%llx of '%s' failed: %s\n",
 				c->sites[i]->provider, c->sites[i]->name,
-				(unsigned long long)link->offsets[i],
+				(unsigned long long)link_offsets(link)[i],
 				c->file->path, usdt__errstr(err));
 			return err;
 		}
-		link->perf_links[link->perf_cnt++] = l;
+		link_perf(link)[link->perf_cnt++] = l;
 	}
 	return 0;
 }
@@ -725,10 +751,10 @@ static struct usdt_link *attach_sites(struct attach_ctx *c)
 		goto out;
 	}
 	/* refs is no longer needed: it is big enough to sort IDs in. */
-	link->spec_cnt = count_distinct(link->site_ids, link->site_cnt,
+	link->spec_cnt = count_distinct(link_site_ids(link), link->site_cnt,
 					(int *)refs);
 	c->man->link_cnt++;
-	pr_debug("attached '%s' to %zu sites of %s:%s in '%s' (%s, %zu specs%s)\n",
+	pr_debug("attached '%s' to %zu sites of %s:%s in '%s' (%s, %u specs%s)\n",
 		 bpf_program__name(c->prog), c->cnt, c->provider, c->name,
 		 c->file->path, c->use_multi ? "uprobe_multi" : "perf uprobes",
 		 link->spec_cnt, c->use_ip ? ", IP map" : "");
@@ -913,7 +939,7 @@ size_t usdt_link__spec_cnt(const struct usdt_link *link)
 
 uint64_t usdt__link_offset(const struct usdt_link *link, size_t i)
 {
-	return i < link->site_cnt ? link->offsets[i] : 0;
+	return i < link->site_cnt ? link_offsets(link)[i] : 0;
 }
 
 void *usdt_link__storage(const struct usdt_link *link, size_t site_index)
@@ -927,7 +953,7 @@ void *usdt_link__storage(const struct usdt_link *link, size_t site_index)
 		return NULL;
 	}
 	return usdt__storage_at(&link->man->storage,
-				link->slots[link->slot_per_site ? site_index : 0]);
+				link_slots(link)[link->slot_per_site ? site_index : 0]);
 }
 
 bool usdt_link__is_multi(const struct usdt_link *link)

@@ -162,11 +162,21 @@ static void probe_ctx_name(void)
 {
 	struct utsname u;
 	int major = 0, minor = 0;
-
-	struct btf *vmlinux = btf__load_vmlinux_btf();
+	struct btf *vmlinux;
 	const char *name = NULL;
-	int id;
+	int id, err;
 
+	if (!uname(&u) && sscanf(u.release, "%d.%d", &major, &minor) == 2)
+		features.ctx_typedef_ok = major > 6 || (major == 6 && minor >= 8);
+	/* Read without loading the kernel's BTF (src/kbtf.c); libbpf's
+	 * loader only where that reader cannot tell. */
+	err = usdt__btf_ctx_name("/sys/kernel/btf/vmlinux", features.ctx_name,
+				 sizeof(features.ctx_name));
+	if (!err || err == -ESRCH || err == -E2BIG) {
+		features.ctx_known = !err;
+		return;
+	}
+	vmlinux = btf__load_vmlinux_btf();
 	if (!vmlinux)
 		return;
 	id = btf__find_by_name_kind(vmlinux, "bpf_user_pt_regs_t",
@@ -178,8 +188,6 @@ static void probe_ctx_name(void)
 		features.ctx_known = true;
 	}
 	btf__free(vmlinux);
-	if (!uname(&u) && sscanf(u.release, "%d.%d", &major, &minor) == 2)
-		features.ctx_typedef_ok = major > 6 || (major == 6 && minor >= 8);
 }
 
 static void probe_features(void)

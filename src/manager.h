@@ -31,6 +31,16 @@ const struct usdt__features *usdt__features(void);
 void usdt__fit_ctx_funcs(struct btf *btf, const struct usdt__features *feat);
 
 /*
+ * The name of the struct (or union) the typedef bpf_user_pt_regs_t stands
+ * for, from the BTF file at path (src/kbtf.c: read through a small buffer,
+ * never loaded whole), into buf ("" for an anonymous one). Returns 0,
+ * -ESRCH (no such typedef, or it leads elsewhere), -E2BIG (buf too
+ * small), -ENOTSUP (not native BTF, or a kind this reader does not know),
+ * -ENOMEM, or the error of opening or reading the file.
+ */
+int usdt__btf_ctx_name(const char *path, char *buf, size_t size);
+
+/*
  * A chunked array (src/chunks.c): the BPF side's array of maps, its chunks
  * created, mapped into this process and handed out index by index.
  * Invariant: chunks below cnt exist, are mapped at mem[k] and sit in the

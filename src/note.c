@@ -44,8 +44,8 @@
 #define STAPSDT_NOTE_TYPE 3
 #define STAPSDT_OWNER "stapsdt"
 
-/* What the first pass learns about one note. Strings point into the note
- * section's data and are NUL-terminated there (or are ""). */
+/* One note's descriptor, decoded (parse_desc()). Strings point into the
+ * note section's data and are NUL-terminated there (or are ""). */
 struct raw_site {
 	const char *provider, *name, *args;
 	size_t provider_len, name_len, args_len;
@@ -54,14 +54,28 @@ struct raw_site {
 	const char *error;
 };
 
-struct raw_sites {
-	struct raw_site *v;
-	size_t cnt, cap;
+/*
+ * What the first pass keeps of one note: where its descriptor is in the
+ * section (decoded again when the probe is built), or why there is none
+ * (error). 16 bytes, not a raw_site's 88: for a file of 10,000 sites this
+ * list is most of the parse's peak memory.
+ */
+struct raw_note {
+	const char *error;	/* NULL: the descriptor is at desc_off */
+	uint32_t desc_off, desc_sz;
 };
 
-static struct raw_site *raw_push(struct raw_sites *rs)
+struct raw_sites {
+	struct raw_note *v;
+	size_t cnt, cap;
+	/* The probes' strings need str_total bytes, and twice args_total
+	 * more for the argument strings of a file that is not compact. */
+	size_t str_total, args_total;
+};
+
+static struct raw_note *raw_push(struct raw_sites *rs)
 {
-	struct raw_site *v, *s;
+	struct raw_note *v, *s;
 	size_t cap;
 
 	if (rs->cnt == rs->cap) {
@@ -74,7 +88,6 @@ static struct raw_site *raw_push(struct raw_sites *rs)
 	}
 	s = &rs->v[rs->cnt++];
 	memset(s, 0, sizeof(*s));
-	s->provider = s->name = s->args = "";
 	return s;
 }
 
@@ -113,6 +126,8 @@ static void parse_desc(const struct usdt__elf *ue, const char *desc,
 {
 	const char *p = desc + 24, *end = desc + descsz;
 
+	memset(s, 0, sizeof(*s));
+	s->provider = s->name = s->args = "";
 	if (descsz < 24) {
 		raw_bad(s, "note descriptor too small for 3 addresses");
 		return;
@@ -143,23 +158,58 @@ static void parse_desc(const struct usdt__elf *ue, const char *desc,
  * Walk the notes of .note.stapsdt (data[0..size), aligned to align) and
  * record every stapsdt note. Returns 0 or -ENOMEM.
  */
+/* A note damaged beyond its descriptor: a site with no strings. */
+static int note_bad(struct raw_sites *rs, const char *why)
+{
+	struct raw_note *n = raw_push(rs);
+
+	if (!n)
+		return -ENOMEM;
+	n->error = why;
+	rs->str_total += 4;
+	return 0;
+}
+
+/* A stapsdt note: checked now (and said if bad), decoded again later. */
+static int note_add(const struct usdt__elf *ue, const char *data,
+		    size_t desc_off, size_t descsz, size_t off,
+		    struct raw_sites *rs)
+{
+	struct raw_note *n;
+	struct raw_site s;
+
+	if (rs->cnt >= USDT__MAX_SITES) {
+		pr_warn("%s: more than %u USDT call sites\n", ue->path,
+			USDT__MAX_SITES);
+		return -E2BIG;
+	}
+	n = raw_push(rs);
+	if (!n)
+		return -ENOMEM;
+	n->desc_off = (uint32_t)desc_off;
+	n->desc_sz = (uint32_t)descsz;
+	parse_desc(ue, data + desc_off, descsz, &s);
+	if (s.status)
+		pr_warn("%s: bad note at offset %zu of .note.stapsdt: %s\n",
+			ue->path, off, s.error);
+	rs->str_total += s.provider_len + s.name_len + 4;
+	rs->args_total += s.args_len;
+	return 0;
+}
+
 static int walk_notes(const struct usdt__elf *ue, const char *data,
 		      size_t size, size_t align, struct raw_sites *rs)
 {
 	size_t off = 0, namesz, descsz, name_off, desc_off;
-	struct raw_site *s;
 	uint32_t type;
+	int err;
 
 	while (off < size) {
 		if (size - off < 12) {
 			/* Padding is zeros; anything else is damage. */
 			if (all_zero(data + off, size - off))
 				break;
-			s = raw_push(rs);
-			if (!s)
-				return -ENOMEM;
-			raw_bad(s, "truncated note header");
-			break;
+			return note_bad(rs, "truncated note header");
 		}
 		namesz = usdt__elf_rd32(ue, data + off);
 		descsz = usdt__elf_rd32(ue, data + off + 4);
@@ -175,31 +225,19 @@ static int walk_notes(const struct usdt__elf *ue, const char *data,
 		    (desc_off = name_off + ((namesz + align - 1) & ~(align - 1)),
 		     desc_off > size) ||
 		    descsz > size - desc_off) {
-			s = raw_push(rs);
-			if (!s)
-				return -ENOMEM;
-			raw_bad(s, "note runs past the end of .note.stapsdt");
 			pr_warn("%s: note at offset %zu of .note.stapsdt runs past the section's end; ignoring the rest\n",
 				ue->path, off);
-			break;
+			return note_bad(rs,
+					"note runs past the end of .note.stapsdt");
 		}
 
 		if (type == STAPSDT_NOTE_TYPE &&
 		    namesz == sizeof(STAPSDT_OWNER) &&
 		    !memcmp(data + name_off, STAPSDT_OWNER,
 			    sizeof(STAPSDT_OWNER))) {
-			if (rs->cnt >= USDT__MAX_SITES) {
-				pr_warn("%s: more than %u USDT call sites\n",
-					ue->path, USDT__MAX_SITES);
-				return -E2BIG;
-			}
-			s = raw_push(rs);
-			if (!s)
-				return -ENOMEM;
-			parse_desc(ue, data + desc_off, descsz, s);
-			if (s->status)
-				pr_warn("%s: bad note at offset %zu of .note.stapsdt: %s\n",
-					ue->path, off, s->error);
+			err = note_add(ue, data, desc_off, descsz, off, rs);
+			if (err)
+				return err;
 		} else {
 			pr_debug("%s: skipping a note of type %u at offset %zu of .note.stapsdt\n",
 				 ue->path, type, off);
@@ -346,12 +384,18 @@ static void build_probe(const struct usdt__elf *ue, struct usdt_file *file,
 	*st += s->provider_len + 1;
 	p->name = memcpy(*st, s->name, s->name_len + 1);
 	*st += s->name_len + 1;
-	p->args_str = memcpy(*st, s->args, s->args_len + 1);
-	*st += s->args_len + 1;
-	text = *st;
-	*st += s->args_len + 1;
-	p->arg_text = text;
-	*text = '\0';
+	/* A compact file (the manager's, for attaching) keeps no argument
+	 * text: only the specs. */
+	p->args_str = p->arg_text = "";
+	text = NULL;
+	if (!file->compact) {
+		p->args_str = memcpy(*st, s->args, s->args_len + 1);
+		*st += s->args_len + 1;
+		text = *st;
+		*st += s->args_len + 1;
+		p->arg_text = text;
+		*text = '\0';
+	}
 
 	p->status = s->status;
 	p->error = s->error;
@@ -388,16 +432,16 @@ static void build_probe(const struct usdt__elf *ue, struct usdt_file *file,
 	site.vaddr = p->vaddr;
 	site.is_dyn = file->e_type == ET_DYN;
 	site.big_endian = file->big_endian;
-	err = usdt__args_parse(&site, p->args_str, &p->args, &p->arg_cnt, &why);
+	err = usdt__args_parse(&site, s->args, &p->args, &p->arg_cnt, &why);
 	if (err) {
 		p->status = err;
 		p->error = why ? why : "cannot parse the argument string";
 		goto err_out;
 	}
-	for (i = 0; i < p->arg_cnt; i++) {
+	for (i = 0; text && i < p->arg_cnt; i++) {
 		const struct usdt__arg *a = &p->args[i];
 
-		memcpy(text, p->args_str + a->str_pos, a->str_len);
+		memcpy(text, s->args + a->str_pos, a->str_len);
 		text[a->str_len] = '\0';
 		text += a->str_len + 1;
 	}
@@ -419,13 +463,22 @@ struct stapsdt_base {
 static int build_probes(const struct usdt__elf *ue, struct usdt_file *file,
 			struct lazy_symtab *symtab,
 			const struct stapsdt_base *base,
-			const struct raw_sites *rs)
+			const struct raw_sites *rs, const char *data)
 {
 	size_t i, arg_total = 0;
 	char *st = file->storage;
+	struct raw_site s;
 
 	for (i = 0; i < rs->cnt; i++) {
-		build_probe(ue, file, symtab, base->has, base->addr, &rs->v[i],
+		if (rs->v[i].error) {
+			memset(&s, 0, sizeof(s));
+			s.provider = s.name = s.args = "";
+			raw_bad(&s, rs->v[i].error);
+		} else {
+			parse_desc(ue, data + rs->v[i].desc_off,
+				   rs->v[i].desc_sz, &s);
+		}
+		build_probe(ue, file, symtab, base->has, base->addr, &s,
 			    &file->probes[i], &st);
 		file->probe_cnt = i + 1;
 		/* Only running out of memory is fatal to the file. */
@@ -446,7 +499,7 @@ static int read_probes(const struct usdt__elf *ue, struct usdt_file *file)
 	struct raw_sites rs = {};
 	struct lazy_symtab symtab = { .ue = ue };
 	struct stapsdt_base base = {};
-	size_t i, total = 0, align;
+	size_t align;
 	GElf_Shdr shdr;
 	Elf_Scn *scn;
 	Elf_Data *data;
@@ -485,16 +538,14 @@ static int read_probes(const struct usdt__elf *ue, struct usdt_file *file)
 		goto out;
 
 	/* Bounded by twice the section's size, which is inside the file. */
-	for (i = 0; i < rs.cnt; i++)
-		total += rs.v[i].provider_len + rs.v[i].name_len +
-			 2 * rs.v[i].args_len + 4;
-	file->storage = malloc(total);
+	file->storage = malloc(rs.str_total +
+			       (file->compact ? 0 : 2 * rs.args_total));
 	file->probes = calloc(rs.cnt, sizeof(*file->probes));
 	if (!file->storage || !file->probes) {
 		err = -ENOMEM;
 		goto err_out;
 	}
-	err = build_probes(ue, file, &symtab, &base, &rs);
+	err = build_probes(ue, file, &symtab, &base, &rs, data->d_buf);
 	if (err)
 		goto err_out;
 out:

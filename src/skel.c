@@ -89,11 +89,13 @@ static int own_link(struct usdt_manager *man, struct usdt_link *link)
 	return 0;
 }
 
-/* Destroy the owned links from index from on, newest first. */
+/* Destroy the owned links from index from on, all at once: one by one,
+ * the kernel's grace period per link makes a thousand take a minute. */
 static void drop_owned(struct usdt_manager *man, size_t from)
 {
-	while (man->owned_cnt > from)
-		usdt_link__destroy(man->owned[--man->owned_cnt]);
+	if (man->owned_cnt > from)
+		usdt_links__destroy(man->owned + from, man->owned_cnt - from);
+	man->owned_cnt = from;
 }
 
 static int attach_one(struct usdt_manager *man, const struct bpf_program *prog,

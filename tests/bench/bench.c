@@ -5,14 +5,13 @@
  *  - the cost of one probe hit reading three arguments, over an
  *    unattached baseline;
  *  - BPF instructions the verifier processed for each program.
- * Needs root. Prints a table; exits 0 unless something failed to run.
+ * (Memory, and attaching at scale: bench_scale.c.) Needs root. Prints a table; exits 0 unless something failed to run.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sdt.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -182,69 +181,6 @@ static int miss_cost(struct bench_ours *ours, struct usdt_manager *man,
 	return 0;
 }
 
-static long vm_hwm_kb(void)
-{
-	char line[256];
-	long kb = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return kb;
-}
-
-/*
- * How much the peak memory grows for the first attach of one probe name
- * (one site) in this 10k-site file, each library in a fresh child. KiB,
- * or -1.
- */
-static long attach_hwm_kb(struct bench_ours *ours, struct bench_libbpf *lb,
-			  bool libbpf)
-{
-	long before, grown = -1;
-	int p[2], status;
-	pid_t pid;
-
-	if (pipe(p))
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		/* An object of its own: a second manager on the parent's
-		 * maps, which the first one fills, is refused (EBUSY). */
-		struct bench_ours *own = libbpf ? NULL : bench_ours__open();
-		struct usdt_manager *man =
-			own ? usdt_manager__new(own->obj, NULL) : NULL;
-		bool ok;
-
-		if (man && bench_ours__load(own))
-			man = NULL;
-
-		before = vm_hwm_kb();
-		if (libbpf)
-			ok = bpf_program__attach_usdt(lb->progs.on_hit, -1,
-						      "/proc/self/exe", "bench",
-						      "hot", NULL);
-		else
-			ok = man && usdt_manager__attach(man, own->progs.on_hit,
-							 -1, "/proc/self/exe",
-							 "bench", "hot", NULL);
-		grown = ok ? vm_hwm_kb() - before : -1;
-		if (write(p[1], &grown, sizeof(grown)) != sizeof(grown))
-			_exit(1);
-		_exit(0);
-	}
-	close(p[1]);
-	if (pid < 0 || read(p[0], &grown, sizeof(grown)) != sizeof(grown))
-		grown = -1;
-	close(p[0]);
-	if (pid > 0)
-		waitpid(pid, &status, 0);
-	return grown;
-}
-
 int main(void)
 {
 	struct bench_ours *ours = bench_ours__open();
@@ -254,7 +190,6 @@ int main(void)
 	struct bpf_link *ll;
 	double base, t_ours, t_lb, t5_ours, t5_lb, a_ours, a_lb, t;
 	double m_ours, m_lb, parse;
-	long hwm_ours, hwm_lb;
 	int stats_fd;
 
 	if (geteuid()) {
@@ -285,8 +220,6 @@ int main(void)
 
 	if (miss_cost(ours, man, lb, &m_ours, &m_lb, &parse))
 		return 1;
-	hwm_ours = attach_hwm_kb(ours, lb, false);
-	hwm_lb = attach_hwm_kb(ours, lb, true);
 
 	/* Per hit. The kernel times BPF programs while stats are enabled. */
 	stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
@@ -303,8 +236,6 @@ int main(void)
 	       m_ours * 1e6, m_lb * 1e6, m_ours / m_lb);
 	printf("%-40s %10.1fms %12s\n", "first parse of this file", parse * 1e3,
 	       "-");
-	printf("%-40s %10ldKB %10ldKB %8.2f\n", "peak memory growth, first attach",
-	       hwm_ours, hwm_lb, hwm_lb > 0 ? (double)hwm_ours / hwm_lb : 0.0);
 	printf("%-40s %10.0fns %10.0fns %8.2f\n", "probe hit, 3 args (minus loop)",
 	       t_ours - base, t_lb - base, (t_ours - base) / (t_lb - base));
 	printf("%-40s %10.0fns %10.0fns %8.2f\n", "probe hit, nop;nop5 site",

@@ -63,18 +63,71 @@ $(BENCH_DIR)/lb17/shapes-%.o: tests/kernel/shapes.bpf.c $(VMLINUX_H) \
 	$(Q)$(CLANG) $(LB_BPF_CFLAGS) -I$(LB17_PREFIX)/include -mcpu=$* \
 		-c $< -o $@
 
-$(OBJDIR)/bench_bpf: tests/bench/bench_bpf.c $(STATIC_LIB)
+# Attaching at scale (bench_scale.c): a target of SCALE_N call sites
+# of as many probe names, and the program in each DIR as scale.o.
+SCALE_N := 10003
+SCALE_TARGET := $(abspath $(BENCH_DIR))/scale-target
+# The same number of call sites under SCALE_NAMES probe names.
+SCALE_NAMES := 35
+NAMES_TARGET := $(abspath $(BENCH_DIR))/names-target
+BENCH_OBJS += $(foreach i,ours lb11 lb17,$(BENCH_DIR)/$(i)/scale.o)
+BENCH_BPF_SRCS := tests/bench/bench_bpf.c tests/bench/bench_scale.c
+
+$(SCALE_TARGET): tests/bench/gen_probes.sh
+	$(call msg,GEN,$@)
+	@mkdir -p $(@D)
+	$(Q)sh $< $(SCALE_N) > $@.c
+	$(Q)$(CC) -O0 $@.c -o $@
+
+$(NAMES_TARGET): tests/bench/gen_probes.sh
+	$(call msg,GEN,$@)
+	@mkdir -p $(@D)
+	$(Q)sh $< $(SCALE_N) $(SCALE_NAMES) > $@.c
+	$(Q)$(CC) -O0 $@.c -o $@
+
+$(BENCH_DIR)/ours/scale.o: tests/bench/scale.bpf.c $(VMLINUX_H) \
+		$(wildcard bpf/*.h)
+	$(call msg,CLANG,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+BENCH_OBJS += $(BENCH_DIR)/ours/owned.o
+$(BENCH_DIR)/ours/owned.o: tests/bench/owned.bpf.c $(VMLINUX_H) \
+		$(wildcard bpf/*.h)
+	$(call msg,CLANG,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DSCALE_TARGET='"$(SCALE_TARGET)"' -c $< -o $@
+
+$(BENCH_DIR)/lb11/scale.o: tests/bench/scale.bpf.c $(VMLINUX_H)
+	$(call msg,CLANG,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(LB_BPF_CFLAGS) -DSCALE_LIBBPF -mcpu=v3 -c $< -o $@
+
+$(BENCH_DIR)/lb17/scale.o: tests/bench/scale.bpf.c $(VMLINUX_H) \
+		$(LB17_PREFIX)/.done
+	$(call msg,CLANG,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(LB_BPF_CFLAGS) -DSCALE_LIBBPF -I$(LB17_PREFIX)/include \
+		-mcpu=v3 -c $< -o $@
+
+$(OBJDIR)/bench_bpf: $(BENCH_BPF_SRCS) tests/bench/bench_scale.h \
+		$(STATIC_LIB)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC_LIB) $(ALL_LDFLAGS) $(LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(BENCH_BPF_SRCS) -o $@ $(STATIC_LIB) \
+		$(ALL_LDFLAGS) $(LIBS) -lpthread
 
 # The same rounds with libbpf 1.7's user space, linked statically.
-$(OBJDIR)/bench_bpf17: tests/bench/bench_bpf.c $(LB17_PREFIX)/.done
+$(OBJDIR)/bench_bpf17: $(BENCH_BPF_SRCS) tests/bench/bench_scale.h \
+		$(LB17_PREFIX)/.done
 	$(call msg,CC,$@)
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -DBENCH_LIBBPF_ONLY \
-		-I$(LB17_PREFIX)/include $< -o $@ $(LB17_PREFIX)/lib/libbpf.a \
-		-lelf -lz
+		-I$(LB17_PREFIX)/include $(BENCH_BPF_SRCS) -o $@ \
+		$(LB17_PREFIX)/lib/libbpf.a -lelf -lz -lpthread
 
-bench: $(OBJDIR)/bench $(OBJDIR)/bench_bpf $(OBJDIR)/bench_bpf17 $(BENCH_OBJS)
+bench: $(OBJDIR)/bench $(OBJDIR)/bench_bpf $(OBJDIR)/bench_bpf17 $(BENCH_OBJS) \
+		$(SCALE_TARGET) $(NAMES_TARGET)
 	$(Q)$(OBJDIR)/bench
-	$(Q)$(OBJDIR)/bench_bpf $(BENCH_DIR)/ours $(BENCH_DIR)/lb11 \
+	$(Q)$(OBJDIR)/bench_bpf -s $(SCALE_TARGET) $(SCALE_N) \
+		-m $(NAMES_TARGET) $(SCALE_N) $(SCALE_NAMES) \
+		$(BENCH_DIR)/ours $(BENCH_DIR)/lb11 \
 		$(OBJDIR)/bench_bpf17 $(BENCH_DIR)/lb17

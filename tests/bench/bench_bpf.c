@@ -6,8 +6,17 @@
  * and the BPF run time per probe hit (kernel BPF stats), min and median
  * over interleaved rounds. Needs root.
  *
- *   bench_bpf OURS_DIR LB11_DIR [LB17_BIN LB17_DIR]   the table
- *   bench_bpf -r IMPL DIR [verify]                    one round (internal)
+ *   bench_bpf [-s TARGET N] [-m TARGET2 SITES NAMES] OURS_DIR LB11_DIR
+ *             [LB17_BIN LB17_DIR]                the table
+ *   bench_bpf -r IMPL DIR [verify]               one round (internal)
+ *   bench_bpf -r IMPL DIR scale TARGET N         one scale round (internal)
+ *   bench_bpf -r IMPL DIR names TARGET2 SITES NAMES   (internal)
+ *
+ * With -s, also attaching at scale (bench_scale.c): TARGET has N call
+ * sites of N probe names (gen:p0 ...), attached one call per name by each
+ * library in a fresh process per round, with DIR/scale.o (and ours
+ * DIR/owned.o); with -m, the attach alone on TARGET2, SITES call sites
+ * of NAMES probe names.
  *
  * A DIR holds shapes-v1.o, shapes-v2.o and shapes-v3.o. One round runs in
  * its own process because each libbpf's user space must attach programs
@@ -29,6 +38,7 @@
 #ifndef BENCH_LIBBPF_ONLY
 #include "usdt.h"
 #endif
+#include "bench_scale.h"
 
 static const char *const progs[] = { "checked3", "checked12", "usdt12",
 				     "loop" };
@@ -248,6 +258,26 @@ static int round_main(const char *impl, const char *dir, int with_verify)
 	return 0;
 }
 
+/* -r IMPL DIR [verify], -r IMPL DIR scale TARGET N, or
+ * -r IMPL DIR names TARGET SITES NAMES */
+static int one_round(int argc, char **argv)
+{
+	if (argc >= 8 && !strcmp(argv[4], "names")) {
+		libbpf_set_print(quiet);
+		return names_round(argv[2], argv[3], argv[5],
+				   strtoul(argv[6], NULL, 10),
+				   strtoul(argv[7], NULL, 10)) ? 1 : 0;
+	}
+	if (argc >= 7 && !strcmp(argv[4], "scale")) {
+		libbpf_set_print(quiet);
+		return scale_round(argv[2], argv[3], argv[5],
+				   strtoul(argv[6], NULL, 10),
+				   getenv("BENCH_QUICK") ? 20 : 100) ? 1 : 0;
+	}
+	return round_main(argv[2], argv[3],
+			  argc > 4 && !strcmp(argv[4], "verify"));
+}
+
 #ifndef BENCH_LIBBPF_ONLY
 /* ------------------------------------------------------------------ */
 /* The driver                                                         */
@@ -281,15 +311,16 @@ static void record(int impl, const char *key, double v)
 		keys[k].v[impl][keys[k].n[impl]++] = v;
 }
 
-/* Run one round of impl and record what it prints. */
+/* Run one round of impl (args: "", "verify" or "scale TARGET N") and
+ * record what it prints. */
 static int run_round(int impl, const char *bin, const char *dir,
-		     int with_verify)
+		     const char *args)
 {
 	char cmd[1024], line[256], what[32], name[32], arg[32], key[48];
 	FILE *f;
 
 	snprintf(cmd, sizeof(cmd), "%s -r %s %s %s", bin, impl_names[impl],
-		 dir, with_verify ? "verify" : "");
+		 dir, args);
 	f = popen(cmd, "r");
 	if (!f)
 		return -1;
@@ -381,6 +412,8 @@ static void net_ratio(int k, int other)
 		printf(" %7.2f", (a - ea) / (b - eb));
 }
 
+/* timed: 0 a count (the min), 1 a time per hit (min/median, and the
+ * ratios less the empty program), 2 other min/median values. */
 static void row(const char *label, const char *key, int timed)
 {
 	int k = find_key(key);
@@ -391,7 +424,7 @@ static void row(const char *label, const char *key, int timed)
 	cell(k, 2, timed);
 	ratio(k, 1);
 	ratio(k, 2);
-	if (timed) {
+	if (timed == 1) {
 		net_ratio(k, 1);
 		net_ratio(k, 2);
 	}
@@ -487,18 +520,115 @@ static void table(void)
 	storage_rows();
 }
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* The min of key over impl's rounds, or -1. */
+static double min_of(const char *key, int impl)
+{
+	int k = find_key(key);
+	double a, m;
+
+	return k < 0 || stats(k, impl, &a, &m) ? -1 : a;
+}
+
+/* A goal of the issue: the value, its ratio to the limit, met or not. */
+static void goal(const char *what, double v, double limit)
+{
+	if (v < 0) {
+		printf("  goal: %-56s %9s  not measured\n", what, "-");
+		return;
+	}
+	printf("  goal: %-56s %9.4f  %6.3f of it, %s\n", what, v, v / limit,
+	       v <= limit ? "met" : "NOT MET");
+}
+
+/* ours' min over other's min; -1 when either is missing */
+static double ratio_of(const char *key, int other)
+{
+	double a = min_of(key, 0), b = min_of(key, other);
+
+	return a < 0 || b <= 0 ? -1 : a / b;
+}
+
+/* Attaching at scale (bench_scale.c), with the issue's goals; names:
+ * "SITES NAMES" of the -m target, or NULL. */
+static void scale_table(const char *n, int rounds, const char *names)
+{
+	double d = min_of("scale destroy_s", 0);
+	double b17 = min_of("scale detach1_n_s", 2);
+	double b0 = min_of("scale detach1_n_s", 0);
+	double b1 = min_of("scale detach1_ms", 0);
+	double of = min_of("scale owned_free_s", 0);
+	char label[80];
+
+	printf("\n%s call sites of %s probe names, one attach call per name; min/median of %d round(s):\n",
+	       n, n, rounds);
+	printf("%-34s %17s %17s %17s %7s %7s\n", "figure", "libusdt",
+	       "libbpf 1.1.2", "libbpf 1.7", "/1.1.2", "/1.7");
+	row("attach all names, ms", "scale attach_ms", 2);
+	row("VmHWM after, MB", "scale hwm_mb", 2);
+	row("VmHWM before (object loaded), MB", "scale base_mb", 2);
+	row("a miss after the first parse, us", "scale miss_us", 2);
+	row("destroy a link alone, ms (sample)", "scale detach1_ms", 2);
+	row("all one by one, s (extrapolated)", "scale detach1_n_s", 2);
+	row("usdt_links__destroy(all), s", "scale destroy_s", 2);
+	row("usdt_manager__free(), " STR(SCALE_OWNED) " owned, s",
+	    "scale owned_free_s", 2);
+	if (names) {
+		printf("the same %s call sites under %s probe names:\n",
+		       n, strchr(names, ' ') + 1);
+		row("attach all names, ms", "names attach_ms", 2);
+		row("VmHWM after, MB", "names hwm_mb", 2);
+		row("usdt_links__destroy(all), s", "names destroy_s", 2);
+	}
+	goal("attach all names, s (<= 1)", min_of("scale attach_ms", 0) / 1e3,
+	     1);
+	goal("attach all names / libbpf 1.7's (<= 0.2)",
+	     ratio_of("scale attach_ms", 2), 0.2);
+	goal("a miss after the first parse, ms (<= 0.1)",
+	     min_of("scale miss_us", 0) / 1e3, 0.1);
+	goal("usdt_links__destroy(all), s (<= 10)", d, 10);
+	goal("usdt_links__destroy(all) / 1.7 one by one (<= 0.02)",
+	     d < 0 || b17 <= 0 ? -1 : d / b17, 0.02);
+	goal("usdt_links__destroy(all) / ours one by one (<= 0.02)",
+	     d < 0 || b0 <= 0 ? -1 : d / b0, 0.02);
+	goal("usdt_manager__free(), owned links / one by one (<= 0.02)",
+	     of < 0 || b1 <= 0 ? -1 : of / (b1 * SCALE_OWNED / 1e3), 0.02);
+	goal("VmHWM after / libbpf 1.7's (<= 1)", ratio_of("scale hwm_mb", 2),
+	     1);
+	if (names) {
+		snprintf(label, sizeof(label),
+			 "VmHWM after, %s names / libbpf 1.7's (<= 1)",
+			 strchr(names, ' ') + 1);
+		goal(label, ratio_of("names hwm_mb", 2), 1);
+	}
+}
+
 int main(int argc, char **argv)
 {
-	const char *dirs[NIMPL] = { NULL }, *bins[NIMPL];
+	const char *dirs[NIMPL] = { NULL }, *bins[NIMPL], *self = argv[0];
 	int rounds = getenv("BENCH_QUICK") ? 3 : 9;
+	int scale_rounds = getenv("BENCH_QUICK") ? 1 : 3;
+	char scale[600] = "", names[600] = "";
 	int r, i;
 
 	if (argc >= 4 && !strcmp(argv[1], "-r"))
-		return round_main(argv[2], argv[3],
-				  argc > 4 && !strcmp(argv[4], "verify"));
+		return one_round(argc, argv);
+	if (argc >= 4 && !strcmp(argv[1], "-s")) {
+		snprintf(scale, sizeof(scale), "scale %s %s", argv[2], argv[3]);
+		argc -= 3;
+		argv += 3;
+	}
+	if (argc >= 5 && !strcmp(argv[1], "-m")) {
+		snprintf(names, sizeof(names), "names %s %s %s", argv[2],
+			 argv[3], argv[4]);
+		argc -= 4;
+		argv += 4;
+	}
 	if (argc < 3) {
-		fprintf(stderr, "usage: %s OURS_DIR LB11_DIR [LB17_BIN LB17_DIR]\n",
-			argv[0]);
+		fprintf(stderr, "usage: %s [-s TARGET N] [-m TARGET2 SITES NAMES] OURS_DIR LB11_DIR [LB17_BIN LB17_DIR]\n",
+			self);
 		return 2;
 	}
 	if (geteuid()) {
@@ -507,27 +637,41 @@ int main(int argc, char **argv)
 	}
 	dirs[0] = argv[1];
 	dirs[1] = argv[2];
-	bins[0] = bins[1] = argv[0];
+	bins[0] = bins[1] = self;
 	if (argc >= 5) {
 		bins[2] = argv[3];
 		dirs[2] = argv[4];
 	}
 	for (r = 0; r < rounds; r++)
 		for (i = 0; i < NIMPL; i++)
-			if (dirs[i] && run_round(i, bins[i], dirs[i], !r))
+			if (dirs[i] && run_round(i, bins[i], dirs[i],
+						 r ? "" : "verify"))
 				fprintf(stderr, "bench_bpf: a %s round failed\n",
 					impl_names[i]);
 	printf("%d rounds of %ld hits each, interleaved\n", rounds,
 	       hit_count());
 	table();
+	if (!*scale)
+		return 0;
+	for (r = 0; r < scale_rounds; r++)
+		for (i = 0; i < NIMPL; i++) {
+			if (dirs[i] && run_round(i, bins[i], dirs[i], scale))
+				fprintf(stderr, "bench_bpf: a %s scale round failed\n",
+					impl_names[i]);
+			if (dirs[i] && *names &&
+			    run_round(i, bins[i], dirs[i], names))
+				fprintf(stderr, "bench_bpf: a %s names round failed\n",
+					impl_names[i]);
+		}
+	scale_table(strchr(scale + 6, ' ') + 1, scale_rounds,
+		    *names ? strchr(names + 6, ' ') + 1 : NULL);
 	return 0;
 }
 #else
 int main(int argc, char **argv)
 {
 	if (argc >= 4 && !strcmp(argv[1], "-r"))
-		return round_main(argv[2], argv[3],
-				  argc > 4 && !strcmp(argv[4], "verify"));
+		return one_round(argc, argv);
 	fprintf(stderr, "usage: %s -r IMPL DIR [verify]\n", argv[0]);
 	return 2;
 }

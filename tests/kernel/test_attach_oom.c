@@ -233,7 +233,9 @@ static void oom_loop(bool perf, bool ip)
 	print_message("%s%s: %ld allocations cold, %ld warm, each failure clean\n",
 		      perf ? "perf" : "uprobe_multi", ip ? " + IP map" : "",
 		      cold, warm);
-	assert_true(warm > 5);
+	/* The matching sites, the link (its arrays in the same block),
+	 * the spec-ID references and the cookies: each one failed once. */
+	assert_true(warm >= 4);
 	/* Cold, the file's parse and the first attach's setup come first. */
 	assert_true(cold > warm);
 }

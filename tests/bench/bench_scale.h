@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#ifndef __BENCH_SCALE_H
+#define __BENCH_SCALE_H
+
+#include <stddef.h>
+
+/* Programs of owned.bpf.c: links usdt_manager__free() destroys. */
+#define SCALE_OWNED 1000
+
+/*
+ * One scale round (bench_scale.c): load dir/scale.o (program "on_hit") as
+ * impl ("ours", else libbpf) and attach each of the n probe names
+ * gen:p0 .. of target, one call each, then destroy `sample` more links one
+ * by one and the n links all at once; libusdt's then frees a manager
+ * owning SCALE_OWNED links (dir/owned.o). Prints "scale
+ * KEY VALUE" lines. libbpf's round ends the process. Returns 0 or -1.
+ */
+int scale_round(const char *impl, const char *dir, const char *target,
+		size_t n, size_t sample);
+/* Only the attach, of names names (of sites call sites in all): prints
+ * "names attach_ms", "names hwm_mb", "names base_mb" (and ours
+ * "names destroy_s"). */
+int names_round(const char *impl, const char *dir, const char *target,
+		size_t sites, size_t names);
+
+#endif

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The program of tests/bench/bench_scale.c, attached once per probe name
+ * of a generated target: on libusdt's header, or (SCALE_LIBBPF) on the
+ * libbpf header found first on the include path. libbpf gives every attach
+ * call spec IDs of its own, so its spec map must hold one per name.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#ifdef SCALE_LIBBPF
+#include <bpf/bpf_tracing.h>
+#define BPF_USDT_MAX_SPEC_CNT 16384
+#include <bpf/usdt.bpf.h>
+#else
+#include "usdt.bpf.h"
+#endif
+
+long hits;
+
+SEC("usdt")
+int BPF_USDT(on_hit, long a)
+{
+	hits += a;
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";
