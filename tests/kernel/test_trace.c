@@ -7,14 +7,11 @@
  */
 #include <bpf/bpf.h>
 #include <signal.h>
-#include <time.h>
 
-#include "test_util.h"
-#include "tool_run.h"
+#include "trace_test.h"
 
 #define TT FIXTURE_DIR "/trace_target"
 #define TRACELIB FIXTURE_DIR "/libtracelib.so"
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 struct lines {
 	char **v;
@@ -127,17 +124,6 @@ static void split_free(struct split *s)
 	lines_free(&s->want);
 }
 
-static int count_str(const char *s, const char *needle)
-{
-	int n = 0;
-
-	while ((s = strstr(s, needle))) {
-		n++;
-		s += strlen(needle);
-	}
-	return n;
-}
-
 /* BPF programs named usdt_trace loaded now: the tool's, still alive. */
 static int trace_progs_loaded(void)
 {
@@ -168,14 +154,6 @@ static void assert_nothing_left(void)
 	for (i = 0; i < 100 && trace_progs_loaded(); i++)
 		usleep(10000);
 	assert_int_equal(trace_progs_loaded(), 0);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* ---------------------------------------------------------------------- */
