@@ -855,7 +855,9 @@ static const char *attach_error(int err)
 		return "no such probe or file";
 	case EPERM:
 	case EACCES:
-		return "permission denied (needs root, or CAP_BPF and CAP_PERFMON)";
+		/* Linux took perf uprobes back from CAP_PERFMON ("perf:
+		 * Require CAP_SYS_ADMIN for uprobes", in stable kernels too). */
+		return "permission denied (needs root, or CAP_BPF and CAP_PERFMON; perf uprobes need CAP_SYS_ADMIN too: -m perf, or a kernel without uprobe_multi links, before 6.6)";
 	case ENOTSUP:
 		return "not supported (another architecture, or the kernel "
 		       "lacks a feature)";
