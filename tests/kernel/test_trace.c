@@ -351,9 +351,11 @@ static void start_target(struct target *t)
 	t->drain = fork();
 	assert_true(t->drain >= 0);
 	if (!t->drain) {
-		while (read(fds[0], buf, sizeof(buf)) > 0 || errno == EINTR)
-			;
-		_exit(0);
+		for (;;) {
+			n = read(fds[0], buf, sizeof(buf));
+			if (n == 0 || (n < 0 && errno != EINTR))
+				_exit(0);
+		}
 	}
 	close(fds[0]);
 }
