@@ -53,8 +53,12 @@ static inline void run_append(char **buf, size_t *len, const char *p,
 	*buf = b;
 }
 
-/* Run argv (NULL-terminated); fills r and returns r->status. */
-static inline int run_argv(const char *const argv[], struct run_result *r)
+/* Run argv (NULL-terminated); fills r and returns r->status. When setup
+ * is not NULL, the child calls setup(arg) just before exec (to change its
+ * credentials, say): it may _exit() on failure. */
+static inline int run_argv_setup(const char *const argv[],
+				 struct run_result *r,
+				 void (*setup)(void *arg), void *arg)
 {
 	int out[2], err[2], status, open_cnt = 2;
 	struct pollfd pfd[2];
@@ -77,6 +81,8 @@ static inline int run_argv(const char *const argv[], struct run_result *r)
 		close(err[0]);
 		close(out[1]);
 		close(err[1]);
+		if (setup)
+			setup(arg);
 		execvp(argv[0], (char *const *)argv);
 		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
@@ -116,6 +122,11 @@ static inline int run_argv(const char *const argv[], struct run_result *r)
 	r->status = WIFEXITED(status) ? WEXITSTATUS(status) :
 					128 + WTERMSIG(status);
 	return r->status;
+}
+
+static inline int run_argv(const char *const argv[], struct run_result *r)
+{
+	return run_argv_setup(argv, r, NULL, NULL);
 }
 
 /* Run the tool with these arguments (NULL-terminated). */

@@ -93,6 +93,10 @@ $(MANY_PROBES): tests/bench/gen_probes.sh
 	$(Q)$(CC) -O0 -o $@ $@.c
 DEPS_test_trace_fmt += $(MANY_PROBES)
 
+# tests/kernel/test_trace_python.c: the tool on Debian's python3.
+LDFLAGS_test_trace_python = $(TOOL_TEST_DEFS)
+DEPS_test_trace_python = $(TOOL)
+
 # make bench-trace: start and end times of `usdt trace` on many probes.
 bench-trace: $(TOOL)
 	$(Q)tests/bench/trace_scale.sh $(TOOL) $(OBJDIR)

@@ -795,6 +795,9 @@ struct trace_run {
 	bool child_done;
 	/* Attached a pattern at a time (see TRACE_COOKIE_BY_OFFSET). */
 	bool by_pattern;
+	/* The BPF program looks call sites up (bpf_find_vma()); the kernel
+	 * cannot run that for us (see load()). */
+	bool use_sites, no_vma;
 	struct usdt_link **pat_links;
 	int pat_link_cnt;
 };
@@ -852,7 +855,9 @@ static const char *attach_error(int err)
 		return "no such probe or file";
 	case EPERM:
 	case EACCES:
-		return "permission denied (needs root, or CAP_BPF and CAP_PERFMON)";
+		/* Linux took perf uprobes back from CAP_PERFMON ("perf:
+		 * Require CAP_SYS_ADMIN for uprobes", in stable kernels too). */
+		return "permission denied (needs root, or CAP_BPF and CAP_PERFMON; perf uprobes need CAP_SYS_ADMIN too: -m perf, or a kernel without uprobe_multi links, before 6.6)";
 	case ENOTSUP:
 		return "not supported (another architecture, or the kernel "
 		       "lacks a feature)";
@@ -887,9 +892,11 @@ static int configure(struct trace_run *r)
 		memcpy((void *)&skel->rodata->filter, &f, sizeof(f));
 	}
 	skel->rodata->page_shift = (uint32_t)page_shift();
-	skel->rodata->use_sites = r->by_pattern;
+	r->use_sites = r->by_pattern;
 	for (i = 0; i < r->ctx.probe_cnt; i++)
-		skel->rodata->use_sites |= r->ctx.probes[i].sites != NULL;
+		r->use_sites |= r->ctx.probes[i].sites != NULL;
+	r->use_sites &= !r->no_vma;
+	skel->rodata->use_sites = r->use_sites;
 	err = bpf_map__set_max_entries(skel->maps.probe_cfg,
 				       (uint32_t)r->ctx.probe_cnt);
 	if (!err && r->by_pattern)
@@ -906,13 +913,12 @@ static int configure(struct trace_run *r)
 	return 0;
 }
 
-static int load(struct trace_run *r)
+/* Open the BPF object, set it up and load it: 0 with *load_err the
+ * load's result, or the exit status of an error before the load. */
+static int open_and_load(struct trace_run *r, int *load_err)
 {
 	USDT_OPTS(usdt_manager_opts, mopts);
-	uint32_t i;
-	int err;
 
-	libbpf_set_print(silent_print);
 	r->skel = usdt_trace__open();
 	if (!r->skel)
 		return tool_err("trace: cannot open the BPF program: %s",
@@ -933,7 +939,36 @@ static int load(struct trace_run *r)
 	if (!r->man)
 		return tool_err("trace: cannot prepare the BPF object: %s",
 				attach_error(errno));
-	err = usdt_trace__load(r->skel);
+	*load_err = usdt_trace__load(r->skel);
+	return 0;
+}
+
+static int load(struct trace_run *r)
+{
+	uint32_t i;
+	int err;
+
+	libbpf_set_print(silent_print);
+	if (open_and_load(r, &err))
+		return 1;
+	/*
+	 * Without a BPF JIT (none for this kernel or arch, or
+	 * bpf_jit_enable=0: the s390x guests of `make vm-check`) the
+	 * verifier refuses callbacks, so bpf_find_vma() too, with EINVAL.
+	 * Then load again without the VMA lookup: a link per probe, not per
+	 * pattern, and the call site of a probe whose sites disagree on
+	 * types found from the process's maps in user space (site_args()).
+	 */
+	if (err == -EINVAL && r->use_sites) {
+		usdt_manager__free(r->man);
+		usdt_trace__destroy(r->skel);
+		r->man = NULL;
+		r->skel = NULL;
+		r->no_vma = true;
+		r->by_pattern = false;
+		if (open_and_load(r, &err))
+			return 1;
+	}
 	if (err)
 		return tool_err("trace: cannot load the BPF program: %s",
 				err == -EPERM ? "permission denied (needs root, or CAP_BPF and CAP_PERFMON)" :

@@ -6,16 +6,12 @@
  * two sets of lines must be equal. Needs root and BPF.
  */
 #include <bpf/bpf.h>
-#include <fcntl.h>
 #include <signal.h>
-#include <time.h>
 
-#include "test_util.h"
-#include "tool_run.h"
+#include "trace_test.h"
 
 #define TT FIXTURE_DIR "/trace_target"
 #define TRACELIB FIXTURE_DIR "/libtracelib.so"
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 struct lines {
 	char **v;
@@ -128,17 +124,6 @@ static void split_free(struct split *s)
 	lines_free(&s->want);
 }
 
-static int count_str(const char *s, const char *needle)
-{
-	int n = 0;
-
-	while ((s = strstr(s, needle))) {
-		n++;
-		s += strlen(needle);
-	}
-	return n;
-}
-
 /* BPF programs named usdt_trace loaded now: the tool's, still alive. */
 static int trace_progs_loaded(void)
 {
@@ -169,14 +154,6 @@ static void assert_nothing_left(void)
 	for (i = 0; i < 100 && trace_progs_loaded(); i++)
 		usleep(10000);
 	assert_int_equal(trace_progs_loaded(), 0);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -337,18 +314,29 @@ static void test_duration(void **state)
 	assert_nothing_left();
 }
 
-/* Start a trace_target that runs until killed; its pid. */
-static pid_t start_target(int *out_fd)
+/* A trace_target that runs until killed, and the process that reads its
+ * output. */
+struct target {
+	pid_t pid, drain;
+};
+
+/*
+ * Start a trace_target that runs until killed. Its output is read and
+ * thrown away by a child of ours until it ends: a pipe nobody reads fills
+ * up (64 KiB, about a second of rounds) and the target then blocks in
+ * write() and fires no probe again, so a trace started any later (the
+ * tool loads its BPF program slowly on an emulated CPU) saw nothing.
+ */
+static void start_target(struct target *t)
 {
 	int fds[2];
-	pid_t pid;
-	char buf[64] = { 0 };
+	char buf[4096] = { 0 };
 	ssize_t n;
 
 	assert_int_equal(pipe(fds), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (!pid) {
+	t->pid = fork();
+	assert_true(t->pid >= 0);
+	if (!t->pid) {
 		dup2(fds[1], 1);
 		close(fds[0]);
 		close(fds[1]);
@@ -357,40 +345,47 @@ static pid_t start_target(int *out_fd)
 	}
 	close(fds[1]);
 	/* Wait until it runs its own image, not our copy. */
-	n = read(fds[0], buf, sizeof(buf) - 1);
+	n = read(fds[0], buf, 64);
 	assert_true(n > 4);
 	assert_true(!strncmp(buf, "pid ", 4));
-	*out_fd = fds[0];
-	return pid;
+	t->drain = fork();
+	assert_true(t->drain >= 0);
+	if (!t->drain) {
+		for (;;) {
+			n = read(fds[0], buf, sizeof(buf));
+			if (n == 0 || (n < 0 && errno != EINTR))
+				_exit(0);
+		}
+	}
+	close(fds[0]);
 }
 
-static void stop_target(pid_t pid, int fd)
+/* The drain ends at the end of the target's output. */
+static void stop_target(const struct target *t)
 {
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	close(fd);
+	kill(t->pid, SIGKILL);
+	waitpid(t->pid, NULL, 0);
+	waitpid(t->drain, NULL, 0);
 }
 
 /* -p traces that process and no other running the same binary. */
 static void test_pid(void **state)
 {
-	int fd_a, fd_b, i;
-	pid_t a = start_target(&fd_a), b = start_target(&fd_b);
+	struct target a, b;
 	struct run_result r, r2;
 	char pid[16];
 	const char *line;
-	int lines = 0;
+	int lines = 0, i;
 
-	/* Their stdout pipes are not read: keep them from filling up. */
-	fcntl(fd_a, F_SETFL, O_NONBLOCK);
-	fcntl(fd_b, F_SETFL, O_NONBLOCK);
-	snprintf(pid, sizeof(pid), "%d", (int)a);
+	start_target(&a);
+	start_target(&b);
+	snprintf(pid, sizeof(pid), "%d", (int)a.pid);
 	run_tool(&r, "trace", "-p", pid, "-n", "5", TT, "tt:one");
 	/* A library by the bare name of a file the process has mapped. */
 	run_tool(&r2, "trace", "-p", pid, "-n", "3", "libtracelib.so",
 		 "tracelib:hit");
-	stop_target(a, fd_a);
-	stop_target(b, fd_b);
+	stop_target(&a);
+	stop_target(&b);
 	if (r.status || r2.status)
 		fail_msg("status %d/%d, stderr:\n%s%s", r.status, r2.status,
 			 r.err, r2.err);
@@ -400,7 +395,7 @@ static void test_pid(void **state)
 		int p, t;
 
 		assert_int_equal(sscanf(line, "%llu %d %d", &ts, &p, &t), 3);
-		assert_int_equal(p, a);
+		assert_int_equal(p, a.pid);
 		lines++;
 		line = nl + 1;
 	}
