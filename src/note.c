@@ -369,16 +369,16 @@ static void compact_probe(struct usdt_probe *p)
 }
 
 /* Fill in one probe from its raw site; strings are copied to *st. */
-static void build_probe(const struct usdt__elf *ue, struct usdt_file *file,
-			struct lazy_symtab *symtab, bool has_base,
-			uint64_t base_addr, const struct raw_site *s,
-			struct usdt_probe *p, char **st)
+/*
+ * The probe's names, and its argument string with room for the arguments'
+ * texts (returned; NULL for a compact file), copied into the string table
+ * at *st, which advances.
+ */
+static char *copy_strings(const struct usdt_file *file,
+			  const struct raw_site *s, struct usdt_probe *p,
+			  char **st)
 {
-	struct usdt__site_ctx site = {};
-	uint64_t delta = 0;
-	char *text;
-	const char *why;
-	int i, err;
+	char *text = NULL;
 
 	p->provider = memcpy(*st, s->provider, s->provider_len + 1);
 	*st += s->provider_len + 1;
@@ -387,7 +387,6 @@ static void build_probe(const struct usdt__elf *ue, struct usdt_file *file,
 	/* A compact file (the manager's, for attaching) keeps no argument
 	 * text: only the specs. */
 	p->args_str = p->arg_text = "";
-	text = NULL;
 	if (!file->compact) {
 		p->args_str = memcpy(*st, s->args, s->args_len + 1);
 		*st += s->args_len + 1;
@@ -396,6 +395,19 @@ static void build_probe(const struct usdt__elf *ue, struct usdt_file *file,
 		p->arg_text = text;
 		*text = '\0';
 	}
+	return text;
+}
+
+static void build_probe(const struct usdt__elf *ue, struct usdt_file *file,
+			struct lazy_symtab *symtab, bool has_base,
+			uint64_t base_addr, const struct raw_site *s,
+			struct usdt_probe *p, char **st)
+{
+	struct usdt__site_ctx site = {};
+	uint64_t delta = 0;
+	char *text = copy_strings(file, s, p, st);
+	const char *why;
+	int i, err;
 
 	p->status = s->status;
 	p->error = s->error;
