@@ -43,7 +43,8 @@ CROSS_UNIT_EXCLUDE := test_specids test_bpf_header test_list \
 	test_libbpf_version test_version
 CROSS_UNIT := $(filter-out $(CROSS_UNIT_EXCLUDE),\
 	$(patsubst tests/unit/%.c,%,$(UNIT_SRCS)))
-CROSS_CFLAGS := $(filter-out $(SAN_FLAGS),$(ALL_CFLAGS))
+# USDT_CROSS_BUILD: a test that compares with libbpf does without it.
+CROSS_CFLAGS := $(filter-out $(SAN_FLAGS),$(ALL_CFLAGS)) -DUSDT_CROSS_BUILD
 
 # Filled in per target below.
 CROSS_RUN :=
