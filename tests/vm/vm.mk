@@ -59,8 +59,11 @@ vm-prepare: deps
 # VM_EXCLUDE (and VM_EXCLUDE_<ARCH>): kernel tests not run in the guest,
 # named on the console so that a gap is never silent. .ci/run uses it for
 # the tests that still fail in guests (see there); the default runs all.
+# VM_EXCLUDE_K<kernel, dots as underscores>, e.g. VM_EXCLUDE_K6_1: for one
+# kernel version.
 VM_EXCLUDE ?=
-VM_TESTS := $(filter-out $(VM_EXCLUDE) $(VM_EXCLUDE_$(ARCH)), \
+VM_EXCLUDE_KERNEL := $(VM_EXCLUDE_K$(subst .,_,$(KERNEL)))
+VM_TESTS := $(filter-out $(VM_EXCLUDE) $(VM_EXCLUDE_$(ARCH)) $(VM_EXCLUDE_KERNEL), \
 	      $(KERNEL_SRCS:tests/kernel/%.c=%))
 
 VM_NOT_RUN := $(filter-out $(VM_TESTS),$(KERNEL_SRCS:tests/kernel/%.c=%))
