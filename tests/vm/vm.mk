@@ -62,7 +62,9 @@ vm-prepare: deps
 # VM_EXCLUDE_K<kernel, dots as underscores>, e.g. VM_EXCLUDE_K6_1: for one
 # kernel version.
 VM_EXCLUDE ?=
-VM_EXCLUDE_KERNEL := $(VM_EXCLUDE_K$(subst .,_,$(KERNEL)))
+# VM_EXCLUDE_<ARCH>_K<kernel>, e.g. VM_EXCLUDE_s390x_K6_1: for one guest.
+VM_EXCLUDE_KERNEL := $(VM_EXCLUDE_K$(subst .,_,$(KERNEL))) \
+	$(VM_EXCLUDE_$(ARCH)_K$(subst .,_,$(KERNEL)))
 VM_TESTS := $(filter-out $(VM_EXCLUDE) $(VM_EXCLUDE_$(ARCH)) $(VM_EXCLUDE_KERNEL), \
 	      $(KERNEL_SRCS:tests/kernel/%.c=%))
 
