@@ -15,28 +15,37 @@
 
 #include "usdt_spec.h"
 
-/* A descriptor of entry k of an array of maps (close it), or -1. */
+/*
+ * Before Linux 6.8 every lookup of an array of maps from user space waits
+ * for an RCU grace period (maybe_wait_bpf_programs() at the end of
+ * bpf_map_copy_value()): about 10 ms each, on the host as in the guests of
+ * `make vm-check`. So the helpers here look up as few outer entries as
+ * they can: the library fills the chunks of an array of maps densely,
+ * from entry 0 on (src/chunks.c), so the first empty entry ends them.
+ */
+
+/* A descriptor of entry k of an array of maps (close it), or -1 if the
+ * entry is empty; -2 if it holds a map that cannot be opened. */
 static inline int inner_fd(int outer, uint32_t k)
 {
 	uint32_t id;
+	int fd;
 
 	if (bpf_map_lookup_elem(outer, &k, &id))
 		return -1;
-	return bpf_map_get_fd_by_id(id);
+	fd = bpf_map_get_fd_by_id(id);
+	return fd < 0 ? -2 : fd;
 }
 
-/* How many entries of the array of maps hold a map. */
+/* How many chunks the array of maps holds: entries 0, 1, ... up to the
+ * first empty one. */
 static inline uint32_t inner_cnt(int outer)
 {
-	struct bpf_map_info info;
-	uint32_t len = sizeof(info), k, id, n = 0;
+	uint32_t k, id;
 
-	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(outer, &info, &len))
-		return 0;
-	for (k = 0; k < info.max_entries; k++)
-		n += !bpf_map_lookup_elem(outer, &k, &id);
-	return n;
+	for (k = 0; !bpf_map_lookup_elem(outer, &k, &id); k++)
+		;
+	return k;
 }
 
 /* Spec id of the spec map outer into *spec; zero if its chunk is not
@@ -48,7 +57,7 @@ static inline int spec_read(int outer, uint32_t id, struct usdt_spec *spec)
 
 	memset(spec, 0, sizeof(*spec));
 	if (fd < 0)
-		return 0;
+		return fd == -1 ? 0 : -ENOENT;
 	if (bpf_map_lookup_elem(fd, &idx, spec))
 		err = -errno;
 	close(fd);
@@ -70,23 +79,33 @@ static inline int spec_write(int outer, uint32_t id,
 	return err;
 }
 
-/* Every chunk's spec slots: how many hold a nonzero spec, and the lowest
- * index that is zero (or chunks * USDT_SPEC_CHUNK). */
+/* Every chunk's spec slots, each chunk opened once: how many hold a
+ * nonzero spec, and the lowest index that is zero (or chunks *
+ * USDT_SPEC_CHUNK). UINT32_MAX if a chunk cannot be read. */
 static inline uint32_t specs_used(int outer, uint32_t *first_zero)
 {
 	static const struct usdt_spec zero;
-	uint32_t n = inner_cnt(outer) * USDT_SPEC_CHUNK, id, used = 0;
+	uint32_t k, idx, n = 0, used = 0;
 	struct usdt_spec spec;
+	int fd, err = 0;
 
-	*first_zero = n;
-	for (id = 0; id < n; id++) {
-		if (spec_read(outer, id, &spec))
-			return UINT32_MAX;
-		if (memcmp(&spec, &zero, sizeof(spec)))
-			used++;
-		else if (*first_zero == n)
-			*first_zero = id;
+	*first_zero = UINT32_MAX;
+	for (k = 0; !err && (fd = inner_fd(outer, k)) >= 0; k++) {
+		for (idx = 0; idx < USDT_SPEC_CHUNK; idx++, n++) {
+			err = bpf_map_lookup_elem(fd, &idx, &spec);
+			if (err)
+				break;
+			if (memcmp(&spec, &zero, sizeof(spec)))
+				used++;
+			else if (*first_zero == UINT32_MAX)
+				*first_zero = n;
+		}
+		close(fd);
 	}
+	if (err || fd == -2)
+		return UINT32_MAX;
+	if (*first_zero == UINT32_MAX)
+		*first_zero = n;
 	return used;
 }
 
