@@ -3,7 +3,9 @@
  * The group fixture of test_attach and test_file: the usdt_test skeleton
  * loaded twice, with a manager made before load (uprobe_multi where the
  * kernel has it) and with one that makes per-site perf uprobes; and the
- * hits a skeleton recorded. Include after test_util.h.
+ * hits a skeleton recorded. And for any skeleton: a manager made and the
+ * skeleton loaded, or a manager's options refused. Include after
+ * test_util.h.
  */
 #ifndef __LIBUSDT_TEST_SKEL_FIXTURE_H
 #define __LIBUSDT_TEST_SKEL_FIXTURE_H
@@ -19,6 +21,34 @@ struct fix {
 	struct usdt_manager *perf_man;	/* perf uprobes */
 };
 
+/* A manager made with opts for the opened skeleton s, then s loaded (its
+ * <name>__load()). */
+static inline struct usdt_manager *
+manage_and_load(struct bpf_object_skeleton *s,
+		const struct usdt_manager_opts *opts)
+{
+	struct usdt_manager *man = usdt_manager__new(*s->obj, opts);
+
+	assert_non_null(man);
+	assert_int_equal(bpf_object__load_skeleton(s), 0);
+	return man;
+}
+
+/* A manager with opts refused for obj (EINVAL), and one without options
+ * made instead: returns that one. */
+static inline struct usdt_manager *
+manager_refused(struct bpf_object *obj, const struct usdt_manager_opts *opts)
+{
+	struct usdt_manager *man;
+
+	errno = 0;
+	assert_null(usdt_manager__new(obj, opts));
+	assert_int_equal(errno, EINVAL);
+	man = usdt_manager__new(obj, NULL);
+	assert_non_null(man);
+	return man;
+}
+
 /* usdt_test opened, given a manager made with opts (*man), and loaded. */
 static inline struct usdt_test *open_loaded(struct usdt_manager **man,
 					    const struct usdt_manager_opts *opts)
@@ -26,9 +56,7 @@ static inline struct usdt_test *open_loaded(struct usdt_manager **man,
 	struct usdt_test *skel = usdt_test__open();
 
 	assert_non_null(skel);
-	*man = usdt_manager__new(skel->obj, opts);
-	assert_non_null(*man);
-	assert_int_equal(usdt_test__load(skel), 0);
+	*man = manage_and_load(skel->skeleton, opts);
 	return skel;
 }
 

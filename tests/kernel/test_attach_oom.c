@@ -26,6 +26,7 @@
 #include "usdt_test.skel.h"
 #include "storage_test.h"
 #include "storage_test.skel.h"
+#include "skel_fixture.h"
 
 /* The storage array's mapping counts as an allocation too. */
 void *__real_mmap(void *addr, size_t len, int prot, int flags, int fd,
@@ -132,6 +133,29 @@ static struct usdt_link *attach_oom(struct usdt_manager *man,
 	return NULL;
 }
 
+/*
+ * The manager of the opened skeleton s (perf: per-site uprobes), s loaded,
+ * and prog attached to oom:two once with ao and detached: the file is read
+ * and kept and the spec IDs sized, so that every allocation a later loop
+ * fails is the attach's own (later attempts would otherwise find the file
+ * kept and allocate less).
+ */
+static struct usdt_manager *warm_manager(struct bpf_object_skeleton *s,
+					 bool perf,
+					 const struct bpf_program *prog,
+					 const struct usdt_attach_opts *ao)
+{
+	USDT_OPTS(usdt_manager_opts, mo, .no_uprobe_multi = perf);
+	struct usdt_manager *man = manage_and_load(s, &mo);
+	struct usdt_link *l;
+
+	l = usdt_manager__attach(man, prog, 0, "/proc/self/exe", "oom", "two",
+				 ao);
+	assert_non_null(l);
+	usdt_link__destroy(l);
+	return man;
+}
+
 struct test_ctx {
 	struct usdt_test *skel;
 	struct usdt_manager *man;
@@ -165,9 +189,7 @@ static long oom_cold(bool perf, bool ip)
 	for (n = 0; n < 10000; n++) {
 		skel = usdt_test__open();
 		assert_non_null(skel);
-		man = usdt_manager__new(skel->obj, &mo);
-		assert_non_null(man);
-		assert_int_equal(usdt_test__load(skel), 0);
+		man = manage_and_load(skel->skeleton, &mo);
 		alloc_cnt = 0;
 		fail_at = n;
 		errno = 0;
@@ -197,7 +219,6 @@ static long oom_cold(bool perf, bool ip)
  * Returns the allocations the attach took. */
 static long oom_warm(bool perf, bool ip)
 {
-	USDT_OPTS(usdt_manager_opts, mo, .no_uprobe_multi = perf);
 	USDT_OPTS(usdt_attach_opts, ao, .force_ip_map = ip, .usr_cookie = 3);
 	struct usdt_test *skel = usdt_test__open();
 	struct usdt_manager *man;
@@ -206,13 +227,7 @@ static long oom_warm(bool perf, bool ip)
 	long n;
 
 	assert_non_null(skel);
-	man = usdt_manager__new(skel->obj, &mo);
-	assert_non_null(man);
-	assert_int_equal(usdt_test__load(skel), 0);
-	l = usdt_manager__attach(man, skel->progs.on_usdt, 0, "/proc/self/exe",
-				 "oom", "two", &ao);
-	assert_non_null(l);
-	usdt_link__destroy(l);
+	man = warm_manager(skel->skeleton, perf, skel->progs.on_usdt, &ao);
 	t.skel = skel;
 	t.man = man;
 	t.fds = usdt_test_count_fds();
@@ -259,7 +274,6 @@ static void storage_nothing_left(void *arg)
  * slot taken, and the first success starts from the initial values. */
 static void oom_storage(bool perf, bool ip)
 {
-	USDT_OPTS(usdt_manager_opts, mo, .no_uprobe_multi = perf);
 	struct storage_test_val init = { .init = 11 };
 	USDT_OPTS(usdt_attach_opts, ao, .force_ip_map = ip, .storage = &init,
 		  .storage_sz = sizeof(init), .storage_per_site = true);
@@ -271,15 +285,9 @@ static void oom_storage(bool perf, bool ip)
 	long n;
 
 	assert_non_null(skel);
-	man = usdt_manager__new(skel->obj, &mo);
-	assert_non_null(man);
-	assert_int_equal(storage_test__load(skel), 0);
-	/* The file read and kept, the spec IDs sized: from here on every
-	 * allocation the loop fails is the link's or the storage's (later
-	 * attempts would otherwise find the file kept and allocate less). */
-	usdt_link__destroy(usdt_manager__attach(man, skel->progs.on_hit, 0,
-						"/proc/self/exe", "oom", "two",
-						NULL));
+	/* Warmed up without storage: every allocation the loop fails is
+	 * the link's or the storage's. */
+	man = warm_manager(skel->skeleton, perf, skel->progs.on_hit, NULL);
 	t.skel = skel;
 	t.man = man;
 	l = attach_oom(man, skel->progs.on_hit, &ao, storage_nothing_left, &t,

@@ -103,9 +103,13 @@ static void test_64k_specs_no_option(void **state)
 	size_t i;
 
 	if (!usdt__features()->uprobe_multi) {
-		/* 65536 perf uprobes take minutes to close. */
-		print_message("no uprobe_multi: not attaching 65536 sites\n");
-		return;
+		/* 65536 perf uprobes would take many minutes to attach and
+		 * close (an RCU grace period each): a kernel without
+		 * uprobe_multi (before 6.6) cannot run this case. A skip,
+		 * which CI=true counts as a failure; the guests, which run
+		 * such kernels, leave the case out by name (main()). */
+		print_message("SKIP: no uprobe_multi: not attaching 65536 sites\n");
+		skip();
 	}
 	open_loaded(&f);
 	big = attach(&f, -1, "big", &o);

@@ -20,6 +20,7 @@
 #include "storage_test.skel.h"
 #include "usdt_test.h"
 #include "usdt_test.skel.h"
+#include "skel_fixture.h"
 
 static volatile long g_zero;
 
@@ -90,9 +91,7 @@ static void setup(struct fixture *f, const struct mode *m, uint32_t max)
 	f->m = m;
 	f->skel = storage_test__open();
 	assert_non_null(f->skel);
-	f->man = usdt_manager__new(f->skel->obj, &mo);
-	assert_non_null(f->man);
-	assert_int_equal(storage_test__load(f->skel), 0);
+	f->man = manage_and_load(f->skel->skeleton, &mo);
 }
 
 static void teardown(struct fixture *f)
@@ -326,11 +325,7 @@ static void test_errors(void **state)
 
 	plain = usdt_test__open();
 	assert_non_null(plain);
-	errno = 0;
-	assert_null(usdt_manager__new(plain->obj, &mo));
-	assert_int_equal(errno, EINVAL);
-	man = usdt_manager__new(plain->obj, NULL);
-	assert_non_null(man);
+	man = manager_refused(plain->obj, &mo);
 	assert_int_equal(usdt_test__load(plain), 0);
 	errno = 0;
 	assert_null(usdt_manager__attach(man, plain->progs.on_usdt, 0,
