@@ -31,6 +31,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -39,6 +40,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "trace.h"
@@ -796,8 +798,10 @@ struct trace_run {
 	/* Attached a pattern at a time (see TRACE_COOKIE_BY_OFFSET). */
 	bool by_pattern;
 	/* The BPF program looks call sites up (bpf_find_vma()); the kernel
-	 * cannot run that for us (see load()). */
+	 * cannot run that for us (see retry_without_vma()). */
 	bool use_sites, no_vma;
+	/* libbpf finds no kernel BTF: it gets an empty one (empty_btf()). */
+	bool no_kernel_btf;
 	struct usdt_link **pat_links;
 	int pat_link_cnt;
 };
@@ -913,18 +917,73 @@ static int configure(struct trace_run *r)
 	return 0;
 }
 
+/*
+ * What libbpf takes for the kernel's BTF where it finds none (a kernel
+ * without CONFIG_DEBUG_INFO_BTF, such as Debian's 6.1 for s390x): an
+ * empty BTF, in a memfd. libbpf needs the kernel's BTF for every CO-RE
+ * relocation of the object, dead code included, and without one fails the
+ * whole load with ESRCH. Ours are all in the VMA lookup (vma_offset()),
+ * which such a kernel cannot run anyway (its helpers take BTF pointers).
+ * Against an empty BTF libbpf finds no candidate type and poisons those
+ * instructions, which the verifier never reaches with use_sites 0.
+ * Returns the memfd, or -1 with errno set.
+ */
+static int empty_btf(void)
+{
+	struct btf *btf = btf__new_empty();
+	const void *raw = NULL;
+	__u32 size = 0;
+	int fd, err;
+
+	if (!btf)
+		return -1;
+	raw = btf__raw_data(btf, &size);
+	fd = raw ? memfd_create("usdt-trace-no-kernel-btf", MFD_CLOEXEC) : -1;
+	err = errno;
+	if (fd >= 0 && write(fd, raw, size) != (ssize_t)size) {
+		err = errno ? errno : EIO;
+		close(fd);
+		fd = -1;
+	}
+	btf__free(btf);
+	errno = err;
+	return fd;
+}
+
+/* Open the skeleton; without kernel BTF, with empty_btf() in its place
+ * (*btf_fd, to close after the load). */
+static struct usdt_trace *open_skel(const struct trace_run *r, int *btf_fd)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oopts);
+	char path[64];
+
+	*btf_fd = -1;
+	if (r->no_kernel_btf) {
+		*btf_fd = empty_btf();
+		if (*btf_fd < 0)
+			return NULL;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", *btf_fd);
+		oopts.btf_custom_path = path;
+	}
+	/* libbpf copies the path; the file is read at load. */
+	return usdt_trace__open_opts(&oopts);
+}
+
 /* Open the BPF object, set it up and load it: 0 with *load_err the
  * load's result, or the exit status of an error before the load. */
 static int open_and_load(struct trace_run *r, int *load_err)
 {
 	USDT_OPTS(usdt_manager_opts, mopts);
+	int btf_fd, ret = 0;
 
-	r->skel = usdt_trace__open();
+	r->skel = open_skel(r, &btf_fd);
 	if (!r->skel)
 		return tool_err("trace: cannot open the BPF program: %s",
 				strerror(errno));
-	if (configure(r))
-		return 1;
+	if (configure(r)) {
+		ret = 1;
+		goto out;
+	}
 	mopts.no_uprobe_multi = r->o.mode == USDT_MODE_PERF;
 	/* The maps grow on demand up to 65536 specs and 4 times as many
 	 * IP-map entries; past that, room for every matching call site:
@@ -936,11 +995,50 @@ static int open_and_load(struct trace_run *r, int *load_err)
 	 * program for uprobe_multi links unless told not to, and a program
 	 * prepared so cannot take perf uprobes. */
 	r->man = usdt_manager__new(r->skel->obj, &mopts);
-	if (!r->man)
-		return tool_err("trace: cannot prepare the BPF object: %s",
-				attach_error(errno));
+	if (!r->man) {
+		ret = tool_err("trace: cannot prepare the BPF object: %s",
+			       attach_error(errno));
+		goto out;
+	}
 	*load_err = usdt_trace__load(r->skel);
-	return 0;
+out:
+	if (btf_fd >= 0)
+		close(btf_fd);
+	return ret;
+}
+
+/* Does libbpf find the kernel's BTF (/sys/kernel/btf/vmlinux, or a
+ * vmlinux with BTF where it looks for one)? */
+static bool kernel_has_btf(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+
+	btf__free(btf);
+	return btf != NULL;
+}
+
+/*
+ * After a failed load: can it load without the VMA lookup? Then load()
+ * loads again so: a link per probe, not per pattern, and the call site of
+ * a probe whose sites disagree on types found from the process's maps in
+ * user space (site_args()).
+ * - EINVAL with the lookup: without a BPF JIT (none for this kernel or
+ *   arch, or bpf_jit_enable=0: the s390x guests of `make vm-check`) the
+ *   verifier refuses callbacks, so bpf_find_vma() too.
+ * - ESRCH, when libbpf finds no kernel BTF: it refused the object's CO-RE
+ *   relocations before the kernel saw it (see empty_btf()).
+ */
+static bool retry_without_vma(struct trace_run *r, int err)
+{
+	if (r->no_vma)
+		return false;
+	if (err == -EINVAL)
+		return r->use_sites;
+	if (err == -ESRCH && !kernel_has_btf()) {
+		r->no_kernel_btf = true;
+		return true;
+	}
+	return false;
 }
 
 static int load(struct trace_run *r)
@@ -951,15 +1049,7 @@ static int load(struct trace_run *r)
 	libbpf_set_print(silent_print);
 	if (open_and_load(r, &err))
 		return 1;
-	/*
-	 * Without a BPF JIT (none for this kernel or arch, or
-	 * bpf_jit_enable=0: the s390x guests of `make vm-check`) the
-	 * verifier refuses callbacks, so bpf_find_vma() too, with EINVAL.
-	 * Then load again without the VMA lookup: a link per probe, not per
-	 * pattern, and the call site of a probe whose sites disagree on
-	 * types found from the process's maps in user space (site_args()).
-	 */
-	if (err == -EINVAL && r->use_sites) {
+	if (err && retry_without_vma(r, err)) {
 		usdt_manager__free(r->man);
 		usdt_trace__destroy(r->skel);
 		r->man = NULL;

@@ -219,6 +219,19 @@ static __always_inline void latency(__u32 tid, __u32 role)
 	}
 }
 
+/*
+ * The PC of the hit, where usdt.bpf.h reads it: at the arch's fixed offset
+ * in the context. PT_REGS_IP() would be a CO-RE relocation (vmlinux.h
+ * marks struct pt_regs preserve_access_index), which libbpf resolves
+ * against the kernel's BTF, and a kernel may have none: then the tool
+ * gives libbpf an empty BTF (empty_btf() in trace.c), and the only
+ * relocations left, those of the VMA lookup below, are dead code.
+ */
+static __always_inline __u64 hit_ip(struct pt_regs *ctx)
+{
+	return __usdt_pc(ctx, 1);
+}
+
 struct vma_off {
 	__u64 ip;
 	struct trace_site_key key;
@@ -241,7 +254,7 @@ static long vma_offset(struct task_struct *task, struct vm_area_struct *vma,
  * mapping cannot be looked at now. */
 static __always_inline bool site_of(struct pt_regs *ctx, struct vma_off *d)
 {
-	d->ip = PT_REGS_IP(ctx);
+	d->ip = hit_ip(ctx);
 	if (!use_sites)
 		return false;
 	return !bpf_find_vma(bpf_get_current_task_btf(), d->ip, vma_offset,
@@ -252,7 +265,7 @@ static __always_inline bool site_of(struct pt_regs *ctx, struct vma_off *d)
  * -1 when the mapping cannot be looked at now. */
 static __always_inline __s64 probe_by_offset(struct pt_regs *ctx, __u64 id)
 {
-	struct ip_key k = { .tgid = id >> 32, .ip = PT_REGS_IP(ctx) };
+	struct ip_key k = { .tgid = id >> 32, .ip = hit_ip(ctx) };
 	__u32 *idx = bpf_map_lookup_elem(&ip_probe, &k);
 	struct vma_off d = { 0 };
 
@@ -306,7 +319,7 @@ static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
 		return 0;
 	s->hit.ts = bpf_ktime_get_ns();
 	s->hit.cookie = cookie;
-	s->hit.ip = PT_REGS_IP(ctx);
+	s->hit.ip = hit_ip(ctx);
 	s->hit.site_off = ~0ull;
 	if (cfg && (cfg->role & TRACE_NEED_SITE) && site_of(ctx, &d))
 		s->hit.site_off = d.key.off;

@@ -17,6 +17,10 @@
 #                                      build's libraries: busybox-static,
 #                                      libc, libelf, zlib, libbpf, cmocka
 #                                      (bookworm's; riscv64: trixie's)
+#   VMDIR/python/ARCH/                 bookworm's python3 (3.11), which
+#                                      test_trace_python traces: the
+#                                      interpreter and its minimal standard
+#                                      library (not for riscv64, see below)
 set -e
 
 [ $# = 3 ] || { echo "usage: $0 VMDIR ARCH KERNEL" >&2; exit 2; }
@@ -80,3 +84,15 @@ fi
 "$here/../apt-private.sh" "$vmdir/apt" "$usuite" "$debarch" \
 	"$vmdir/sysroot/$arch" busybox-static libc6 $elf libelf-dev zlib1g \
 	zlib1g-dev libbpf1 libbpf-dev libcmocka0 libcmocka-dev
+
+# python3 for test_trace_python, kept out of the sysroot: scripts/vm/run.sh
+# packs it only into guests that run that test (about 13 MB). The minimal
+# packages are what `python3 -S` needs; libssl (for two extension modules
+# of libpython3.11-minimal) is left out. riscv64 has none: its userland is
+# trixie's, whose python3.13 has no function__entry or line probes
+# (Python 3.12 dropped them), which are what the test traces.
+if [ "$usuite" = bookworm ]; then
+	"$here/../apt-private.sh" "$vmdir/apt" bookworm "$debarch" \
+		"$vmdir/python/$arch" python3-minimal python3.11-minimal \
+		libpython3.11-minimal libexpat1
+fi

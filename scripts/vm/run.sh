@@ -52,6 +52,15 @@ for b in "$root"/usr/bin/busybox "$root"/bin/busybox; do
 	fi
 done
 [ -n "$bb" ] || { echo "run.sh: no busybox in $sysroot" >&2; exit 1; }
+# Debian's python3 (scripts/vm/fetch.sh), for the one test that traces it.
+case " $* " in
+*" test_trace_python "*)
+	if [ -d "$vmdir/python/$arch" ]; then
+		(cd "$vmdir/python/$arch" && find . \( -path ./usr/share \
+			-o -path ./etc -o -name .pkgs \) -prune -o -print |
+			cpio -pdm --quiet "$(cd "$top/$root" && pwd)")
+	fi ;;
+esac
 mkdir -p "$root/proc" "$root/sys" "$root/dev" "$root/tmp"
 # The build output, tests/run.sh, at the same path as here.
 mkdir -p "$root$top/$objdir" "$root$top/tests"
