@@ -442,25 +442,17 @@ __usdt_spec(__USDT_CTX *ctx, const void *src, int from_ctx)
 }
 
 /*
- * Argument arg_num of the call site whose spec is spec (NULL: -ESRCH) into
- * *res, with registers from src (see __usdt_word()); see bpf_usdt_arg().
+ * Argument a of the call site that fired into *res, with registers from
+ * src (see __usdt_word()); see bpf_usdt_arg().
  */
-static __always_inline int __usdt_read(const void *src, int from_ctx,
-				       const struct usdt_spec *spec,
-				       __u64 arg_num, long *res)
+static __always_inline int __usdt_read_arg(const void *src, int from_ctx,
+					   const struct usdt_arg_spec *a,
+					   long *res)
 {
-	const struct usdt_arg_spec *a;
 	__u32 size, flags, kind, base;
 	__u64 val, reg;
 	int err;
 
-	if (!res)
-		return -EINVAL;
-	if (!spec)
-		return -ESRCH;
-	if (arg_num >= USDT_MAX_ARG_CNT || arg_num >= spec->arg_cnt)
-		return -ENOENT;
-	a = &spec->args[arg_num];
 	kind = a->kind;
 	size = a->size;
 	flags = a->flags;
@@ -536,15 +528,67 @@ static __always_inline int __usdt_read(const void *src, int from_ctx,
 }
 
 /*
- * The same from a copy of the context (BPF_USDT()). Global functions like
- * this one are verified once, whatever their callers do.
+ * Argument arg_num of the call site whose spec is spec (NULL: -ESRCH) into
+ * *res, with registers from src; see bpf_usdt_arg().
+ */
+static __always_inline int __usdt_read(const void *src, int from_ctx,
+				       const struct usdt_spec *spec,
+				       __u64 arg_num, long *res)
+{
+	if (!res)
+		return -EINVAL;
+	if (!spec)
+		return -ESRCH;
+	if (arg_num >= USDT_MAX_ARG_CNT || arg_num >= spec->arg_cnt)
+		return -ENOENT;
+	return __usdt_read_arg(src, from_ctx, &spec->args[arg_num], res);
+}
+
+/*
+ * Argument a, whose fast code is fast (USDT_FAST_REG set), from the copy
+ * of the context: a whole register kept to its size, in a few
+ * instructions. A register past the context's end leaves *res alone, as
+ * the general reader would.
+ */
+static __always_inline void __usdt_fast(const struct usdt__regs *regs,
+					const struct usdt_arg_spec *a,
+					__u32 fast, long *res)
+{
+	__u32 shift = fast & USDT_FAST_SHIFT_MASK;
+	__u64 v;
+
+	if (__usdt_reg(regs, a->base_off, &v))
+		return;
+	v <<= shift;
+	if (fast & USDT_FAST_SIGNED)
+		v = (__u64)((__s64)v >> shift);
+	else
+		v >>= shift;
+	*res = (long)v;
+}
+
+/*
+ * Argument a from a copy of the context (BPF_USDT()): by its fast code
+ * where the manager wrote one, else by the general reader. Global
+ * functions like this one are verified once, whatever their callers do.
+ * Returns nothing useful (BPF_USDT() has no use for an error).
  */
 __USDT_FN int usdt__read(const struct usdt__regs *regs,
-			 const struct usdt_spec *spec, __u64 arg_num, long *res)
+			 const struct usdt_arg_spec *a, long *res)
 {
-	if (!regs)
-		return -EINVAL;
-	return __usdt_read(regs, 0, spec, arg_num, res);
+	__u32 fast;
+
+	if (!regs || !a || !res)
+		return 0;
+	fast = a->fast;
+	/* One compare (clang would test the byte's sign bit in three
+	 * instructions). */
+	asm volatile("" : "+r"(fast));
+	if (fast >= USDT_FAST_REG) {
+		__usdt_fast(regs, a, fast, res);
+		return 0;
+	}
+	return __usdt_read_arg(regs, 0, a, res);
 }
 
 /* The global functions behind libbpf's names. */
@@ -601,8 +645,12 @@ __USDT_FN int usdt__args(__USDT_CTX *ctx, struct usdt__vals *vals, __u32 cnt)
 	if (!vals || __usdt_copy_regs(ctx, &regs))
 		return 0;
 	spec = __usdt_spec(ctx, &regs, 0);
+	if (!spec)
+		return 0;
+	if (cnt > spec->arg_cnt)
+		cnt = spec->arg_cnt;
 	for (i = 0; i < cnt && i < USDT_MAX_ARG_CNT; i++)
-		usdt__read(&regs, spec, i, &vals->v[i]);
+		usdt__read(&regs, &spec->args[i], &vals->v[i]);
 	return 0;
 }
 

@@ -507,6 +507,25 @@ void usdt__arg_parse_one(const struct usdt__site_ctx *site, const char *str,
 	resolve(site, str, arg);
 }
 
+/*
+ * A whole register, kept to size bytes, is all that BPF_USDT() reads in
+ * line: the fast code then gives the context word and the shift that keeps
+ * size bytes, and says whether to sign-extend, the very value the general
+ * reader computes from the other fields.
+ */
+uint8_t usdt__arg_fast(const struct usdt_arg_spec *spec)
+{
+	unsigned int size = spec->size;
+
+	if (spec->kind != USDT_SPEC_VALUE || spec->base_off == USDT_REG_NONE ||
+	    spec->base_off % 8 || spec->idx_off != USDT_REG_NONE ||
+	    spec->val_off || (spec->flags & USDT_SPEC_F_IPREL) ||
+	    (size != 1 && size != 2 && size != 4 && size != 8))
+		return 0;
+	return (uint8_t)(USDT_FAST_REG | (64 - 8 * size) |
+			 (spec->flags & USDT_SPEC_F_SIGNED ? USDT_FAST_SIGNED : 0));
+}
+
 int usdt__args_parse(const struct usdt__site_ctx *site, const char *str,
 		     struct usdt__arg **args_out, int *cnt_out, const char **why)
 {

@@ -107,7 +107,7 @@ static void check_arg(const struct usdt__site_ctx *site, const char *str,
 	CHECK(memchr(a->reason, '\0', sizeof(a->reason)));
 	CHECK(a->spec.size == 1 || a->spec.size == 2 || a->spec.size == 4 ||
 	      a->spec.size == 8);
-	CHECK(!a->spec.reserved);
+	CHECK(!a->spec.fast);
 	if (a->kind == USDT_ARG_UNSUPPORTED) {
 		CHECK(a->reason[0]);
 		CHECK(a->spec.kind == USDT_SPEC_UNSUPPORTED);
