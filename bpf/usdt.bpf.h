@@ -441,13 +441,24 @@ __usdt_spec(__USDT_CTX *ctx, const void *src, int from_ctx)
 	return specs ? bpf_map_lookup_elem(specs, &idx) : 0;
 }
 
+/* v kept to the size its fast code says, sign-extended if it says so. */
+static __always_inline __u64 __usdt_trunc(__u64 v, __u32 fast)
+{
+	__u32 shift = fast & USDT_FAST_SHIFT_MASK;
+
+	v <<= shift;
+	if (fast & USDT_FAST_SIGNED)
+		return (__u64)((__s64)v >> shift);
+	return v >> shift;
+}
+
 /*
- * Argument a of the call site that fired into *res, with registers from
- * src (see __usdt_word()); see bpf_usdt_arg().
+ * The value of argument a of the call site that fired, before it is kept
+ * to its size, into *res, with registers from src (see __usdt_word()).
  */
-static __always_inline int __usdt_read_arg(const void *src, int from_ctx,
-					   const struct usdt_arg_spec *a,
-					   long *res)
+static __always_inline int __usdt_value(const void *src, int from_ctx,
+					const struct usdt_arg_spec *a,
+					__u64 *res)
 {
 	__u32 size, flags, kind, base;
 	__u64 val, reg;
@@ -512,18 +523,21 @@ static __always_inline int __usdt_read_arg(const void *src, int from_ctx,
 #endif
 		val = mem[0];
 	}
+	*res = val;
+	return 0;
+}
 
-	/* Keep size bytes, sign-extending signed arguments. */
-	if (size < 8) {
-		__u32 shift = 64 - size * 8;
+/* Argument a into *res, kept to its size; see bpf_usdt_arg(). */
+static __always_inline int __usdt_read_arg(const void *src, int from_ctx,
+					   const struct usdt_arg_spec *a,
+					   long *res)
+{
+	__u64 val;
+	int err = __usdt_value(src, from_ctx, a, &val);
 
-		val <<= shift;
-		if (flags & USDT_SPEC_F_SIGNED)
-			val = (__u64)((__s64)val >> shift);
-		else
-			val >>= shift;
-	}
-	*res = (long)val;
+	if (err)
+		return err;
+	*res = (long)__usdt_trunc(val, a->fast);
 	return 0;
 }
 
@@ -545,38 +559,17 @@ static __always_inline int __usdt_read(const void *src, int from_ctx,
 }
 
 /*
- * Argument a, whose fast code is fast (USDT_FAST_REG set), from the copy
- * of the context: a whole register kept to its size, in a few
- * instructions. A register past the context's end leaves *res alone, as
- * the general reader would.
- */
-static __always_inline void __usdt_fast(const struct usdt__regs *regs,
-					const struct usdt_arg_spec *a,
-					__u32 fast, long *res)
-{
-	__u32 shift = fast & USDT_FAST_SHIFT_MASK;
-	__u64 v;
-
-	if (__usdt_reg(regs, a->base_off, &v))
-		return;
-	v <<= shift;
-	if (fast & USDT_FAST_SIGNED)
-		v = (__u64)((__s64)v >> shift);
-	else
-		v >>= shift;
-	*res = (long)v;
-}
-
-/*
- * Argument a from a copy of the context (BPF_USDT()): by its fast code
- * where the manager wrote one, else by the general reader. Global
- * functions like this one are verified once, whatever their callers do.
- * Returns nothing useful (BPF_USDT() has no use for an error).
+ * Argument a from a copy of the context (BPF_USDT()): a whole register in
+ * a few instructions where its fast code says so, else by the general
+ * reader. Global functions like this one are verified once, whatever
+ * their callers do. Returns nothing useful (BPF_USDT() has no use for an
+ * error): what cannot be read leaves *res alone.
  */
 __USDT_FN int usdt__read(const struct usdt__regs *regs,
 			 const struct usdt_arg_spec *a, long *res)
 {
 	__u32 fast;
+	__u64 v;
 
 	if (!regs || !a || !res)
 		return 0;
@@ -584,11 +577,11 @@ __USDT_FN int usdt__read(const struct usdt__regs *regs,
 	/* One compare (clang would test the byte's sign bit in three
 	 * instructions). */
 	asm volatile("" : "+r"(fast));
-	if (fast >= USDT_FAST_REG) {
-		__usdt_fast(regs, a, fast, res);
+	if (fast >= USDT_FAST_REG ? __usdt_reg(regs, a->base_off, &v) :
+				    __usdt_value(regs, 0, a, &v))
 		return 0;
-	}
-	return __usdt_read_arg(regs, 0, a, res);
+	*res = (long)__usdt_trunc(v, fast);
+	return 0;
 }
 
 /* The global functions behind libbpf's names. */

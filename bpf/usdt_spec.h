@@ -71,16 +71,16 @@ enum usdt_spec_kind {
 #define USDT_SPEC_F_IDX_U32 0x80 /* index is its low 32 bits, zero-extended */
 
 /*
- * usdt_arg_spec.fast (layout 4): how BPF_USDT() may read the argument in
- * line, without calling the general reader; 0: it may not. The manager
- * derives it from the other fields (usdt__arg_fast()) where it computes
- * exactly what the general reader does:
- *	USDT_FAST_REG	the 8-byte word at base_off (a multiple of 8) of the
- *			context, the whole value (kind USDT_SPEC_VALUE, no
- *			index, not IP-relative, val_off 0);
- *	bits 0-5	then shifted left and back right by this many bits
- *			(64 - 8 * size), to keep size bytes;
- *	USDT_FAST_SIGNED	arithmetically (sign-extending).
+ * usdt_arg_spec.fast (layout 4): what the BPF side does with the value,
+ * precomputed by the manager from the other fields (usdt__arg_fast()):
+ *	bits 0-5	shift it left and back right by this many bits
+ *			(64 - 8 * size: 0 for 8 bytes), to keep size bytes,
+ *	USDT_FAST_SIGNED	arithmetically (sign-extending);
+ *	USDT_FAST_REG	the value is the whole 8-byte word at base_off (a
+ *			multiple of 8) of the context (kind USDT_SPEC_VALUE,
+ *			no index, not IP-relative, val_off 0): BPF_USDT()
+ *			then reads it in a few instructions.
+ * 0 for unsupported arguments.
  */
 #define USDT_FAST_REG 0x80
 #define USDT_FAST_SIGNED 0x40

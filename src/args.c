@@ -508,22 +508,25 @@ void usdt__arg_parse_one(const struct usdt__site_ctx *site, const char *str,
 }
 
 /*
- * A whole register, kept to size bytes, is all that BPF_USDT() reads in
- * line: the fast code then gives the context word and the shift that keeps
- * size bytes, and says whether to sign-extend, the very value the general
- * reader computes from the other fields.
+ * The BPF side keeps size bytes of a value by the shift the fast code
+ * gives, and reads a whole register in line where USDT_FAST_REG says the
+ * value is nothing else (usdt_spec.h).
  */
 uint8_t usdt__arg_fast(const struct usdt_arg_spec *spec)
 {
 	unsigned int size = spec->size;
+	uint8_t fast;
 
-	if (spec->kind != USDT_SPEC_VALUE || spec->base_off == USDT_REG_NONE ||
-	    spec->base_off % 8 || spec->idx_off != USDT_REG_NONE ||
-	    spec->val_off || (spec->flags & USDT_SPEC_F_IPREL) ||
+	if ((spec->kind != USDT_SPEC_VALUE && spec->kind != USDT_SPEC_MEM) ||
 	    (size != 1 && size != 2 && size != 4 && size != 8))
 		return 0;
-	return (uint8_t)(USDT_FAST_REG | (64 - 8 * size) |
+	fast = (uint8_t)((64 - 8 * size) |
 			 (spec->flags & USDT_SPEC_F_SIGNED ? USDT_FAST_SIGNED : 0));
+	if (spec->kind == USDT_SPEC_VALUE && spec->base_off != USDT_REG_NONE &&
+	    !(spec->base_off % 8) && spec->idx_off == USDT_REG_NONE &&
+	    !spec->val_off && !(spec->flags & USDT_SPEC_F_IPREL))
+		fast |= USDT_FAST_REG;
+	return fast;
 }
 
 int usdt__args_parse(const struct usdt__site_ctx *site, const char *str,

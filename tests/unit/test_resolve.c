@@ -71,22 +71,27 @@ static void test_arg_fast(void **state)
 	assert_int_equal(arg.spec.base_off % 8, 0);
 	assert_int_equal(usdt__arg_fast(&arg.spec), USDT_FAST_REG | 56);
 	/* A byte inside a word, memory, constants, indexed or IP-relative
-	 * operands: the general reader. */
-	assert_int_equal(fast_of(&x86, "1@%ah"), 0);
-	assert_int_equal(fast_of(&x86, "-4@8(%r9)"), 0);
-	assert_int_equal(fast_of(&x86, "-8@(%r9)"), 0);
-	assert_int_equal(fast_of(&x86, "-4@$-7"), 0);
-	assert_int_equal(fast_of(&x86, "-8@(%rax,%r10,8)"), 0);
-	assert_int_equal(fast_of(&x86, "-4@g_val(%rip)"), 0);
+	 * operands: the general reader, which keeps the size the same way. */
+	assert_int_equal(fast_of(&x86, "1@%ah"), 56);
+	assert_int_equal(fast_of(&x86, "-4@8(%r9)"), USDT_FAST_SIGNED | 32);
+	assert_int_equal(fast_of(&x86, "-8@(%r9)"), USDT_FAST_SIGNED);
+	assert_int_equal(fast_of(&x86, "2@$7"), 48);
+	assert_int_equal(fast_of(&x86, "-8@(%rax,%r10,8)"), USDT_FAST_SIGNED);
+	parse(&x86, "-4@g_val(%rip)", &arg);
+	arg.spec.kind = USDT_SPEC_MEM;	/* as with a symbol table */
+	arg.spec.flags |= USDT_SPEC_F_IPREL;
+	assert_int_equal(usdt__arg_fast(&arg.spec), USDT_FAST_SIGNED | 32);
+	/* Unsupported: nothing to read. */
 	assert_int_equal(fast_of(&x86, "8f@%xmm0"), 0);
 	assert_int_equal(fast_of(&arm64, "-4@x3"),
 			 USDT_FAST_REG | USDT_FAST_SIGNED | 32);
 	assert_int_equal(fast_of(&arm64, "8@[sp, 16]"), 0);
+	assert_int_equal(fast_of(&arm64, "-2@[sp, 16]"), USDT_FAST_SIGNED | 48);
 	/* s390x: a 16-byte argument's low half, the next register. */
 	assert_int_equal(fast_of(&s390x, "-16@%r4"),
 			 USDT_FAST_REG | USDT_FAST_SIGNED);
 	assert_int_equal(fast_of(&s390x, "4@%r2"), USDT_FAST_REG | 32);
-	/* A spec of another shape than the parsers write. */
+	/* Specs of other shapes than the parsers write. */
 	memset(&arg.spec, 0, sizeof(arg.spec));
 	arg.spec.kind = USDT_SPEC_VALUE;
 	arg.spec.idx_off = USDT_REG_NONE;
@@ -95,6 +100,9 @@ static void test_arg_fast(void **state)
 	arg.spec.size = 8;
 	assert_int_equal(usdt__arg_fast(&arg.spec), USDT_FAST_REG);
 	arg.spec.val_off = 1;
+	assert_int_equal(usdt__arg_fast(&arg.spec), 0);
+	arg.spec.kind = USDT_SPEC_UNSUPPORTED;
+	arg.spec.val_off = 0;
 	assert_int_equal(usdt__arg_fast(&arg.spec), 0);
 }
 
