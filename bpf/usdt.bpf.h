@@ -55,7 +55,10 @@
  * checked bpf_usdt_arg() loads the words it needs from the context, and
  * BPF_USDT() looks the spec up once and copies the context once per hit
  * (that copy takes the context's size of BPF stack in usdt__args(): 160
- * bytes on x86, 272 on arm64, out of the 512 the program has in all).
+ * bytes on x86, 272 on arm64, out of the 512 the program has in all). The
+ * manager precomputes per argument what the readers do with the value
+ * (usdt_arg_spec.fast: the size kept, the sign, and whether it is a whole
+ * register), so a register argument costs BPF_USDT() a dozen instructions.
  */
 #ifdef __USDT_BPF_H__
 #error "libbpf's <bpf/usdt.bpf.h> is already included: include libusdt's usdt.bpf.h instead of it, not beside it"
