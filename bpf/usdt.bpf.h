@@ -562,6 +562,23 @@ static __always_inline int __usdt_read(const void *src, int from_ctx,
 }
 
 /*
+ * Argument a from a copy of the context by the general reader, kept to its
+ * size; a function of its own, so that usdt__read() saves no register
+ * for it when the argument is a register.
+ */
+static __noinline int __usdt_read_general(const struct usdt__regs *regs,
+					  const struct usdt_arg_spec *a,
+					  long *res)
+{
+	__u64 v;
+
+	if (__usdt_value(regs, 0, a, &v))
+		return 0;
+	*res = (long)__usdt_trunc(v, a->fast);
+	return 0;
+}
+
+/*
  * Argument a from a copy of the context (BPF_USDT()): a whole register in
  * a few instructions where its fast code says so, else by the general
  * reader. Global functions like this one are verified once, whatever
@@ -580,10 +597,10 @@ __USDT_FN int usdt__read(const struct usdt__regs *regs,
 	/* One compare (clang would test the byte's sign bit in three
 	 * instructions). */
 	asm volatile("" : "+r"(fast));
-	if (fast >= USDT_FAST_REG ? __usdt_reg(regs, a->base_off, &v) :
-				    __usdt_value(regs, 0, a, &v))
-		return 0;
-	*res = (long)__usdt_trunc(v, fast);
+	if (fast < USDT_FAST_REG)
+		return __usdt_read_general(regs, a, res);
+	if (!__usdt_reg(regs, a->base_off, &v))
+		*res = (long)__usdt_trunc(v, fast);
 	return 0;
 }
 
