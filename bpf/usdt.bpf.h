@@ -556,6 +556,10 @@ static __always_inline int __usdt_read(const void *src, int from_ctx,
 		return -EINVAL;
 	if (!spec)
 		return -ESRCH;
+	/* One register, checked and then indexed with: clang would reload
+	 * a spilled arg_num for each, and verifiers before 6.3 or so do
+	 * not carry the bound from one reload to the next. */
+	asm volatile("" : "+r"(arg_num));
 	if (arg_num >= USDT_MAX_ARG_CNT || arg_num >= spec->arg_cnt)
 		return -ENOENT;
 	return __usdt_read_arg(src, from_ctx, &spec->args[arg_num], res);
