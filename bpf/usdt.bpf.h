@@ -55,7 +55,10 @@
  * checked bpf_usdt_arg() loads the words it needs from the context, and
  * BPF_USDT() looks the spec up once and copies the context once per hit
  * (that copy takes the context's size of BPF stack in usdt__args(): 160
- * bytes on x86, 272 on arm64, out of the 512 the program has in all).
+ * bytes on x86, 272 on arm64, out of the 512 the program has in all). The
+ * manager precomputes per argument what the readers do with the value
+ * (usdt_arg_spec.fast: the size kept, the sign, and whether it is a whole
+ * register), so a register argument costs BPF_USDT() a dozen instructions.
  */
 #ifdef __USDT_BPF_H__
 #error "libbpf's <bpf/usdt.bpf.h> is already included: include libusdt's usdt.bpf.h instead of it, not beside it"
@@ -441,26 +444,29 @@ __usdt_spec(__USDT_CTX *ctx, const void *src, int from_ctx)
 	return specs ? bpf_map_lookup_elem(specs, &idx) : 0;
 }
 
-/*
- * Argument arg_num of the call site whose spec is spec (NULL: -ESRCH) into
- * *res, with registers from src (see __usdt_word()); see bpf_usdt_arg().
- */
-static __always_inline int __usdt_read(const void *src, int from_ctx,
-				       const struct usdt_spec *spec,
-				       __u64 arg_num, long *res)
+/* v kept to the size its fast code says, sign-extended if it says so. */
+static __always_inline __u64 __usdt_trunc(__u64 v, __u32 fast)
 {
-	const struct usdt_arg_spec *a;
+	__u32 shift = fast & USDT_FAST_SHIFT_MASK;
+
+	v <<= shift;
+	if (fast & USDT_FAST_SIGNED)
+		return (__u64)((__s64)v >> shift);
+	return v >> shift;
+}
+
+/*
+ * The value of argument a of the call site that fired, before it is kept
+ * to its size, into *res, with registers from src (see __usdt_word()).
+ */
+static __always_inline int __usdt_value(const void *src, int from_ctx,
+					const struct usdt_arg_spec *a,
+					__u64 *res)
+{
 	__u32 size, flags, kind, base;
 	__u64 val, reg;
 	int err;
 
-	if (!res)
-		return -EINVAL;
-	if (!spec)
-		return -ESRCH;
-	if (arg_num >= USDT_MAX_ARG_CNT || arg_num >= spec->arg_cnt)
-		return -ENOENT;
-	a = &spec->args[arg_num];
 	kind = a->kind;
 	size = a->size;
 	flags = a->flags;
@@ -520,31 +526,86 @@ static __always_inline int __usdt_read(const void *src, int from_ctx,
 #endif
 		val = mem[0];
 	}
+	*res = val;
+	return 0;
+}
 
-	/* Keep size bytes, sign-extending signed arguments. */
-	if (size < 8) {
-		__u32 shift = 64 - size * 8;
+/* Argument a into *res, kept to its size; see bpf_usdt_arg(). */
+static __always_inline int __usdt_read_arg(const void *src, int from_ctx,
+					   const struct usdt_arg_spec *a,
+					   long *res)
+{
+	__u64 val;
+	int err = __usdt_value(src, from_ctx, a, &val);
 
-		val <<= shift;
-		if (flags & USDT_SPEC_F_SIGNED)
-			val = (__u64)((__s64)val >> shift);
-		else
-			val >>= shift;
-	}
-	*res = (long)val;
+	if (err)
+		return err;
+	*res = (long)__usdt_trunc(val, a->fast);
 	return 0;
 }
 
 /*
- * The same from a copy of the context (BPF_USDT()). Global functions like
- * this one are verified once, whatever their callers do.
+ * Argument arg_num of the call site whose spec is spec (NULL: -ESRCH) into
+ * *res, with registers from src; see bpf_usdt_arg().
+ */
+static __always_inline int __usdt_read(const void *src, int from_ctx,
+				       const struct usdt_spec *spec,
+				       __u64 arg_num, long *res)
+{
+	if (!res)
+		return -EINVAL;
+	if (!spec)
+		return -ESRCH;
+	/* One register, checked and then indexed with: clang would reload
+	 * a spilled arg_num for each, and verifiers before 6.3 or so do
+	 * not carry the bound from one reload to the next. */
+	asm volatile("" : "+r"(arg_num));
+	if (arg_num >= USDT_MAX_ARG_CNT || arg_num >= spec->arg_cnt)
+		return -ENOENT;
+	return __usdt_read_arg(src, from_ctx, &spec->args[arg_num], res);
+}
+
+/*
+ * Argument a from a copy of the context by the general reader, kept to its
+ * size; a function of its own, so that usdt__read() saves no register
+ * for it when the argument is a register.
+ */
+static __noinline int __usdt_read_general(const struct usdt__regs *regs,
+					  const struct usdt_arg_spec *a,
+					  long *res)
+{
+	__u64 v;
+
+	if (__usdt_value(regs, 0, a, &v))
+		return 0;
+	*res = (long)__usdt_trunc(v, a->fast);
+	return 0;
+}
+
+/*
+ * Argument a from a copy of the context (BPF_USDT()): a whole register in
+ * a few instructions where its fast code says so, else by the general
+ * reader. Global functions like this one are verified once, whatever
+ * their callers do. Returns nothing useful (BPF_USDT() has no use for an
+ * error): what cannot be read leaves *res alone.
  */
 __USDT_FN int usdt__read(const struct usdt__regs *regs,
-			 const struct usdt_spec *spec, __u64 arg_num, long *res)
+			 const struct usdt_arg_spec *a, long *res)
 {
-	if (!regs)
-		return -EINVAL;
-	return __usdt_read(regs, 0, spec, arg_num, res);
+	__u32 fast;
+	__u64 v;
+
+	if (!regs || !a || !res)
+		return 0;
+	fast = a->fast;
+	/* One compare (clang would test the byte's sign bit in three
+	 * instructions). */
+	asm volatile("" : "+r"(fast));
+	if (fast < USDT_FAST_REG)
+		return __usdt_read_general(regs, a, res);
+	if (!__usdt_reg(regs, a->base_off, &v))
+		*res = (long)__usdt_trunc(v, fast);
+	return 0;
 }
 
 /* The global functions behind libbpf's names. */
@@ -601,8 +662,12 @@ __USDT_FN int usdt__args(__USDT_CTX *ctx, struct usdt__vals *vals, __u32 cnt)
 	if (!vals || __usdt_copy_regs(ctx, &regs))
 		return 0;
 	spec = __usdt_spec(ctx, &regs, 0);
+	if (!spec)
+		return 0;
+	if (cnt > spec->arg_cnt)
+		cnt = spec->arg_cnt;
 	for (i = 0; i < cnt && i < USDT_MAX_ARG_CNT; i++)
-		usdt__read(&regs, spec, i, &vals->v[i]);
+		usdt__read(&regs, &spec->args[i], &vals->v[i]);
 	return 0;
 }
 

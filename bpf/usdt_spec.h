@@ -27,7 +27,7 @@
  * object whose version differs: change it with any change to this file that
  * the BPF side can see.
  */
-#define USDT_SPEC_LAYOUT 3
+#define USDT_SPEC_LAYOUT 4
 
 /*
  * Capacity on demand (layout 3). The spec map is an array of maps: spec
@@ -71,6 +71,22 @@ enum usdt_spec_kind {
 #define USDT_SPEC_F_IDX_U32 0x80 /* index is its low 32 bits, zero-extended */
 
 /*
+ * usdt_arg_spec.fast (layout 4): what the BPF side does with the value,
+ * precomputed by the manager from the other fields (usdt__arg_fast()):
+ *	bits 0-5	shift it left and back right by this many bits
+ *			(64 - 8 * size: 0 for 8 bytes), to keep size bytes,
+ *	USDT_FAST_SIGNED	arithmetically (sign-extending);
+ *	USDT_FAST_REG	the value is the whole 8-byte word at base_off (a
+ *			multiple of 8) of the context (kind USDT_SPEC_VALUE,
+ *			no index, not IP-relative, val_off 0): BPF_USDT()
+ *			then reads it in a few instructions.
+ * 0 for unsupported arguments.
+ */
+#define USDT_FAST_REG 0x80
+#define USDT_FAST_SIGNED 0x40
+#define USDT_FAST_SHIFT_MASK 0x3f
+
+/*
  * One argument: 16 bytes.
  *
  * base_off and idx_off are byte offsets into the kernel's struct pt_regs of
@@ -89,7 +105,7 @@ struct usdt_arg_spec {
 	__u8 kind;
 	__u8 size;
 	__u8 flags;
-	__u8 reserved;
+	__u8 fast;	/* USDT_FAST_*, or 0 */
 };
 
 /* One call site's (or several identical call sites') spec: 208 bytes. */
@@ -141,6 +157,8 @@ __USDT_SPEC_ASSERT(__builtin_offsetof(struct usdt_arg_spec, size) == 13,
 		   "size at 13");
 __USDT_SPEC_ASSERT(__builtin_offsetof(struct usdt_arg_spec, flags) == 14,
 		   "flags at 14");
+__USDT_SPEC_ASSERT(__builtin_offsetof(struct usdt_arg_spec, fast) == 15,
+		   "fast at 15");
 __USDT_SPEC_ASSERT(__builtin_offsetof(struct usdt_spec, usr_cookie) == 192,
 		   "usr_cookie at 192");
 __USDT_SPEC_ASSERT(__builtin_offsetof(struct usdt_spec, arg_cnt) == 200,

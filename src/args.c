@@ -507,6 +507,28 @@ void usdt__arg_parse_one(const struct usdt__site_ctx *site, const char *str,
 	resolve(site, str, arg);
 }
 
+/*
+ * The BPF side keeps size bytes of a value by the shift the fast code
+ * gives, and reads a whole register in line where USDT_FAST_REG says the
+ * value is nothing else (usdt_spec.h).
+ */
+uint8_t usdt__arg_fast(const struct usdt_arg_spec *spec)
+{
+	unsigned int size = spec->size;
+	uint8_t fast;
+
+	if ((spec->kind != USDT_SPEC_VALUE && spec->kind != USDT_SPEC_MEM) ||
+	    (size != 1 && size != 2 && size != 4 && size != 8))
+		return 0;
+	fast = (uint8_t)((64 - 8 * size) |
+			 (spec->flags & USDT_SPEC_F_SIGNED ? USDT_FAST_SIGNED : 0));
+	if (spec->kind == USDT_SPEC_VALUE && spec->base_off != USDT_REG_NONE &&
+	    !(spec->base_off % 8) && spec->idx_off == USDT_REG_NONE &&
+	    !spec->val_off && !(spec->flags & USDT_SPEC_F_IPREL))
+		fast |= USDT_FAST_REG;
+	return fast;
+}
+
 int usdt__args_parse(const struct usdt__site_ctx *site, const char *str,
 		     struct usdt__arg **args_out, int *cnt_out, const char **why)
 {

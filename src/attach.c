@@ -654,6 +654,7 @@ static int attach_specs(const struct attach_ctx *c, struct usdt_link *link,
 			/* The IP the program sees moves with the uprobe. */
 			if (spec.args[j].flags & USDT_SPEC_F_IPREL)
 				spec.args[j].val_off -= (uint64_t)skip;
+			spec.args[j].fast = usdt__arg_fast(&spec.args[j]);
 		}
 		id = usdt__spec_get(c->man, &spec);
 		if (id < 0) {

@@ -300,6 +300,11 @@ int usdt__args_parse(const struct usdt__site_ctx *site, const char *str,
 void usdt__arg_parse_one(const struct usdt__site_ctx *site, const char *str,
 			 size_t pos, size_t len, struct usdt__arg *arg);
 
+/* The fast code of an argument's spec (usdt_arg_spec.fast, usdt_spec.h):
+ * how the BPF side keeps its size, and whether BPF_USDT() may read it as a
+ * whole register; 0 for an unsupported one. */
+uint8_t usdt__arg_fast(const struct usdt_arg_spec *spec);
+
 /* ---------------------------------------------------------------------- */
 /* Probes and files (src/note.c, src/elf.c)                               */
 

@@ -98,6 +98,23 @@ static void check_raw(const struct usdt__arch_ops *arch, const uint8_t *data,
 	free(buf);
 }
 
+/* The fast code the manager would write keeps the spec's size and sign,
+ * and names a whole register of the context only for a bare register. */
+static void check_fast(const struct usdt__site_ctx *site,
+		       const struct usdt_arg_spec *spec)
+{
+	unsigned int fast = usdt__arg_fast(spec);
+
+	CHECK((fast & USDT_FAST_SHIFT_MASK) == 64 - 8u * spec->size);
+	CHECK(!(fast & USDT_FAST_SIGNED) == !(spec->flags & USDT_SPEC_F_SIGNED));
+	if (fast & USDT_FAST_REG)
+		CHECK(spec->kind == USDT_SPEC_VALUE && !spec->val_off &&
+		      spec->base_off % 8 == 0 &&
+		      spec->base_off + 8u <= site->arch->pt_regs_size &&
+		      spec->idx_off == USDT_REG_NONE &&
+		      !(spec->flags & USDT_SPEC_F_IPREL));
+}
+
 static void check_arg(const struct usdt__site_ctx *site, const char *str,
 		      const struct usdt__arg *a)
 {
@@ -107,12 +124,14 @@ static void check_arg(const struct usdt__site_ctx *site, const char *str,
 	CHECK(memchr(a->reason, '\0', sizeof(a->reason)));
 	CHECK(a->spec.size == 1 || a->spec.size == 2 || a->spec.size == 4 ||
 	      a->spec.size == 8);
-	CHECK(!a->spec.reserved);
+	CHECK(!a->spec.fast);
 	if (a->kind == USDT_ARG_UNSUPPORTED) {
 		CHECK(a->reason[0]);
 		CHECK(a->spec.kind == USDT_SPEC_UNSUPPORTED);
+		CHECK(!usdt__arg_fast(&a->spec));
 		return;
 	}
+	check_fast(site, &a->spec);
 	CHECK(a->kind >= USDT_ARG_CONST && a->kind < USDT_ARG_UNSUPPORTED);
 	CHECK(!a->reason[0]);
 	CHECK(a->size == 1 || a->size == 2 || a->size == 4 || a->size == 8 ||

@@ -130,7 +130,7 @@ static inline void check_arg_case(const struct usdt__site_ctx *site,
 	if (a.spec.kind != c->sk || a.spec.size != c->ssize ||
 	    a.spec.flags != c->sflags || a.spec.base_off != c->sbase ||
 	    a.spec.idx_off != c->sidx || a.spec.val_off != c->val_off ||
-	    a.spec.reserved)
+	    a.spec.fast)
 		fail_msg("'%s': spec {kind %u size %u flags %#x base %u idx %u "
 			 "val_off %#llx}, want {%u %u %#x %u %u %#llx}", s,
 			 a.spec.kind, a.spec.size, a.spec.flags,

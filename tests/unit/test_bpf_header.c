@@ -179,6 +179,12 @@ static void test_layout_checked(void **state)
 	errno = 0;
 	assert_null(usdt_manager__new(obj, NULL));
 	assert_int_equal(errno, EPROTO);
+	/* The header before fast codes (layout 3), with these very maps:
+	 * refused like any other layout. */
+	set_layout(obj, 3);
+	errno = 0;
+	assert_null(usdt_manager__new(obj, NULL));
+	assert_int_equal(errno, EPROTO);
 	set_layout(obj, USDT_SPEC_LAYOUT);
 	man = usdt_manager__new(obj, NULL);
 	assert_non_null(man);

@@ -40,6 +40,72 @@ static void test_s390x_register_pair(void **state)
 	assert_int_equal(arg.spec.base_off, r5 - 8);
 }
 
+/* The fast code of an operand (usdt__arg_fast()), parsed as the manager
+ * writes it: a whole register kept to size bytes, nothing else. */
+static uint8_t fast_of(const struct usdt__site_ctx *site, const char *s)
+{
+	struct usdt__arg arg;
+
+	parse(site, s, &arg);
+	return usdt__arg_fast(&arg.spec);
+}
+
+static void test_arg_fast(void **state)
+{
+	struct usdt__site_ctx x86 = { .arch = &usdt__arch_x86_64 };
+	struct usdt__site_ctx arm64 = { .arch = &usdt__arch_arm64 };
+	struct usdt__site_ctx s390x = { .arch = &usdt__arch_s390x,
+					.big_endian = true };
+	struct usdt__arg arg;
+
+	assert_int_equal(fast_of(&x86, "8@%rdi"), USDT_FAST_REG);
+	assert_int_equal(fast_of(&x86, "-8@%r8"), USDT_FAST_REG | USDT_FAST_SIGNED);
+	assert_int_equal(fast_of(&x86, "-4@%edx"),
+			 USDT_FAST_REG | USDT_FAST_SIGNED | 32);
+	assert_int_equal(fast_of(&x86, "4@%ecx"), USDT_FAST_REG | 32);
+	assert_int_equal(fast_of(&x86, "2@%si"), USDT_FAST_REG | 48);
+	assert_int_equal(fast_of(&x86, "-1@%dil"),
+			 USDT_FAST_REG | USDT_FAST_SIGNED | 56);
+	/* The register's word, at its offset. */
+	parse(&x86, "1@%r8b", &arg);
+	assert_int_equal(arg.spec.base_off % 8, 0);
+	assert_int_equal(usdt__arg_fast(&arg.spec), USDT_FAST_REG | 56);
+	/* A byte inside a word, memory, constants, indexed or IP-relative
+	 * operands: the general reader, which keeps the size the same way. */
+	assert_int_equal(fast_of(&x86, "1@%ah"), 56);
+	assert_int_equal(fast_of(&x86, "-4@8(%r9)"), USDT_FAST_SIGNED | 32);
+	assert_int_equal(fast_of(&x86, "-8@(%r9)"), USDT_FAST_SIGNED);
+	assert_int_equal(fast_of(&x86, "2@$7"), 48);
+	assert_int_equal(fast_of(&x86, "-8@(%rax,%r10,8)"), USDT_FAST_SIGNED);
+	parse(&x86, "-4@g_val(%rip)", &arg);
+	arg.spec.kind = USDT_SPEC_MEM;	/* as with a symbol table */
+	arg.spec.flags |= USDT_SPEC_F_IPREL;
+	assert_int_equal(usdt__arg_fast(&arg.spec), USDT_FAST_SIGNED | 32);
+	/* Unsupported: nothing to read. */
+	assert_int_equal(fast_of(&x86, "8f@%xmm0"), 0);
+	assert_int_equal(fast_of(&arm64, "-4@x3"),
+			 USDT_FAST_REG | USDT_FAST_SIGNED | 32);
+	assert_int_equal(fast_of(&arm64, "8@[sp, 16]"), 0);
+	assert_int_equal(fast_of(&arm64, "-2@[sp, 16]"), USDT_FAST_SIGNED | 48);
+	/* s390x: a 16-byte argument's low half, the next register. */
+	assert_int_equal(fast_of(&s390x, "-16@%r4"),
+			 USDT_FAST_REG | USDT_FAST_SIGNED);
+	assert_int_equal(fast_of(&s390x, "4@%r2"), USDT_FAST_REG | 32);
+	/* Specs of other shapes than the parsers write. */
+	memset(&arg.spec, 0, sizeof(arg.spec));
+	arg.spec.kind = USDT_SPEC_VALUE;
+	arg.spec.idx_off = USDT_REG_NONE;
+	arg.spec.size = 3;
+	assert_int_equal(usdt__arg_fast(&arg.spec), 0);
+	arg.spec.size = 8;
+	assert_int_equal(usdt__arg_fast(&arg.spec), USDT_FAST_REG);
+	arg.spec.val_off = 1;
+	assert_int_equal(usdt__arg_fast(&arg.spec), 0);
+	arg.spec.kind = USDT_SPEC_UNSUPPORTED;
+	arg.spec.val_off = 0;
+	assert_int_equal(usdt__arg_fast(&arg.spec), 0);
+}
+
 /* sym@GOTPCREL(%rip) reads the GOT slot whenever the file has one, even
  * for a symbol it defines: the executable may have copy-relocated it. */
 static void test_gotpcrel_prefers_slot(void **state)
@@ -247,6 +313,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_s390x_register_pair),
+		cmocka_unit_test(test_arg_fast),
 		cmocka_unit_test(test_gotpcrel_prefers_slot),
 		cmocka_unit_test(test_arm64_lo12),
 		cmocka_unit_test(test_riscv_lo),
