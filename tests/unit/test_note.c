@@ -12,6 +12,7 @@
 #include "internal.h"
 #include "reader.h"
 #include "elf_builder.h"
+#include "compact_check.h"
 
 /* Write the image to a temporary file and open that. */
 static struct usdt_file *open_img(const void *buf, size_t len)
@@ -26,6 +27,7 @@ static struct usdt_file *open_img(const void *buf, size_t len)
 	close(fd);
 	f = usdt_file__open(path, NULL);
 	saved = errno;
+	compact_check(path, f, saved);
 	unlink(path);
 	errno = saved;
 	return f;
