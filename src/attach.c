@@ -516,15 +516,18 @@ static int attach_match(struct attach_ctx *c)
 {
 	long n;
 	size_t i;
+	int err;
 
-	if (c->file->idx)
-		n = usdt__file_pick(c->file, c->provider, c->name, &c->picked,
-				    &c->picked_cnt) ?: (long)c->picked_cnt;
-	else
+	if (c->file->idx) {
+		err = usdt__file_pick(c->file, c->provider, c->name,
+				      &c->picked, &c->picked_cnt);
+		if (err)
+			return err;
+		n = (long)c->picked_cnt;
+	} else {
 		n = usdt__file_match(c->file, c->provider, c->name,
 				     count_site, NULL);
-	if (n < 0)
-		return (int)n;
+	}
 	c->sites = calloc(n > 0 ? (size_t)n : 1, sizeof(*c->sites));
 	if (!c->sites)
 		return -ENOMEM;

@@ -33,6 +33,10 @@
  * usdt_probe__arg() hands out. The arguments' texts are disjoint pieces of
  * args separated by at least one space, so they fit in strlen(args) + 1
  * bytes.
+ *
+ * A compact file (the manager's) takes only the first pass, through a
+ * window of the section, and keeps an index by name (src/noteidx.c); an
+ * attach builds the probes it matches with usdt__probe_build().
  */
 #include <fcntl.h>
 #include <fnmatch.h>
