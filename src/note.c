@@ -166,10 +166,11 @@ static int note_refill(struct usdt__note_src *src, size_t off, size_t len)
 	ssize_t n;
 	char *buf;
 
-	if (want > win && len <= win)
-		want = win;
-	else if (want > len)
+	/* len <= want: the caller asks for bytes inside the section. */
+	if (len > win)
 		want = len;
+	else if (want > win)
+		want = win;
 	if (want > src->buf_cap) {
 		/* Bounded by the section, itself bounded. */
 		buf = realloc(src->buf, want);
