@@ -185,6 +185,8 @@ static int note_refill(struct usdt__note_src *src, size_t off, size_t len)
 			  (off_t)(src->file_off + off + got));
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n == 0 && got >= len)
+			break;		/* what was asked is there */
 		if (n <= 0)
 			return -EIO;	/* the file shrank, or cannot be read */
 		got += (size_t)n;
