@@ -424,8 +424,9 @@ int usdt__resolve_open(pid_t pid, const char *name, char *out, size_t out_sz);
  * globs, in usdt__file_match()'s order, read from the file now: *out
  * (*cnt of them, each with its specs, not its arguments; free with
  * usdt__probes_free()). Costs the matching sites, not the file. Returns 0
- * (*cnt may be 0), -ENOMEM, or -E2BIG for more than USDT__MAX_ARGS
- * arguments in all (src/noteidx.c).
+ * (*cnt may be 0), -ENOMEM, -E2BIG for more than USDT__MAX_ARGS
+ * arguments in all, or the error of opening the file again with libelf
+ * for its symbols (src/noteidx.c).
  */
 int usdt__file_pick(const struct usdt_file *file, const char *provider,
 		    const char *name, struct usdt_probe **out, size_t *cnt);
