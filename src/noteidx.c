@@ -307,7 +307,9 @@ static int idx_keep_elf(struct usdt__index *idx, const struct usdt__elf *ue,
 			       sizeof(*ue->loads));
 	if (!idx->ue.loads)
 		return -ENOMEM;
-	memcpy(idx->ue.loads, ue->loads, ue->load_cnt * sizeof(*ue->loads));
+	if (ue->load_cnt)	/* loads is NULL without program headers */
+		memcpy(idx->ue.loads, ue->loads,
+		       ue->load_cnt * sizeof(*ue->loads));
 	return 0;
 }
 
