@@ -103,6 +103,8 @@ struct attach_ctx {
 	bool use_ip, use_multi;
 	const struct usdt_probe **sites;
 	size_t cnt, broken;
+	struct usdt_probe *picked;	/* a compact file's sites, read now */
+	size_t picked_cnt;
 	char kpath[32];			/* what the kernel opens */
 };
 
@@ -508,16 +510,31 @@ static int count_site(const struct usdt_probe *p, void *ctx)
 	return 0;
 }
 
-/* The call sites that match, into c->sites[0..cnt): O(matching sites). */
+/* The call sites that match, into c->sites[0..cnt): O(matching sites).
+ * A compact file's (the manager's own) are read from the file now. */
 static int attach_match(struct attach_ctx *c)
 {
 	long n;
+	size_t i;
+	int err;
 
-	n = usdt__file_match(c->file, c->provider, c->name, count_site, NULL);
+	if (c->file->idx) {
+		err = usdt__file_pick(c->file, c->provider, c->name,
+				      &c->picked, &c->picked_cnt);
+		if (err)
+			return err;
+		n = (long)c->picked_cnt;
+	} else {
+		n = usdt__file_match(c->file, c->provider, c->name,
+				     count_site, NULL);
+	}
 	c->sites = calloc(n > 0 ? (size_t)n : 1, sizeof(*c->sites));
 	if (!c->sites)
 		return -ENOMEM;
-	n = usdt__file_match(c->file, c->provider, c->name, add_site, c);
+	for (i = 0, n = 0; i < c->picked_cnt && !n; i++)
+		n = add_site(&c->picked[i], c);
+	if (!c->file->idx)
+		n = usdt__file_match(c->file, c->provider, c->name, add_site, c);
 	if (n < 0)
 		return (int)n;
 	if (!c->cnt) {
@@ -763,6 +780,7 @@ out:
 	free(refs);
 	free(cookies);
 	free(c->sites);
+	usdt__probes_free(c->picked, c->picked_cnt);
 	return link ? link : usdt__err_ptr(err);
 }
 

@@ -337,13 +337,16 @@ struct usdt_probe {
  * from that one open file, so renaming or replacing the path meanwhile
  * changes nothing. dev/ino/size/mtime are its fstat() at open.
  * Invariant: names[] holds each index in [0, probe_cnt) once, sorted by
- * provider, then name, then index.
+ * provider, then name, then index. A compact file has no probes[]: its
+ * index (idx) says where each name's notes are, and an attach builds the
+ * probes of the sites it matches (usdt__file_pick()).
  */
 struct usdt_file {
 	char *path;
 	int fd;			/* -1 for an image read from memory */
-	bool compact;		/* read for attaching only: each probe keeps
-				 * its specs, not its decoded arguments */
+	bool compact;		/* read for attaching only: an index of the
+				 * notes by name, no probes */
+	struct usdt__index *idx;	/* a compact file's (src/noteidx.c) */
 	dev_t dev;
 	ino_t ino;
 	off_t size;
@@ -375,8 +378,8 @@ int usdt__open_regular(const char *path);
 /*
  * Read the call sites of the regular file open at fd (taken over: the
  * file keeps it, or it is closed on error); path is for messages. A
- * compact file keeps only what attaching needs (usdt__probe_spec(), not
- * usdt_probe__arg()): a tenth of the memory. Returns 0 or a negative errno.
+ * compact file keeps only an index of its notes by name (about 4 bytes a
+ * call site), for usdt__file_pick(). Returns 0 or a negative errno.
  */
 int usdt__file_open_fd(int fd, const char *path, bool compact,
 		       struct usdt_file **out);
@@ -420,6 +423,20 @@ int usdt__open_mapping(pid_t pid, const struct usdt__mapping *m, char *out,
  * the path it was found at goes to out.
  */
 int usdt__resolve_open(pid_t pid, const char *name, char *out, size_t out_sz);
+
+/*
+ * The call sites of a compact file whose provider and name match the shell
+ * globs, in usdt__file_match()'s order, read from the file now: *out
+ * (*cnt of them, each with its specs, not its arguments; free with
+ * usdt__probes_free()). Costs the matching sites, not the file. Returns 0
+ * (*cnt may be 0), -ENOMEM, -E2BIG for more than USDT__MAX_ARGS
+ * arguments in all, or the error of opening the file again with libelf
+ * for its symbols (src/noteidx.c).
+ */
+int usdt__file_pick(const struct usdt_file *file, const char *provider,
+		    const char *name, struct usdt_probe **out, size_t *cnt);
+void usdt__probes_free(struct usdt_probe *probes, size_t cnt);
+void usdt__index_free(struct usdt__index *idx);
 
 /* Sort the file's names[] index (src/note.c). Returns 0 or -ENOMEM. */
 int usdt__file_index(struct usdt_file *file);

@@ -33,6 +33,10 @@
  * usdt_probe__arg() hands out. The arguments' texts are disjoint pieces of
  * args separated by at least one space, so they fit in strlen(args) + 1
  * bytes.
+ *
+ * A compact file (the manager's) takes only the first pass, through a
+ * window of the section, and keeps an index by name (src/noteidx.c); an
+ * attach builds the probes it matches with usdt__probe_build().
  */
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -43,16 +47,6 @@
 
 #define STAPSDT_NOTE_TYPE 3
 #define STAPSDT_OWNER "stapsdt"
-
-/* One note's descriptor, decoded (parse_desc()). Strings point into the
- * note section's data and are NUL-terminated there (or are ""). */
-struct raw_site {
-	const char *provider, *name, *args;
-	size_t provider_len, name_len, args_len;
-	uint64_t pc, base, sema;
-	int status;
-	const char *error;
-};
 
 /*
  * What the first pass keeps of one note: where its descriptor is in the
@@ -65,11 +59,15 @@ struct raw_note {
 	uint32_t desc_off, desc_sz;
 };
 
+/* The full reader's sink: every note, for build_probes(). */
 struct raw_sites {
+	struct usdt__note_sink sink;
+	const struct usdt__elf *ue;
+	const char *data;	/* the section */
 	struct raw_note *v;
 	size_t cnt, cap;
 	/* The probes' strings need str_total bytes, and twice args_total
-	 * more for the argument strings of a file that is not compact. */
+	 * more for the argument strings. */
 	size_t str_total, args_total;
 };
 
@@ -91,7 +89,7 @@ static struct raw_note *raw_push(struct raw_sites *rs)
 	return s;
 }
 
-static void raw_bad(struct raw_site *s, const char *why)
+static void raw_bad(struct usdt__raw_site *s, const char *why)
 {
 	s->status = -EINVAL;
 	s->error = why;
@@ -121,8 +119,8 @@ static bool take_str(const char **p, const char *end, const char **str,
 	return true;
 }
 
-static void parse_desc(const struct usdt__elf *ue, const char *desc,
-		       size_t descsz, struct raw_site *s)
+void usdt__note_decode(const struct usdt__elf *ue, const char *desc,
+		       size_t descsz, struct usdt__raw_site *s)
 {
 	const char *p = desc + 24, *end = desc + descsz;
 
@@ -154,13 +152,191 @@ static void parse_desc(const struct usdt__elf *ue, const char *desc,
 		raw_bad(s, "empty provider or name");
 }
 
-/*
- * Walk the notes of .note.stapsdt (data[0..size), aligned to align) and
- * record every stapsdt note. Returns 0 or -ENOMEM.
- */
-/* A note damaged beyond its descriptor: a site with no strings. */
-static int note_bad(struct raw_sites *rs, const char *why)
+/* ---------------------------------------------------------------------- */
+/* The section's bytes                                                    */
+
+/* The window's usual size: notes are a few dozen bytes each. */
+#define NOTE_WINDOW (32u << 10)
+
+/* Refill the window with the section's bytes from off on, len at least. */
+static int note_refill(struct usdt__note_src *src, size_t off, size_t len)
 {
+	size_t want = src->size - off, got = 0;
+	size_t win = src->win ? src->win : NOTE_WINDOW;
+	ssize_t n;
+	char *buf;
+
+	/* len <= want: the caller asks for bytes inside the section. */
+	if (len > win)
+		want = len;
+	else if (want > win)
+		want = win;
+	if (want > src->buf_cap) {
+		/* Bounded by the section, itself bounded. */
+		buf = realloc(src->buf, want);
+		if (!buf)
+			return -ENOMEM;
+		src->buf = buf;
+		src->buf_cap = want;
+	}
+	src->buf_len = 0;
+	while (got < want) {
+		n = pread(src->fd, src->buf + got, want - got,
+			  (off_t)(src->file_off + off + got));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0 && got >= len)
+			break;		/* what was asked is there */
+		if (n <= 0)
+			return -EIO;	/* the file shrank, or cannot be read */
+		got += (size_t)n;
+	}
+	src->buf_off = off;
+	src->buf_len = got;
+	return 0;
+}
+
+const char *usdt__note_bytes(struct usdt__note_src *src, size_t off,
+			     size_t len)
+{
+	if (src->data)
+		return src->data + off;
+	if (off < src->buf_off || off - src->buf_off > src->buf_len ||
+	    len > src->buf_len - (off - src->buf_off)) {
+		src->err = note_refill(src, off, len);
+		if (src->err)
+			return NULL;
+	}
+	return src->buf + (off - src->buf_off);
+}
+
+void usdt__note_src_free(struct usdt__note_src *src)
+{
+	free(src->buf);
+	src->buf = NULL;
+	src->buf_cap = src->buf_len = 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Walking the notes                                                      */
+
+/*
+ * The note whose header is at off, checked: its type and its name's and
+ * descriptor's places, which must lie inside the section (else the next
+ * note cannot be found). Returns 1 for a stapsdt note (*desc and *descsz
+ * set), 0 for another note, -EINVAL for one that runs past the section's
+ * end, or src->err. *next is where the next note is.
+ */
+static int note_check(const struct usdt__elf *ue, struct usdt__note_src *src,
+		      size_t align, size_t off, const char **desc,
+		      size_t *descsz, size_t *next)
+{
+	size_t size = src->size, namesz, name_off = off + 12, desc_off;
+	const char *h = usdt__note_bytes(src, off, 12);
+	uint32_t type;
+
+	if (!h)
+		return src->err;
+	namesz = usdt__elf_rd32(ue, h);
+	*descsz = usdt__elf_rd32(ue, h + 4);
+	type = usdt__elf_rd32(ue, h + 8);
+	if (namesz > size - name_off ||
+	    (desc_off = name_off + ((namesz + align - 1) & ~(align - 1)),
+	     desc_off > size) ||
+	    *descsz > size - desc_off)
+		return -EINVAL;
+	/* The last note may lack its padding. */
+	*next = desc_off + *descsz;
+	*next = *next + (align - 1) > size ? size :
+					     (*next + align - 1) & ~(align - 1);
+	if (type != STAPSDT_NOTE_TYPE || namesz != sizeof(STAPSDT_OWNER))
+		return 0;
+	/* The whole note in the window at once. */
+	h = usdt__note_bytes(src, off, desc_off + *descsz - off);
+	if (!h)
+		return src->err;
+	if (memcmp(h + 12, STAPSDT_OWNER, sizeof(STAPSDT_OWNER)))
+		return 0;
+	*desc = h + (desc_off - off);
+	return 1;
+}
+
+int usdt__note_at(const struct usdt__elf *ue, struct usdt__note_src *src,
+		  size_t align, size_t off, const char **desc,
+		  size_t *descsz)
+{
+	size_t next;
+	int err;
+
+	if (off > src->size || src->size - off < 12)
+		return -EINVAL;
+	err = note_check(ue, src, align, off, desc, descsz, &next);
+	return err == 1 ? 0 : err ? err : -EINVAL;
+}
+
+/* Is [off, size) padding (zeros)? Returns 1, 0, or src->err. */
+static int note_tail_zero(struct usdt__note_src *src, size_t off)
+{
+	const char *p = usdt__note_bytes(src, off, src->size - off);
+
+	return p ? all_zero(p, src->size - off) : src->err;
+}
+
+int usdt__note_walk(const struct usdt__elf *ue, struct usdt__note_src *src,
+		    size_t align, struct usdt__note_sink *k)
+{
+	size_t off = 0, next = 0, descsz;
+	const char *desc, *h;
+	int r;
+
+	while (off < src->size) {
+		if (src->size - off < 12) {
+			/* Padding is zeros; anything else is damage. */
+			r = note_tail_zero(src, off);
+			if (r)
+				return r < 0 ? r : 0;
+			k->cnt++;
+			return k->bad(k, "truncated note header");
+		}
+		h = usdt__note_bytes(src, off, 12);
+		if (!h)
+			return src->err;
+		/* An empty header is padding: nothing real follows it. */
+		if (all_zero(h, 12))
+			break;
+		r = note_check(ue, src, align, off, &desc, &descsz, &next);
+		if (r == -EINVAL) {
+			pr_warn("%s: note at offset %zu of .note.stapsdt runs past the section's end; ignoring the rest\n",
+				ue->path, off);
+			k->cnt++;
+			return k->bad(k, "note runs past the end of .note.stapsdt");
+		}
+		if (r < 0)
+			return r;
+		if (r == 1) {
+			if (k->cnt >= USDT__MAX_SITES) {
+				pr_warn("%s: more than %u USDT call sites\n",
+					ue->path, USDT__MAX_SITES);
+				return -E2BIG;
+			}
+			k->cnt++;
+			r = k->note(k, desc, descsz, off);
+			if (r)
+				return r;
+		} else {
+			h = usdt__note_bytes(src, off, 12);
+			pr_debug("%s: skipping a note of type %u at offset %zu of .note.stapsdt\n",
+				 ue->path, h ? usdt__elf_rd32(ue, h + 8) : 0, off);
+		}
+		off = next;
+	}
+	return 0;
+}
+
+/* A note damaged beyond its descriptor: a site with no strings. */
+static int note_bad(struct usdt__note_sink *k, const char *why)
+{
+	struct raw_sites *rs = (struct raw_sites *)k;
 	struct raw_note *n = raw_push(rs);
 
 	if (!n)
@@ -171,84 +347,67 @@ static int note_bad(struct raw_sites *rs, const char *why)
 }
 
 /* A stapsdt note: checked now (and said if bad), decoded again later. */
-static int note_add(const struct usdt__elf *ue, const char *data,
-		    size_t desc_off, size_t descsz, size_t off,
-		    struct raw_sites *rs)
+static int note_add(struct usdt__note_sink *k, const char *desc,
+		    size_t descsz, size_t off)
 {
+	struct raw_sites *rs = (struct raw_sites *)k;
 	struct raw_note *n;
-	struct raw_site s;
+	struct usdt__raw_site s;
 
-	if (rs->cnt >= USDT__MAX_SITES) {
-		pr_warn("%s: more than %u USDT call sites\n", ue->path,
-			USDT__MAX_SITES);
-		return -E2BIG;
-	}
 	n = raw_push(rs);
 	if (!n)
 		return -ENOMEM;
-	n->desc_off = (uint32_t)desc_off;
+	n->desc_off = (uint32_t)(desc - rs->data);
 	n->desc_sz = (uint32_t)descsz;
-	parse_desc(ue, data + desc_off, descsz, &s);
+	usdt__note_decode(rs->ue, desc, descsz, &s);
 	if (s.status)
 		pr_warn("%s: bad note at offset %zu of .note.stapsdt: %s\n",
-			ue->path, off, s.error);
+			rs->ue->path, off, s.error);
 	rs->str_total += s.provider_len + s.name_len + 4;
 	rs->args_total += s.args_len;
 	return 0;
 }
 
-static int walk_notes(const struct usdt__elf *ue, const char *data,
-		      size_t size, size_t align, struct raw_sites *rs)
+/* ---------------------------------------------------------------------- */
+/* Building probes                                                        */
+
+/*
+ * The libelf handle of the file, opened from lazy->fd when the index read
+ * the notes without one. NULL when it cannot be had: lazy->err then says
+ * why (out of memory, or the file is no longer what was read), which
+ * fails the call rather than pass for a file without symbols.
+ */
+static const struct usdt__elf *lazy_elf(struct usdt__lazy *l)
 {
-	size_t off = 0, namesz, descsz, name_off, desc_off;
-	uint32_t type;
+	Elf *elf;
 	int err;
 
-	while (off < size) {
-		if (size - off < 12) {
-			/* Padding is zeros; anything else is damage. */
-			if (all_zero(data + off, size - off))
-				break;
-			return note_bad(rs, "truncated note header");
+	if (l->ue->elf)
+		return l->ue;
+	if (!l->opened && l->fd >= 0) {
+		l->opened = true;
+		elf = elf_begin(l->fd, ELF_C_READ, NULL);
+		err = elf ? usdt__elf_begin(&l->own, elf, l->ue->path,
+					    l->ue->file_size) : -ENOMEM;
+		if (err) {
+			pr_warn("%s: cannot read the file again for its symbols: %s\n",
+				l->ue->path, usdt__errstr(err));
+			if (elf)
+				elf_end(elf);
+			l->own.elf = NULL;
+			l->err = err;
 		}
-		namesz = usdt__elf_rd32(ue, data + off);
-		descsz = usdt__elf_rd32(ue, data + off + 4);
-		type = usdt__elf_rd32(ue, data + off + 8);
-		name_off = off + 12;
-		/* An empty header is padding: nothing real follows it. */
-		if (!namesz && !descsz && !type)
-			break;
-
-		/* The header's sizes must keep name and descriptor inside
-		 * the section; otherwise the next note cannot be found. */
-		if (namesz > size - name_off ||
-		    (desc_off = name_off + ((namesz + align - 1) & ~(align - 1)),
-		     desc_off > size) ||
-		    descsz > size - desc_off) {
-			pr_warn("%s: note at offset %zu of .note.stapsdt runs past the section's end; ignoring the rest\n",
-				ue->path, off);
-			return note_bad(rs,
-					"note runs past the end of .note.stapsdt");
-		}
-
-		if (type == STAPSDT_NOTE_TYPE &&
-		    namesz == sizeof(STAPSDT_OWNER) &&
-		    !memcmp(data + name_off, STAPSDT_OWNER,
-			    sizeof(STAPSDT_OWNER))) {
-			err = note_add(ue, data, desc_off, descsz, off, rs);
-			if (err)
-				return err;
-		} else {
-			pr_debug("%s: skipping a note of type %u at offset %zu of .note.stapsdt\n",
-				 ue->path, type, off);
-		}
-
-		/* The last note may lack its padding. */
-		off = desc_off + descsz;
-		off = off + (align - 1) > size ? size :
-						 (off + align - 1) & ~(align - 1);
 	}
-	return 0;
+	return l->own.elf ? &l->own : NULL;
+}
+
+void usdt__lazy_end(struct usdt__lazy *l)
+{
+	if (l->own.elf) {
+		usdt__elf_end(&l->own);
+		elf_end(l->own.elf);
+		l->own.elf = NULL;
+	}
 }
 
 /*
@@ -256,21 +415,16 @@ static int walk_notes(const struct usdt__elf *ue, const char *data,
  * .symtab and its strings is most of the memory a big unstripped binary
  * costs, and most files' arguments are registers and memory only.
  */
-struct lazy_symtab {
-	const struct usdt__elf *ue;
-	struct usdt__symtab *st;
-	bool tried;
-	int err;		/* -ENOMEM fails the file */
-	size_t code_read;	/* bytes of code read so far (load_code) */
-};
-
 static const struct usdt__symtab *lazy_symtab_get(void *arg)
 {
-	struct lazy_symtab *l = arg;
+	struct usdt__lazy *l = arg;
+	const struct usdt__elf *ue;
 
 	if (!l->tried) {
 		l->tried = true;
-		l->err = usdt__elf_symtab(l->ue, &l->st);
+		ue = lazy_elf(l);
+		if (ue)
+			l->err = usdt__elf_symtab(ue, &l->st);
 	}
 	return l->st;
 }
@@ -282,6 +436,18 @@ static const struct usdt__symtab *lazy_symtab_get(void *arg)
  */
 #define CODE_BUDGET (16u << 20)
 
+/* Both ends of [start, vaddr) in the file image of one segment: offsets
+ * that are exactly the length apart; the first one into *off. */
+static bool code_in_file(const struct usdt__elf *ue, uint64_t start,
+			 uint64_t vaddr, uint64_t *off)
+{
+	uint64_t end_off;
+
+	return !usdt__elf_vaddr_to_off(ue, start, off) &&
+	       !usdt__elf_vaddr_to_off(ue, vaddr - 1, &end_off) &&
+	       end_off - *off == vaddr - 1 - start;
+}
+
 /*
  * The site's usdt__site_ctx.load_code: the bytes before vaddr inside the
  * function that holds it (from the symbol table), at most max_back of
@@ -291,9 +457,10 @@ static const struct usdt__symtab *lazy_symtab_get(void *arg)
 static int lazy_load_code(void *arg, uint64_t vaddr, size_t max_back,
 			  struct usdt__code *code, const char **why)
 {
-	struct lazy_symtab *l = arg;
+	struct usdt__lazy *l = arg;
 	const struct usdt__symtab *st = lazy_symtab_get(l);
-	uint64_t start, end, off, end_off;
+	const struct usdt__elf *ue = lazy_elf(l);
+	uint64_t start, end, off;
 	Elf_Data *d;
 	int err;
 
@@ -314,17 +481,11 @@ static int lazy_load_code(void *arg, uint64_t vaddr, size_t max_back,
 		*why = "data among the instructions before the site";
 		return -ENOENT;
 	}
-	/* Both ends in the file image of one segment: offsets that are
-	 * exactly len apart. */
-	if (usdt__elf_vaddr_to_off(l->ue, start, &off) ||
-	    usdt__elf_vaddr_to_off(l->ue, vaddr - 1, &end_off) ||
-	    end_off - off != vaddr - 1 - start ||
-	    l->code_read + (vaddr - start) > CODE_BUDGET) {
-		*why = "the code before the site cannot be read";
-		return -ENOENT;
-	}
-	d = elf_getdata_rawchunk(l->ue->elf, (int64_t)off, vaddr - start,
-				 ELF_T_BYTE);
+	d = NULL;
+	if (ue && code_in_file(ue, start, vaddr, &off) &&
+	    l->code_read + (vaddr - start) <= CODE_BUDGET)
+		d = elf_getdata_rawchunk(ue->elf, (int64_t)off, vaddr - start,
+					 ELF_T_BYTE);
 	if (!d || !d->d_buf || d->d_size != vaddr - start) {
 		*why = "the code before the site cannot be read";
 		return -ENOENT;
@@ -340,7 +501,7 @@ static int lazy_load_code(void *arg, uint64_t vaddr, size_t max_back,
  * includes .bss, beyond the file image). */
 static bool lazy_mapped(void *arg, uint64_t vaddr)
 {
-	const struct usdt__elf *ue = ((struct lazy_symtab *)arg)->ue;
+	const struct usdt__elf *ue = ((struct usdt__lazy *)arg)->ue;
 	size_t i;
 
 	for (i = 0; i < ue->load_cnt; i++)
@@ -368,44 +529,61 @@ static void compact_probe(struct usdt_probe *p)
 	p->args = NULL;
 }
 
-/* Fill in one probe from its raw site; strings are copied to *st. */
 /*
  * The probe's names, and its argument string with room for the arguments'
- * texts (returned; NULL for a compact file), copied into the string table
- * at *st, which advances.
+ * texts (returned), copied into the string table at *st, which advances.
  */
-static char *copy_strings(const struct usdt_file *file,
-			  const struct raw_site *s, struct usdt_probe *p,
+static char *copy_strings(const struct usdt__raw_site *s, struct usdt_probe *p,
 			  char **st)
 {
-	char *text = NULL;
+	char *text;
 
 	p->provider = memcpy(*st, s->provider, s->provider_len + 1);
 	*st += s->provider_len + 1;
 	p->name = memcpy(*st, s->name, s->name_len + 1);
 	*st += s->name_len + 1;
-	/* A compact file (the manager's, for attaching) keeps no argument
-	 * text: only the specs. */
-	p->args_str = p->arg_text = "";
-	if (!file->compact) {
-		p->args_str = memcpy(*st, s->args, s->args_len + 1);
-		*st += s->args_len + 1;
-		text = *st;
-		*st += s->args_len + 1;
-		p->arg_text = text;
-		*text = '\0';
-	}
+	p->args_str = memcpy(*st, s->args, s->args_len + 1);
+	*st += s->args_len + 1;
+	text = *st;
+	*st += s->args_len + 1;
+	p->arg_text = text;
+	*text = '\0';
 	return text;
 }
 
-static void build_probe(const struct usdt__elf *ue, struct usdt_file *file,
-			struct lazy_symtab *symtab, bool has_base,
-			uint64_t base_addr, const struct raw_site *s,
-			struct usdt_probe *p, char **st)
+/* The probe's addresses and file offsets; false (p made bad) when they
+ * are not in the file. */
+static bool probe_place(const struct usdt__elf *ue,
+			const struct usdt__stapsdt_base *base,
+			const struct usdt__raw_site *s, struct usdt_probe *p)
 {
-	struct usdt__site_ctx site = {};
 	uint64_t delta = 0;
-	char *text = copy_strings(file, s, p, st);
+
+	if (base->has && s->base)
+		delta = base->addr - s->base;
+	p->vaddr = s->pc + delta;
+	p->sema_vaddr = s->sema ? s->sema + delta : 0;
+	if (usdt__elf_vaddr_to_off(ue, p->vaddr, &p->file_off)) {
+		p->status = -EINVAL;
+		p->error = "address not in any loadable segment";
+		return false;
+	}
+	if (p->sema_vaddr &&
+	    usdt__elf_vaddr_to_off(ue, p->sema_vaddr, &p->sema_off)) {
+		p->status = -EINVAL;
+		p->error = "semaphore not in any loadable segment";
+		return false;
+	}
+	return true;
+}
+
+void usdt__probe_build(struct usdt__lazy *lazy, const struct usdt_file *file,
+		       const struct usdt__stapsdt_base *base,
+		       const struct usdt__raw_site *s, struct usdt_probe *p,
+		       char *text)
+{
+	const struct usdt__elf *ue = lazy->ue;
+	struct usdt__site_ctx site = {};
 	const char *why;
 	int i, err;
 
@@ -413,23 +591,8 @@ static void build_probe(const struct usdt__elf *ue, struct usdt_file *file,
 	p->error = s->error;
 	if (p->status)
 		return;
-
-	if (has_base && s->base)
-		delta = base_addr - s->base;
-	p->vaddr = s->pc + delta;
-	p->sema_vaddr = s->sema ? s->sema + delta : 0;
-
-	if (usdt__elf_vaddr_to_off(ue, p->vaddr, &p->file_off)) {
-		p->status = -EINVAL;
-		p->error = "address not in any loadable segment";
+	if (!probe_place(ue, base, s, p))
 		goto err_out;
-	}
-	if (p->sema_vaddr &&
-	    usdt__elf_vaddr_to_off(ue, p->sema_vaddr, &p->sema_off)) {
-		p->status = -EINVAL;
-		p->error = "semaphore not in any loadable segment";
-		goto err_out;
-	}
 	if (!file->arch) {
 		p->status = -ENOTSUP;
 		p->error = "unsupported architecture";
@@ -440,7 +603,7 @@ static void build_probe(const struct usdt__elf *ue, struct usdt_file *file,
 	site.load_symtab = lazy_symtab_get;
 	site.load_code = lazy_load_code;
 	site.mapped = lazy_mapped;
-	site.load_arg = symtab;
+	site.load_arg = lazy;
 	site.vaddr = p->vaddr;
 	site.is_dyn = file->e_type == ET_DYN;
 	site.big_endian = file->big_endian;
@@ -466,20 +629,14 @@ err_out:
 		p->name, (unsigned long long)s->pc, p->error);
 }
 
-struct stapsdt_base {
-	bool has;		/* the file has .stapsdt.base */
-	uint64_t addr;		/* its address */
-};
-
 /* Every probe from its raw site, into file->probes[] and storage. */
-static int build_probes(const struct usdt__elf *ue, struct usdt_file *file,
-			struct lazy_symtab *symtab,
-			const struct stapsdt_base *base,
-			const struct raw_sites *rs, const char *data)
+static int build_probes(struct usdt_file *file, struct usdt__lazy *lazy,
+			const struct usdt__stapsdt_base *base,
+			const struct raw_sites *rs)
 {
 	size_t i, arg_total = 0;
-	char *st = file->storage;
-	struct raw_site s;
+	char *st = file->storage, *text;
+	struct usdt__raw_site s;
 
 	for (i = 0; i < rs->cnt; i++) {
 		if (rs->v[i].error) {
@@ -487,35 +644,73 @@ static int build_probes(const struct usdt__elf *ue, struct usdt_file *file,
 			s.provider = s.name = s.args = "";
 			raw_bad(&s, rs->v[i].error);
 		} else {
-			parse_desc(ue, data + rs->v[i].desc_off,
-				   rs->v[i].desc_sz, &s);
+			usdt__note_decode(rs->ue, rs->data + rs->v[i].desc_off,
+					  rs->v[i].desc_sz, &s);
 		}
-		build_probe(ue, file, symtab, base->has, base->addr, &s,
-			    &file->probes[i], &st);
+		text = copy_strings(&s, &file->probes[i], &st);
+		usdt__probe_build(lazy, file, base, &s, &file->probes[i], text);
 		file->probe_cnt = i + 1;
 		/* Only running out of memory is fatal to the file. */
-		if (file->probes[i].status == -ENOMEM || symtab->err)
+		if (file->probes[i].status == -ENOMEM || lazy->err)
 			return -ENOMEM;
 		arg_total += (size_t)file->probes[i].arg_cnt;
 		if (arg_total > USDT__MAX_ARGS) {
 			pr_warn("%s: more than %u USDT arguments in all\n",
-				ue->path, USDT__MAX_ARGS);
+				rs->ue->path, USDT__MAX_ARGS);
 			return -E2BIG;
 		}
 	}
 	return 0;
 }
 
-static int read_probes(const struct usdt__elf *ue, struct usdt_file *file)
+/* Every probe of the section, read whole (a file that is not compact). */
+static int read_all(const struct usdt__elf *ue, struct usdt_file *file,
+		    Elf_Scn *scn, size_t align,
+		    const struct usdt__stapsdt_base *base)
 {
-	struct raw_sites rs = {};
-	struct lazy_symtab symtab = { .ue = ue };
-	struct stapsdt_base base = {};
+	struct raw_sites rs = { .sink = { .note = note_add, .bad = note_bad },
+				.ue = ue };
+	struct usdt__lazy lazy = { .ue = ue, .fd = -1 };
+	struct usdt__note_src src = { .fd = -1 };
+	Elf_Data *data;
+	int err;
+
+	data = elf_rawdata(scn, NULL);
+	if (!data) {
+		pr_warn("%s: cannot read .note.stapsdt: %s\n", ue->path,
+			elf_errmsg(-1));
+		return -ENOEXEC;
+	}
+	if (!data->d_buf || !data->d_size)
+		return 0;
+	src.data = rs.data = data->d_buf;
+	src.size = data->d_size;
+	err = usdt__note_walk(ue, &src, align, &rs.sink);
+	if (err || !rs.cnt)
+		goto out;
+	/* Bounded by twice the section's size, which is inside the file. */
+	file->storage = malloc(rs.str_total + 2 * rs.args_total);
+	file->probes = calloc(rs.cnt, sizeof(*file->probes));
+	if (!file->storage || !file->probes) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = build_probes(file, &lazy, base, &rs);
+	if (!err)
+		err = usdt__file_index(file);
+out:
+	usdt__symtab_free(lazy.st);
+	free(rs.v);
+	return err;
+}
+
+static int read_probes(const struct usdt__elf *ue, int fd,
+		       struct usdt_file *file)
+{
+	struct usdt__stapsdt_base base = {};
 	size_t align;
 	GElf_Shdr shdr;
 	Elf_Scn *scn;
-	Elf_Data *data;
-	int err;
 
 	if (usdt__elf_find_section(ue, ".note.stapsdt", SHT_NOTE, &shdr,
 				   &scn)) {
@@ -527,48 +722,24 @@ static int read_probes(const struct usdt__elf *ue, struct usdt_file *file)
 		return -EFBIG;
 	pr_debug("%s: reading %llu bytes of .note.stapsdt\n", ue->path,
 		 (unsigned long long)shdr.sh_size);
-	data = elf_rawdata(scn, NULL);
-	if (!data) {
-		pr_warn("%s: cannot read .note.stapsdt: %s\n", ue->path,
-			elf_errmsg(-1));
-		return -ENOEXEC;
-	}
-	if (!data->d_buf || !data->d_size)
-		return 0;
 	align = shdr.sh_addralign == 8 ? 8 : 4;
-
 	if (!usdt__elf_find_section(ue, ".stapsdt.base", SHT_NULL, &shdr,
 				    NULL)) {
 		base.has = true;
 		base.addr = shdr.sh_addr;
 	}
-
-	err = walk_notes(ue, data->d_buf, data->d_size, align, &rs);
-	if (err)
-		goto err_out;
-	if (!rs.cnt)
-		goto out;
-
-	/* Bounded by twice the section's size, which is inside the file. */
-	file->storage = malloc(rs.str_total +
-			       (file->compact ? 0 : 2 * rs.args_total));
-	file->probes = calloc(rs.cnt, sizeof(*file->probes));
-	if (!file->storage || !file->probes) {
-		err = -ENOMEM;
-		goto err_out;
+	if (!file->compact)
+		return read_all(ue, file, scn, align, &base);
+	/* The index reads the section itself, through a window. */
+	gelf_getshdr(scn, &shdr);
+	if (shdr.sh_offset > ue->file_size ||
+	    shdr.sh_size > ue->file_size - shdr.sh_offset) {
+		pr_warn("%s: cannot read .note.stapsdt: it lies past the end of the file\n",
+			ue->path);
+		return -ENOEXEC;
 	}
-	err = build_probes(ue, file, &symtab, &base, &rs, data->d_buf);
-	if (err)
-		goto err_out;
-out:
-	usdt__symtab_free(symtab.st);
-	free(rs.v);
-	return 0;
-
-err_out:
-	usdt__symtab_free(symtab.st);
-	free(rs.v);
-	return err;
+	return usdt__index_build(ue, fd, shdr.sh_offset, shdr.sh_size, align,
+				 &base, file);
 }
 
 void usdt_file__close(struct usdt_file *file)
@@ -577,7 +748,7 @@ void usdt_file__close(struct usdt_file *file)
 
 	if (!file)
 		return;
-	for (i = 0; i < file->probe_cnt; i++) {
+	for (i = 0; file->probes && i < file->probe_cnt; i++) {
 		free(file->probes[i].args);
 		free(file->probes[i].specs);
 	}
@@ -586,11 +757,12 @@ void usdt_file__close(struct usdt_file *file)
 	free(file->probes);
 	free(file->storage);
 	free(file->names);
+	usdt__index_free(file->idx);
 	free(file->path);
 	free(file);
 }
 
-int usdt__file_read(Elf *elf, const char *path, size_t file_size,
+int usdt__file_read(Elf *elf, int fd, const char *path, size_t file_size,
 		    bool compact, struct usdt_file **out)
 {
 	struct usdt__elf ue;
@@ -618,10 +790,8 @@ int usdt__file_read(Elf *elf, const char *path, size_t file_size,
 	file->big_endian = ue.big_endian;
 	file->arch = usdt__arch_find(ue.e_machine);
 
-	err = read_probes(&ue, file);
+	err = read_probes(&ue, compact ? fd : -1, file);
 	usdt__elf_end(&ue);
-	if (!err)
-		err = usdt__file_index(file);
 	if (err) {
 		usdt_file__close(file);
 		return err;
@@ -672,7 +842,8 @@ int usdt__file_open_fd(int fd, const char *path, bool compact,
 		err = -ENOEXEC;
 		goto err_out;
 	}
-	err = usdt__file_read(elf, path, (size_t)st.st_size, compact, out);
+	err = usdt__file_read(elf, fd, path, (size_t)st.st_size, compact,
+			      out);
 	elf_end(elf);
 	if (err)
 		goto err_out;
@@ -752,7 +923,7 @@ struct usdt_file *usdt__file_open_mem(const void *buf, size_t size,
 		free(copy);
 		return usdt__err_ptr(-ENOEXEC);
 	}
-	err = usdt__file_read(elf, name, size, false, &file);
+	err = usdt__file_read(elf, -1, name, size, false, &file);
 	elf_end(elf);
 	free(copy);
 	if (err)

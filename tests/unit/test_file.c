@@ -13,6 +13,7 @@
 #include "test_util.h"
 #include "reader.h"
 #include "elf_builder.h"
+#include "compact_check.h"
 
 #define NOTE_AT 0x10000		/* where the moved .note.stapsdt starts */
 
@@ -94,8 +95,11 @@ static struct usdt_file *open_quiet(const char *path)
 {
 	usdt_print_fn_t old = usdt_set_print(NULL);
 	struct usdt_file *f = usdt_file__open(path, NULL);
+	int err = errno;
 
 	usdt_set_print(old);
+	compact_check(path, f, err);
+	errno = err;
 	return f;
 }
 
@@ -209,6 +213,59 @@ static void test_too_many_notes(void **state)
 	assert_non_null(f);
 	assert_int_equal(usdt_file__probe_cnt(f), USDT__MAX_SITES);
 	usdt_file__close(f);
+	assert_int_equal(unlink(path), 0);
+}
+
+/*
+ * The manager's compact read keeps only where each name's notes are; an
+ * attach reads them again. A note its owner changed since (a name
+ * rewritten in place, the file cut short) makes that site bad, and only
+ * that one.
+ */
+static void test_compact_note_changed(void **state)
+{
+	char path[128];
+	struct usdt_file *c = NULL;
+	struct usdt_probe *p;
+	unsigned char *notes;
+	size_t len, one, cnt;
+	int fd;
+
+	path_in_dir(path, sizeof(path), "changed");
+	notes = make_notes(3, false, &len);
+	one = len / 3;
+	write_moved_notes(path, notes, len, len);
+	free(notes);
+	fd = usdt__open_regular(path);
+	assert_true(fd >= 0);
+	assert_int_equal(usdt__file_open_fd(fd, path, true, &c), 0);
+	assert_int_equal(c->probe_cnt, 3);
+
+	/* The second note's name "n" becomes "m". */
+	fd = open(path, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, "m", 1, NOTE_AT + one + 20 + 24 + 2), 1);
+	assert_int_equal(usdt__file_pick(c, "p", "n", &p, &cnt), 0);
+	assert_int_equal(cnt, 3);
+	assert_int_equal(p[0].status, 0);
+	assert_int_equal(p[0].arg_cnt, 1);
+	assert_int_equal(p[1].status, -EINVAL);
+	assert_string_equal(p[1].error,
+			    "the note changed since the file was read");
+	assert_int_equal(p[2].status, 0);
+	usdt__probes_free(p, cnt);
+
+	/* Cut inside the third note: it cannot be read whole. */
+	assert_int_equal(ftruncate(fd, (off_t)(NOTE_AT + 2 * one + 30)), 0);
+	close(fd);
+	assert_int_equal(usdt__file_pick(c, "p", "n", &p, &cnt), 0);
+	assert_int_equal(cnt, 3);
+	assert_int_equal(p[0].status, 0);
+	assert_int_equal(p[2].status, -EINVAL);
+	assert_string_equal(p[2].error,
+			    "the note changed since the file was read");
+	usdt__probes_free(p, cnt);
+	usdt_file__close(c);
 	assert_int_equal(unlink(path), 0);
 }
 
@@ -354,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_huge_sparse_note_section),
 		cmocka_unit_test(test_zero_padding_stops_the_walk),
 		cmocka_unit_test(test_too_many_notes),
+		cmocka_unit_test(test_compact_note_changed),
 		cmocka_unit_test(test_symtab_lazy_and_capped),
 		cmocka_unit_test(test_not_regular_refused),
 		cmocka_unit_test(test_resolver_skips_fifo),

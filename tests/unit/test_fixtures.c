@@ -24,6 +24,7 @@
 
 #include "test_util.h"
 #include "internal.h"
+#include "compact_check.h"
 
 /*
  * Arguments the compilers emit in a form that cannot be read from a
@@ -367,6 +368,7 @@ static void test_fixture(void **state)
 	if (pending)
 		printf("  %s (%s): %zu of the arguments wait for the %s parser\n",
 		       name, arch, pending, arch);
+	compact_check(path, f, 0);
 	free(bytes);
 	free(notes);
 	usdt_file__close(f);

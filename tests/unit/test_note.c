@@ -12,6 +12,7 @@
 #include "internal.h"
 #include "reader.h"
 #include "elf_builder.h"
+#include "compact_check.h"
 
 /* Write the image to a temporary file and open that. */
 static struct usdt_file *open_img(const void *buf, size_t len)
@@ -26,6 +27,7 @@ static struct usdt_file *open_img(const void *buf, size_t len)
 	close(fd);
 	f = usdt_file__open(path, NULL);
 	saved = errno;
+	compact_check(path, f, saved);
 	unlink(path);
 	errno = saved;
 	return f;
@@ -147,6 +149,27 @@ static void test_open_mem(void **state)
 }
 
 /* prelink moved the sections by 0x10000 after the notes were written. */
+/* No program headers: the notes read, each site outside any segment (the
+ * manager's compact read too: it copied a NULL table). */
+static void test_no_program_headers(void **state)
+{
+	const struct usdt_probe *p;
+	struct usdt_file *f;
+	struct elfb e;
+
+	build_default(&e, false, EM_X86_64);
+	elfb_put(e.buf + 32, false, 0, 8);	/* e_phoff */
+	elfb_put(e.buf + 56, false, 0, 2);	/* e_phnum */
+	f = open_img(e.buf, e.len);
+	assert_non_null(f);
+	assert_true(usdt_file__probe_cnt(f) > 0);
+	p = usdt_file__probe(f, 0);
+	assert_int_equal(usdt_probe__status(p), -EINVAL);
+	assert_string_equal(usdt_probe__error(p),
+			    "address not in any loadable segment");
+	usdt_file__close(f);
+}
+
 static void test_prelink(void **state)
 {
 	const uint64_t delta = 0x10000;
@@ -801,6 +824,7 @@ int main(void)
 		cmocka_unit_test(test_valid_le),
 		cmocka_unit_test(test_valid_be),
 		cmocka_unit_test(test_open_mem),
+		cmocka_unit_test(test_no_program_headers),
 		cmocka_unit_test(test_prelink),
 		cmocka_unit_test(test_open_errors),
 		cmocka_unit_test(test_open_opts),

@@ -1,0 +1,538 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The index of a compact file (the manager's, for attaching): where each
+ * probe name's notes are in .note.stapsdt, and nothing else.
+ *
+ * A libbpf user attaches one name per call, so the manager keeps the files
+ * it read (src/attach.c) and a call must cost its own sites, not the file.
+ * Keeping every site parsed did that at ~150 bytes a call site; the index
+ * keeps 4 (the note's offset in the section) plus each distinct
+ * provider:name once. An attach looks the name up, reads the notes of the
+ * sites it matches again from the file's descriptor (the one the kernel
+ * gets) and parses their arguments with the note reader's own code
+ * (usdt__probe_build()), so the probes it gets are what a full read would
+ * have made of them. The symbol table, when an argument first needs one,
+ * is built once and kept with the index.
+ *
+ * Reading goes through a small window (usdt__note_src), never the whole
+ * section: the walk that builds the index costs the index, plus a window.
+ *
+ * The file is the user's to change. The index was taken from the file as
+ * it was; a note read again at attach is checked again like any note, and
+ * one that no longer is the stapsdt note of that provider:name makes its
+ * site bad ("the note changed since the file was read"), nothing worse.
+ *
+ * Invariants: groups[] is sorted by provider, then name, each distinct pair
+ * once; the sites of group g are offs[groups[g].first .. groups[g +
+ * 1].first), in note order; groups[group_cnt].first is the site count. An
+ * offset of NO_NOTE is a note damaged beyond its header (bad says how),
+ * which ends the walk and so is the last one.
+ */
+#include <fnmatch.h>
+
+#include "reader.h"
+
+#define NO_NOTE UINT32_MAX
+
+struct idx_group {
+	uint32_t str;		/* "provider\0name\0" in strs */
+	uint32_t first;		/* its first site in offs[] */
+};
+
+struct usdt__index {
+	struct usdt__elf ue;	/* without libelf (elf NULL); owns loads */
+	uint64_t sec_off;	/* the section in the file */
+	size_t sec_size, align;
+	struct usdt__stapsdt_base base;
+	char *strs;
+	struct idx_group *groups;
+	uint32_t group_cnt;
+	uint32_t *offs;		/* each site's note header in the section */
+	const char *bad;
+	struct usdt__symtab *symtab;	/* built at the first need */
+	bool symtab_tried;
+};
+
+/* The walk's sink: each note's offset and provider:name group, in note
+ * order, and the groups in a hash by name. */
+struct idx_build {
+	struct usdt__note_sink sink;
+	const struct usdt__elf *ue;
+	struct usdt__index *idx;
+	uint32_t *offs, *grp;	/* per site */
+	size_t cnt, cap;
+	size_t strs_len, strs_cap;
+	uint32_t *gstr;		/* per group: its strings */
+	size_t gcnt, gcap;
+	uint32_t *buckets;	/* group + 1; 0: empty */
+	size_t bucket_cnt;	/* a power of two, at least twice gcnt */
+};
+
+static uint32_t pair_hash(const char *provider, size_t plen,
+			  const char *name, size_t nlen)
+{
+	uint32_t h = 2166136261u;
+	size_t i;
+
+	for (i = 0; i < plen; i++)
+		h = (h ^ (unsigned char)provider[i]) * 16777619u;
+	h = (h ^ 0xff) * 16777619u;
+	for (i = 0; i < nlen; i++)
+		h = (h ^ (unsigned char)name[i]) * 16777619u;
+	return h;
+}
+
+static uint32_t group_hash(const struct idx_build *b, uint32_t g)
+{
+	const char *p = b->idx->strs + b->gstr[g], *n = p + strlen(p) + 1;
+
+	return pair_hash(p, strlen(p), n, strlen(n));
+}
+
+static int grow_buckets(struct idx_build *b)
+{
+	size_t n = b->bucket_cnt ? b->bucket_cnt * 2 : 64, i, j;
+	uint32_t *v = calloc(n, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < b->gcnt; i++) {
+		j = group_hash(b, (uint32_t)i) & (n - 1);
+		while (v[j])
+			j = (j + 1) & (n - 1);
+		v[j] = (uint32_t)i + 1;
+	}
+	free(b->buckets);
+	b->buckets = v;
+	b->bucket_cnt = n;
+	return 0;
+}
+
+/* Room for one more of an array of elem-sized items (cap doubles). */
+static int room(void **v, size_t cnt, size_t *cap, size_t elem)
+{
+	size_t n = *cap ? *cap * 2 : 64;
+	void *p;
+
+	if (cnt < *cap)
+		return 0;
+	p = usdt__reallocarray(*v, n, elem);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = n;
+	return 0;
+}
+
+/* A new group of provider:name, its strings appended. */
+static int group_add(struct idx_build *b, const char *provider, size_t plen,
+		     const char *name, size_t nlen)
+{
+	size_t need = plen + nlen + 2, cap;
+	char *s;
+
+	/* Each pair is from a note of the section (bounded), or "":"". */
+	while (b->strs_len + need > b->strs_cap) {
+		cap = b->strs_cap ? b->strs_cap * 2 : 256;
+		s = realloc(b->idx->strs, cap);
+		if (!s)
+			return -ENOMEM;
+		b->idx->strs = s;
+		b->strs_cap = cap;
+	}
+	if (room((void **)&b->gstr, b->gcnt, &b->gcap, sizeof(*b->gstr)))
+		return -ENOMEM;
+	s = b->idx->strs + b->strs_len;
+	memcpy(s, provider, plen);
+	s[plen] = '\0';
+	memcpy(s + plen + 1, name, nlen);
+	s[plen + 1 + nlen] = '\0';
+	b->gstr[b->gcnt++] = (uint32_t)b->strs_len;
+	b->strs_len += need;
+	return 0;
+}
+
+/* The group of provider:name, added if new: its number, or -ENOMEM. */
+static long group_of(struct idx_build *b, const char *provider, size_t plen,
+		     const char *name, size_t nlen)
+{
+	uint32_t h = pair_hash(provider, plen, name, nlen);
+	size_t j;
+	const char *p;
+
+	if (2 * (b->gcnt + 1) > b->bucket_cnt && grow_buckets(b))
+		return -ENOMEM;
+	for (j = h & (b->bucket_cnt - 1); b->buckets[j];
+	     j = (j + 1) & (b->bucket_cnt - 1)) {
+		p = b->idx->strs + b->gstr[b->buckets[j] - 1];
+		if (strlen(p) == plen && !memcmp(p, provider, plen) &&
+		    !strcmp(p + plen + 1, name) &&
+		    strlen(p + plen + 1) == nlen)
+			return (long)b->buckets[j] - 1;
+	}
+	if (group_add(b, provider, plen, name, nlen))
+		return -ENOMEM;
+	b->buckets[j] = (uint32_t)b->gcnt;
+	return (long)b->gcnt - 1;
+}
+
+/* Room for one more site in offs[] and grp[], which grow together. */
+static int sites_room(struct idx_build *b)
+{
+	size_t cap = b->cap ? b->cap * 2 : 64;
+	uint32_t *v;
+
+	if (b->cnt < b->cap)
+		return 0;
+	v = usdt__reallocarray(b->offs, cap, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	b->offs = v;
+	v = usdt__reallocarray(b->grp, cap, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	b->grp = v;
+	b->cap = cap;
+	return 0;
+}
+
+static int site_add(struct idx_build *b, uint32_t off, const char *provider,
+		    size_t plen, const char *name, size_t nlen)
+{
+	long g = group_of(b, provider, plen, name, nlen);
+
+	if (g < 0 || sites_room(b))
+		return -ENOMEM;
+	b->offs[b->cnt] = off;
+	b->grp[b->cnt++] = (uint32_t)g;
+	return 0;
+}
+
+/* The walk's note(): checked now (and said if bad), like the full read. */
+static int idx_note(struct usdt__note_sink *k, const char *desc,
+		    size_t descsz, size_t off)
+{
+	struct idx_build *b = (struct idx_build *)k;
+	struct usdt__raw_site s;
+
+	usdt__note_decode(b->ue, desc, descsz, &s);
+	if (s.status)
+		pr_warn("%s: bad note at offset %zu of .note.stapsdt: %s\n",
+			b->ue->path, off, s.error);
+	return site_add(b, (uint32_t)off, s.provider, s.provider_len, s.name,
+			s.name_len);
+}
+
+static int idx_bad(struct usdt__note_sink *k, const char *why)
+{
+	struct idx_build *b = (struct idx_build *)k;
+
+	b->idx->bad = why;
+	return site_add(b, NO_NOTE, "", 0, "", 0);
+}
+
+static int cmp_group(const void *a, const void *b, void *arg)
+{
+	const char *strs = arg;
+	const char *p = strs + ((const struct idx_group *)a)->str;
+	const char *q = strs + ((const struct idx_group *)b)->str;
+	int c = strcmp(p, q);
+
+	return c ? c : strcmp(p + strlen(p) + 1, q + strlen(q) + 1);
+}
+
+/*
+ * The groups sorted by name, and the sites in offs[] grouped (note order
+ * kept within a group): a counting sort by the groups' ranks.
+ */
+static int idx_finish(struct idx_build *b)
+{
+	struct usdt__index *idx = b->idx;
+	uint32_t *rank, *at, g, i;
+	int err = -ENOMEM;
+
+	idx->groups = calloc(b->gcnt + 1, sizeof(*idx->groups));
+	rank = calloc(b->gcnt ? b->gcnt : 1, sizeof(*rank));
+	at = calloc(b->gcnt ? b->gcnt : 1, sizeof(*at));
+	idx->offs = calloc(b->cnt ? b->cnt : 1, sizeof(*idx->offs));
+	if (!idx->groups || !rank || !at || !idx->offs)
+		goto out;
+	for (g = 0; g < b->gcnt; g++) {
+		idx->groups[g].str = b->gstr[g];
+		idx->groups[g].first = g;	/* for now: the group */
+	}
+	qsort_r(idx->groups, b->gcnt, sizeof(*idx->groups), cmp_group,
+		idx->strs);
+	for (g = 0; g < b->gcnt; g++)
+		rank[idx->groups[g].first] = g;
+	for (i = 0; i < b->cnt; i++)
+		at[rank[b->grp[i]]]++;
+	/* at[]: each group's count, then where its next site goes. */
+	for (g = 0, i = 0; g < b->gcnt; g++) {
+		idx->groups[g].first = i;
+		i += at[g];
+		at[g] = idx->groups[g].first;
+	}
+	idx->groups[b->gcnt].first = i;
+	idx->group_cnt = (uint32_t)b->gcnt;
+	for (i = 0; i < b->cnt; i++)
+		idx->offs[at[rank[b->grp[i]]]++] = b->offs[i];
+	err = 0;
+out:
+	free(rank);
+	free(at);
+	return err;
+}
+
+void usdt__index_free(struct usdt__index *idx)
+{
+	if (!idx)
+		return;
+	usdt__symtab_free(idx->symtab);
+	free(idx->ue.loads);
+	free(idx->strs);
+	free(idx->groups);
+	free(idx->offs);
+	free(idx);
+}
+
+/* What the index keeps of the file's reader: no libelf, its segments. */
+static int idx_keep_elf(struct usdt__index *idx, const struct usdt__elf *ue,
+			const struct usdt_file *file)
+{
+	idx->ue = *ue;
+	idx->ue.elf = NULL;
+	idx->ue.path = file->path;
+	idx->ue.loads = calloc(ue->load_cnt ? ue->load_cnt : 1,
+			       sizeof(*ue->loads));
+	if (!idx->ue.loads)
+		return -ENOMEM;
+	if (ue->load_cnt)	/* loads is NULL without program headers */
+		memcpy(idx->ue.loads, ue->loads,
+		       ue->load_cnt * sizeof(*ue->loads));
+	return 0;
+}
+
+int usdt__index_build(const struct usdt__elf *ue, int fd, uint64_t file_off,
+		      size_t size, size_t align,
+		      const struct usdt__stapsdt_base *base,
+		      struct usdt_file *file)
+{
+	struct idx_build b = { .sink = { .note = idx_note, .bad = idx_bad },
+			       .ue = ue };
+	struct usdt__note_src src = { .fd = fd, .file_off = file_off,
+				      .size = size };
+	struct usdt__index *idx;
+	int err;
+
+	if (fd < 0)
+		return -EINVAL;
+	idx = calloc(1, sizeof(*idx));
+	if (!idx)
+		return -ENOMEM;
+	b.idx = idx;
+	idx->sec_off = file_off;
+	idx->sec_size = size;
+	idx->align = align;
+	idx->base = *base;
+	err = idx_keep_elf(idx, ue, file);
+	if (!err)
+		err = usdt__note_walk(ue, &src, align, &b.sink);
+	if (err == -EIO)
+		pr_warn("%s: cannot read .note.stapsdt: %s\n", ue->path,
+			usdt__errstr(err));
+	if (!err)
+		err = idx_finish(&b);
+	usdt__note_src_free(&src);
+	free(b.offs);
+	free(b.grp);
+	free(b.gstr);
+	free(b.buckets);
+	if (err) {
+		usdt__index_free(idx);
+		return err;
+	}
+	file->idx = idx;
+	file->probe_cnt = b.cnt;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Picking the sites of a name                                            */
+
+static bool is_glob(const char *s)
+{
+	return strpbrk(s, "*?[\\") != NULL;
+}
+
+static const char *group_name(const struct usdt__index *idx, uint32_t g)
+{
+	const char *p = idx->strs + idx->groups[g].str;
+
+	return p + strlen(p) + 1;
+}
+
+/* Does group g match? */
+static bool group_match(const struct usdt__index *idx, uint32_t g,
+			const char *provider, const char *name, bool exact)
+{
+	const char *p = idx->strs + idx->groups[g].str;
+
+	if (exact)
+		return !strcmp(p, provider) && !strcmp(group_name(idx, g), name);
+	return !fnmatch(provider, p, 0) &&
+	       !fnmatch(name, group_name(idx, g), 0);
+}
+
+/* The first group not below provider:name. */
+static uint32_t lower_bound(const struct usdt__index *idx,
+			    const char *provider, const char *name)
+{
+	uint32_t lo = 0, hi = idx->group_cnt, mid;
+	const char *p;
+	int c;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		p = idx->strs + idx->groups[mid].str;
+		c = strcmp(p, provider);
+		if (!c)
+			c = strcmp(group_name(idx, mid), name);
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* What one pick reads with. */
+struct pick {
+	const struct usdt_file *file;
+	struct usdt__index *idx;
+	struct usdt__note_src src;
+	struct usdt__lazy lazy;
+};
+
+/* Site off of group g into p, read from the file again and parsed. */
+static int pick_one(struct pick *k, uint32_t g, uint32_t off,
+		    struct usdt_probe *p)
+{
+	struct usdt__index *idx = k->idx;
+	struct usdt__raw_site s;
+	const char *desc;
+	size_t descsz;
+	int err = off == NO_NOTE ? -EINVAL : 0;
+
+	p->provider = idx->strs + idx->groups[g].str;
+	p->name = group_name(idx, g);
+	p->args_str = p->arg_text = "";
+	if (!err)
+		err = usdt__note_at(&idx->ue, &k->src, idx->align, off, &desc,
+				    &descsz);
+	if (err == -ENOMEM)
+		return err;
+	if (!err)
+		usdt__note_decode(&idx->ue, desc, descsz, &s);
+	if (err || strcmp(s.provider, p->provider) || strcmp(s.name, p->name)) {
+		memset(&s, 0, sizeof(s));
+		s.provider = s.name = s.args = "";
+		s.status = -EINVAL;
+		s.error = off == NO_NOTE ? idx->bad :
+			  "the note changed since the file was read";
+	}
+	usdt__probe_build(&k->lazy, k->file, &idx->base, &s, p, NULL);
+	if (k->lazy.err)
+		return k->lazy.err;
+	return p->status == -ENOMEM ? -ENOMEM : 0;
+}
+
+/* The sites of the groups that match, into probes[] (room for all). */
+static int pick_all(struct pick *k, const char *provider, const char *name,
+		    uint32_t g, bool exact, struct usdt_probe *probes)
+{
+	const struct usdt__index *idx = k->idx;
+	size_t n = 0, args = 0;
+	uint32_t i;
+	int err;
+
+	for (; g < idx->group_cnt; g++) {
+		if (!group_match(idx, g, provider, name, exact)) {
+			if (exact)
+				break;
+			continue;
+		}
+		for (i = idx->groups[g].first; i < idx->groups[g + 1].first;
+		     i++, n++) {
+			err = pick_one(k, g, idx->offs[i], &probes[n]);
+			if (err)
+				return err;
+			args += (size_t)probes[n].arg_cnt;
+			if (args > USDT__MAX_ARGS) {
+				pr_warn("%s: more than %u USDT arguments in all\n",
+					k->file->path, USDT__MAX_ARGS);
+				return -E2BIG;
+			}
+		}
+	}
+	return 0;
+}
+
+int usdt__file_pick(const struct usdt_file *file, const char *provider,
+		    const char *name, struct usdt_probe **out, size_t *cnt)
+{
+	struct usdt__index *idx = file->idx;
+	struct pick k = { .file = file, .idx = idx };
+	bool exact = !is_glob(provider) && !is_glob(name);
+	uint32_t g, first;
+	size_t n = 0;
+	int err;
+
+	*out = NULL;
+	*cnt = 0;
+	if (!idx)		/* no notes */
+		return 0;
+	first = g = exact ? lower_bound(idx, provider, name) : 0;
+	for (; g < idx->group_cnt; g++) {
+		if (group_match(idx, g, provider, name, exact))
+			n += idx->groups[g + 1].first - idx->groups[g].first;
+		else if (exact)
+			break;
+	}
+	if (!n)
+		return 0;
+	*out = calloc(n, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	*cnt = n;
+	/* A page at a time: the sites of a name are few, or spread out. */
+	k.src = (struct usdt__note_src){ .fd = file->fd, .win = 4096,
+					 .file_off = idx->sec_off,
+					 .size = idx->sec_size };
+	k.lazy = (struct usdt__lazy){ .ue = &idx->ue, .fd = file->fd,
+				      .st = idx->symtab,
+				      .tried = idx->symtab_tried };
+	err = pick_all(&k, provider, name, first, exact, *out);
+	usdt__note_src_free(&k.src);
+	usdt__lazy_end(&k.lazy);
+	/* The symbol table stays for the next call; not after -ENOMEM. */
+	idx->symtab = k.lazy.st;
+	idx->symtab_tried = k.lazy.tried && !k.lazy.err;
+	if (err) {
+		usdt__probes_free(*out, n);
+		*out = NULL;
+		*cnt = 0;
+	}
+	return err;
+}
+
+void usdt__probes_free(struct usdt_probe *probes, size_t cnt)
+{
+	size_t i;
+
+	for (i = 0; i < cnt && probes; i++) {
+		free(probes[i].args);
+		free(probes[i].specs);
+	}
+	free(probes);
+}
