@@ -56,6 +56,7 @@
 #include <bpf/btf.h>
 #include <linux/bpf.h>
 
+#include "hash.h"
 #include "manager.h"
 
 /* ---------------------------------------------------------------------- */
@@ -219,13 +220,7 @@ const struct usdt__features *usdt__features(void)
 
 static uint32_t spec_hash(const struct usdt_spec *spec)
 {
-	const unsigned char *p = (const unsigned char *)spec;
-	uint32_t h = 2166136261u;	/* FNV-1a */
-	size_t i;
-
-	for (i = 0; i < sizeof(*spec); i++)
-		h = (h ^ p[i]) * 16777619u;
-	return h;
+	return usdt__hash_bytes(spec, sizeof(*spec));
 }
 
 static struct usdt__spec_aux *spec_aux(const struct usdt_manager *man,

@@ -30,6 +30,7 @@
  */
 #include <fnmatch.h>
 
+#include "hash.h"
 #include "reader.h"
 
 #define NO_NOTE UINT32_MAX
@@ -71,15 +72,15 @@ struct idx_build {
 static uint32_t pair_hash(const char *provider, size_t plen,
 			  const char *name, size_t nlen)
 {
-	uint32_t h = 2166136261u;
-	size_t i;
+	struct usdt__hash h;
+	uint64_t r;
 
-	for (i = 0; i < plen; i++)
-		h = (h ^ (unsigned char)provider[i]) * 16777619u;
-	h = (h ^ 0xff) * 16777619u;
-	for (i = 0; i < nlen; i++)
-		h = (h ^ (unsigned char)name[i]) * 16777619u;
-	return h;
+	usdt__hash_init(&h);
+	usdt__hash_add(&h, provider, plen);
+	usdt__hash_add(&h, "", 1);	/* "a":"bc" is not "ab":"c" */
+	usdt__hash_add(&h, name, nlen);
+	r = usdt__hash_end(&h);
+	return (uint32_t)(r ^ r >> 32);
 }
 
 static uint32_t group_hash(const struct idx_build *b, uint32_t g)

@@ -26,6 +26,7 @@
  * searched linearly. They are asked only for the rare argument whose
  * low bits come from the instructions before its site (src/args.c).
  */
+#include "hash.h"
 #include "internal.h"
 
 #define SYM_F_DEFINED 0x1	/* addr is valid */
@@ -56,17 +57,9 @@ struct usdt__symtab {
 	size_t mark_cnt, mark_cap;
 };
 
-/* FNV-1a: short names, no need for anything stronger. */
 static uint32_t name_hash(const char *name, size_t len)
 {
-	uint32_t h = 2166136261u;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		h ^= (unsigned char)name[i];
-		h *= 16777619u;
-	}
-	return h;
+	return usdt__hash_bytes(name, len);
 }
 
 static struct sym_entry *find(const struct usdt__symtab *st, const char *name,
