@@ -433,6 +433,11 @@ static int attach_prepare(struct attach_ctx *c,
 	c->feat = usdt__features();
 	if (!c->feat->bpf_cookie)
 		c->use_ip = true;
+	if (c->use_ip && !usdt__ip_map_kept(c->man)) {
+		pr_warn("%s:%s: program '%s' was loaded without the IP-map path: force_ip_map needs usdt_manager_opts.keep_ip_map when the manager is created before load\n",
+			c->provider, c->name, pname);
+		return -EOPNOTSUPP;
+	}
 	prog_multi = bpf_program__expected_attach_type(c->prog) ==
 		     (enum bpf_attach_type)USDT__TRACE_UPROBE_MULTI;
 	if (mode == USDT_MODE_PERF && prog_multi) {
