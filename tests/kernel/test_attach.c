@@ -763,6 +763,26 @@ static void test_e2big_leaves_nothing(void **state)
 	e2big_past_cap(true);
 }
 
+/*
+ * Attach the "mix" probe of this process with o, fire it once: one hit
+ * with its twelve arguments and the cookie; ips >= 0: that many IP-map
+ * entries while attached.
+ */
+static void mix_fires(struct usdt_test *skel, struct usdt_manager *man,
+		      const struct usdt_attach_opts *o, long cookie, int ips)
+{
+	struct usdt_link *l = attach(man, skel->progs.on_usdt, 0,
+				     "/proc/self/exe", "test", "mix", o);
+
+	if (ips >= 0)
+		assert_int_equal(ip_cnt(bpf_map__fd(skel->maps.usdt__ip2spec)),
+				 ips);
+	call_mix();
+	assert_int_equal(hits(skel), 1);
+	check_mix_hit(&skel->bss->hits[0], cookie);
+	release(l);
+}
+
 static void test_ip_map_full_unwinds(void **state)
 {
 	USDT_OPTS(usdt_manager_opts, mo, .max_ips = 10, .keep_ip_map = true);
@@ -780,15 +800,7 @@ static void test_ip_map_full_unwinds(void **state)
 	fire_many();
 	assert_int_equal(hits(skel), 0);
 	/* Ten fit. */
-	{
-		struct usdt_link *l = attach(man, skel->progs.on_usdt, 0,
-					     "/proc/self/exe", "test", "mix",
-					     &o);
-		call_mix();
-		assert_int_equal(hits(skel), 1);
-		check_mix_hit(&skel->bss->hits[0], 0);
-		release(l);
-	}
+	mix_fires(skel, man, &o, 0, -1);
 	release(man);
 	release(skel);
 }
@@ -807,7 +819,6 @@ static void test_ip_map_dropped(void **state)
 	USDT_OPTS(usdt_attach_opts, o, .force_ip_map = true, .usr_cookie = 4);
 	struct usdt_manager *man;
 	struct usdt_test *skel;
-	struct usdt_link *l;
 	int fds;
 
 	if (!usdt__features()->bpf_cookie)
@@ -825,12 +836,7 @@ static void test_ip_map_dropped(void **state)
 	call_mix();
 	assert_int_equal(hits(skel), 0);
 	o.force_ip_map = false;
-	l = attach(man, skel->progs.on_usdt, 0, "/proc/self/exe", "test", "mix",
-		   &o);
-	call_mix();
-	assert_int_equal(hits(skel), 1);
-	check_mix_hit(&skel->bss->hits[0], 4);
-	release(l);
+	mix_fires(skel, man, &o, 4, 0);
 	release(man);
 	release(skel);
 
@@ -841,13 +847,7 @@ static void test_ip_map_dropped(void **state)
 	man = hold(HELD_MAN, usdt_manager__new(skel->obj, NULL));
 	assert_non_null(man);
 	o.force_ip_map = true;
-	l = attach(man, skel->progs.on_usdt, 0, "/proc/self/exe", "test", "mix",
-		   &o);
-	assert_int_equal(ip_cnt(bpf_map__fd(skel->maps.usdt__ip2spec)), 1);
-	call_mix();
-	assert_int_equal(hits(skel), 1);
-	check_mix_hit(&skel->bss->hits[0], 4);
-	release(l);
+	mix_fires(skel, man, &o, 4, 1);
 	release(man);
 	release(skel);
 }
