@@ -673,7 +673,7 @@ __USDT_FN int usdt__args(__USDT_CTX *ctx, struct usdt__vals *vals, __u64 cnt)
 	const struct usdt_arg_spec *a;
 	const struct usdt_spec *spec;
 	struct usdt__regs regs;
-	__u64 n;
+	__s64 n;
 	long *v;
 
 	/* Nothing to tell the caller: what cannot be read stays 0. */
@@ -687,11 +687,21 @@ __USDT_FN int usdt__args(__USDT_CTX *ctx, struct usdt__vals *vals, __u64 cnt)
 		n = cnt;
 	if (n > USDT_MAX_ARG_CNT)
 		n = USDT_MAX_ARG_CNT;
-	/* Counted down in 64 bits (no zero-extension for the verifier to
-	 * lose the bound in at -mcpu=v1) with moving pointers: three
-	 * registers the calls keep, no spill. */
-	for (a = spec->args, v = vals->v; n; n--)
+	/*
+	 * Counted down in 64 bits (no zero-extension for the verifier to
+	 * lose the bound in at -mcpu=v1), signed (n > 0 bounds n in the
+	 * loop, where the verifier of 6.1 does not learn n >= 1 from
+	 * n != 0), with moving pointers: three registers the calls keep,
+	 * no spill. The empty asm hides n's sign from clang, which would
+	 * otherwise test n + 1 > 1 (an instruction more).
+	 */
+	a = spec->args;
+	v = vals->v;
+	while (n > 0) {
 		usdt__read(&regs, a++, v++);
+		n--;
+		asm volatile("" : "+r"(n));
+	}
 	return 0;
 }
 

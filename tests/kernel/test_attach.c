@@ -840,7 +840,10 @@ static void test_ip_map_dropped(void **state)
 	release(man);
 	release(skel);
 
-	/* Loaded first, managed after: the path is there. */
+	/* Loaded first, managed after: the path is there. Without kernel
+	 * BTF the object loads only as a manager prepared it. */
+	if (!usdt__features()->ctx_known)
+		return;
 	skel = hold(HELD_SKEL, usdt_test__open_and_load());
 	assert_non_null(skel);
 	assert_int_equal(skel->rodata->usdt__ip_map, 1);
