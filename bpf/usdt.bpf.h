@@ -233,7 +233,7 @@ extern const _Bool LINUX_HAS_BPF_COOKIE __kconfig;
  * 1: programs can find their spec through the IP map (attaches without
  * cookies). The manager writes 0 before load when the kernel has
  * bpf_cookie and usdt_manager_opts.keep_ip_map is unset: the verifier of
- * a privileged load then drops the IP-map path (about 26 instructions of
+ * a privileged load then drops the IP-map path (about 20 instructions of
  * every program), and force_ip_map attaches fail with EOPNOTSUPP.
  */
 const volatile __u32 usdt__ip_map __weak = 1;

@@ -269,7 +269,7 @@ struct usdt_manager_opts {
 	uint32_t max_storage;
 	/* Before load: keep the programs' IP-map path where the kernel has
 	 * bpf_cookie, for attaches with usdt_attach_opts.force_ip_map. Unset,
-	 * the manager lets the verifier drop that path (about 26 instructions
+	 * the manager lets the verifier drop that path (about 20 instructions
 	 * of each program) and such attaches fail with EOPNOTSUPP. Without
 	 * bpf_cookie, or with a manager created after load, the path is
 	 * always there. */
