@@ -230,6 +230,15 @@ const volatile __u32 usdt__max_ips __weak = USDT_MAX_IP_CNT;
 extern const _Bool LINUX_HAS_BPF_COOKIE __kconfig;
 
 /*
+ * 1: programs can find their spec through the IP map (attaches without
+ * cookies). The manager writes 0 before load when the kernel has
+ * bpf_cookie and usdt_manager_opts.keep_ip_map is unset: the verifier of
+ * a privileged load then drops the IP-map path (about 20 instructions of
+ * every program), and force_ip_map attaches fail with EOPNOTSUPP.
+ */
+const volatile __u32 usdt__ip_map __weak = 1;
+
+/*
  * For targets whose arch this header was not told about (no
  * __TARGET_ARCH_xxx), the manager writes before load where the PC is in
  * the program's context and how big the context is. 0xffff / 0: unknown;
@@ -430,8 +439,15 @@ __usdt_spec(__USDT_CTX *ctx, const void *src, int from_ctx)
 	int id = -1;
 	void *specs;
 
-	if (LINUX_HAS_BPF_COOKIE)
+	/* The manager clears usdt__ip_map only where the kernel has
+	 * cookies: the verifier then drops the other branch. */
+	if (!usdt__ip_map) {
 		id = (int)bpf_get_attach_cookie(ctx) - 1;
+		if (id < 0)
+			return 0;
+	} else if (LINUX_HAS_BPF_COOKIE) {
+		id = (int)bpf_get_attach_cookie(ctx) - 1;
+	}
 	if (id < 0) {
 		ip_id = __usdt_ip_val(src, from_ctx);
 		if (!ip_id)
@@ -652,11 +668,13 @@ struct usdt__vals {
  * use for an error, and one return value saves a stack slot and three
  * instructions).
  */
-__USDT_FN int usdt__args(__USDT_CTX *ctx, struct usdt__vals *vals, __u32 cnt)
+__USDT_FN int usdt__args(__USDT_CTX *ctx, struct usdt__vals *vals, __u64 cnt)
 {
+	const struct usdt_arg_spec *a;
 	const struct usdt_spec *spec;
 	struct usdt__regs regs;
-	__u32 i;
+	__s64 n;
+	long *v;
 
 	/* Nothing to tell the caller: what cannot be read stays 0. */
 	if (!vals || __usdt_copy_regs(ctx, &regs))
@@ -664,10 +682,26 @@ __USDT_FN int usdt__args(__USDT_CTX *ctx, struct usdt__vals *vals, __u32 cnt)
 	spec = __usdt_spec(ctx, &regs, 0);
 	if (!spec)
 		return 0;
-	if (cnt > spec->arg_cnt)
-		cnt = spec->arg_cnt;
-	for (i = 0; i < cnt && i < USDT_MAX_ARG_CNT; i++)
-		usdt__read(&regs, &spec->args[i], &vals->v[i]);
+	n = spec->arg_cnt;
+	if (n > cnt)
+		n = cnt;
+	if (n > USDT_MAX_ARG_CNT)
+		n = USDT_MAX_ARG_CNT;
+	/*
+	 * Counted down in 64 bits (no zero-extension for the verifier to
+	 * lose the bound in at -mcpu=v1), signed (n > 0 bounds n in the
+	 * loop, where the verifier of 6.1 does not learn n >= 1 from
+	 * n != 0), with moving pointers: three registers the calls keep,
+	 * no spill. The empty asm hides n's sign from clang, which would
+	 * otherwise test n + 1 > 1 (an instruction more).
+	 */
+	a = spec->args;
+	v = vals->v;
+	while (n > 0) {
+		usdt__read(&regs, a++, v++);
+		n--;
+		asm volatile("" : "+r"(n));
+	}
 	return 0;
 }
 
@@ -716,6 +750,8 @@ __USDT_FN int usdt__slot(__USDT_CTX *ctx)
 		cookie = bpf_get_attach_cookie(ctx);
 	if (cookie & USDT_COOKIE_ID_MASK)
 		return (int)(cookie >> USDT_COOKIE_SLOT_SHIFT) - 1;
+	if (!usdt__ip_map)
+		return -1;
 	v = __usdt_ip_val(ctx, 1);
 	return v ? (int)v->slot - 1 : -1;
 }

@@ -267,9 +267,16 @@ struct usdt_manager_opts {
 	/* Before load only: the most storage slots (objects that define
 	 * USDT_STORAGE_TYPE); 0 keeps USDT_MAX_STORAGE_CNT. */
 	uint32_t max_storage;
+	/* Before load: keep the programs' IP-map path where the kernel has
+	 * bpf_cookie, for attaches with usdt_attach_opts.force_ip_map. Unset,
+	 * the manager lets the verifier drop that path (about 20 instructions
+	 * of each program) and such attaches fail with EOPNOTSUPP. Without
+	 * bpf_cookie, or with a manager created after load, the path is
+	 * always there. */
+	bool keep_ip_map;
 	size_t :0;
 };
-#define usdt_manager_opts__last_field max_storage
+#define usdt_manager_opts__last_field keep_ip_map
 
 /**
  * @brief **usdt_manager__new()** prepares a BPF object for USDT attaching.
@@ -328,7 +335,8 @@ struct usdt_attach_opts {
 		uint64_t usr_cookie;
 	};
 	enum usdt_attach_mode mode;
-	/* Find specs through the IP map even where bpf_cookie works. */
+	/* Find specs through the IP map even where bpf_cookie works; needs
+	 * a manager created before load with keep_ip_map (else EOPNOTSUPP). */
 	bool force_ip_map;
 	/*
 	 * Per-attach storage, for objects that define USDT_STORAGE_TYPE:
@@ -362,7 +370,8 @@ struct usdt_attach_opts {
  * storage slots or IP-map entries, past the object's limits or the caps
  * of usdt_manager_opts), EBUSY (the object's maps are filled by another
  * manager: one manager per object), ENOTSUP (the file is for another architecture, or
- * IP-map mode needs a pid), ESRCH (pid > 0 and that process has exited or
+ * IP-map mode needs a pid), EOPNOTSUPP (the same value: force_ip_map, and
+ * the program was loaded without the IP-map path; see keep_ip_map), ESRCH (pid > 0 and that process has exited or
  * does not run the file: give /proc/PID/exe or /proc/PID/map_files/...
  * to reach a file replaced on disk since it started), EEXIST (two call
  * sites at one IP in IP-map mode), EINVAL (also: prog is not of the

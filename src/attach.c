@@ -435,6 +435,13 @@ static int attach_prepare(struct attach_ctx *c,
 	c->feat = usdt__features();
 	if (!c->feat->bpf_cookie)
 		c->use_ip = true;
+	if (c->use_ip && !usdt__ip_map_kept(c->man)) {
+		pr_warn("%s:%s: IP-map mode (%s) needs the IP-map path, and program '%s' was loaded without it: create the manager before load with usdt_manager_opts.keep_ip_map\n",
+			c->provider, c->name,
+			c->feat->bpf_cookie ? "force_ip_map" : "no bpf_cookie",
+			pname);
+		return -EOPNOTSUPP;
+	}
 	prog_multi = bpf_program__expected_attach_type(c->prog) ==
 		     (enum bpf_attach_type)USDT__TRACE_UPROBE_MULTI;
 	if (mode == USDT_MODE_PERF && prog_multi) {

@@ -451,27 +451,28 @@ static int check_layout(struct usdt_manager *man)
 	return check_maps(man);
 }
 
+/* A 4-byte .rodata variable of the BPF header and the value to load. */
+struct rodata_val {
+	const char *name;
+	uint32_t val;
+};
+
 /*
- * Without __TARGET_ARCH_xxx the BPF side learns where the PC is and how
- * big the context is from the usdt__ip_off and usdt__ctx_sz globals:
- * write them into .rodata's initial image.
+ * Write the values into .rodata's initial image; variables the object
+ * lacks are passed over.
  */
-static void set_arch_vars(struct usdt_manager *man)
+static void rodata_set(struct usdt_manager *man, const struct rodata_val *vals,
+		       size_t n)
 {
-	const struct usdt__arch_ops *arch = usdt__arch_host();
-	const struct {
-		const char *name;
-		uint32_t val;
-	} vars[] = {
-		{ "usdt__ip_off", arch ? arch->ip_off : 0 },
-		{ "usdt__ctx_sz", arch ? arch->pt_regs_size : 0 },
-	};
 	struct bpf_map *map = NULL;
 	size_t off, size, i;
 	const void *init;
 	char *data;
 
-	if (!arch || rodata_var(man->obj, vars[0].name, &map, &off))
+	for (i = 0; i < n && !map; i++)
+		if (rodata_var(man->obj, vals[i].name, &map, &off))
+			map = NULL;
+	if (!map)
 		return;
 	init = bpf_map__initial_value(map, &size);
 	/* libbpf hands out the image read-only: write a copy back. */
@@ -479,12 +480,42 @@ static void set_arch_vars(struct usdt_manager *man)
 	if (!data)
 		return;
 	memcpy(data, init, size);
-	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
-		if (!rodata_var(man->obj, vars[i].name, &map, &off))
-			memcpy(data + off, &vars[i].val, sizeof(vars[i].val));
+	for (i = 0; i < n; i++)
+		if (!rodata_var(man->obj, vals[i].name, &map, &off))
+			memcpy(data + off, &vals[i].val, sizeof(vals[i].val));
 	if (bpf_map__set_initial_value(map, data, size))
-		pr_warn("cannot set usdt__ip_off and usdt__ctx_sz in .rodata\n");
+		pr_warn("cannot set the usdt__ variables in .rodata\n");
 	free(data);
+}
+
+/*
+ * Before load: without __TARGET_ARCH_xxx the BPF side learns where the PC
+ * is and how big the context is from usdt__ip_off and usdt__ctx_sz. With
+ * bpf_cookie and keep_ip_map unset, usdt__ip_map = 0 lets the verifier
+ * drop the IP-map path of every program.
+ */
+static void set_load_vars(struct usdt_manager *man, bool keep_ip_map)
+{
+	const struct usdt__arch_ops *arch = usdt__arch_host();
+	struct rodata_val vals[3];
+	size_t n = 0;
+
+	if (arch) {
+		vals[n++] = (struct rodata_val){ "usdt__ip_off", arch->ip_off };
+		vals[n++] = (struct rodata_val){ "usdt__ctx_sz",
+						 arch->pt_regs_size };
+	}
+	if (usdt__features()->bpf_cookie && !keep_ip_map)
+		vals[n++] = (struct rodata_val){ "usdt__ip_map", 0 };
+	rodata_set(man, vals, n);
+}
+
+bool usdt__ip_map_kept(struct usdt_manager *man)
+{
+	uint32_t v;
+
+	/* Objects without the variable always have the path. */
+	return rodata_u32(man->obj, "usdt__ip_map", &v) || v;
 }
 
 /*
@@ -691,7 +722,7 @@ struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 		err = size_maps(man, max_specs, max_storage);
 		if (err)
 			goto err_out;
-		set_arch_vars(man);
+		set_load_vars(man, OPTS_GET(opts, keep_ip_map, false));
 		usdt__fit_ctx_funcs(bpf_object__btf(obj), usdt__features());
 		err = prepare_progs(obj, !OPTS_GET(opts, no_uprobe_multi,
 						   false));

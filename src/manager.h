@@ -29,6 +29,9 @@ const struct usdt__features *usdt__features(void);
 /* Makes the BPF header's functions that take the context static in btf
  * where feat's kernel would not take their argument for the context. */
 void usdt__fit_ctx_funcs(struct btf *btf, const struct usdt__features *feat);
+/* Can the object's programs find specs through the IP map? Not when the
+ * manager loaded them without (usdt__ip_map = 0 in .rodata). */
+bool usdt__ip_map_kept(struct usdt_manager *man);
 
 /*
  * The name of the struct (or union) the typedef bpf_user_pt_regs_t stands

@@ -147,6 +147,9 @@ static double time_prog(const char *impl, const char *dir, const char *cpu,
 
 	if (!strcmp(impl, "ours")) {
 		__u64 init = 0;
+		/* The cookie runs are timed as users load them: without
+		 * the IP-map path. */
+		USDT_OPTS(usdt_manager_opts, mo, .keep_ip_map = ip_map);
 		USDT_OPTS(usdt_attach_opts, o, .force_ip_map = ip_map);
 
 		if (!strcmp(cpu, "storage")) {
@@ -154,7 +157,7 @@ static double time_prog(const char *impl, const char *dir, const char *cpu,
 			o.storage_sz = sizeof(init);
 		}
 
-		man = usdt_manager__new(obj, NULL);
+		man = usdt_manager__new(obj, &mo);
 		if (man && !bpf_object__load(obj))
 			/* The IP map needs the mapping address: pid 0. */
 			ul = usdt_manager__attach(man, p, ip_map ? 0 : -1,

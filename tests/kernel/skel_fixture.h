@@ -63,11 +63,14 @@ static inline struct usdt_test *open_loaded(struct usdt_manager **man,
 /* The group's setup and teardown: *state is the struct fix. */
 static inline int fix_setup(void **state)
 {
-	USDT_OPTS(usdt_manager_opts, perf_opts, .no_uprobe_multi = true);
+	/* Both keep the IP-map path: the tests attach in both modes. */
+	USDT_OPTS(usdt_manager_opts, opts, .keep_ip_map = true);
+	USDT_OPTS(usdt_manager_opts, perf_opts, .no_uprobe_multi = true,
+		  .keep_ip_map = true);
 	struct fix *f = calloc(1, sizeof(*f));
 
 	assert_non_null(f);
-	f->skel = open_loaded(&f->man, NULL);
+	f->skel = open_loaded(&f->man, &opts);
 	f->perf_skel = open_loaded(&f->perf_man, &perf_opts);
 	*state = f;
 	return 0;

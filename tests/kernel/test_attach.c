@@ -246,11 +246,16 @@ static int release_all(void **state)
 	return 0;
 }
 
-/* A skeleton with its manager, both held by the test. */
+/* A skeleton with its manager, both held by the test; NULL opts keep
+ * the IP-map path, for the tests of force_ip_map. */
 static struct usdt_test *open_held(struct usdt_manager **man,
 				   const struct usdt_manager_opts *opts)
 {
+	USDT_OPTS(usdt_manager_opts, keep, .keep_ip_map = true);
 	struct usdt_test *skel = usdt_test__open();
+
+	if (!opts)
+		opts = &keep;
 
 	hold(HELD_SKEL, skel);
 	assert_non_null(skel);
@@ -758,9 +763,29 @@ static void test_e2big_leaves_nothing(void **state)
 	e2big_past_cap(true);
 }
 
+/*
+ * Attach the "mix" probe of this process with o, fire it once: one hit
+ * with its twelve arguments and the cookie; ips >= 0: that many IP-map
+ * entries while attached.
+ */
+static void mix_fires(struct usdt_test *skel, struct usdt_manager *man,
+		      const struct usdt_attach_opts *o, long cookie, int ips)
+{
+	struct usdt_link *l = attach(man, skel->progs.on_usdt, 0,
+				     "/proc/self/exe", "test", "mix", o);
+
+	if (ips >= 0)
+		assert_int_equal(ip_cnt(bpf_map__fd(skel->maps.usdt__ip2spec)),
+				 ips);
+	call_mix();
+	assert_int_equal(hits(skel), 1);
+	check_mix_hit(&skel->bss->hits[0], cookie);
+	release(l);
+}
+
 static void test_ip_map_full_unwinds(void **state)
 {
-	USDT_OPTS(usdt_manager_opts, mo, .max_ips = 10);
+	USDT_OPTS(usdt_manager_opts, mo, .max_ips = 10, .keep_ip_map = true);
 	USDT_OPTS(usdt_attach_opts, o, .force_ip_map = true);
 	struct usdt_manager *man;
 	struct usdt_test *skel = open_held(&man, &mo);
@@ -775,15 +800,57 @@ static void test_ip_map_full_unwinds(void **state)
 	fire_many();
 	assert_int_equal(hits(skel), 0);
 	/* Ten fit. */
-	{
-		struct usdt_link *l = attach(man, skel->progs.on_usdt, 0,
-					     "/proc/self/exe", "test", "mix",
-					     &o);
-		call_mix();
-		assert_int_equal(hits(skel), 1);
-		check_mix_hit(&skel->bss->hits[0], 0);
-		release(l);
-	}
+	mix_fires(skel, man, &o, 0, -1);
+	release(man);
+	release(skel);
+}
+
+/*
+ * A manager made before load without keep_ip_map, on a kernel with
+ * bpf_cookie: the programs load without the IP-map path, so a
+ * force_ip_map attach fails with EOPNOTSUPP and takes nothing (no fd,
+ * spec ID or IP-map entry), while cookie attaches work. An object loaded
+ * before its manager was made keeps the path: IP-map attaches work there
+ * (and with keep_ip_map: test_ip_map_full_unwinds, the fixture's tests).
+ */
+static void test_ip_map_dropped(void **state)
+{
+	USDT_OPTS(usdt_manager_opts, mo, .no_uprobe_multi = false);
+	USDT_OPTS(usdt_attach_opts, o, .force_ip_map = true, .usr_cookie = 4);
+	struct usdt_manager *man;
+	struct usdt_test *skel;
+	int fds;
+
+	if (!usdt__features()->bpf_cookie)
+		skip();	/* without cookies the path is always kept */
+	skel = open_held(&man, &mo);
+	assert_int_equal(skel->rodata->usdt__ip_map, 0);
+	fds = usdt_test_count_fds();
+	errno = 0;
+	assert_null(usdt_manager__attach(man, skel->progs.on_usdt, 0,
+					 "/proc/self/exe", "test", "mix", &o));
+	assert_int_equal(errno, EOPNOTSUPP);
+	assert_int_equal(usdt_test_count_fds(), fds);
+	assert_specs_empty(skel, man);
+	reset(skel);
+	call_mix();
+	assert_int_equal(hits(skel), 0);
+	o.force_ip_map = false;
+	mix_fires(skel, man, &o, 4, 0);
+	release(man);
+	release(skel);
+
+	/* Loaded first, managed after: the path is there. Without kernel
+	 * BTF the object loads only as a manager prepared it. */
+	if (!usdt__features()->ctx_known)
+		return;
+	skel = hold(HELD_SKEL, usdt_test__open_and_load());
+	assert_non_null(skel);
+	assert_int_equal(skel->rodata->usdt__ip_map, 1);
+	man = hold(HELD_MAN, usdt_manager__new(skel->obj, NULL));
+	assert_non_null(man);
+	o.force_ip_map = true;
+	mix_fires(skel, man, &o, 4, 1);
 	release(man);
 	release(skel);
 }
@@ -1016,11 +1083,12 @@ static void test_no_target_arch(void **state)
 {
 	struct usdt_test_noarch *skel = hold(HELD_NOARCH_SKEL,
 					     usdt_test_noarch__open());
+	USDT_OPTS(usdt_manager_opts, mo, .keep_ip_map = true);
 	struct usdt_manager *man;
 	int ip;
 
 	assert_non_null(skel);
-	man = hold(HELD_MAN, usdt_manager__new(skel->obj, NULL));
+	man = hold(HELD_MAN, usdt_manager__new(skel->obj, &mo));
 	assert_non_null(man);
 	assert_int_equal(usdt_test_noarch__load(skel), 0);
 	/* The PC's place in this arch's struct pt_regs, from the library's
@@ -1089,6 +1157,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_errors, release_all),
 		cmocka_unit_test_teardown(test_kernel_refusal_unwinds, release_all),
 		cmocka_unit_test_teardown(test_ip_collision, release_all),
+		cmocka_unit_test_teardown(test_ip_map_dropped, release_all),
 		cmocka_unit_test_teardown(test_no_target_arch, release_all),
 		cmocka_unit_test_teardown(test_proc_root_path, release_all),
 		cmocka_unit_test_teardown(test_attach_destroy_cycles, release_all),

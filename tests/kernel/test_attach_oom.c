@@ -145,7 +145,8 @@ static struct usdt_manager *warm_manager(struct bpf_object_skeleton *s,
 					 const struct bpf_program *prog,
 					 const struct usdt_attach_opts *ao)
 {
-	USDT_OPTS(usdt_manager_opts, mo, .no_uprobe_multi = perf);
+	USDT_OPTS(usdt_manager_opts, mo, .no_uprobe_multi = perf,
+		  .keep_ip_map = true);
 	struct usdt_manager *man = manage_and_load(s, &mo);
 	struct usdt_link *l;
 
@@ -177,7 +178,8 @@ static void test_nothing_left(void *arg)
  */
 static long oom_cold(bool perf, bool ip)
 {
-	USDT_OPTS(usdt_manager_opts, mo, .no_uprobe_multi = perf);
+	USDT_OPTS(usdt_manager_opts, mo, .no_uprobe_multi = perf,
+		  .keep_ip_map = true);
 	USDT_OPTS(usdt_attach_opts, ao, .force_ip_map = ip, .usr_cookie = 3);
 	int fds = usdt_test_count_fds();
 	struct usdt_manager *man;

@@ -97,12 +97,14 @@ static void run(struct paths *s, struct usdt_manager *man)
 static void test_target_arch(void **state)
 {
 	struct usdt_paths *skel = usdt_paths__open();
+	USDT_OPTS(usdt_manager_opts, mo, .keep_ip_map = true);
 	struct usdt_manager *man;
 	struct paths s;
 
 	assert_non_null(skel);
-	/* A manager first: it prepares the object for load. */
-	man = usdt_manager__new(skel->obj, NULL);
+	/* A manager first: it prepares the object for load (with the
+	 * IP-map path: run() attaches both ways). */
+	man = usdt_manager__new(skel->obj, &mo);
 	assert_non_null(man);
 	assert_int_equal(usdt_paths__load(skel), 0);
 	s = (struct paths){ skel->obj, skel->progs.read_macro,
@@ -116,11 +118,12 @@ static void test_target_arch(void **state)
 static void test_no_target_arch(void **state)
 {
 	struct usdt_paths_noarch *skel = usdt_paths_noarch__open();
+	USDT_OPTS(usdt_manager_opts, mo, .keep_ip_map = true);
 	struct usdt_manager *man;
 	struct paths s;
 
 	assert_non_null(skel);
-	man = usdt_manager__new(skel->obj, NULL);
+	man = usdt_manager__new(skel->obj, &mo);
 	assert_non_null(man);
 	assert_int_equal(usdt_paths_noarch__load(skel), 0);
 	s = (struct paths){ skel->obj, skel->progs.read_macro,

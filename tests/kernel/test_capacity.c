@@ -41,9 +41,11 @@ struct fix {
 
 static void open_loaded(struct fix *f)
 {
+	USDT_OPTS(usdt_manager_opts, mo, .keep_ip_map = true);
+
 	f->skel = capacity_test__open();
 	assert_non_null(f->skel);
-	f->man = usdt_manager__new(f->skel->obj, NULL);
+	f->man = usdt_manager__new(f->skel->obj, &mo);
 	assert_non_null(f->man);
 	assert_int_equal(capacity_test__load(f->skel), 0);
 }

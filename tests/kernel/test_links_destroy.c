@@ -43,7 +43,7 @@ static int ip_entries(struct usdt_test *skel)
 static struct usdt_test *load(struct usdt_manager **man, bool perf)
 {
 	USDT_OPTS(usdt_manager_opts, o, .no_uprobe_multi = perf,
-		  .max_specs = 2 * NLINKS);
+		  .max_specs = 2 * NLINKS, .keep_ip_map = true);
 	struct usdt_test *skel = usdt_test__open();
 
 	assert_non_null(skel);

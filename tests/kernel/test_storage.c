@@ -86,7 +86,7 @@ struct fixture {
 static void setup(struct fixture *f, const struct mode *m, uint32_t max)
 {
 	USDT_OPTS(usdt_manager_opts, mo, .no_uprobe_multi = m->perf,
-		  .max_storage = max);
+		  .max_storage = max, .keep_ip_map = true);
 
 	f->m = m;
 	f->skel = storage_test__open();
