@@ -538,10 +538,12 @@ static int attach_match(struct attach_ctx *c)
 	c->sites = calloc(n > 0 ? (size_t)n : 1, sizeof(*c->sites));
 	if (!c->sites)
 		return -ENOMEM;
-	for (i = 0, n = 0; i < c->picked_cnt && !n; i++)
-		n = add_site(&c->picked[i], c);
-	if (!c->file->idx)
-		n = usdt__file_match(c->file, c->provider, c->name, add_site, c);
+	if (c->file->idx)
+		for (i = 0, n = 0; i < c->picked_cnt && !n; i++)
+			n = add_site(&c->picked[i], c);
+	else
+		n = usdt__file_match(c->file, c->provider, c->name, add_site,
+				     c);
 	if (n < 0)
 		return (int)n;
 	if (!c->cnt) {
