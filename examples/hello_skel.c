@@ -19,6 +19,9 @@
  *  4. at the end free the manager (it detaches them), then destroy the
  *     skeleton.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* pipe2() */
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -45,17 +48,18 @@ static int on_greeting(void *ctx, void *data, size_t len)
 }
 
 /*
- * Start target -w, its stdin a pipe (*gate) and return its pid once it
- * runs the target (exec closed the close-on-exec pipe), or -1.
+ * Start target -w, its stdin a pipe (*gate), and return its pid once it
+ * runs, or -1. The target says so itself, with a byte on fd 3: the parent
+ * cannot tell from outside (/proc/PID/exe changes before exec maps the
+ * new file, and a close-on-exec pipe closes before that too).
  */
 static pid_t start_held(const char *target, int *gate)
 {
-	int in[2], exec_done[2];
-	char c;
+	int in[2], ready[2];
+	char c = 0;
 	pid_t pid;
 
-	if (pipe(in) || pipe(exec_done) ||
-	    fcntl(exec_done[1], F_SETFD, FD_CLOEXEC))
+	if (pipe2(in, O_CLOEXEC) || pipe2(ready, O_CLOEXEC))
 		return -1;
 	fflush(stdout);
 	pid = fork();
@@ -63,16 +67,25 @@ static pid_t start_held(const char *target, int *gate)
 		return -1;
 	if (!pid) {
 		dup2(in[0], 0);
-		close(in[1]);
+		/* dup2() clears close-on-exec, but not onto itself. */
+		if (ready[1] == 3)
+			fcntl(3, F_SETFD, 0);
+		else
+			dup2(ready[1], 3);
 		execl(target, target, "-w", (char *)NULL);
 		perror("hello_skel: exec");
 		_exit(127);
 	}
 	close(in[0]);
-	close(exec_done[1]);
-	while (read(exec_done[0], &c, 1) < 0 && errno == EINTR)
+	close(ready[1]);
+	while (read(ready[0], &c, 1) < 0 && errno == EINTR)
 		;
-	close(exec_done[0]);
+	close(ready[0]);
+	if (c != 'r') {
+		close(in[1]);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
 	*gate = in[1];
 	return pid;
 }

@@ -42,8 +42,12 @@ __attribute__((noinline)) void fire_names(void)
 
 static int firer_main(void)
 {
-	char c;
+	char c = 'r';
 
+	/* Mapped and running: tell spawn_firer() on fd 3. */
+	if (write(3, &c, 1) != 1)
+		return 1;
+	close(3);
 	while (read(0, &c, 1) == 1)
 		fire(c);
 	return 0;
@@ -104,40 +108,38 @@ struct firer {
 	int go;		/* write a byte: one tf:fire */
 };
 
-/* Run path as a firer; returns once it runs that file. */
+/*
+ * Run path as a firer; returns once it runs that file. /proc/PID/exe
+ * changes before exec maps the new file, so only the firer itself can say
+ * that it runs: it writes a byte on fd 3.
+ */
 static struct firer spawn_firer(const char *path)
 {
 	struct firer fr;
-	int p[2], tries;
-	char exe[4096];
-	ssize_t n;
+	int p[2], ready[2];
+	char c;
 
-	/* Close-on-exec: another firer must not hold this one's pipe. */
+	/* Close-on-exec: another firer must not hold this one's pipes. */
 	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
 	fr.pid = fork();
 	assert_true(fr.pid >= 0);
 	if (fr.pid == 0) {
 		dup2(p[0], 0);
-		close(p[0]);
-		close(p[1]);
+		/* dup2() clears close-on-exec, but not onto itself. */
+		if (ready[1] == 3)
+			fcntl(3, F_SETFD, 0);
+		else
+			dup2(ready[1], 3);
 		execl(path, path, "firer", (char *)NULL);
 		_exit(127);
 	}
 	close(p[0]);
+	close(ready[1]);
 	fr.go = p[1];
-	for (tries = 0; tries < 1000; tries++) {
-		char link[64];
-
-		snprintf(link, sizeof(link), "/proc/%d/exe", fr.pid);
-		n = readlink(link, exe, sizeof(exe) - 1);
-		if (n > 0) {
-			exe[n] = '\0';
-			if (!strcmp(exe, path))
-				break;
-		}
-		usleep(1000);
-	}
-	assert_true(tries < 1000);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	assert_int_equal(c, 'r');
+	close(ready[0]);
 	return fr;
 }
 
