@@ -359,27 +359,98 @@ static __always_inline int __usdt_reg(const struct usdt__regs *regs, __u64 off,
 
 #ifdef __USDT_IP_OFF
 /*
- * The word at byte offset off (a multiple of 8) of the context itself: a
- * branch tree over the constant offsets, each load its own asm statement
- * (left to itself, clang merges the cases into one load from a computed
- * context pointer, which the verifier refuses).
+ * Word n of the context itself: a binary tree of compares over the
+ * constant offsets, each leaf a load of its own asm statement (left to
+ * itself, clang merges the leaves into one load from a computed context
+ * pointer, which the verifier refuses). One compare per inner node and no
+ * default branch: n is checked by the caller, and any n past the context
+ * reads its last word (a subtree wholly past it is left out, so n goes to
+ * its left neighbour's last leaf). A global function of its own, so the
+ * kernel verifies the tree once, not once for each register an argument
+ * names.
  */
-#define __USDT_SLOT(n)                                                      \
-	case (n) * 8:                                                       \
-		if ((n) >= __USDT_CTX_SLOTS)                                \
-			return -EOPNOTSUPP;                                 \
+#define __USDT_LAST (__USDT_CTX_SLOTS - 1)
+#define __USDT_T1(a)                                                        \
+	{                                                                   \
 		asm volatile("%0 = *(u64 *)(%1 + %2)"                       \
-			     : "=r"(*v) : "r"(ctx), "i"((n) * 8));          \
-		return 0;
+			     : "=r"(v)                                      \
+			     : "r"(ctx), "i"(((a) < __USDT_LAST ?           \
+					      (a) : __USDT_LAST) * 8));     \
+		return v;                                                   \
+	}
+/* Words a to a + 2h - 1, from two subtrees of h words; written out per
+ * level (a macro does not expand inside itself). */
+#define __USDT_T2(a)                                                       \
+	{                                                                   \
+		if ((a) + 1 > __USDT_LAST)                                 \
+			__USDT_T1(a)                                        \
+		else if (n < (a) + 1)                                      \
+			__USDT_T1(a)                                        \
+		else                                                        \
+			__USDT_T1((a) + 1)                                 \
+	}
+#define __USDT_T4(a)                                                       \
+	{                                                                   \
+		if ((a) + 2 > __USDT_LAST)                                 \
+			__USDT_T2(a)                                        \
+		else if (n < (a) + 2)                                      \
+			__USDT_T2(a)                                        \
+		else                                                        \
+			__USDT_T2((a) + 2)                                 \
+	}
+#define __USDT_T8(a)                                                       \
+	{                                                                   \
+		if ((a) + 4 > __USDT_LAST)                                 \
+			__USDT_T4(a)                                        \
+		else if (n < (a) + 4)                                      \
+			__USDT_T4(a)                                        \
+		else                                                        \
+			__USDT_T4((a) + 4)                                 \
+	}
+#define __USDT_T16(a)                                                       \
+	{                                                                   \
+		if ((a) + 8 > __USDT_LAST)                                 \
+			__USDT_T8(a)                                        \
+		else if (n < (a) + 8)                                      \
+			__USDT_T8(a)                                        \
+		else                                                        \
+			__USDT_T8((a) + 8)                                 \
+	}
+#define __USDT_T32(a)                                                       \
+	{                                                                   \
+		if ((a) + 16 > __USDT_LAST)                                 \
+			__USDT_T16(a)                                        \
+		else if (n < (a) + 16)                                      \
+			__USDT_T16(a)                                        \
+		else                                                        \
+			__USDT_T16((a) + 16)                                 \
+	}
+#define __USDT_T64(a)                                                       \
+	{                                                                   \
+		if ((a) + 32 > __USDT_LAST)                                 \
+			__USDT_T32(a)                                        \
+		else if (n < (a) + 32)                                      \
+			__USDT_T32(a)                                        \
+		else                                                        \
+			__USDT_T32((a) + 32)                                 \
+	}
 
+__USDT_FN __u64 usdt__ctx_word(__USDT_CTX *ctx, __u64 n)
+{
+	__u64 v;
+
+	__USDT_T64(0)
+}
+
+/* The word at byte offset off (a multiple of 8) of the context into *v,
+ * or -EOPNOTSUPP past its end. */
 static __always_inline int __usdt_ctx_word(const void *ctx, __u64 off,
 					   __u64 *v)
 {
-	switch (off) {
-	__USDT_EACH_SLOT(__USDT_SLOT)
-	default:
+	if (off & 7 || off > __USDT_CTX_SZ - 8)
 		return -EOPNOTSUPP;
-	}
+	*v = usdt__ctx_word((void *)ctx, off / 8);
+	return 0;
 }
 #else
 static __always_inline int __usdt_ctx_word(const void *ctx, __u64 off,
@@ -474,7 +545,13 @@ static __always_inline __u64 __usdt_trunc(__u64 v, __u32 fast)
 /*
  * The value of argument a of the call site that fired, before it is kept
  * to its size, into *res, with registers from src (see __usdt_word()).
+ * From the copy (no call) the fields of *a are read once, up front. From
+ * the context (checked calls) each is read again where it is used
+ * (__USDT_FIELD): across the call that reads a context word, a load costs
+ * one instruction where keeping the field costs a spill and a fill.
  */
+#define __USDT_FIELD(f, kept) (from_ctx ? a->f : (kept))
+
 static __always_inline int __usdt_value(const void *src, int from_ctx,
 					const struct usdt_arg_spec *a,
 					__u64 *res)
@@ -496,15 +573,18 @@ static __always_inline int __usdt_value(const void *src, int from_ctx,
 		return -EOPNOTSUPP;
 
 	val = a->val_off;
+	if (from_ctx)
+		val = 0;
 	if (base != USDT_REG_NONE) {
 		if (__usdt_word(src, from_ctx, base & ~7U, &reg))
 			return -EOPNOTSUPP;
 		/* A base offset inside a register names a byte of it (%ah). */
-		val += reg >> ((base & 7) * 8);
+		val += reg >> ((__USDT_FIELD(base_off, base) & 7) * 8);
 	}
 	if (a->idx_off != USDT_REG_NONE) {
 		if (__usdt_word(src, from_ctx, a->idx_off, &reg))
 			return -EOPNOTSUPP;
+		flags = __USDT_FIELD(flags, flags);
 		/* arm64 "[x3, w0, sxtw]": a 32-bit index, extended. */
 		if (flags & USDT_SPEC_F_IDX_S32)
 			reg = (__u64)(__s64)(__s32)reg;
@@ -513,7 +593,9 @@ static __always_inline int __usdt_value(const void *src, int from_ctx,
 		val += reg << ((flags & USDT_SPEC_SCALE_MASK) >>
 			       USDT_SPEC_SCALE_SHIFT);
 	}
-	if (flags & USDT_SPEC_F_IPREL) {
+	if (from_ctx)
+		val += a->val_off;
+	if (__USDT_FIELD(flags, flags) & USDT_SPEC_F_IPREL) {
 		/* 0: built without __TARGET_ARCH_xxx and the manager could
 		 * not tell where the PC is (created after load). */
 		reg = __usdt_pc(src, from_ctx);
@@ -522,11 +604,11 @@ static __always_inline int __usdt_value(const void *src, int from_ctx,
 		val += reg;
 	}
 
-	if (kind == USDT_SPEC_MEM) {
+	if (__USDT_FIELD(kind, kind) == USDT_SPEC_MEM) {
 		/* Its own variable: val, whose address is never taken, stays
 		 * in a register. */
 		__u64 mem[2] = { 0, 0 };
-		__u64 n = size;
+		__u64 n = __USDT_FIELD(size, size);
 
 		/* size is 1 to 8 here, but clang passes a copy whose bound
 		 * older verifiers (6.1, 6.12) do not know. Mask the length
@@ -568,6 +650,8 @@ static __always_inline int __usdt_read(const void *src, int from_ctx,
 				       const struct usdt_spec *spec,
 				       __u64 arg_num, long *res)
 {
+	const struct usdt_arg_spec *a;
+
 	if (!res)
 		return -EINVAL;
 	if (!spec)
@@ -578,7 +662,11 @@ static __always_inline int __usdt_read(const void *src, int from_ctx,
 	asm volatile("" : "+r"(arg_num));
 	if (arg_num >= USDT_MAX_ARG_CNT || arg_num >= spec->arg_cnt)
 		return -ENOENT;
-	return __usdt_read_arg(src, from_ctx, &spec->args[arg_num], res);
+	/* The argument's address, kept in one register: clang would
+	 * otherwise compute it again from spec and arg_num at each use. */
+	a = &spec->args[arg_num];
+	asm volatile("" : "+r"(a));
+	return __usdt_read_arg(src, from_ctx, a, res);
 }
 
 /*

@@ -586,7 +586,7 @@ void usdt__fit_ctx_funcs(struct btf *btf, const struct usdt__features *feat)
 {
 	static const char *const funcs[] = {
 		"usdt__arg", "usdt__arg_cnt", "usdt__arg_size", "usdt__cookie",
-		"usdt__args", "usdt__slot",
+		"usdt__args", "usdt__slot", "usdt__ctx_word",
 	};
 	const struct btf_param *param;
 	const struct btf_type *fn, *proto, *ptr;
