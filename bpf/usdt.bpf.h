@@ -41,10 +41,11 @@
  * load. Past them, attach fails with -E2BIG.
  *
  * Verifier cost. The argument reader is a few global BPF functions
- * (usdt__arg() and friends): the kernel verifies each once, on its own,
- * whatever the caller's branches, and a call costs the caller a handful of
- * instructions. Twelve checked bpf_usdt_arg() calls thus verify in about
- * 700 instructions instead of hundreds of thousands (what the caller's own
+ * (usdt__arg() and friends, and usdt__ctx_word(), the one tree of
+ * compares that finds a register in the context): the kernel verifies each
+ * once, on its own, whatever the caller's branches, and a call costs the
+ * caller a handful of instructions. Twelve checked bpf_usdt_arg() calls
+ * thus verify in about 600 instructions instead of hundreds of thousands (what the caller's own
  * branches cost comes on top; see bpf_usdt_arg() for the branch hint that
  * keeps those linear). This needs BTF (-g) and a kernel that checks
  * pointer arguments of global functions (5.12 and later). Define
@@ -902,7 +903,7 @@ static __always_inline int bpf_usdt_arg(struct pt_regs *ctx, __u64 arg_num,
  * combination of failures apart in the caller (twelve such checks: 2^12
  * paths, ~37,000 verified instructions at -mcpu=v1/v2, and more than the
  * 1M limit with a reader verified per call). A likely branch stays a
- * branch, taken once per check, so the cost adds up instead (~700).
+ * branch, taken once per check, so the cost adds up instead (~600).
  *
  * The hint must sit in the branch's own condition, where the compiler
  * lowers it before anything else: `if (bpf_usdt_arg(...))` and

@@ -554,6 +554,55 @@ static double ratio_of(const char *key, int other)
 	return a < 0 || b <= 0 ? -1 : a / b;
 }
 
+/*
+ * The BPF side's goals: each shape loads at every -mcpu and verifies in at
+ * most half of libbpf 1.7's instructions (twelve checked calls, which
+ * libbpf 1.7 cannot load at v3: at most 30,000), a 12-arg BPF_USDT()
+ * translates to at most 250, runs in at most half of libbpf 1.7's time,
+ * and checked calls and the IP map run no slower than libbpf 1.7's.
+ */
+static void bpf_goals(void)
+{
+	char key[64], label[96];
+	double ours, lb;
+	int i, c;
+
+	for (i = 0; i < NPROGS; i++)
+		for (c = 0; c < NCPUS; c++) {
+			snprintf(key, sizeof(key), "verified %s %s", progs[i],
+				 cpus[c]);
+			ours = min_of(key, 0);
+			lb = min_of(key, 2);
+			if (ours < 0) {
+				printf("  goal: %s %s loads: NOT MET (fails to load)\n",
+				       progs[i], cpus[c]);
+			} else if (lb > 0) {
+				snprintf(label, sizeof(label),
+					 "verified, %s %s / libbpf 1.7's (<= 0.5)",
+					 progs[i], cpus[c]);
+				goal(label, ours / lb, 0.5);
+			}
+			if (!strcmp(progs[i], "checked12")) {
+				snprintf(label, sizeof(label),
+					 "verified, checked12 %s (<= 30000)",
+					 cpus[c]);
+				goal(label, ours, 30000);
+			}
+		}
+	goal("12-arg BPF_USDT(): xlated insns (<= 250)",
+	     min_of("xlated usdt12 v3", 0), 250);
+	goal("12-arg BPF_USDT() per hit / libbpf 1.7's (<= 0.5)",
+	     ratio_of("ns usdt12", 2), 0.5);
+	goal("3 checked calls per hit / libbpf 1.7's (<= 1)",
+	     ratio_of("ns checked3", 2), 1);
+	goal("12 checked calls at v1 per hit / libbpf 1.7's (<= 1)",
+	     ratio_of("ns checked12-v1", 2), 1);
+	lb = min_of("ns usdt12", 2);
+	ours = min_of("ns usdt12-ipmap", 0);
+	goal("12-arg BPF_USDT(), our IP map / libbpf 1.7 per hit (<= 1)",
+	     ours < 0 || lb <= 0 ? -1 : ours / lb, 1);
+}
+
 /* Attaching at scale (bench_scale.c), with the issue's goals; names:
  * "SITES NAMES" of the -m target, or NULL. */
 static void scale_table(const char *n, int rounds, const char *names)
@@ -654,6 +703,7 @@ int main(int argc, char **argv)
 	printf("%d rounds of %ld hits each, interleaved\n", rounds,
 	       hit_count());
 	table();
+	bpf_goals();
 	if (!*scale)
 		return 0;
 	for (r = 0; r < scale_rounds; r++)

@@ -40,7 +40,7 @@ static const struct {
 };
 
 /* With the reader verified per call (libbpf's way), each shape still
- * loads, twelve checks included (~6,500 here), well under the limit. */
+ * loads, twelve checks included (~5,300 here), well under the limit. */
 #define PER_CALL_BUDGET 30000
 
 static unsigned int verified_insns(const struct bpf_program *p,
