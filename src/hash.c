@@ -72,19 +72,38 @@ void usdt__hash_init(struct usdt__hash *h)
 	usdt__hash_init_key(h, key[0], key[1]);
 }
 
-/* Bytes are taken little-endian on every host, as the reference does. */
+static void add_byte(struct usdt__hash *h, unsigned char c)
+{
+	h->tail |= (uint64_t)c << (8 * (h->len & 7));
+	if ((++h->len & 7) == 0) {
+		sip_word(h, h->tail);
+		h->tail = 0;
+	}
+}
+
+/* Eight bytes as one little-endian word (compilers make it one load). */
+static uint64_t le64(const unsigned char *s)
+{
+	return (uint64_t)s[0] | (uint64_t)s[1] << 8 | (uint64_t)s[2] << 16 |
+	       (uint64_t)s[3] << 24 | (uint64_t)s[4] << 32 |
+	       (uint64_t)s[5] << 40 | (uint64_t)s[6] << 48 |
+	       (uint64_t)s[7] << 56;
+}
+
+/* Bytes are taken little-endian on every host, as the reference does:
+ * a byte at a time up to a word boundary, then whole words. */
 void usdt__hash_add(struct usdt__hash *h, const void *p, size_t len)
 {
 	const unsigned char *s = p;
-	size_t i;
 
-	for (i = 0; i < len; i++) {
-		h->tail |= (uint64_t)s[i] << (8 * (h->len & 7));
-		if ((++h->len & 7) == 0) {
-			sip_word(h, h->tail);
-			h->tail = 0;
-		}
+	for (; len && (h->len & 7); len--)
+		add_byte(h, *s++);
+	for (; len >= 8; len -= 8, s += 8) {
+		sip_word(h, le64(s));
+		h->len += 8;
 	}
+	for (; len; len--)
+		add_byte(h, *s++);
 }
 
 uint64_t usdt__hash_end(struct usdt__hash *h)
