@@ -579,72 +579,48 @@ static void check_maps_shows(pid_t pid, const char *name)
 	free(line);
 }
 
-/* Attach to fr by path (with pid), fire once, check the hit. */
+/*
+ * Attach to fr by path (with pid), fire once, check the hit: tf:fire's
+ * argument, or (lib) testlib:fire's three, the second and third read from
+ * the library's memory (%rip-relative on x86_64): n, its calls so far
+ * plus 1000, and -77.
+ */
 static void ovl_fire(struct fix *f, const struct firer *fr, const char *path,
-		     const char *prov, bool ip, long arg1, long arg2)
+		     bool lib, bool ip, long n)
 {
 	USDT_OPTS(usdt_attach_opts, o, .force_ip_map = ip);
 	struct usdt_link *l;
 	struct usdt_test_hit *h = &f->skel->bss->hits[0];
 
 	reset(f->skel);
-	l = attach(f->man, f->skel->progs.on_usdt, fr->pid, path, prov, "fire",
-		   &o);
+	l = attach(f->man, f->skel->progs.on_usdt, fr->pid, path,
+		   lib ? "testlib" : "tf", "fire", &o);
 	firer_fire(fr);
 	wait_hits(f->skel, 1);
 	assert_int_equal(hits_of(f->skel, fr->pid), 1);
-	assert_int_equal(h->arg_cnt, prov[0] == 't' && prov[1] == 'f' ? 1 : 3);
+	assert_int_equal(h->arg_cnt, lib ? 3 : 1);
 	assert_int_equal(h->rc[0], 0);
 	assert_int_equal(h->args[0], 'x');
-	if (h->arg_cnt == 3) {
+	if (lib) {
 		assert_int_equal(h->rc[1], 0);
-		assert_int_equal(h->args[1], arg1);
+		assert_int_equal(h->args[1], n);
 		assert_int_equal(h->rc[2], 0);
-		assert_int_equal(h->args[2], arg2);
+		assert_int_equal(h->args[2], -77);
 	}
 	assert_int_equal(usdt_link__destroy(l), 0);
 }
 
 /*
- * A process runs a program from an overlay: attach to it by the name its
- * maps show, by the merged path and through /proc/PID/root, with cookies
- * and with the IP map, and the probe fires with its argument.
+ * A process runs a program from the overlay (and with lib, dlopen()s a
+ * library from it): attach to it by the name its maps show, by the merged
+ * path and through /proc/PID/root, with cookies and with the IP map, and
+ * the probe fires with its arguments.
  */
-static void test_overlay_exe(void **state)
+static void ovl_attach_each(struct fix *f, bool lib)
 {
-	struct fix *f = *state;
-	char path[160], resolved[4096], root[4096];
-	const char *paths[] = { "ofirer", path, root };
-	struct firer fr;
-	size_t i;
-	int ip;
-
-	if (!ovl_merged[0])
-		skip();
-	ovl_path(path, sizeof(path), "merged", "ofirer");
-	fr = spawn_firer(path);
-	snprintf(root, sizeof(root), "/proc/%d/root%s", fr.pid, path);
-	check_maps_shows(fr.pid, "ofirer");
-	/* The name resolves to the path as the process sees it. */
-	assert_int_equal(usdt_resolve_path(fr.pid, "ofirer", resolved,
-					   sizeof(resolved)), 0);
-	assert_string_equal(resolved, root);
-	for (ip = 0; ip < 2; ip++)
-		for (i = 0; i < USDT__ARRAY_SIZE(paths); i++)
-			ovl_fire(f, &fr, paths[i], "tf", ip, 0, 0);
-	firer_reap(&fr);
-}
-
-/*
- * The same for a library on the overlay that the process dlopen()s;
- * testlib:fire's second and third arguments are read from the library's
- * memory (%rip-relative on x86_64).
- */
-static void test_overlay_lib(void **state)
-{
-	struct fix *f = *state;
-	char exe[160], lib[160], resolved[4096], root[4096];
-	const char *paths[] = { "libusdttest.so", lib, root };
+	const char *name = lib ? "libusdttest.so" : "ofirer";
+	char exe[160], path[160], resolved[4096], root[4096];
+	const char *paths[] = { name, path, root };
 	struct firer fr;
 	long n = 1000;
 	size_t i;
@@ -653,17 +629,28 @@ static void test_overlay_lib(void **state)
 	if (!ovl_merged[0])
 		skip();
 	ovl_path(exe, sizeof(exe), "merged", "ofirer");
-	ovl_path(lib, sizeof(lib), "merged", "libusdttest.so");
-	fr = spawn_firer_lib(exe, lib);
-	snprintf(root, sizeof(root), "/proc/%d/root%s", fr.pid, lib);
-	check_maps_shows(fr.pid, "libusdttest.so");
-	assert_int_equal(usdt_resolve_path(fr.pid, "libusdttest.so", resolved,
+	ovl_path(path, sizeof(path), "merged", name);
+	fr = spawn_firer_lib(exe, lib ? path : NULL);
+	snprintf(root, sizeof(root), "/proc/%d/root%s", fr.pid, path);
+	check_maps_shows(fr.pid, name);
+	/* The name resolves to the path as the process sees it. */
+	assert_int_equal(usdt_resolve_path(fr.pid, name, resolved,
 					   sizeof(resolved)), 0);
 	assert_string_equal(resolved, root);
 	for (ip = 0; ip < 2; ip++)
 		for (i = 0; i < USDT__ARRAY_SIZE(paths); i++)
-			ovl_fire(f, &fr, paths[i], "testlib", ip, ++n, -77);
+			ovl_fire(f, &fr, paths[i], lib, ip, ++n);
 	firer_reap(&fr);
+}
+
+static void test_overlay_exe(void **state)
+{
+	ovl_attach_each(*state, false);
+}
+
+static void test_overlay_lib(void **state)
+{
+	ovl_attach_each(*state, true);
 }
 
 /*
@@ -696,7 +683,7 @@ static void test_overlay_replaced(void **state)
 						 fr.pid, path, "tf", "fire",
 						 &o));
 		assert_int_equal(errno, ESRCH);
-		ovl_fire(f, &fr, "ofirer", "tf", ip, 0, 0);
+		ovl_fire(f, &fr, "ofirer", false, ip, 0);
 	}
 	firer_reap(&fr);
 }
