@@ -688,6 +688,53 @@ static void test_overlay_replaced(void **state)
 	firer_reap(&fr);
 }
 
+/*
+ * `usdt trace -p PID NAME` of a process on the overlay: the tool resolves
+ * the name in the process's maps and prints each hit with its argument.
+ */
+static void test_overlay_trace(void **state)
+{
+	char path[160], pid[16], file[16], probe[16];
+	unsigned long long ts;
+	struct run_result r;
+	const char *line;
+	struct firer fr;
+	pid_t feeder;
+	long arg;
+	int p;
+
+	(void)state;
+	if (!ovl_merged[0])
+		skip();
+	ovl_path(path, sizeof(path), "merged", "ofirer");
+	fr = spawn_firer(path);
+	/* Fires until killed: the tool attaches at some point meanwhile. */
+	feeder = fork();
+	assert_true(feeder >= 0);
+	if (!feeder) {
+		while (write(fr.go, "x", 1) == 1)
+			usleep(2000);
+		_exit(0);
+	}
+	snprintf(pid, sizeof(pid), "%d", (int)fr.pid);
+	run_tool(&r, "trace", "-p", pid, "-n", "3", "ofirer", "tf:fire");
+	kill(feeder, SIGKILL);
+	assert_int_equal(waitpid(feeder, NULL, 0), feeder);
+	firer_reap(&fr);
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	assert_int_equal(count_lines(r.out), 3);
+	for (line = r.out; *line; line = strchr(line, '\n') + 1) {
+		assert_int_equal(sscanf(line, "%llu %d %*d %15s %15s %ld", &ts,
+					&p, file, probe, &arg), 5);
+		assert_int_equal(p, fr.pid);
+		assert_string_equal(file, "ofirer");
+		assert_string_equal(probe, "tf:fire");
+		assert_int_equal(arg, 'x');
+	}
+	run_result_free(&r);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Programs, managers and links                                           */
 
@@ -900,6 +947,8 @@ int main(int argc, char **argv)
 						ovl_teardown),
 		cmocka_unit_test_setup_teardown(test_overlay_replaced,
 						ovl_setup, ovl_teardown),
+		cmocka_unit_test_setup_teardown(test_overlay_trace, ovl_setup,
+						ovl_teardown),
 		cmocka_unit_test(test_program_of_other_object),
 		cmocka_unit_test(test_links_outlive_manager),
 		cmocka_unit_test(test_destroy_reports_error),
