@@ -130,7 +130,7 @@ static int runtime_addr(pid_t pid, const struct usdt_file *file, uint64_t off,
 	if (!f)
 		return -ENOENT;
 	while (err && usdt__maps_next(f, &line, &cap, &m) > 0) {
-		if (m.exec && m.ino == file->ino && m.dev == file->dev &&
+		if (m.exec && usdt__file_mapped(file, &m) &&
 		    off >= m.off && off - m.off < m.end - m.start) {
 			*addr = m.start + (off - m.off);
 			err = 0;
@@ -167,7 +167,7 @@ static int check_process(const struct attach_ctx *c)
 
 	while (f && !ours && usdt__maps_next(f, &line, &cap, &m) > 0) {
 		any = true;
-		if (m.ino == c->file->ino && m.dev == c->file->dev)
+		if (usdt__file_mapped(c->file, &m))
 			ours = m.exec;
 		else if (m.exec && !strcmp(base_name(m.path), base))
 			other = true;

@@ -335,7 +335,9 @@ struct usdt_probe {
  * (fd >= 0) until usdt_file__close(): everything an attach gives the
  * kernel (the file itself, as /proc/self/fd/N, and its offsets) comes
  * from that one open file, so renaming or replacing the path meanwhile
- * changes nothing. dev/ino/size/mtime are its fstat() at open.
+ * changes nothing. dev/ino/size/mtime are its fstat() at open; a process
+ * maps it if a line of its maps shows map_dev/map_ino
+ * (usdt__file_mapped()).
  * Invariant: names[] holds each index in [0, probe_cnt) once, sorted by
  * provider, then name, then index. A compact file has no probes[]: its
  * index (idx) says where each name's notes are, and an attach builds the
@@ -349,6 +351,8 @@ struct usdt_file {
 	struct usdt__index *idx;	/* a compact file's (src/noteidx.c) */
 	dev_t dev;
 	ino_t ino;
+	dev_t map_dev;		/* what /proc/PID/maps shows for it */
+	ino_t map_ino;		/* (usdt__map_id()) */
 	off_t size;
 	struct timespec mtime;
 	uint32_t *names;
@@ -404,12 +408,26 @@ struct usdt__mapping {
 	const char *path;
 };
 
+/* Does mapping m map file? By device and inode, as maps shows them. */
+static inline bool usdt__file_mapped(const struct usdt_file *file,
+				     const struct usdt__mapping *m)
+{
+	return m->dev == file->map_dev && m->ino == file->map_ino;
+}
+
 /* /proc/PID/maps, opened for usdt__maps_next(); NULL with errno. */
 FILE *usdt__maps_open(pid_t pid);
 /* The next file-backed mapping (1), or the end (0). *line and *cap are
  * getline()'s buffer, freed by the caller. */
 int usdt__maps_next(FILE *f, char **line, size_t *cap,
 		    struct usdt__mapping *m);
+/*
+ * The device and inode that /proc/PID/maps shows for a mapping of the file
+ * open at fd, whose fstat() is st: st's own, except on overlayfs before
+ * Linux 6.8, where it is the file below the overlay (src/resolve.c).
+ */
+struct stat;
+void usdt__map_id(int fd, const struct stat *st, dev_t *dev, ino_t *ino);
 /*
  * Open the file of mapping m of process pid: through /proc/PID/root/PATH
  * when that still is the mapped inode, else /proc/PID/map_files/. The

@@ -15,13 +15,25 @@
  * path may have been replaced since it was mapped (an upgrade, or someone
  * racing us), and then the mapped one is reached through
  * /proc/PID/map_files/START-END.
+ *
+ * The device and inode /proc/PID/maps shows are not always fstat()'s. A
+ * file on overlayfs (every container's root) is mapped as the file of the
+ * layer below, and before Linux 6.8 (3efdc78fdc21, "fs/proc: show correct
+ * device and inode numbers in /proc/pid/maps") maps shows that file's
+ * device and inode, while fstat() shows the overlay's device. So a file
+ * is compared with a mapping by what maps shows for it: the file is
+ * mapped here for a moment and our own maps line read (usdt__map_id()).
+ * That is the same kernel's answer for the same file, on any version, and
+ * still no other file's.
  */
 #include <elf.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -40,6 +52,9 @@
 #endif
 
 #define USDT__LD_CACHE_MAX (64u << 20)
+
+/* <linux/magic.h> */
+#define USDT__OVERLAYFS_MAGIC 0x794c7630
 
 /* Is the file open at fd a 64-bit ELF file for this host's machine? */
 static bool fd_is_host_elf(int fd)
@@ -183,11 +198,59 @@ static bool basename_matches(const char *path, const char *name)
 	return !strncmp(base, name, len) && (!base[len] || base[len] == '.');
 }
 
-static bool same_inode(int fd, dev_t dev, ino_t ino)
+/*
+ * Where the kernel maps a file of another file system than its own (only
+ * overlayfs), the device and inode of our own mapping of one page of it,
+ * as maps shows them; 0 if found.
+ */
+static int mapped_id(int fd, dev_t *dev, ino_t *ino)
+{
+	struct usdt__mapping m;
+	char *line = NULL;
+	size_t cap = 0;
+	int err = -ENOENT;
+	FILE *f;
+	void *p = mmap(NULL, 1, PROT_READ, MAP_PRIVATE, fd, 0);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	f = usdt__maps_open(getpid());
+	while (f && err && usdt__maps_next(f, &line, &cap, &m) > 0) {
+		if (m.start != (uintptr_t)p)
+			continue;
+		*dev = m.dev;
+		*ino = m.ino;
+		err = 0;
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	munmap(p, 1);
+	return err;
+}
+
+void usdt__map_id(int fd, const struct stat *st, dev_t *dev, ino_t *ino)
+{
+	struct statfs sfs;
+
+	*dev = st->st_dev;
+	*ino = st->st_ino;
+	if (!fstatfs(fd, &sfs) &&
+	    (unsigned long)sfs.f_type == USDT__OVERLAYFS_MAGIC)
+		mapped_id(fd, dev, ino);
+}
+
+/* Is the file open at fd the one mapping m maps? */
+static bool same_inode(int fd, const struct usdt__mapping *m)
 {
 	struct stat st;
+	dev_t dev;
+	ino_t ino;
 
-	return !fstat(fd, &st) && st.st_dev == dev && st.st_ino == ino;
+	if (fstat(fd, &st))
+		return false;
+	usdt__map_id(fd, &st, &dev, &ino);
+	return dev == m->dev && ino == m->ino;
 }
 
 int usdt__open_mapping(pid_t pid, const struct usdt__mapping *m, char *out,
@@ -199,7 +262,7 @@ int usdt__open_mapping(pid_t pid, const struct usdt__mapping *m, char *out,
 	n = snprintf(out, out_sz, "/proc/%d/root%s", (int)pid, m->path);
 	if (n > 0 && (size_t)n < out_sz && !m->deleted) {
 		fd = open_candidate(out);
-		if (fd >= 0 && same_inode(fd, m->dev, m->ino))
+		if (fd >= 0 && same_inode(fd, m))
 			return fd;
 		if (fd >= 0)
 			close(fd);
@@ -210,7 +273,7 @@ int usdt__open_mapping(pid_t pid, const struct usdt__mapping *m, char *out,
 	if (n <= 0 || (size_t)n >= out_sz)
 		return -ENAMETOOLONG;
 	fd = open_candidate(out);
-	if (fd >= 0 && same_inode(fd, m->dev, m->ino))
+	if (fd >= 0 && same_inode(fd, m))
 		return fd;
 	if (fd >= 0)
 		close(fd);

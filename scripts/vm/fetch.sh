@@ -9,8 +9,10 @@
 # ARCH: arm64, s390x, riscv64 or x86_64. KERNEL: 6.1 (bookworm's) or 6.12
 # (trixie's; riscv64 has only this one: it is a release architecture from
 # trixie on). Makes
-#   VMDIR/kernel/ARCH-KERNEL/vmlinuz   the kernel (its modules are not kept:
-#                                      everything the tests need is built in)
+#   VMDIR/kernel/ARCH-KERNEL/vmlinuz   the kernel (of its modules only
+#                                      overlay.ko is kept, next to it:
+#                                      everything else the tests need is
+#                                      built in)
 #   VMDIR/btf/ARCH.btf                 the kernel's BTF, for vmlinux.h (from
 #                                      the 6.12 kernel: scripts/vm/btf.sh)
 #   VMDIR/sysroot/ARCH/                the guest's userland and the cross
@@ -56,14 +58,27 @@ else
 	elf=libelf1
 fi
 
-# The kernel of release $1 (bookworm, trixie) into $2.
+# The kernel of release $1 (bookworm, trixie) into $2, and its overlayfs
+# module, uncompressed (trixie's are .ko.xz; busybox's insmod in the guest
+# takes a plain .ko): Debian builds overlayfs as a module, and
+# scripts/vm/run.sh loads it in the guest for test_file's overlay cases.
 fetch_kernel() {
-	[ -f "$2/vmlinuz" ] && return 0
+	[ -f "$2/vmlinuz" ] && [ -f "$2/overlay.ko" ] && return 0
+	rm -rf "$2/pkg"
 	"$here/../apt-private.sh" "$vmdir/apt" "$1" "$debarch" "$2/pkg" \
 		"=linux-image-$kflavour"
+	ko=$(find "$2/pkg" -path '*/fs/overlayfs/overlay.ko*' | head -n1)
+	[ -n "$ko" ] || { echo "fetch.sh: no overlay.ko in $2/pkg" >&2; exit 1; }
+	case $ko in
+	*.xz)	xz -dc "$ko" > "$2/overlay.ko.tmp" ;;
+	*.zst)	zstd -qdc "$ko" > "$2/overlay.ko.tmp" ;;
+	*.gz)	gzip -dc "$ko" > "$2/overlay.ko.tmp" ;;
+	*)	cp "$ko" "$2/overlay.ko.tmp" ;;
+	esac
 	# shellcheck disable=SC2012
 	img=$(ls "$2"/pkg/boot/vmlinu[xz]-* | head -n1)
 	cp "$img" "$2/vmlinuz.tmp"
+	mv "$2/overlay.ko.tmp" "$2/overlay.ko"
 	cp "$2"/pkg/boot/config-* "$2/config"
 	cat "$2/pkg/.pkgs" > "$2/version"
 	rm -rf "$2/pkg"

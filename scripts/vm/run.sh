@@ -62,6 +62,9 @@ case " $* " in
 	fi ;;
 esac
 mkdir -p "$root/proc" "$root/sys" "$root/dev" "$root/tmp"
+# overlayfs is a module in Debian's kernels (scripts/vm/fetch.sh keeps it):
+# test_file mounts an overlay, as a container runtime would.
+cp "$vmdir/kernel/$arch-$kver/overlay.ko" "$root/overlay.ko"
 # The build output, tests/run.sh, at the same path as here.
 mkdir -p "$root$top/$objdir" "$root$top/tests"
 cp "$top/tests/run.sh" "$root$top/tests/"
@@ -88,6 +91,7 @@ case "$top" in /tmp/*) ;; *) mount -t tmpfs tmpfs /tmp ;; esac
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 ulimit -l unlimited
+insmod /overlay.ko || echo "vm: cannot load overlay.ko"
 echo "vm: \$(uname -srm)"
 cd "$top"
 CI="${CI:-}" tests/run.sh $test_timeout $progs

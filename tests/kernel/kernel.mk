@@ -39,9 +39,11 @@ $(KTEST_DIR)/shapes-%.bpf.o: tests/kernel/shapes.bpf.c $(VMLINUX_H) \
 		-c $< -o $@
 DEPS_test_verifier := $(SHAPES_OBJS)
 
-# One file from read to attach; it also runs `usdt list -p`.
-LDFLAGS_test_file = $(TOOL_TEST_DEFS)
-DEPS_test_file = $(TOOL)
+# One file from read to attach; it also runs `usdt list -p`, and copies
+# libusdttest.so onto an overlay for a firer to dlopen().
+LDFLAGS_test_file = $(TOOL_TEST_DEFS) \
+	-DTESTLIB='"$(KTEST_DIR)/libusdttest.so"'
+DEPS_test_file = $(TOOL) $(KTEST_DIR)/libusdttest.so
 
 # Skeleton auto-attach: probes in libusdttest.so, found by bare name.
 DEPS_test_skel := $(KTEST_DIR)/libusdttest.so
