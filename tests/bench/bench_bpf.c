@@ -704,6 +704,8 @@ int main(int argc, char **argv)
 	       hit_count());
 	table();
 	bpf_goals();
+	/* Before the scale rounds' children write to the same terminal. */
+	fflush(stdout);
 	if (!*scale)
 		return 0;
 	for (r = 0; r < scale_rounds; r++)
