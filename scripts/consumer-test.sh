@@ -52,14 +52,14 @@ cc "$dest/consumer.c" -o "$dest/consumer-shared" \
 	$(pkg-config --cflags --libs libusdt)
 LD_LIBRARY_PATH="$dest$prefix/lib" "$dest/consumer-shared"
 # The binary must really use libusdt.so.
-LD_LIBRARY_PATH="$dest$prefix/lib" ldd "$dest/consumer-shared" | grep -q 'libusdt.so.0 => '"$dest"
+LD_LIBRARY_PATH="$dest$prefix/lib" ldd "$dest/consumer-shared" | grep 'libusdt.so.0 => '"$dest" >/dev/null
 
 # Static.
 cc "$dest/consumer.c" -o "$dest/consumer-static" \
 	$(pkg-config --cflags libusdt) "$dest$prefix/lib/libusdt.a" \
 	$(pkg-config --libs --static libusdt | sed 's/-lusdt//')
 "$dest/consumer-static"
-if ldd "$dest/consumer-static" | grep -q libusdt; then
+if ldd "$dest/consumer-static" | grep libusdt >/dev/null; then
 	echo "consumer-static links libusdt.so" >&2
 	exit 1
 fi
