@@ -4,7 +4,8 @@
  * between read and attach, files replaced on disk under a running process,
  * a zombie, a read-only mapping below the code, a program of another
  * object, links outliving their manager, one parse for many attaches, and
- * a process that runs from an overlayfs (as in a container).
+ * a process that runs from an overlayfs (as in a container) or from btrfs
+ * (Fedora's and openSUSE's default).
  *
  * Run as "test_file firer", this program is its own target: it fires
  * tf:fire once for every byte it reads from stdin, until EOF ("test_file
@@ -16,13 +17,17 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/utsname.h>
 #include <sys/sdt.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <linux/btrfs.h>
+#include <linux/loop.h>
 #include <bpf/bpf.h>
+#include <zlib.h>
 
 #include "test_util.h"
 #include "chunk_util.h"
@@ -482,6 +487,13 @@ static void ovl_path(char *out, size_t sz, const char *layer,
 		 name);
 }
 
+/* Mounts from here on are ours alone, and go when this process does. */
+static void private_mounts(void)
+{
+	assert_int_equal(unshare(CLONE_NEWNS), 0);
+	assert_int_equal(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+}
+
 static int ovl_setup(void **state)
 {
 	char opts[512], lower[128], upper[128], work[128], p[160], cmd[512];
@@ -499,8 +511,7 @@ static int ovl_setup(void **state)
 	ovl_path(p, sizeof(p), "lower", "libusdttest.so");
 	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", TESTLIB, p);
 	assert_int_equal(system(cmd), 0);
-	assert_int_equal(unshare(CLONE_NEWNS), 0);
-	assert_int_equal(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	private_mounts();
 	ovl_path(lower, sizeof(lower), "lower", "");
 	ovl_path(upper, sizeof(upper), "upper", "");
 	ovl_path(work, sizeof(work), "work", "");
@@ -585,8 +596,8 @@ static void check_maps_shows(pid_t pid, const char *name)
  * the library's memory (%rip-relative on x86_64): n, its calls so far
  * plus 1000, and -77.
  */
-static void ovl_fire(struct fix *f, const struct firer *fr, const char *path,
-		     bool lib, bool ip, long n)
+static void fire_by_path(struct fix *f, const struct firer *fr,
+			 const char *path, bool lib, bool ip, long n)
 {
 	USDT_OPTS(usdt_attach_opts, o, .force_ip_map = ip);
 	struct usdt_link *l;
@@ -611,35 +622,48 @@ static void ovl_fire(struct fix *f, const struct firer *fr, const char *path,
 }
 
 /*
+ * fr runs a program (and with lib, has dlopen()ed the library at path):
+ * attach to the file at path by the name its maps show, by that path and
+ * through /proc/PID/root, with cookies and with the IP map, and the probe
+ * fires with its arguments.
+ */
+static void attach_each(struct fix *f, const struct firer *fr,
+			const char *path, bool lib)
+{
+	const char *name = strrchr(path, '/') + 1;
+	char resolved[4096], root[4096];
+	const char *paths[] = { name, path, root };
+	long n = 1000;
+	size_t i;
+	int ip;
+
+	snprintf(root, sizeof(root), "/proc/%d/root%s", fr->pid, path);
+	/* The name resolves to the path as the process sees it. */
+	assert_int_equal(usdt_resolve_path(fr->pid, name, resolved,
+					   sizeof(resolved)), 0);
+	assert_string_equal(resolved, root);
+	for (ip = 0; ip < 2; ip++)
+		for (i = 0; i < USDT__ARRAY_SIZE(paths); i++)
+			fire_by_path(f, fr, paths[i], lib, ip, ++n);
+}
+
+/*
  * A process runs a program from the overlay (and with lib, dlopen()s a
- * library from it): attach to it by the name its maps show, by the merged
- * path and through /proc/PID/root, with cookies and with the IP map, and
- * the probe fires with its arguments.
+ * library from it): attach_each().
  */
 static void ovl_attach_each(struct fix *f, bool lib)
 {
 	const char *name = lib ? "libusdttest.so" : "ofirer";
-	char exe[160], path[160], resolved[4096], root[4096];
-	const char *paths[] = { name, path, root };
+	char exe[160], path[160];
 	struct firer fr;
-	long n = 1000;
-	size_t i;
-	int ip;
 
 	if (!ovl_merged[0])
 		skip();
 	ovl_path(exe, sizeof(exe), "merged", "ofirer");
 	ovl_path(path, sizeof(path), "merged", name);
 	fr = spawn_firer_lib(exe, lib ? path : NULL);
-	snprintf(root, sizeof(root), "/proc/%d/root%s", fr.pid, path);
 	check_maps_shows(fr.pid, name);
-	/* The name resolves to the path as the process sees it. */
-	assert_int_equal(usdt_resolve_path(fr.pid, name, resolved,
-					   sizeof(resolved)), 0);
-	assert_string_equal(resolved, root);
-	for (ip = 0; ip < 2; ip++)
-		for (i = 0; i < USDT__ARRAY_SIZE(paths); i++)
-			ovl_fire(f, &fr, paths[i], lib, ip, ++n);
+	attach_each(f, &fr, path, lib);
 	firer_reap(&fr);
 }
 
@@ -683,18 +707,20 @@ static void test_overlay_replaced(void **state)
 						 fr.pid, path, "tf", "fire",
 						 &o));
 		assert_int_equal(errno, ESRCH);
-		ovl_fire(f, &fr, "ofirer", false, ip, 0);
+		fire_by_path(f, &fr, "ofirer", false, ip, 0);
 	}
 	firer_reap(&fr);
 }
 
 /*
- * `usdt trace -p PID NAME` of a process on the overlay: the tool resolves
- * the name in the process's maps and prints each hit with its argument.
+ * `usdt trace -p PID NAME` of a process that runs the program at path: the
+ * tool resolves the name in the process's maps and prints each hit with
+ * its argument.
  */
-static void test_overlay_trace(void **state)
+static void trace_by_pid(const char *path)
 {
-	char path[160], pid[16], file[16], probe[16];
+	const char *name = strrchr(path, '/') + 1;
+	char pid[16], file[16], probe[16];
 	unsigned long long ts;
 	struct run_result r;
 	const char *line;
@@ -703,10 +729,6 @@ static void test_overlay_trace(void **state)
 	long arg;
 	int p;
 
-	(void)state;
-	if (!ovl_merged[0])
-		skip();
-	ovl_path(path, sizeof(path), "merged", "ofirer");
 	fr = spawn_firer(path);
 	/* Fires until killed: the tool attaches at some point meanwhile. */
 	feeder = fork();
@@ -717,7 +739,7 @@ static void test_overlay_trace(void **state)
 		_exit(0);
 	}
 	snprintf(pid, sizeof(pid), "%d", (int)fr.pid);
-	run_tool(&r, "trace", "-p", pid, "-n", "3", "ofirer", "tf:fire");
+	run_tool(&r, "trace", "-p", pid, "-n", "3", name, "tf:fire");
 	kill(feeder, SIGKILL);
 	assert_int_equal(waitpid(feeder, NULL, 0), feeder);
 	firer_reap(&fr);
@@ -728,11 +750,257 @@ static void test_overlay_trace(void **state)
 		assert_int_equal(sscanf(line, "%llu %d %*d %15s %15s %ld", &ts,
 					&p, file, probe, &arg), 5);
 		assert_int_equal(p, fr.pid);
-		assert_string_equal(file, "ofirer");
+		assert_string_equal(file, name);
 		assert_string_equal(probe, "tf:fire");
 		assert_int_equal(arg, 'x');
 	}
 	run_result_free(&r);
+}
+
+/* `usdt trace -p PID NAME` of a process on the overlay. */
+static void test_overlay_trace(void **state)
+{
+	char path[160];
+
+	(void)state;
+	if (!ovl_merged[0])
+		skip();
+	ovl_path(path, sizeof(path), "merged", "ofirer");
+	trace_by_pid(path);
+}
+
+/* ---------------------------------------------------------------------- */
+/* A process on btrfs                                                     */
+
+/*
+ * A btrfs file system at tmp_dir/btrfs, made at build time (BTRFS_IMG: a
+ * guest has no mkfs.btrfs) and unpacked here, on a loop device that goes
+ * away with its last user, mounted in a mount namespace of our own: even
+ * a crash leaves neither mount nor loop device behind. btrfs_fill() makes
+ * subvolumes a and b, each with a copy of this program ("bfirer") and of
+ * libusdttest.so, copied in the same order into a fresh subvolume: the
+ * copies have the same inode numbers, and maps shows the same device (the
+ * file system's) for both.
+ */
+static char btrfs_dir[160];
+
+static void btrfs_path(char *out, size_t sz, const char *subvol,
+		       const char *name)
+{
+	snprintf(out, sz, "%s/btrfs/%s/%s", tmp_dir, subvol, name);
+}
+
+/* The gzip'd image src unpacked at dst, its zero blocks left as holes. */
+static void unpack_sparse(const char *src, const char *dst)
+{
+	static const char zero[65536];
+	char buf[sizeof(zero)];
+	gzFile in = gzopen(src, "rb");
+	off_t off = 0;
+	int out, n;
+
+	if (!in)
+		fail_msg("cannot open %s: %s", src, strerror(errno));
+	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(out >= 0);
+	while ((n = gzread(in, buf, sizeof(buf))) > 0) {
+		if (memcmp(buf, zero, (size_t)n))
+			assert_int_equal(pwrite(out, buf, (size_t)n, off), n);
+		off += n;
+	}
+	assert_int_equal(n, 0);
+	assert_int_equal(ftruncate(out, off), 0);
+	close(out);
+	gzclose(in);
+}
+
+/*
+ * The file img on a free loop device that detaches itself once nothing
+ * holds it (autoclear; the mount will): its fd, kept until the mount, and
+ * its name in dev; or -errno.
+ */
+static int loop_attach(const char *img, char *dev, size_t sz)
+{
+	struct loop_info64 info = { .lo_flags = LO_FLAGS_AUTOCLEAR };
+	int ctl, n, tries, lfd = -1, err = -EBUSY;
+	int ifd = open(img, O_RDWR | O_CLOEXEC);
+
+	assert_true(ifd >= 0);
+	ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+	if (ctl < 0)
+		err = -errno;
+	/* Another process may take the free device first. */
+	for (tries = 0; ctl >= 0 && tries < 10 && err == -EBUSY; tries++) {
+		n = ioctl(ctl, LOOP_CTL_GET_FREE);
+		snprintf(dev, sz, "/dev/loop%d", n);
+		lfd = n < 0 ? -1 : open(dev, O_RDWR | O_CLOEXEC);
+		err = lfd < 0 || ioctl(lfd, LOOP_SET_FD, ifd) ? -errno : 0;
+		if (err && lfd >= 0)
+			close(lfd);
+	}
+	if (!err && ioctl(lfd, LOOP_SET_STATUS64, &info)) {
+		err = -errno;
+		ioctl(lfd, LOOP_CLR_FD, 0);
+		close(lfd);
+	}
+	if (ctl >= 0)
+		close(ctl);
+	close(ifd);
+	return err ? err : lfd;
+}
+
+static int btrfs_setup(void **state)
+{
+	char img[128], dev[32], p[160];
+	int lfd;
+
+	(void)state;
+	btrfs_dir[0] = '\0';
+	path_in(img, sizeof(img), "btrfs.img");
+	unpack_sparse(BTRFS_IMG, img);
+	path_in(p, sizeof(p), "btrfs");
+	assert_int_equal(mkdir(p, 0755), 0);
+	private_mounts();
+	lfd = loop_attach(img, dev, sizeof(dev));
+	if (lfd < 0) {
+		print_message("SKIP: no loop device: %s\n", strerror(-lfd));
+		return 0;
+	}
+	if (mount(dev, p, "btrfs", 0, NULL)) {
+		print_message("SKIP: cannot mount btrfs: %s\n", strerror(errno));
+		close(lfd);
+		return 0;
+	}
+	close(lfd);
+	snprintf(btrfs_dir, sizeof(btrfs_dir), "%s", p);
+	return 0;
+}
+
+/* Lazily: a firer a failed test left may still run from it. The loop
+ * device detaches itself when the file system is gone. */
+static int btrfs_teardown(void **state)
+{
+	char cmd[160];
+
+	(void)state;
+	if (btrfs_dir[0])
+		assert_int_equal(umount2(btrfs_dir, MNT_DETACH), 0);
+	btrfs_dir[0] = '\0';
+	snprintf(cmd, sizeof(cmd), "rm -rf %s/btrfs %s/btrfs.img", tmp_dir,
+		 tmp_dir);
+	assert_int_equal(system(cmd), 0);
+	return 0;
+}
+
+/* Subvolumes a and b with their copies (see btrfs_dir). */
+static void btrfs_fill(void)
+{
+	struct btrfs_ioctl_vol_args args;
+	const char *subvols[] = { "a", "b" };
+	char p[160], cmd[512];
+	size_t i;
+	int fd;
+
+	if (!btrfs_dir[0])
+		skip();
+	fd = open(btrfs_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	for (i = 0; i < USDT__ARRAY_SIZE(subvols); i++) {
+		memset(&args, 0, sizeof(args));
+		snprintf(args.name, sizeof(args.name), "%s", subvols[i]);
+		assert_int_equal(ioctl(fd, BTRFS_IOC_SUBVOL_CREATE, &args), 0);
+		btrfs_path(p, sizeof(p), subvols[i], "bfirer");
+		copy_self(p);
+		btrfs_path(p, sizeof(p), subvols[i], "libusdttest.so");
+		snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", TESTLIB, p);
+		assert_int_equal(system(cmd), 0);
+	}
+	close(fd);
+}
+
+/*
+ * The copies of name in a and b have the same inode number and different
+ * devices, and pid's maps show a's executable mapping with the file
+ * system's device, not a's (so b's copy would show the same).
+ */
+static void check_btrfs_maps(pid_t pid, const char *name)
+{
+	struct stat a, b;
+	struct usdt__mapping m;
+	char *line = NULL, p[160];
+	size_t cap = 0;
+	bool found = false;
+	FILE *f = usdt__maps_open(pid);
+
+	btrfs_path(p, sizeof(p), "a", name);
+	assert_int_equal(stat(p, &a), 0);
+	btrfs_path(p, sizeof(p), "b", name);
+	assert_int_equal(stat(p, &b), 0);
+	assert_int_equal(a.st_ino, b.st_ino);
+	assert_true(a.st_dev != b.st_dev);
+	assert_non_null(f);
+	while (!found && usdt__maps_next(f, &line, &cap, &m) > 0)
+		found = m.exec && !strcmp(strrchr(m.path, '/') + 1, name);
+	assert_true(found);
+	assert_int_equal(m.ino, a.st_ino);
+	assert_true(m.dev != a.st_dev && m.dev != b.st_dev);
+	fclose(f);
+	free(line);
+}
+
+/*
+ * A process runs a's program (and with lib, dlopen()s a's library):
+ * attach_each() to a's file, and b's copy, which shows the same device and
+ * inode in maps, is refused for that process in both modes.
+ */
+static void btrfs_attach_each(struct fix *f, bool lib)
+{
+	const char *name = lib ? "libusdttest.so" : "bfirer";
+	char exe[160], path[160], other[160];
+	struct firer fr;
+	int ip;
+
+	btrfs_fill();
+	btrfs_path(exe, sizeof(exe), "a", "bfirer");
+	btrfs_path(path, sizeof(path), "a", name);
+	btrfs_path(other, sizeof(other), "b", name);
+	fr = spawn_firer_lib(exe, lib ? path : NULL);
+	check_btrfs_maps(fr.pid, name);
+	attach_each(f, &fr, path, lib);
+	for (ip = 0; ip < 2; ip++) {
+		USDT_OPTS(usdt_attach_opts, o, .force_ip_map = ip);
+
+		errno = 0;
+		assert_null(usdt_manager__attach(f->man,
+						 f->skel->progs.on_usdt,
+						 fr.pid, other,
+						 lib ? "testlib" : "tf", "fire",
+						 &o));
+		assert_int_equal(errno, ESRCH);
+		assert_int_equal(f->man->specs.live_cnt, 0);
+	}
+	firer_reap(&fr);
+}
+
+static void test_btrfs_exe(void **state)
+{
+	btrfs_attach_each(*state, false);
+}
+
+static void test_btrfs_lib(void **state)
+{
+	btrfs_attach_each(*state, true);
+}
+
+/* `usdt trace -p PID NAME` of a process that runs a's program. */
+static void test_btrfs_trace(void **state)
+{
+	char path[160];
+
+	(void)state;
+	btrfs_fill();
+	btrfs_path(path, sizeof(path), "a", "bfirer");
+	trace_by_pid(path);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -949,6 +1217,12 @@ int main(int argc, char **argv)
 						ovl_setup, ovl_teardown),
 		cmocka_unit_test_setup_teardown(test_overlay_trace, ovl_setup,
 						ovl_teardown),
+		cmocka_unit_test_setup_teardown(test_btrfs_exe, btrfs_setup,
+						btrfs_teardown),
+		cmocka_unit_test_setup_teardown(test_btrfs_lib, btrfs_setup,
+						btrfs_teardown),
+		cmocka_unit_test_setup_teardown(test_btrfs_trace, btrfs_setup,
+						btrfs_teardown),
 		cmocka_unit_test(test_program_of_other_object),
 		cmocka_unit_test(test_links_outlive_manager),
 		cmocka_unit_test(test_destroy_reports_error),
