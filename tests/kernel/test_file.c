@@ -80,6 +80,7 @@ static int firer_main(const char *lib)
 /* Fixture: skel_fixture.h's, and a temporary directory for the copies.   */
 
 static char tmp_dir[64];
+static char btrfs_dir[160];	/* where a btrfs is mounted, or "" */
 
 static int setup(void **state)
 {
@@ -93,6 +94,10 @@ static int teardown(void **state)
 {
 	char cmd[128];
 
+	/* Lazily: a firer that a failed test left may still run from it.
+	 * Its loop device detaches itself once the file system is gone. */
+	if (btrfs_dir[0])
+		assert_int_equal(umount2(btrfs_dir, MNT_DETACH), 0);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp_dir);
 	assert_int_equal(system(cmd), 0);
 	return fix_teardown(state);
@@ -776,18 +781,24 @@ static void test_overlay_trace(void **state)
  * A btrfs file system at tmp_dir/btrfs, made at build time (BTRFS_IMG: a
  * guest has no mkfs.btrfs) and unpacked here, on a loop device that goes
  * away with its last user, mounted in a mount namespace of our own: even
- * a crash leaves neither mount nor loop device behind. btrfs_fill() makes
- * subvolumes a and b, each with a copy of this program ("bfirer") and of
- * libusdttest.so, copied in the same order into a fresh subvolume: the
- * copies have the same inode numbers, and maps shows the same device (the
- * file system's) for both.
+ * a crash leaves neither mount nor loop device behind. It is mounted once
+ * (each copy of the image has its UUID, which Linux 6.1 mounts only once
+ * at a time, and the manager keeps files of it open) and unmounted by the
+ * group's teardown. btrfs_fill() makes subvolumes aN and bN for test N,
+ * each with a copy of this program ("bfirer") and of libusdttest.so,
+ * copied in the same order into a fresh subvolume: the copies have the
+ * same inode numbers, and maps shows the same device (the file system's)
+ * for both.
  */
-static char btrfs_dir[160];
+static bool btrfs_tried;
+static unsigned int btrfs_test;
 
+/* Subvolume subvol ("a", "b") of this test. */
 static void btrfs_path(char *out, size_t sz, const char *subvol,
 		       const char *name)
 {
-	snprintf(out, sz, "%s/btrfs/%s/%s", tmp_dir, subvol, name);
+	snprintf(out, sz, "%s/btrfs/%s%u/%s", tmp_dir, subvol, btrfs_test,
+		 name);
 }
 
 /* The gzip'd image src unpacked at dst, its zero blocks left as holes. */
@@ -855,7 +866,9 @@ static int btrfs_setup(void **state)
 	int lfd;
 
 	(void)state;
-	btrfs_dir[0] = '\0';
+	if (btrfs_tried)
+		return 0;
+	btrfs_tried = true;
 	path_in(img, sizeof(img), "btrfs.img");
 	unpack_sparse(BTRFS_IMG, img);
 	path_in(p, sizeof(p), "btrfs");
@@ -876,23 +889,7 @@ static int btrfs_setup(void **state)
 	return 0;
 }
 
-/* Lazily: a firer a failed test left may still run from it. The loop
- * device detaches itself when the file system is gone. */
-static int btrfs_teardown(void **state)
-{
-	char cmd[160];
-
-	(void)state;
-	if (btrfs_dir[0])
-		assert_int_equal(umount2(btrfs_dir, MNT_DETACH), 0);
-	btrfs_dir[0] = '\0';
-	snprintf(cmd, sizeof(cmd), "rm -rf %s/btrfs %s/btrfs.img", tmp_dir,
-		 tmp_dir);
-	assert_int_equal(system(cmd), 0);
-	return 0;
-}
-
-/* Subvolumes a and b with their copies (see btrfs_dir). */
+/* Subvolumes a and b of a new test, with their copies (see btrfs_dir). */
 static void btrfs_fill(void)
 {
 	struct btrfs_ioctl_vol_args args;
@@ -903,11 +900,13 @@ static void btrfs_fill(void)
 
 	if (!btrfs_dir[0])
 		skip();
+	btrfs_test++;
 	fd = open(btrfs_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert_true(fd >= 0);
 	for (i = 0; i < USDT__ARRAY_SIZE(subvols); i++) {
 		memset(&args, 0, sizeof(args));
-		snprintf(args.name, sizeof(args.name), "%s", subvols[i]);
+		snprintf(args.name, sizeof(args.name), "%s%u", subvols[i],
+			 btrfs_test);
 		assert_int_equal(ioctl(fd, BTRFS_IOC_SUBVOL_CREATE, &args), 0);
 		btrfs_path(p, sizeof(p), subvols[i], "bfirer");
 		copy_self(p);
@@ -990,6 +989,55 @@ static void test_btrfs_exe(void **state)
 static void test_btrfs_lib(void **state)
 {
 	btrfs_attach_each(*state, true);
+}
+
+/*
+ * An overlay whose lower layer is a (upper and work in b), at
+ * btrfs_dir/mergedN, so that the teardown's lazy unmount takes it too. A
+ * process runs its program: attach_each() to the merged file, and b's
+ * copy is refused. Before Linux 6.8 maps shows the lower file, with the
+ * file system's device, as for b's copy.
+ */
+static void test_btrfs_overlay(void **state)
+{
+	struct fix *f = *state;
+	char opts[700], lower[160], upper[160], work[160], merged[200],
+		path[240], other[160];
+	struct firer fr;
+	int ip;
+
+	btrfs_fill();
+	btrfs_path(lower, sizeof(lower), "a", "");
+	btrfs_path(upper, sizeof(upper), "b", "up");
+	btrfs_path(work, sizeof(work), "b", "work");
+	snprintf(merged, sizeof(merged), "%s/merged%u", btrfs_dir,
+		 btrfs_test);
+	assert_int_equal(mkdir(upper, 0755), 0);
+	assert_int_equal(mkdir(work, 0755), 0);
+	assert_int_equal(mkdir(merged, 0755), 0);
+	snprintf(opts, sizeof(opts), "lowerdir=%s,upperdir=%s,workdir=%s",
+		 lower, upper, work);
+	if (mount("overlay", merged, "overlay", 0, opts)) {
+		print_message("SKIP: cannot mount an overlay: %s\n",
+			      strerror(errno));
+		skip();
+	}
+	snprintf(path, sizeof(path), "%s/bfirer", merged);
+	btrfs_path(other, sizeof(other), "b", "bfirer");
+	fr = spawn_firer(path);
+	attach_each(f, &fr, path, false);
+	for (ip = 0; ip < 2; ip++) {
+		USDT_OPTS(usdt_attach_opts, o, .force_ip_map = ip);
+
+		errno = 0;
+		assert_null(usdt_manager__attach(f->man,
+						 f->skel->progs.on_usdt,
+						 fr.pid, other, "tf", "fire",
+						 &o));
+		assert_int_equal(errno, ESRCH);
+	}
+	firer_reap(&fr);
+	assert_int_equal(umount2(merged, MNT_DETACH), 0);
 }
 
 /* `usdt trace -p PID NAME` of a process that runs a's program. */
@@ -1217,12 +1265,10 @@ int main(int argc, char **argv)
 						ovl_setup, ovl_teardown),
 		cmocka_unit_test_setup_teardown(test_overlay_trace, ovl_setup,
 						ovl_teardown),
-		cmocka_unit_test_setup_teardown(test_btrfs_exe, btrfs_setup,
-						btrfs_teardown),
-		cmocka_unit_test_setup_teardown(test_btrfs_lib, btrfs_setup,
-						btrfs_teardown),
-		cmocka_unit_test_setup_teardown(test_btrfs_trace, btrfs_setup,
-						btrfs_teardown),
+		cmocka_unit_test_setup(test_btrfs_exe, btrfs_setup),
+		cmocka_unit_test_setup(test_btrfs_lib, btrfs_setup),
+		cmocka_unit_test_setup(test_btrfs_trace, btrfs_setup),
+		cmocka_unit_test_setup(test_btrfs_overlay, btrfs_setup),
 		cmocka_unit_test(test_program_of_other_object),
 		cmocka_unit_test(test_links_outlive_manager),
 		cmocka_unit_test(test_destroy_reports_error),
