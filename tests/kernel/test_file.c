@@ -556,6 +556,27 @@ static int kernel_version(void)
 	return major * 1000 + minor;
 }
 
+/* The device and inode pid's maps show for its executable mapping of a
+ * file named name. */
+static void exec_mapping_id(pid_t pid, const char *name, dev_t *dev,
+			    ino_t *ino)
+{
+	struct usdt__mapping m;
+	char *line = NULL;
+	size_t cap = 0;
+	bool found = false;
+	FILE *f = usdt__maps_open(pid);
+
+	assert_non_null(f);
+	while (!found && usdt__maps_next(f, &line, &cap, &m) > 0)
+		found = m.exec && !strcmp(strrchr(m.path, '/') + 1, name);
+	assert_true(found);
+	*dev = m.dev;
+	*ino = m.ino;
+	fclose(f);
+	free(line);
+}
+
 /*
  * What pid's maps show for its executable mapping of a file named name:
  * the overlay's device and inode (what fstat() on the merged path gives),
@@ -566,33 +587,27 @@ static int kernel_version(void)
 static void check_maps_shows(pid_t pid, const char *name)
 {
 	struct stat ovl, low;
-	struct usdt__mapping m;
-	char *line = NULL, p[160];
-	size_t cap = 0;
-	bool found = false, lower;
-	FILE *f = usdt__maps_open(pid);
+	char p[160];
+	bool lower;
+	dev_t dev;
+	ino_t ino;
 
 	ovl_path(p, sizeof(p), "merged", name);
 	assert_int_equal(stat(p, &ovl), 0);
 	ovl_path(p, sizeof(p), "lower", name);
 	assert_int_equal(stat(p, &low), 0);
 	assert_true(ovl.st_dev != low.st_dev);
-	assert_non_null(f);
-	while (!found && usdt__maps_next(f, &line, &cap, &m) > 0)
-		found = m.exec && !strcmp(strrchr(m.path, '/') + 1, name);
-	assert_true(found);
-	lower = m.dev == low.st_dev && m.ino == low.st_ino;
+	exec_mapping_id(pid, name, &dev, &ino);
+	lower = dev == low.st_dev && ino == low.st_ino;
 	print_message("maps shows %s of the %s\n", name,
 		      lower ? "lower layer" : "overlay");
 	if (!lower)
-		assert_true(m.dev == ovl.st_dev && m.ino == ovl.st_ino);
+		assert_true(dev == ovl.st_dev && ino == ovl.st_ino);
 	/* 6.6 and 6.7 may have it backported. */
 	if (kernel_version() < 6006)
 		assert_true(lower);
 	if (kernel_version() >= 6008)
 		assert_false(lower);
-	fclose(f);
-	free(line);
 }
 
 /*
@@ -925,11 +940,9 @@ static void btrfs_fill(void)
 static void check_btrfs_maps(pid_t pid, const char *name)
 {
 	struct stat a, b;
-	struct usdt__mapping m;
-	char *line = NULL, p[160];
-	size_t cap = 0;
-	bool found = false;
-	FILE *f = usdt__maps_open(pid);
+	char p[160];
+	dev_t dev;
+	ino_t ino;
 
 	btrfs_path(p, sizeof(p), "a", name);
 	assert_int_equal(stat(p, &a), 0);
@@ -937,14 +950,28 @@ static void check_btrfs_maps(pid_t pid, const char *name)
 	assert_int_equal(stat(p, &b), 0);
 	assert_int_equal(a.st_ino, b.st_ino);
 	assert_true(a.st_dev != b.st_dev);
-	assert_non_null(f);
-	while (!found && usdt__maps_next(f, &line, &cap, &m) > 0)
-		found = m.exec && !strcmp(strrchr(m.path, '/') + 1, name);
-	assert_true(found);
-	assert_int_equal(m.ino, a.st_ino);
-	assert_true(m.dev != a.st_dev && m.dev != b.st_dev);
-	fclose(f);
-	free(line);
+	exec_mapping_id(pid, name, &dev, &ino);
+	assert_int_equal(ino, a.st_ino);
+	assert_true(dev != a.st_dev && dev != b.st_dev);
+}
+
+/* Attaching to the file at path for process pid is refused with ESRCH (it
+ * runs another file of that name), in both modes, leaving nothing. */
+static void refused_for(struct fix *f, pid_t pid, const char *path,
+			const char *provider)
+{
+	int ip;
+
+	for (ip = 0; ip < 2; ip++) {
+		USDT_OPTS(usdt_attach_opts, o, .force_ip_map = ip);
+
+		errno = 0;
+		assert_null(usdt_manager__attach(f->man,
+						 f->skel->progs.on_usdt, pid,
+						 path, provider, "fire", &o));
+		assert_int_equal(errno, ESRCH);
+		assert_int_equal(f->man->specs.live_cnt, 0);
+	}
 }
 
 /*
@@ -957,7 +984,6 @@ static void btrfs_attach_each(struct fix *f, bool lib)
 	const char *name = lib ? "libusdttest.so" : "bfirer";
 	char exe[160], path[160], other[160];
 	struct firer fr;
-	int ip;
 
 	btrfs_fill();
 	btrfs_path(exe, sizeof(exe), "a", "bfirer");
@@ -966,18 +992,7 @@ static void btrfs_attach_each(struct fix *f, bool lib)
 	fr = spawn_firer_lib(exe, lib ? path : NULL);
 	check_btrfs_maps(fr.pid, name);
 	attach_each(f, &fr, path, lib);
-	for (ip = 0; ip < 2; ip++) {
-		USDT_OPTS(usdt_attach_opts, o, .force_ip_map = ip);
-
-		errno = 0;
-		assert_null(usdt_manager__attach(f->man,
-						 f->skel->progs.on_usdt,
-						 fr.pid, other,
-						 lib ? "testlib" : "tf", "fire",
-						 &o));
-		assert_int_equal(errno, ESRCH);
-		assert_int_equal(f->man->specs.live_cnt, 0);
-	}
+	refused_for(f, fr.pid, other, lib ? "testlib" : "tf");
 	firer_reap(&fr);
 }
 
@@ -1004,7 +1019,6 @@ static void test_btrfs_overlay(void **state)
 	char opts[700], lower[160], upper[160], work[160], merged[200],
 		path[240], other[160];
 	struct firer fr;
-	int ip;
 
 	btrfs_fill();
 	btrfs_path(lower, sizeof(lower), "a", "");
@@ -1026,16 +1040,7 @@ static void test_btrfs_overlay(void **state)
 	btrfs_path(other, sizeof(other), "b", "bfirer");
 	fr = spawn_firer(path);
 	attach_each(f, &fr, path, false);
-	for (ip = 0; ip < 2; ip++) {
-		USDT_OPTS(usdt_attach_opts, o, .force_ip_map = ip);
-
-		errno = 0;
-		assert_null(usdt_manager__attach(f->man,
-						 f->skel->progs.on_usdt,
-						 fr.pid, other, "tf", "fire",
-						 &o));
-		assert_int_equal(errno, ESRCH);
-	}
+	refused_for(f, fr.pid, other, "tf");
 	firer_reap(&fr);
 	assert_int_equal(umount2(merged, MNT_DETACH), 0);
 }
