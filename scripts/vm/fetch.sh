@@ -76,11 +76,13 @@ unpack_ko() {
 	esac
 }
 
-# Module $2 (by name) into directory $1, after the modules it depends on
-# (its .modinfo's "depends=": the .deb has no modules.dep, which depmod
-# makes at install), each named once in $1/load, in loading order. $1/index
-# lists the package's module files.
+# Module $2 (by name; "-" and "_" are the same in module names, as
+# arm64's xor-neon is named in xor's depends) into directory $1, after the
+# modules it depends on (its .modinfo's "depends=": the .deb has no
+# modules.dep, which depmod makes at install), each named once in $1/load,
+# in loading order. $1/index lists the package's module files.
 add_module() {
+	set -- "$1" "$(echo "$2" | tr - _)"
 	grep -qx "$2" "$1/load" 2>/dev/null && return 0
 	ko=$(awk -v m="$2" '{ n = $0; sub(/.*\//, "", n); sub(/\.ko.*/, "", n);
 		gsub(/-/, "_", n); if (n == m) { print; exit } }' "$1/index")
