@@ -22,9 +22,11 @@
 #include <sys/utsname.h>
 #include <sys/sdt.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <linux/btrfs.h>
+#include <linux/capability.h>
 #include <linux/loop.h>
 #include <bpf/bpf.h>
 #include <zlib.h>
@@ -1049,6 +1051,61 @@ static void test_btrfs_overlay(void **state)
 	assert_int_equal(umount2(merged, MNT_DETACH), 0);
 }
 
+static bool said_cannot_tell;
+
+static int note_cannot_tell(enum usdt_print_level level, const char *fmt,
+			    va_list ap)
+{
+	(void)level;
+	(void)ap;
+	said_cannot_tell |= strstr(fmt, "cannot tell whether") != NULL;
+	return 0;
+}
+
+/*
+ * Without CAP_SYS_ADMIN and CAP_CHECKPOINT_RESTORE, /proc/PID/map_files/
+ * cannot be read, and a's file cannot be told from b's copy in maps: an
+ * attach by pid fails with EPERM and leaves nothing, rather than take
+ * either (in a child that drops them; it says how it ended by its exit
+ * status).
+ */
+static void test_btrfs_no_cap(void **state)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+	struct fix *f = *state;
+	char path[160];
+	struct firer fr;
+	int status;
+	pid_t child;
+
+	btrfs_fill();
+	btrfs_path(path, sizeof(path), "a", "bfirer");
+	fr = spawn_firer(path);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		if (syscall(SYS_capget, &h, d))
+			_exit(2);
+		d[CAP_SYS_ADMIN / 32].effective &= ~(1u << (CAP_SYS_ADMIN % 32));
+		d[CAP_CHECKPOINT_RESTORE / 32].effective &=
+			~(1u << (CAP_CHECKPOINT_RESTORE % 32));
+		if (syscall(SYS_capset, &h, d))
+			_exit(3);
+		usdt_set_print(note_cannot_tell);
+		errno = 0;
+		if (usdt_manager__attach(f->man, f->skel->progs.on_usdt,
+					 fr.pid, path, "tf", "fire", NULL))
+			_exit(4);
+		_exit(errno != EPERM ? 5 : f->man->specs.live_cnt ? 6 :
+			  !said_cannot_tell ? 7 : 0);
+	}
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	firer_reap(&fr);
+}
+
 /* `usdt trace -p PID NAME` and `usdt trace -p PID` of a process that
  * runs a's program. */
 static void test_btrfs_trace(void **state)
@@ -1280,6 +1337,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup(test_btrfs_lib, btrfs_setup),
 		cmocka_unit_test_setup(test_btrfs_trace, btrfs_setup),
 		cmocka_unit_test_setup(test_btrfs_overlay, btrfs_setup),
+		cmocka_unit_test_setup(test_btrfs_no_cap, btrfs_setup),
 		cmocka_unit_test(test_program_of_other_object),
 		cmocka_unit_test(test_links_outlive_manager),
 		cmocka_unit_test(test_destroy_reports_error),
