@@ -373,7 +373,11 @@ struct usdt_attach_opts {
  * IP-map mode needs a pid), EOPNOTSUPP (the same value: force_ip_map, and
  * the program was loaded without the IP-map path; see keep_ip_map), ESRCH (pid > 0 and that process has exited or
  * does not run the file: give /proc/PID/exe or /proc/PID/map_files/...
- * to reach a file replaced on disk since it started), EEXIST (two call
+ * to reach a file replaced on disk since it started), EPERM (also: pid >
+ * 0, the file is on btrfs or on an overlay before Linux 6.8, where a
+ * process's mapping of it is told from another file's only through
+ * /proc/PID/map_files/, and that needs CAP_SYS_ADMIN or
+ * CAP_CHECKPOINT_RESTORE), EEXIST (two call
  * sites at one IP in IP-map mode), EINVAL (also: prog is not of the
  * manager's bpf_object), ENOMEM, or the kernel's errno. On failure nothing
  * stays attached and nothing is taken.

@@ -7,6 +7,7 @@ set -e
 
 PKGS="make gcc libc6-dev libbpf-dev libelf-dev zlib1g-dev libcmocka-dev
 clang llvm bpftool systemtap-sdt-dev pkg-config valgrind dpkg-dev python3
+btrfs-progs
 libclang-rt-14-dev
 gcc-aarch64-linux-gnu gcc-s390x-linux-gnu gcc-riscv64-linux-gnu
 libc6-dev-arm64-cross libc6-dev-s390x-cross libc6-dev-riscv64-cross

@@ -113,10 +113,11 @@ struct attach_ctx {
 
 /*
  * Find an executable mapping of the file in process pid, one that maps
- * file offset off, and its run-time address. Matched by device and inode,
- * so any name of the file works and no other file with that name does;
- * read-only mappings of the same file (a loader's first look, or anyone's
- * mmap) are not where code runs. Returns 0, or -ENOENT.
+ * file offset off, and its run-time address. Matched by device and inode
+ * (usdt__mapping_is()), so any name of the file works and no other file
+ * with that name does; read-only mappings of the same file (a loader's
+ * first look, or anyone's mmap) are not where code runs. Returns 0,
+ * -ENOENT, or the error that left a mapping unknown.
  */
 static int runtime_addr(pid_t pid, const struct usdt_file *file, uint64_t off,
 			uint64_t *addr)
@@ -124,17 +125,19 @@ static int runtime_addr(pid_t pid, const struct usdt_file *file, uint64_t off,
 	struct usdt__mapping m;
 	char *line = NULL;
 	size_t cap = 0;
-	int err = -ENOENT;
+	int err = -ENOENT, is;
 	FILE *f = usdt__maps_open(pid);
 
 	if (!f)
 		return -ENOENT;
-	while (err && usdt__maps_next(f, &line, &cap, &m) > 0) {
-		if (m.exec && usdt__file_mapped(file, &m) &&
-		    off >= m.off && off - m.off < m.end - m.start) {
+	while (err == -ENOENT && usdt__maps_next(f, &line, &cap, &m) > 0) {
+		if (!m.exec || off < m.off || off - m.off >= m.end - m.start)
+			continue;
+		is = usdt__mapping_is(pid, &m, &file->map);
+		if (is > 0)
 			*addr = m.start + (off - m.off);
-			err = 0;
-		}
+		if (is)
+			err = is > 0 ? 0 : is;
 	}
 	free(line);
 	fclose(f);
@@ -159,22 +162,31 @@ static const char *base_name(const char *path)
 static int check_process(const struct attach_ctx *c)
 {
 	const char *base = base_name(c->file->path);
-	bool any = false, ours = false, other = false;
+	bool any = false, other = false;
 	struct usdt__mapping m;
 	char *line = NULL;
 	size_t cap = 0;
+	int ours = 0;
 	FILE *f = usdt__maps_open(c->pid);
 
 	while (f && !ours && usdt__maps_next(f, &line, &cap, &m) > 0) {
 		any = true;
-		if (usdt__file_mapped(c->file, &m))
-			ours = m.exec;
-		else if (m.exec && !strcmp(base_name(m.path), base))
+		if (!m.exec)
+			continue;
+		ours = usdt__mapping_is(c->pid, &m, &c->file->map);
+		if (!ours && !strcmp(base_name(m.path), base))
 			other = true;
 	}
 	free(line);
 	if (f)
 		fclose(f);
+	if (ours < 0) {
+		pr_warn("%s:%s: cannot tell whether process %d runs %s: /proc/%d/map_files/: %s%s\n",
+			c->provider, c->name, c->pid, c->file->path, c->pid,
+			usdt__errstr(ours),
+			ours == -EPERM ? " (a file on btrfs, or on an overlay before Linux 6.8, is told apart from others there, which needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE)" : "");
+		return ours;
+	}
 	if (!any) {
 		pr_warn("%s:%s: process %d does not exist or has exited\n",
 			c->provider, c->name, c->pid);
@@ -601,12 +613,17 @@ static int add_ip(const struct attach_ctx *c, struct usdt_link *link,
 	long key;
 	int err;
 
-	if (c->file->e_type == ET_DYN &&
-	    runtime_addr(c->pid, c->file, off, &abs)) {
-		pr_warn("%s:%s: process %d does not map '%s' at offset 0x%llx\n",
-			p->provider, p->name, c->pid, c->file->path,
-			(unsigned long long)p->file_off);
-		return -ENOENT;
+	err = c->file->e_type == ET_DYN ?
+		      runtime_addr(c->pid, c->file, off, &abs) : 0;
+	if (err) {
+		pr_warn("%s:%s: process %d %s '%s' at offset 0x%llx%s%s\n",
+			p->provider, p->name, c->pid,
+			err == -ENOENT ? "does not map" :
+					 "cannot be told to map",
+			c->file->path, (unsigned long long)p->file_off,
+			err == -ENOENT ? "" : ": ",
+			err == -ENOENT ? "" : usdt__errstr(err));
+		return err;
 	}
 	key = (long)abs;
 	err = usdt__ipmap_add(c->man, key, val);

@@ -331,13 +331,28 @@ struct usdt_probe {
 };
 
 /*
+ * How /proc/PID/maps shows a file, and how to tell its mappings there from
+ * other files' (usdt__map_id(), usdt__mapping_is() in src/resolve.c).
+ * Invariant: without confirm, no other file shows dev/ino in maps; with
+ * it, no other file's mapping has mf_dev/mf_ino as the stat() of its
+ * /proc/PID/map_files/START-END.
+ */
+struct usdt__map_id {
+	dev_t dev;		/* what maps shows for it */
+	ino_t ino;
+	bool confirm;		/* others may show dev/ino too (btrfs) */
+	int mf_err;		/* 0, or why mf_dev/mf_ino are unknown */
+	dev_t mf_dev;		/* stat() of a mapping of it through */
+	ino_t mf_ino;		/* /proc/PID/map_files/ */
+};
+
+/*
  * An ELF file's call sites. A file opened from a path keeps its descriptor
  * (fd >= 0) until usdt_file__close(): everything an attach gives the
  * kernel (the file itself, as /proc/self/fd/N, and its offsets) comes
  * from that one open file, so renaming or replacing the path meanwhile
- * changes nothing. dev/ino/size/mtime are its fstat() at open; a process
- * maps it if a line of its maps shows map_dev/map_ino
- * (usdt__file_mapped()).
+ * changes nothing. dev/ino/size/mtime are its fstat() at open; map says
+ * which lines of a process's maps are mappings of it.
  * Invariant: names[] holds each index in [0, probe_cnt) once, sorted by
  * provider, then name, then index. A compact file has no probes[]: its
  * index (idx) says where each name's notes are, and an attach builds the
@@ -351,8 +366,7 @@ struct usdt_file {
 	struct usdt__index *idx;	/* a compact file's (src/noteidx.c) */
 	dev_t dev;
 	ino_t ino;
-	dev_t map_dev;		/* what /proc/PID/maps shows for it */
-	ino_t map_ino;		/* (usdt__map_id()) */
+	struct usdt__map_id map;
 	off_t size;
 	struct timespec mtime;
 	uint32_t *names;
@@ -408,13 +422,6 @@ struct usdt__mapping {
 	const char *path;
 };
 
-/* Does mapping m map file? By device and inode, as maps shows them. */
-static inline bool usdt__file_mapped(const struct usdt_file *file,
-				     const struct usdt__mapping *m)
-{
-	return m->dev == file->map_dev && m->ino == file->map_ino;
-}
-
 /* /proc/PID/maps, opened for usdt__maps_next(); NULL with errno. */
 FILE *usdt__maps_open(pid_t pid);
 /* The next file-backed mapping (1), or the end (0). *line and *cap are
@@ -422,12 +429,20 @@ FILE *usdt__maps_open(pid_t pid);
 int usdt__maps_next(FILE *f, char **line, size_t *cap,
 		    struct usdt__mapping *m);
 /*
- * The device and inode that /proc/PID/maps shows for a mapping of the file
- * open at fd, whose fstat() is st: st's own, except on overlayfs before
- * Linux 6.8, where it is the file below the overlay (src/resolve.c).
+ * How maps shows the file open at fd, whose fstat() is st: st's device and
+ * inode, except on overlayfs before Linux 6.8 (the file below the overlay)
+ * and on btrfs (the file system's device, not the subvolume's: inode
+ * numbers repeat there, so its mappings are confirmed). src/resolve.c.
  */
 struct stat;
-void usdt__map_id(int fd, const struct stat *st, dev_t *dev, ino_t *ino);
+void usdt__map_id(int fd, const struct stat *st, struct usdt__map_id *id);
+/*
+ * Is mapping m of process pid a mapping of the file that id describes?
+ * 1 or 0; a negative errno if it could not be told (-EPERM: reading
+ * /proc/PID/map_files/ needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE).
+ */
+int usdt__mapping_is(pid_t pid, const struct usdt__mapping *m,
+		     const struct usdt__map_id *id);
 /*
  * Open the file of mapping m of process pid: through /proc/PID/root/PATH
  * when that still is the mapped inode, else /proc/PID/map_files/. The

@@ -850,7 +850,7 @@ int usdt__file_open_fd(int fd, const char *path, bool compact,
 	(*out)->fd = fd;
 	(*out)->dev = st.st_dev;
 	(*out)->ino = st.st_ino;
-	usdt__map_id(fd, &st, &(*out)->map_dev, &(*out)->map_ino);
+	usdt__map_id(fd, &st, &(*out)->map);
 	(*out)->size = st.st_size;
 	(*out)->mtime = st.st_mtim;
 	return 0;

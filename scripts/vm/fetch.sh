@@ -10,7 +10,8 @@
 # (trixie's; riscv64 has only this one: it is a release architecture from
 # trixie on). Makes
 #   VMDIR/kernel/ARCH-KERNEL/vmlinuz   the kernel (of its modules only
-#                                      overlay.ko is kept, next to it:
+#                                      those for overlayfs and btrfs are
+#                                      kept, in modules/ next to it:
 #                                      everything else the tests need is
 #                                      built in)
 #   VMDIR/btf/ARCH.btf                 the kernel's BTF, for vmlinux.h (from
@@ -58,27 +59,59 @@ else
 	elf=libelf1
 fi
 
-# The kernel of release $1 (bookworm, trixie) into $2, and its overlayfs
-# module, uncompressed (trixie's are .ko.xz; busybox's insmod in the guest
-# takes a plain .ko): Debian builds overlayfs as a module, and
-# scripts/vm/run.sh loads it in the guest for test_file's overlay cases.
+# The modules scripts/vm/run.sh loads in the guest: overlayfs for
+# test_file's overlay cases, btrfs and the loop device for its btrfs ones,
+# and crc32c_generic, which btrfs asks the crypto API for by name (so no
+# module lists it as a dependency). Each comes after what it depends on.
+GUEST_MODULES="overlay crc32c_generic loop btrfs"
+
+# A module file $1, uncompressed, to $2 (trixie's are .ko.xz; busybox's
+# insmod in the guest takes a plain .ko).
+unpack_ko() {
+	case $1 in
+	*.xz)	xz -dc "$1" > "$2" ;;
+	*.zst)	zstd -qdc "$1" > "$2" ;;
+	*.gz)	gzip -dc "$1" > "$2" ;;
+	*)	cp "$1" "$2" ;;
+	esac
+}
+
+# Module $2 (by name; "-" and "_" are the same in module names, as
+# arm64's xor-neon is named in xor's depends) into directory $1, after the
+# modules it depends on (its .modinfo's "depends=": the .deb has no
+# modules.dep, which depmod makes at install), each named once in $1/load,
+# in loading order. $1/index lists the package's module files.
+add_module() {
+	set -- "$1" "$(echo "$2" | tr - _)"
+	grep -qx "$2" "$1/load" 2>/dev/null && return 0
+	ko=$(awk -v m="$2" '{ n = $0; sub(/.*\//, "", n); sub(/\.ko.*/, "", n);
+		gsub(/-/, "_", n); if (n == m) { print; exit } }' "$1/index")
+	[ -n "$ko" ] || { echo "fetch.sh: no module $2 in the kernel package" >&2; exit 1; }
+	unpack_ko "$ko" "$1/$2.ko"
+	for dep in $(tr '\0' '\n' < "$1/$2.ko" | sed -n 's/^depends=//p' |
+			head -n1 | tr , ' '); do
+		add_module "$1" "$dep"
+	done
+	echo "$2" >> "$1/load"
+}
+
+# The kernel of release $1 (bookworm, trixie) into $2, and of its modules
+# those in GUEST_MODULES (with what they need) in $2/modules/.
 fetch_kernel() {
-	[ -f "$2/vmlinuz" ] && [ -f "$2/overlay.ko" ] && return 0
-	rm -rf "$2/pkg"
+	[ -f "$2/vmlinuz" ] && [ -f "$2/modules/load" ] && return 0
+	rm -rf "$2/pkg" "$2/modules" "$2/overlay.ko"
 	"$here/../apt-private.sh" "$vmdir/apt" "$1" "$debarch" "$2/pkg" \
 		"=linux-image-$kflavour"
-	ko=$(find "$2/pkg" -path '*/fs/overlayfs/overlay.ko*' | head -n1)
-	[ -n "$ko" ] || { echo "fetch.sh: no overlay.ko in $2/pkg" >&2; exit 1; }
-	case $ko in
-	*.xz)	xz -dc "$ko" > "$2/overlay.ko.tmp" ;;
-	*.zst)	zstd -qdc "$ko" > "$2/overlay.ko.tmp" ;;
-	*.gz)	gzip -dc "$ko" > "$2/overlay.ko.tmp" ;;
-	*)	cp "$ko" "$2/overlay.ko.tmp" ;;
-	esac
+	mkdir -p "$2/modules.tmp"
+	find "$2/pkg" -name '*.ko*' > "$2/modules.tmp/index"
+	for m in $GUEST_MODULES; do
+		add_module "$2/modules.tmp" "$m"
+	done
+	rm "$2/modules.tmp/index"
 	# shellcheck disable=SC2012
 	img=$(ls "$2"/pkg/boot/vmlinu[xz]-* | head -n1)
 	cp "$img" "$2/vmlinuz.tmp"
-	mv "$2/overlay.ko.tmp" "$2/overlay.ko"
+	mv "$2/modules.tmp" "$2/modules"
 	cp "$2"/pkg/boot/config-* "$2/config"
 	cat "$2/pkg/.pkgs" > "$2/version"
 	rm -rf "$2/pkg"

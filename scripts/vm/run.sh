@@ -62,9 +62,12 @@ case " $* " in
 	fi ;;
 esac
 mkdir -p "$root/proc" "$root/sys" "$root/dev" "$root/tmp"
-# overlayfs is a module in Debian's kernels (scripts/vm/fetch.sh keeps it):
-# test_file mounts an overlay, as a container runtime would.
-cp "$vmdir/kernel/$arch-$kver/overlay.ko" "$root/overlay.ko"
+# overlayfs, btrfs and the loop device are modules in Debian's kernels
+# (scripts/vm/fetch.sh keeps them, and modules/load says in which order to
+# load them): test_file mounts an overlay, as a container runtime would,
+# and a btrfs image on a loop device.
+mkdir -p "$root/modules"
+cp "$vmdir/kernel/$arch-$kver/modules/"* "$root/modules/"
 # The build output, tests/run.sh, at the same path as here.
 mkdir -p "$root$top/$objdir" "$root$top/tests"
 cp "$top/tests/run.sh" "$root$top/tests/"
@@ -91,7 +94,9 @@ case "$top" in /tmp/*) ;; *) mount -t tmpfs tmpfs /tmp ;; esac
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 ulimit -l unlimited
-insmod /overlay.ko || echo "vm: cannot load overlay.ko"
+for m in \$(cat /modules/load); do
+	insmod /modules/\$m.ko || echo "vm: cannot load \$m.ko"
+done
 echo "vm: \$(uname -srm)"
 cd "$top"
 CI="${CI:-}" tests/run.sh $test_timeout $progs

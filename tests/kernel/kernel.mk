@@ -40,10 +40,23 @@ $(KTEST_DIR)/shapes-%.bpf.o: tests/kernel/shapes.bpf.c $(VMLINUX_H) \
 DEPS_test_verifier := $(SHAPES_OBJS)
 
 # One file from read to attach; it also runs `usdt list -p`, and copies
-# libusdttest.so onto an overlay for a firer to dlopen().
+# libusdttest.so onto an overlay and onto btrfs for a firer to dlopen().
+# The btrfs is an empty file system made here (btrfs-progs,
+# scripts/deps.sh), so that the guests of make vm-check need no
+# mkfs.btrfs; gzip'd, 128 MiB are about 140 KiB, and the test unpacks it
+# sparse.
 LDFLAGS_test_file = $(TOOL_TEST_DEFS) \
-	-DTESTLIB='"$(KTEST_DIR)/libusdttest.so"'
-DEPS_test_file = $(TOOL) $(KTEST_DIR)/libusdttest.so
+	-DTESTLIB='"$(KTEST_DIR)/libusdttest.so"' \
+	-DBTRFS_IMG='"$(KTEST_DIR)/btrfs.img.gz"'
+DEPS_test_file = $(TOOL) $(KTEST_DIR)/libusdttest.so $(KTEST_DIR)/btrfs.img.gz
+
+$(KTEST_DIR)/btrfs.img.gz:
+	$(call msg,MKFS,$@)
+	@mkdir -p $(@D)
+	$(Q)rm -f $@.tmp && truncate -s 128M $@.tmp
+	$(Q)PATH="$$PATH:/usr/sbin:/sbin" mkfs.btrfs -q -f $@.tmp >/dev/null 2>&1 || \
+		{ echo "mkfs.btrfs $@.tmp failed (btrfs-progs?)" >&2; rm -f $@.tmp; exit 1; }
+	$(Q)gzip -9 -c $@.tmp > $@.gz.tmp && rm -f $@.tmp && mv $@.gz.tmp $@
 
 # Skeleton auto-attach: probes in libusdttest.so, found by bare name.
 DEPS_test_skel := $(KTEST_DIR)/libusdttest.so

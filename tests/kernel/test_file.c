@@ -4,7 +4,8 @@
  * between read and attach, files replaced on disk under a running process,
  * a zombie, a read-only mapping below the code, a program of another
  * object, links outliving their manager, one parse for many attaches, and
- * a process that runs from an overlayfs (as in a container).
+ * a process that runs from an overlayfs (as in a container) or from btrfs
+ * (Fedora's and openSUSE's default).
  *
  * Run as "test_file firer", this program is its own target: it fires
  * tf:fire once for every byte it reads from stdin, until EOF ("test_file
@@ -16,13 +17,19 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/utsname.h>
 #include <sys/sdt.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include <linux/btrfs.h>
+#include <linux/capability.h>
+#include <linux/loop.h>
 #include <bpf/bpf.h>
+#include <zlib.h>
 
 #include "test_util.h"
 #include "chunk_util.h"
@@ -75,6 +82,7 @@ static int firer_main(const char *lib)
 /* Fixture: skel_fixture.h's, and a temporary directory for the copies.   */
 
 static char tmp_dir[64];
+static char btrfs_dir[160];	/* where a btrfs is mounted, or "" */
 
 static int setup(void **state)
 {
@@ -88,6 +96,10 @@ static int teardown(void **state)
 {
 	char cmd[128];
 
+	/* Lazily: a firer that a failed test left may still run from it.
+	 * Its loop device detaches itself once the file system is gone. */
+	if (btrfs_dir[0])
+		assert_int_equal(umount2(btrfs_dir, MNT_DETACH), 0);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp_dir);
 	assert_int_equal(system(cmd), 0);
 	return fix_teardown(state);
@@ -482,6 +494,13 @@ static void ovl_path(char *out, size_t sz, const char *layer,
 		 name);
 }
 
+/* Mounts from here on are ours alone, and go when this process does. */
+static void private_mounts(void)
+{
+	assert_int_equal(unshare(CLONE_NEWNS), 0);
+	assert_int_equal(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+}
+
 static int ovl_setup(void **state)
 {
 	char opts[512], lower[128], upper[128], work[128], p[160], cmd[512];
@@ -499,8 +518,7 @@ static int ovl_setup(void **state)
 	ovl_path(p, sizeof(p), "lower", "libusdttest.so");
 	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", TESTLIB, p);
 	assert_int_equal(system(cmd), 0);
-	assert_int_equal(unshare(CLONE_NEWNS), 0);
-	assert_int_equal(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	private_mounts();
 	ovl_path(lower, sizeof(lower), "lower", "");
 	ovl_path(upper, sizeof(upper), "upper", "");
 	ovl_path(work, sizeof(work), "work", "");
@@ -540,6 +558,27 @@ static int kernel_version(void)
 	return major * 1000 + minor;
 }
 
+/* The device and inode pid's maps show for its executable mapping of a
+ * file named name. */
+static void exec_mapping_id(pid_t pid, const char *name, dev_t *dev,
+			    ino_t *ino)
+{
+	struct usdt__mapping m;
+	char *line = NULL;
+	size_t cap = 0;
+	bool found = false;
+	FILE *f = usdt__maps_open(pid);
+
+	assert_non_null(f);
+	while (!found && usdt__maps_next(f, &line, &cap, &m) > 0)
+		found = m.exec && !strcmp(strrchr(m.path, '/') + 1, name);
+	assert_true(found);
+	*dev = m.dev;
+	*ino = m.ino;
+	fclose(f);
+	free(line);
+}
+
 /*
  * What pid's maps show for its executable mapping of a file named name:
  * the overlay's device and inode (what fstat() on the merged path gives),
@@ -550,33 +589,27 @@ static int kernel_version(void)
 static void check_maps_shows(pid_t pid, const char *name)
 {
 	struct stat ovl, low;
-	struct usdt__mapping m;
-	char *line = NULL, p[160];
-	size_t cap = 0;
-	bool found = false, lower;
-	FILE *f = usdt__maps_open(pid);
+	char p[160];
+	bool lower;
+	dev_t dev;
+	ino_t ino;
 
 	ovl_path(p, sizeof(p), "merged", name);
 	assert_int_equal(stat(p, &ovl), 0);
 	ovl_path(p, sizeof(p), "lower", name);
 	assert_int_equal(stat(p, &low), 0);
 	assert_true(ovl.st_dev != low.st_dev);
-	assert_non_null(f);
-	while (!found && usdt__maps_next(f, &line, &cap, &m) > 0)
-		found = m.exec && !strcmp(strrchr(m.path, '/') + 1, name);
-	assert_true(found);
-	lower = m.dev == low.st_dev && m.ino == low.st_ino;
+	exec_mapping_id(pid, name, &dev, &ino);
+	lower = dev == low.st_dev && ino == low.st_ino;
 	print_message("maps shows %s of the %s\n", name,
 		      lower ? "lower layer" : "overlay");
 	if (!lower)
-		assert_true(m.dev == ovl.st_dev && m.ino == ovl.st_ino);
+		assert_true(dev == ovl.st_dev && ino == ovl.st_ino);
 	/* 6.6 and 6.7 may have it backported. */
 	if (kernel_version() < 6006)
 		assert_true(lower);
 	if (kernel_version() >= 6008)
 		assert_false(lower);
-	fclose(f);
-	free(line);
 }
 
 /*
@@ -585,8 +618,8 @@ static void check_maps_shows(pid_t pid, const char *name)
  * the library's memory (%rip-relative on x86_64): n, its calls so far
  * plus 1000, and -77.
  */
-static void ovl_fire(struct fix *f, const struct firer *fr, const char *path,
-		     bool lib, bool ip, long n)
+static void fire_by_path(struct fix *f, const struct firer *fr,
+			 const char *path, bool lib, bool ip, long n)
 {
 	USDT_OPTS(usdt_attach_opts, o, .force_ip_map = ip);
 	struct usdt_link *l;
@@ -611,35 +644,48 @@ static void ovl_fire(struct fix *f, const struct firer *fr, const char *path,
 }
 
 /*
+ * fr runs a program (and with lib, has dlopen()ed the library at path):
+ * attach to the file at path by the name its maps show, by that path and
+ * through /proc/PID/root, with cookies and with the IP map, and the probe
+ * fires with its arguments.
+ */
+static void attach_each(struct fix *f, const struct firer *fr,
+			const char *path, bool lib)
+{
+	const char *name = strrchr(path, '/') + 1;
+	char resolved[4096], root[4096];
+	const char *paths[] = { name, path, root };
+	long n = 1000;
+	size_t i;
+	int ip;
+
+	snprintf(root, sizeof(root), "/proc/%d/root%s", fr->pid, path);
+	/* The name resolves to the path as the process sees it. */
+	assert_int_equal(usdt_resolve_path(fr->pid, name, resolved,
+					   sizeof(resolved)), 0);
+	assert_string_equal(resolved, root);
+	for (ip = 0; ip < 2; ip++)
+		for (i = 0; i < USDT__ARRAY_SIZE(paths); i++)
+			fire_by_path(f, fr, paths[i], lib, ip, ++n);
+}
+
+/*
  * A process runs a program from the overlay (and with lib, dlopen()s a
- * library from it): attach to it by the name its maps show, by the merged
- * path and through /proc/PID/root, with cookies and with the IP map, and
- * the probe fires with its arguments.
+ * library from it): attach_each().
  */
 static void ovl_attach_each(struct fix *f, bool lib)
 {
 	const char *name = lib ? "libusdttest.so" : "ofirer";
-	char exe[160], path[160], resolved[4096], root[4096];
-	const char *paths[] = { name, path, root };
+	char exe[160], path[160];
 	struct firer fr;
-	long n = 1000;
-	size_t i;
-	int ip;
 
 	if (!ovl_merged[0])
 		skip();
 	ovl_path(exe, sizeof(exe), "merged", "ofirer");
 	ovl_path(path, sizeof(path), "merged", name);
 	fr = spawn_firer_lib(exe, lib ? path : NULL);
-	snprintf(root, sizeof(root), "/proc/%d/root%s", fr.pid, path);
 	check_maps_shows(fr.pid, name);
-	/* The name resolves to the path as the process sees it. */
-	assert_int_equal(usdt_resolve_path(fr.pid, name, resolved,
-					   sizeof(resolved)), 0);
-	assert_string_equal(resolved, root);
-	for (ip = 0; ip < 2; ip++)
-		for (i = 0; i < USDT__ARRAY_SIZE(paths); i++)
-			ovl_fire(f, &fr, paths[i], lib, ip, ++n);
+	attach_each(f, &fr, path, lib);
 	firer_reap(&fr);
 }
 
@@ -683,18 +729,20 @@ static void test_overlay_replaced(void **state)
 						 fr.pid, path, "tf", "fire",
 						 &o));
 		assert_int_equal(errno, ESRCH);
-		ovl_fire(f, &fr, "ofirer", false, ip, 0);
+		fire_by_path(f, &fr, "ofirer", false, ip, 0);
 	}
 	firer_reap(&fr);
 }
 
 /*
- * `usdt trace -p PID NAME` of a process on the overlay: the tool resolves
- * the name in the process's maps and prints each hit with its argument.
+ * `usdt trace -p PID NAME` of a process that runs the program at path: the
+ * tool resolves the name in the process's maps and prints each hit with
+ * its argument.
  */
-static void test_overlay_trace(void **state)
+static void trace_by_pid(const char *path)
 {
-	char path[160], pid[16], file[16], probe[16];
+	const char *name = strrchr(path, '/') + 1;
+	char pid[16], file[16], probe[16];
 	unsigned long long ts;
 	struct run_result r;
 	const char *line;
@@ -703,10 +751,6 @@ static void test_overlay_trace(void **state)
 	long arg;
 	int p;
 
-	(void)state;
-	if (!ovl_merged[0])
-		skip();
-	ovl_path(path, sizeof(path), "merged", "ofirer");
 	fr = spawn_firer(path);
 	/* Fires until killed: the tool attaches at some point meanwhile. */
 	feeder = fork();
@@ -717,7 +761,7 @@ static void test_overlay_trace(void **state)
 		_exit(0);
 	}
 	snprintf(pid, sizeof(pid), "%d", (int)fr.pid);
-	run_tool(&r, "trace", "-p", pid, "-n", "3", "ofirer", "tf:fire");
+	run_tool(&r, "trace", "-p", pid, "-n", "3", name, "tf:fire");
 	kill(feeder, SIGKILL);
 	assert_int_equal(waitpid(feeder, NULL, 0), feeder);
 	firer_reap(&fr);
@@ -728,11 +772,345 @@ static void test_overlay_trace(void **state)
 		assert_int_equal(sscanf(line, "%llu %d %*d %15s %15s %ld", &ts,
 					&p, file, probe, &arg), 5);
 		assert_int_equal(p, fr.pid);
-		assert_string_equal(file, "ofirer");
+		assert_string_equal(file, name);
 		assert_string_equal(probe, "tf:fire");
 		assert_int_equal(arg, 'x');
 	}
 	run_result_free(&r);
+}
+
+/* `usdt trace -p PID NAME` of a process on the overlay. */
+static void test_overlay_trace(void **state)
+{
+	char path[160];
+
+	(void)state;
+	if (!ovl_merged[0])
+		skip();
+	ovl_path(path, sizeof(path), "merged", "ofirer");
+	trace_by_pid(path);
+}
+
+/* ---------------------------------------------------------------------- */
+/* A process on btrfs                                                     */
+
+/*
+ * A btrfs file system at tmp_dir/btrfs, made at build time (BTRFS_IMG: a
+ * guest has no mkfs.btrfs) and unpacked here, on a loop device that goes
+ * away with its last user, mounted in a mount namespace of our own: even
+ * a crash leaves neither mount nor loop device behind. It is mounted once
+ * (each copy of the image has its UUID, which Linux 6.1 mounts only once
+ * at a time, and the manager keeps files of it open) and unmounted by the
+ * group's teardown. btrfs_fill() makes subvolumes aN and bN for test N,
+ * each with a copy of this program ("bfirer") and of libusdttest.so,
+ * copied in the same order into a fresh subvolume: the copies have the
+ * same inode numbers, and maps shows the same device (the file system's)
+ * for both.
+ */
+static bool btrfs_tried;
+static unsigned int btrfs_test;
+
+/* Subvolume subvol ("a", "b") of this test. */
+static void btrfs_path(char *out, size_t sz, const char *subvol,
+		       const char *name)
+{
+	snprintf(out, sz, "%s/btrfs/%s%u/%s", tmp_dir, subvol, btrfs_test,
+		 name);
+}
+
+/* The gzip'd image src unpacked at dst, its zero blocks left as holes. */
+static void unpack_sparse(const char *src, const char *dst)
+{
+	static const char zero[65536];
+	char buf[sizeof(zero)];
+	gzFile in = gzopen(src, "rb");
+	off_t off = 0;
+	int out, n;
+
+	if (!in)
+		fail_msg("cannot open %s: %s", src, strerror(errno));
+	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(out >= 0);
+	while ((n = gzread(in, buf, sizeof(buf))) > 0) {
+		if (memcmp(buf, zero, (size_t)n))
+			assert_int_equal(pwrite(out, buf, (size_t)n, off), n);
+		off += n;
+	}
+	assert_int_equal(n, 0);
+	assert_int_equal(ftruncate(out, off), 0);
+	close(out);
+	gzclose(in);
+}
+
+/*
+ * The file img on a free loop device that detaches itself once nothing
+ * holds it (autoclear; the mount will): its fd, kept until the mount, and
+ * its name in dev; or -errno.
+ */
+static int loop_attach(const char *img, char *dev, size_t sz)
+{
+	struct loop_info64 info = { .lo_flags = LO_FLAGS_AUTOCLEAR };
+	int ctl, n, tries, lfd = -1, err = -EBUSY;
+	int ifd = open(img, O_RDWR | O_CLOEXEC);
+
+	assert_true(ifd >= 0);
+	ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+	if (ctl < 0)
+		err = -errno;
+	/* Another process may take the free device first. */
+	for (tries = 0; ctl >= 0 && tries < 10 && err == -EBUSY; tries++) {
+		n = ioctl(ctl, LOOP_CTL_GET_FREE);
+		snprintf(dev, sz, "/dev/loop%d", n);
+		lfd = n < 0 ? -1 : open(dev, O_RDWR | O_CLOEXEC);
+		err = lfd < 0 || ioctl(lfd, LOOP_SET_FD, ifd) ? -errno : 0;
+		if (err && lfd >= 0)
+			close(lfd);
+	}
+	if (!err && ioctl(lfd, LOOP_SET_STATUS64, &info)) {
+		err = -errno;
+		ioctl(lfd, LOOP_CLR_FD, 0);
+		close(lfd);
+	}
+	if (ctl >= 0)
+		close(ctl);
+	close(ifd);
+	return err ? err : lfd;
+}
+
+static int btrfs_setup(void **state)
+{
+	char img[128], dev[32], p[160];
+	int lfd;
+
+	(void)state;
+	if (btrfs_tried)
+		return 0;
+	btrfs_tried = true;
+	path_in(img, sizeof(img), "btrfs.img");
+	unpack_sparse(BTRFS_IMG, img);
+	path_in(p, sizeof(p), "btrfs");
+	assert_int_equal(mkdir(p, 0755), 0);
+	private_mounts();
+	lfd = loop_attach(img, dev, sizeof(dev));
+	if (lfd < 0) {
+		print_message("SKIP: no loop device: %s\n", strerror(-lfd));
+		return 0;
+	}
+	if (mount(dev, p, "btrfs", 0, NULL)) {
+		print_message("SKIP: cannot mount btrfs: %s\n", strerror(errno));
+		close(lfd);
+		return 0;
+	}
+	close(lfd);
+	snprintf(btrfs_dir, sizeof(btrfs_dir), "%s", p);
+	return 0;
+}
+
+/* Subvolumes a and b of a new test, with their copies (see btrfs_dir). */
+static void btrfs_fill(void)
+{
+	struct btrfs_ioctl_vol_args args;
+	const char *subvols[] = { "a", "b" };
+	char p[160], cmd[512];
+	size_t i;
+	int fd;
+
+	if (!btrfs_dir[0])
+		skip();
+	btrfs_test++;
+	fd = open(btrfs_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	for (i = 0; i < USDT__ARRAY_SIZE(subvols); i++) {
+		memset(&args, 0, sizeof(args));
+		snprintf(args.name, sizeof(args.name), "%s%u", subvols[i],
+			 btrfs_test);
+		assert_int_equal(ioctl(fd, BTRFS_IOC_SUBVOL_CREATE, &args), 0);
+		btrfs_path(p, sizeof(p), subvols[i], "bfirer");
+		copy_self(p);
+		btrfs_path(p, sizeof(p), subvols[i], "libusdttest.so");
+		snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", TESTLIB, p);
+		assert_int_equal(system(cmd), 0);
+	}
+	close(fd);
+}
+
+/*
+ * The copies of name in a and b have the same inode number and different
+ * devices, and pid's maps show a's executable mapping with the file
+ * system's device, not a's (so b's copy would show the same).
+ */
+static void check_btrfs_maps(pid_t pid, const char *name)
+{
+	struct stat a, b;
+	char p[160];
+	dev_t dev;
+	ino_t ino;
+
+	btrfs_path(p, sizeof(p), "a", name);
+	assert_int_equal(stat(p, &a), 0);
+	btrfs_path(p, sizeof(p), "b", name);
+	assert_int_equal(stat(p, &b), 0);
+	assert_int_equal(a.st_ino, b.st_ino);
+	assert_true(a.st_dev != b.st_dev);
+	exec_mapping_id(pid, name, &dev, &ino);
+	assert_int_equal(ino, a.st_ino);
+	assert_true(dev != a.st_dev && dev != b.st_dev);
+}
+
+/* Attaching to the file at path for process pid is refused with ESRCH (it
+ * runs another file of that name), in both modes, leaving nothing. */
+static void refused_for(struct fix *f, pid_t pid, const char *path,
+			const char *provider)
+{
+	int ip;
+
+	for (ip = 0; ip < 2; ip++) {
+		USDT_OPTS(usdt_attach_opts, o, .force_ip_map = ip);
+
+		errno = 0;
+		assert_null(usdt_manager__attach(f->man,
+						 f->skel->progs.on_usdt, pid,
+						 path, provider, "fire", &o));
+		assert_int_equal(errno, ESRCH);
+		assert_int_equal(f->man->specs.live_cnt, 0);
+	}
+}
+
+/*
+ * A process runs a's program (and with lib, dlopen()s a's library):
+ * attach_each() to a's file, and b's copy, which shows the same device and
+ * inode in maps, is refused for that process in both modes.
+ */
+static void btrfs_attach_each(struct fix *f, bool lib)
+{
+	const char *name = lib ? "libusdttest.so" : "bfirer";
+	char exe[160], path[160], other[160];
+	struct firer fr;
+
+	btrfs_fill();
+	btrfs_path(exe, sizeof(exe), "a", "bfirer");
+	btrfs_path(path, sizeof(path), "a", name);
+	btrfs_path(other, sizeof(other), "b", name);
+	fr = spawn_firer_lib(exe, lib ? path : NULL);
+	check_btrfs_maps(fr.pid, name);
+	attach_each(f, &fr, path, lib);
+	refused_for(f, fr.pid, other, lib ? "testlib" : "tf");
+	firer_reap(&fr);
+}
+
+static void test_btrfs_exe(void **state)
+{
+	btrfs_attach_each(*state, false);
+}
+
+static void test_btrfs_lib(void **state)
+{
+	btrfs_attach_each(*state, true);
+}
+
+/*
+ * An overlay whose lower layer is a (upper and work in b), at
+ * btrfs_dir/mergedN, so that the teardown's lazy unmount takes it too. A
+ * process runs its program: attach_each() to the merged file, and b's
+ * copy is refused. Before Linux 6.8 maps shows the lower file, with the
+ * file system's device, as for b's copy.
+ */
+static void test_btrfs_overlay(void **state)
+{
+	struct fix *f = *state;
+	char opts[700], lower[160], upper[160], work[160], merged[200],
+		path[240], other[160];
+	struct firer fr;
+
+	btrfs_fill();
+	btrfs_path(lower, sizeof(lower), "a", "");
+	btrfs_path(upper, sizeof(upper), "b", "up");
+	btrfs_path(work, sizeof(work), "b", "work");
+	snprintf(merged, sizeof(merged), "%s/merged%u", btrfs_dir,
+		 btrfs_test);
+	assert_int_equal(mkdir(upper, 0755), 0);
+	assert_int_equal(mkdir(work, 0755), 0);
+	assert_int_equal(mkdir(merged, 0755), 0);
+	snprintf(opts, sizeof(opts), "lowerdir=%s,upperdir=%s,workdir=%s",
+		 lower, upper, work);
+	if (mount("overlay", merged, "overlay", 0, opts)) {
+		print_message("SKIP: cannot mount an overlay: %s\n",
+			      strerror(errno));
+		skip();
+	}
+	snprintf(path, sizeof(path), "%s/bfirer", merged);
+	btrfs_path(other, sizeof(other), "b", "bfirer");
+	fr = spawn_firer(path);
+	attach_each(f, &fr, path, false);
+	refused_for(f, fr.pid, other, "tf");
+	firer_reap(&fr);
+	assert_int_equal(umount2(merged, MNT_DETACH), 0);
+}
+
+static bool said_cannot_tell;
+
+static int note_cannot_tell(enum usdt_print_level level, const char *fmt,
+			    va_list ap)
+{
+	(void)level;
+	(void)ap;
+	said_cannot_tell |= strstr(fmt, "cannot tell whether") != NULL;
+	return 0;
+}
+
+/*
+ * Without CAP_SYS_ADMIN and CAP_CHECKPOINT_RESTORE, /proc/PID/map_files/
+ * cannot be read, and a's file cannot be told from b's copy in maps: an
+ * attach by pid fails with EPERM and leaves nothing, rather than take
+ * either (in a child that drops them; it says how it ended by its exit
+ * status).
+ */
+static void test_btrfs_no_cap(void **state)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+	struct fix *f = *state;
+	char path[160];
+	struct firer fr;
+	int status;
+	pid_t child;
+
+	btrfs_fill();
+	btrfs_path(path, sizeof(path), "a", "bfirer");
+	fr = spawn_firer(path);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		if (syscall(SYS_capget, &h, d))
+			_exit(2);
+		d[CAP_SYS_ADMIN / 32].effective &= ~(1u << (CAP_SYS_ADMIN % 32));
+		d[CAP_CHECKPOINT_RESTORE / 32].effective &=
+			~(1u << (CAP_CHECKPOINT_RESTORE % 32));
+		if (syscall(SYS_capset, &h, d))
+			_exit(3);
+		usdt_set_print(note_cannot_tell);
+		errno = 0;
+		if (usdt_manager__attach(f->man, f->skel->progs.on_usdt,
+					 fr.pid, path, "tf", "fire", NULL))
+			_exit(4);
+		_exit(errno != EPERM ? 5 : f->man->specs.live_cnt ? 6 :
+			  !said_cannot_tell ? 7 : 0);
+	}
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	firer_reap(&fr);
+}
+
+/* `usdt trace -p PID NAME` of a process that runs a's program. */
+static void test_btrfs_trace(void **state)
+{
+	char path[160];
+
+	(void)state;
+	btrfs_fill();
+	btrfs_path(path, sizeof(path), "a", "bfirer");
+	trace_by_pid(path);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -949,6 +1327,11 @@ int main(int argc, char **argv)
 						ovl_setup, ovl_teardown),
 		cmocka_unit_test_setup_teardown(test_overlay_trace, ovl_setup,
 						ovl_teardown),
+		cmocka_unit_test_setup(test_btrfs_exe, btrfs_setup),
+		cmocka_unit_test_setup(test_btrfs_lib, btrfs_setup),
+		cmocka_unit_test_setup(test_btrfs_trace, btrfs_setup),
+		cmocka_unit_test_setup(test_btrfs_overlay, btrfs_setup),
+		cmocka_unit_test_setup(test_btrfs_no_cap, btrfs_setup),
 		cmocka_unit_test(test_program_of_other_object),
 		cmocka_unit_test(test_links_outlive_manager),
 		cmocka_unit_test(test_destroy_reports_error),
