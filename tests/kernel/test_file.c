@@ -735,11 +735,12 @@ static void test_overlay_replaced(void **state)
 }
 
 /*
- * `usdt trace -p PID NAME` of a process that runs the program at path: the
- * tool resolves the name in the process's maps and prints each hit with
- * its argument.
+ * `usdt trace -p PID NAME` of a process that runs the program at path (or
+ * without name, `usdt trace -p PID`: every file it maps): the tool
+ * resolves the name in the process's maps and prints each hit with its
+ * argument.
  */
-static void trace_by_pid(const char *path)
+static void trace_by_pid(const char *path, bool by_name)
 {
 	const char *name = strrchr(path, '/') + 1;
 	char pid[16], file[16], probe[16];
@@ -761,7 +762,10 @@ static void trace_by_pid(const char *path)
 		_exit(0);
 	}
 	snprintf(pid, sizeof(pid), "%d", (int)fr.pid);
-	run_tool(&r, "trace", "-p", pid, "-n", "3", name, "tf:fire");
+	if (by_name)
+		run_tool(&r, "trace", "-p", pid, "-n", "3", name, "tf:fire");
+	else
+		run_tool(&r, "trace", "-p", pid, "-n", "3");
 	kill(feeder, SIGKILL);
 	assert_int_equal(waitpid(feeder, NULL, 0), feeder);
 	firer_reap(&fr);
@@ -788,7 +792,7 @@ static void test_overlay_trace(void **state)
 	if (!ovl_merged[0])
 		skip();
 	ovl_path(path, sizeof(path), "merged", "ofirer");
-	trace_by_pid(path);
+	trace_by_pid(path, true);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1102,7 +1106,8 @@ static void test_btrfs_no_cap(void **state)
 	firer_reap(&fr);
 }
 
-/* `usdt trace -p PID NAME` of a process that runs a's program. */
+/* `usdt trace -p PID NAME` and `usdt trace -p PID` of a process that
+ * runs a's program. */
 static void test_btrfs_trace(void **state)
 {
 	char path[160];
@@ -1110,7 +1115,8 @@ static void test_btrfs_trace(void **state)
 	(void)state;
 	btrfs_fill();
 	btrfs_path(path, sizeof(path), "a", "bfirer");
-	trace_by_pid(path);
+	trace_by_pid(path, true);
+	trace_by_pid(path, false);
 }
 
 /* ---------------------------------------------------------------------- */
