@@ -738,6 +738,17 @@ static void test_overlay_replaced(void **state)
  * `usdt trace -p PID NAME` of a process that runs the program at path: the
  * tool resolves the name in the process's maps and prints each hit with
  * its argument.
+ *
+ * Not run here: the same without NAME or without "tf:fire" (all 61 probes
+ * of the firer, 60 of them tf:nNN in the page of tf:fire). On s390x (6.1
+ * per-site and 6.12 uprobe_multi alike) the firer, fed every 2 ms, dies
+ * with SIGILL at tf:fire's nop (its uprobe breakpoint 0x0002 executed and
+ * not claimed) while the tool detaches. Offsets are right; it takes hits
+ * during the detach and other breakpoints removed from the same page after
+ * tf:fire's (tf:fire alone, or 61 probes detached from another file: no
+ * SIGILL). s390's illegal_op() sends SIGILL when the opcode it reads back
+ * is no longer 0x0002 (x86 and arm64 restart): a kernel (or QEMU TCG)
+ * race, not settled yet.
  */
 static void trace_by_pid(const char *path)
 {
