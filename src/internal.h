@@ -422,7 +422,8 @@ struct usdt__mapping {
 	const char *path;
 };
 
-/* /proc/PID/maps, opened for usdt__maps_next(); NULL with errno. */
+/* /proc/PID/maps (pid 0: our own, /proc/self), opened for
+ * usdt__maps_next(); NULL with errno. */
 FILE *usdt__maps_open(pid_t pid);
 /* The next file-backed mapping (1), or the end (0). *line and *cap are
  * getline()'s buffer, freed by the caller. */

@@ -247,7 +247,7 @@ static void mapped_id(int fd, const struct stat *st, struct usdt__map_id *id)
 
 	if (p == MAP_FAILED)
 		return;
-	f = usdt__maps_open(getpid());
+	f = usdt__maps_open(0);
 	while (f && !found && usdt__maps_next(f, &line, &cap, &m) > 0) {
 		if (m.start != (uintptr_t)p)
 			continue;
@@ -406,7 +406,10 @@ FILE *usdt__maps_open(pid_t pid)
 {
 	char maps[64];
 
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	if (pid > 0)
+		snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	else
+		snprintf(maps, sizeof(maps), "/proc/self/maps");
 	return fopen(maps, "re");
 }
 
