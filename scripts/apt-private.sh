@@ -7,7 +7,7 @@
 #   scripts/apt-private.sh STATEDIR SUITE DEBARCH DESTDIR PKG...
 #
 # keeps a private apt state in STATEDIR/SUITE-DEBARCH (its own sources.list
-# naming deb.debian.org's SUITE for DEBARCH alone, its own lists, cache and
+# naming the system's Debian mirror's SUITE for DEBARCH alone, its own lists, cache and
 # an empty dpkg status), runs `apt-get update` there once, downloads PKG...
 # of DEBARCH with `apt-get download` and unpacks each with `dpkg-deb -x`
 # into DESTDIR. A PKG written `=META` stands for the one package META
@@ -34,7 +34,8 @@ shift 4
 [ -f "$dest/.pkgs" ] && exit 0
 
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
-MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+# The archive the system's apt uses ($DEBIAN_MIRROR overrides it).
+MIRROR=$("$(dirname "$0")/debian-mirror.sh")
 
 mkdir -p "$state/empty" "$state/lists/partial" "$state/cache/archives/partial" "$state/debs"
 state=$(cd "$state" && pwd)
@@ -51,7 +52,11 @@ apt_opts() {
 	     "-o Dir::State::status=$state/status" \
 	     "-o Dir::Cache=$state/cache" \
 	     "-o APT::Architecture=$arch -o APT::Architectures=$arch" \
-	     "-o Debug::NoLocking=1"
+	     "-o Debug::NoLocking=1" \
+	     "-o Acquire::Check-Valid-Until=false"
+	# (A mirror that serves a snapshot of the archive serves sid's and
+	# testing's Release past its Valid-Until; signatures are still
+	# checked, only the expiry is not.)
 	# apt drops to _apt to download; the private state is root's own.
 	[ "$(id -u)" = 0 ] && echo "-o APT::Sandbox::User=root"
 	return 0

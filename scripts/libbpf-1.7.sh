@@ -22,7 +22,8 @@ set -e
 out=$1
 DEBVER=1.7.0-1
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
-MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+# The archive the system's apt uses ($DEBIAN_MIRROR overrides it).
+MIRROR=$("$(dirname "$0")/debian-mirror.sh")
 
 [ -f "$out/prefix/.done" ] && exit 0
 
@@ -47,7 +48,10 @@ set -- -o Dir::Etc::SourceList="$apt/etc/sources.list" \
 	-o Dir::Etc::PreferencesParts=/dev/null \
 	-o Dir::State::Lists="$apt/lists" \
 	-o Dir::State::status="$apt/status" \
-	-o Dir::Cache="$apt/cache"
+	-o Dir::Cache="$apt/cache" \
+	-o Acquire::Check-Valid-Until=false
+# (The last: a mirror that serves a snapshot of the archive serves sid's
+# Release past its Valid-Until, a week; signatures are still checked.)
 # apt drops privileges to _apt for downloads: let it write there.
 if [ "$(id -u)" = 0 ] && id _apt >/dev/null 2>&1; then
 	chown -R _apt "$apt/lists" "$apt/src"
