@@ -26,6 +26,24 @@
 #define KBTF_BUF 65536
 #define KBTF_HOPS 8		/* typedefs and qualifiers followed */
 
+/*
+ * The fields of the BTF header this reader uses, as the UAPI laid them out
+ * from the start: 24 bytes. Newer kernels append fields (Linux 7.x adds
+ * layout_off and layout_len, 32 bytes) and say so in hdr_len, which then
+ * places the sections; so the header is never sized by the <linux/btf.h>
+ * this file was built against, which would refuse every older kernel's
+ * header when built against a newer one.
+ */
+struct kbtf_hdr {
+	uint16_t magic;
+	uint8_t version;
+	uint8_t flags;
+	uint32_t hdr_len;
+	uint32_t type_off, type_len;
+	uint32_t str_off, str_len;
+};
+_Static_assert(sizeof(struct kbtf_hdr) == 24, "BTF header v1 is 24 bytes");
+
 struct kbtf {
 	int fd;
 	uint64_t type_off, type_end;	/* the type section, in the file */
@@ -162,7 +180,7 @@ static int64_t kbtf_str_find(struct kbtf *k, const char *name)
 
 static int kbtf_open(struct kbtf *k, const char *path)
 {
-	struct btf_header h;
+	struct kbtf_hdr h;
 	struct stat st;
 	int err;
 

@@ -46,22 +46,37 @@ static void blob_init(struct blob *b)
 	b->nstrs = 1;		/* offset 0: "" */
 }
 
+/*
+ * The header's length: the 24 bytes every kernel so far writes, or more
+ * (Linux 7.x's 32, with fields this reader does not use), or too few.
+ * Written by hand, never as the build's struct btf_header, whose size
+ * depends on the <linux/btf.h> the test was built against.
+ */
+static uint32_t hdr_len = 24;
+
 /* Write b to a temporary file (cut to `cut` bytes if not 0): its path. */
 static const char *blob_write(const struct blob *b, uint16_t magic, size_t cut)
 {
 	static char path[] = "/tmp/test_kbtf.XXXXXX";
-	struct btf_header h = {
-		.magic = magic, .version = 1, .hdr_len = sizeof(h),
+	struct {
+		uint16_t magic;
+		uint8_t version, flags;
+		uint32_t hdr_len, type_off, type_len, str_off, str_len;
+	} v1 = {
+		.magic = magic, .version = 1, .hdr_len = hdr_len,
 		.type_off = 0, .type_len = (uint32_t)(b->ntypes * 4),
 		.str_off = (uint32_t)(b->ntypes * 4),
 		.str_len = (uint32_t)b->nstrs,
 	};
+	unsigned char h[64] = { 0 };
+	size_t hlen = hdr_len < sizeof(v1) ? sizeof(v1) : hdr_len;
 	int fd;
 
+	memcpy(h, &v1, sizeof(v1));
 	strcpy(path, "/tmp/test_kbtf.XXXXXX");
 	fd = mkstemp(path);
 	assert_true(fd >= 0);
-	assert_int_equal(write(fd, &h, sizeof(h)), sizeof(h));
+	assert_int_equal(write(fd, h, hlen), hlen);
 	assert_int_equal(write(fd, b->types, b->ntypes * 4), b->ntypes * 4);
 	assert_int_equal(write(fd, b->strs, b->nstrs), b->nstrs);
 	if (cut)
@@ -139,6 +154,28 @@ static void test_not_found(void **state)
 
 	assert_int_equal(usdt__btf_ctx_name("/nonexistent/btf", buf,
 					    sizeof(buf)), -ENOENT);
+}
+
+/* A longer header (Linux 7.x: 32 bytes) places the sections after it; a
+ * header shorter than the fields read is refused. */
+static void test_header_len(void **state)
+{
+	struct blob b;
+	char buf[64];
+
+	blob_init(&b);
+	common_types(&b, "pt_regs");
+	type(&b, "bpf_user_pt_regs_t", BTF_KIND_TYPEDEF, 0, 5, 0);
+	hdr_len = 32;
+	assert_int_equal(ctx_name(&b, BTF_MAGIC, 0, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "pt_regs");
+	hdr_len = 40;
+	assert_int_equal(ctx_name(&b, BTF_MAGIC, 0, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "pt_regs");
+	hdr_len = 20;
+	assert_int_equal(ctx_name(&b, BTF_MAGIC, 0, buf, sizeof(buf)),
+			 -ENOTSUP);
+	hdr_len = 24;
 }
 
 static void test_refused(void **state)
@@ -229,6 +266,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_found),
 		cmocka_unit_test(test_not_found),
+		cmocka_unit_test(test_header_len),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_vmlinux),
 	};
