@@ -173,7 +173,7 @@ static int set_mode(struct trace_opts *o, enum trace_mode m)
 	return 0;
 }
 
-static int parse_long_opt(struct trace_opts *o, int c, const char *arg)
+static int parse_long_opt(struct trace_opts *o, int c, char *arg)
 {
 	char *end;
 	long n;
@@ -215,7 +215,7 @@ static int parse_long_opt(struct trace_opts *o, int c, const char *arg)
 }
 
 static int parse_opt(struct trace_opts *o, struct trace_ctx *ctx, int c,
-		     const char *arg)
+		     char *arg)
 {
 	char *end;
 

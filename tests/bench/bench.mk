@@ -2,7 +2,9 @@
 # BPF side with libbpf 1.1.2's and 1.7's headers (bench_bpf).
 BENCH_SKELS := $(OBJDIR)/skel/tests/bench/bench_ours.skel.h \
 	       $(OBJDIR)/skel/tests/bench/bench_libbpf.skel.h
-MULTIARCH := $(shell $(CC) -print-multiarch)
+# The host's multiarch triplet from gcc (always installed): clang 21 refuses
+# -print-multiarch, and CC may be clang.
+MULTIARCH := $(shell gcc -print-multiarch 2>/dev/null)
 
 # libbpf's usdt.bpf.h includes <linux/errno.h>, which needs the host's asm/.
 $(OBJDIR)/bpf/tests/bench/bench_libbpf.bpf.o: BPF_EXTRA_CFLAGS += \
