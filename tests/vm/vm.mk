@@ -1,12 +1,15 @@
 # SPDX-License-Identifier: BSD-2-Clause
 #
-# make vm-check ARCH=arm64|s390x|riscv64|x86_64 KERNEL=6.1|6.12
+# make vm-check ARCH=arm64|s390x|riscv64|x86_64 KERNEL=6.1|6.12|sid
 #
 # The kernel tests on a real kernel of another architecture or version:
-# Debian's kernel of that arch and release booted in QEMU system emulation
-# (TCG), with an initramfs holding busybox, the cross-built kernel tests,
-# the tool, their fixtures and the target's libraries; it ends with the
-# tests' "N passed, N failed, N skipped" line and their exit status.
+# Debian's kernel of that arch and release (6.1 bookworm's, 6.12 trixie's,
+# sid the newest in Debian sid, Linux 7.x, whose version moves: a fetched
+# one stays in build/vm/kernel/ARCH-sid until that is removed) booted in
+# QEMU system emulation (TCG), with an initramfs holding busybox, the
+# cross-built kernel tests, the tool, their fixtures and the target's
+# libraries; it ends with the tests' "N passed, N failed, N skipped" line
+# and their exit status.
 #
 #  1. scripts/vm/fetch.sh: the kernel and the target's userland (busybox,
 #     libc, libelf, zlib, libbpf, cmocka) from Debian's archive, through a
