@@ -1,34 +1,53 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * `usdt trace` on a program of the system: Debian's /usr/bin/python3 has
- * probes with strings and semaphores. Needs root, BPF and python3 with its
- * function__entry and line probes (Python 3.11; 3.12 dropped them): the
- * guests of `make vm-check` get bookworm's (scripts/vm/fetch.sh), but for
- * riscv64, whose userland is trixie's, and .ci/run leaves it out there.
+ * probes with strings and semaphores. Needs root, BPF and python3: with
+ * its function__entry and line probes (Python 3.11, Debian 12; the guests
+ * of `make vm-check` get bookworm's, scripts/vm/fetch.sh), or else with
+ * its import and gc probes (3.12 dropped the others; Debian sid's 3.14).
  */
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "trace_test.h"
 
-/* A run of a script, traced with strings, a filter in BPF and --count. */
-static void test_python(void **state)
+static const char py[] = "/usr/bin/python3";
+
+/* Does `usdt list` find probe in python3? */
+static bool has_probe(const char *probe)
 {
-	static const char py[] = "/usr/bin/python3";
-	char dir[] = "/tmp/usdt_py_XXXXXX", script[64], cmd[128];
 	struct run_result r;
+	bool found;
+
+	run_tool(&r, "list", py, probe);
+	found = !r.status && strstr(r.out, probe + strlen("python:"));
+	run_result_free(&r);
+	return found;
+}
+
+/* A script in a new directory: its path into script (dir made in dir). */
+static void write_script(char *dir, char *script, size_t size,
+			 const char *text)
+{
 	FILE *f;
 
-	run_tool(&r, "list", py, "python:function__entry");
-	if (r.status || !strstr(r.out, "function__entry")) {
-		run_result_free(&r);
-		printf("SKIP: %s has no python:function__entry probe\n", py);
-		skip();
-	}
-	run_result_free(&r);
 	assert_non_null(mkdtemp(dir));
-	snprintf(script, sizeof(script), "%s/probe_me.py", dir);
+	snprintf(script, size, "%s/probe_me.py", dir);
 	f = fopen(script, "w");
 	assert_non_null(f);
-	fputs("def visit_me():\n    return 1\nvisit_me()\n", f);
+	fputs(text, f);
 	fclose(f);
+}
+
+/* Python 3.11: function entries with strings, a filter in BPF and
+ * --count. */
+static void trace_functions(void)
+{
+	char dir[] = "/tmp/usdt_py_XXXXXX", script[64], cmd[128];
+	struct run_result r;
+
+	write_script(dir, script, sizeof(script),
+		     "def visit_me():\n    return 1\nvisit_me()\n");
 	snprintf(cmd, sizeof(cmd), "%s -S %s", py, script);
 	/* With python:line on, Python 3.11 reports every function entry.
 	 * The filter (in BPF) keeps the start-up's thousands of lines out. */
@@ -45,6 +64,51 @@ static void test_python(void **state)
 	run_result_free(&r);
 	unlink(script);
 	rmdir(dir);
+}
+
+/* Python 3.12 and later, which dropped the function and line probes (sid
+ * has 3.14): a module's import by name (a string), a collection's
+ * generation (an int read from the stack) behind their semaphores, and
+ * --count. */
+static void trace_imports(void)
+{
+	char dir[] = "/tmp/usdt_py_XXXXXX", script[64], cmd[128];
+	struct run_result r;
+
+	write_script(dir, script, sizeof(script),
+		     "import gc\nimport probe_me_mod\ngc.collect(1)\n");
+	snprintf(script, sizeof(script), "%s/probe_me_mod.py", dir);
+	assert_int_equal(close(creat(script, 0644)), 0);
+	snprintf(cmd, sizeof(cmd), "%s -S %s/probe_me.py", py, dir);
+	run_ok(&r, "trace", "-c", cmd, py, "python:import__find__load__start",
+	       "%s", "python:gc__start", "gen %d");
+	expect_in(r.out, " python:import__find__load__start probe_me_mod\n");
+	expect_in(r.out, " python:gc__start gen 1\n");
+	run_result_free(&r);
+
+	run_ok(&r, "trace", "--count", "-c", cmd, py, "python:gc__*");
+	expect_in(r.out, " python:gc__start\n");
+	expect_in(r.out, " python:gc__done\n");
+	run_result_free(&r);
+	unlink(script);
+	snprintf(script, sizeof(script), "%s/probe_me.py", dir);
+	unlink(script);
+	rmdir(dir);
+}
+
+/* A real program of the system, traced as its users trace it. */
+static void test_python(void **state)
+{
+	if (has_probe("python:function__entry"))
+		trace_functions();
+	else if (has_probe("python:import__find__load__start") &&
+		 has_probe("python:gc__start"))
+		trace_imports();
+	else {
+		printf("SKIP: %s has neither python:function__entry nor "
+		       "python:import__find__load__start\n", py);
+		skip();
+	}
 }
 
 int main(void)
