@@ -12,7 +12,7 @@
 #   make bench            benchmarks, side by side with the system's libbpf
 #   make install          PREFIX LIBDIR INCLUDEDIR DESTDIR
 #
-# Knobs: CC CLANG BPFTOOL EXTRA_CFLAGS EXTRA_LDFLAGS OBJDIR V=1
+# Knobs: CC CLANG BPF_CC BPFTOOL EXTRA_CFLAGS EXTRA_LDFLAGS OBJDIR V=1
 #        BUILD_STATIC_ONLY=1 CROSS_COMPILE=aarch64-linux-gnu-
 #        LIBBPF=1.7 (build and test against libbpf 1.7.0, see below)
 
@@ -167,7 +167,23 @@ BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' \
 	      -e 's/s390x/s390/' -e 's/riscv64/riscv/')
 # BPF_TARGET: bpfeb for a big-endian target (make vm-check ARCH=s390x).
 BPF_TARGET ?= bpf
-BPF_CFLAGS = -g -O2 -target $(BPF_TARGET) -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
+# BPF_CC: the compiler of the BPF objects, clang by default, or GCC's BPF
+# backend (Debian 13 and sid's gcc-bpf: BPF_CC=bpf-gcc), which takes no
+# -target, writes BTF and CO-RE relocations only when asked, and must be
+# held to C11 (gcc 15 and later default to C23, where vmlinux.h's bool
+# typedef is an error).
+# It does not search /usr/include (a freestanding target): libbpf's
+# <bpf/*.h> are found there last. vmlinux.h's clang pragma and
+# address_space attributes are unknown to it: those two warnings are off.
+BPF_CC ?= $(CLANG)
+ifneq ($(findstring gcc,$(notdir $(firstword $(BPF_CC)))),)
+BPF_CC_FLAGS = -gbtf -mco-re -std=gnu11 \
+	$(if $(filter bpfeb,$(BPF_TARGET)),-mbig-endian,-mlittle-endian) \
+	-Wno-unknown-pragmas -Wno-attributes -idirafter /usr/include
+else
+BPF_CC_FLAGS = -target $(BPF_TARGET)
+endif
+BPF_CFLAGS = -g -O2 $(BPF_CC_FLAGS) -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
 	      -I$(OBJDIR) -Ibpf -I$(PUBLIC_INC) $(LIBBPF_CFLAGS) \
 	      $(BPF_EXTRA_CFLAGS)
 
@@ -185,9 +201,9 @@ $(VMLINUX_H): $(LIBBPF_STAMP) $(filter-out /sys/%,$(VMLINUX_BTF))
 
 $(OBJDIR)/bpf/%.bpf.o: %.bpf.c $(VMLINUX_H) $(PUBLIC_LINKS) \
 		$(wildcard bpf/*.h tests/kernel/*.h tools/*.h)
-	$(call msg,CLANG,$@)
+	$(call msg,BPFCC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(BPF_CC) $(BPF_CFLAGS) -c $< -o $@
 
 ifneq ($(BPF_TARGET),bpfeb)
 $(OBJDIR)/skel/%.skel.h: $(OBJDIR)/bpf/%.bpf.o

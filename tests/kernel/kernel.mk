@@ -24,7 +24,13 @@ LDFLAGS_test_attach_oom := -Wl,--wrap=malloc -Wl,--wrap=calloc \
 # with a context type the kernel does not take for a global function's
 # (as a vmlinux.h of another arch gives). The last -mcpu and -U win over
 # BPF_CFLAGS'.
-SHAPES_OBJS := $(foreach v,v1 v2 v3 noarch wrongctx,$(KTEST_DIR)/shapes-$(v).bpf.o)
+# And at v4 where the BPF compiler has it (clang 18 and later, gcc-bpf
+# 14 and later; Debian 12's clang 14 has not): test_verifier then loads
+# those too.
+SHAPES_V4 := $(shell echo 'int x;' | $(BPF_CC) $(BPF_CC_FLAGS) -mcpu=v4 \
+	-x c -c - -o /dev/null 2>/dev/null && echo v4)
+SHAPES_OBJS := $(foreach v,v1 v2 v3 $(SHAPES_V4) noarch wrongctx,$(KTEST_DIR)/shapes-$(v).bpf.o)
+LDFLAGS_test_verifier := $(if $(SHAPES_V4),-DUSDT_SHAPES_V4)
 SHAPES_FLAGS_noarch := -U__TARGET_ARCH_$(BPF_ARCH)
 # x86's vmlinux.h has riscv64's context struct; another arch's (make
 # vm-check builds with the target's) need not, and no kernel takes a
@@ -33,9 +39,9 @@ SHAPES_WRONGCTX := $(if $(filter x86,$(BPF_ARCH)),struct user_regs_struct,struct
 SHAPES_FLAGS_wrongctx := '-D__USDT_CTX=$(SHAPES_WRONGCTX)'
 $(KTEST_DIR)/shapes-%.bpf.o: tests/kernel/shapes.bpf.c $(VMLINUX_H) \
 		$(wildcard bpf/*.h)
-	$(call msg,CLANG,$@)
+	$(call msg,BPFCC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CLANG) $(BPF_CFLAGS) $(or $(SHAPES_FLAGS_$*),-mcpu=$*) \
+	$(Q)$(BPF_CC) $(BPF_CFLAGS) $(or $(SHAPES_FLAGS_$*),-mcpu=$*) \
 		-c $< -o $@
 DEPS_test_verifier := $(SHAPES_OBJS)
 
@@ -72,9 +78,9 @@ LDFLAGS_test_link_api := $(LDFLAGS_test_skel)
 # does not call bpf_usdt_storage() costs must not change.
 $(KTEST_DIR)/shapes-storage.bpf.o: tests/kernel/shapes.bpf.c $(VMLINUX_H) \
 		$(wildcard bpf/*.h)
-	$(call msg,CLANG,$@)
+	$(call msg,BPFCC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -mcpu=v3 -DUSDT_STORAGE_TYPE=__u64 -c $< -o $@
+	$(Q)$(BPF_CC) $(BPF_CFLAGS) -mcpu=v3 -DUSDT_STORAGE_TYPE=__u64 -c $< -o $@
 DEPS_test_storage := $(KTEST_DIR)/shapes-storage.bpf.o \
 	$(KTEST_DIR)/shapes-v3.bpf.o
 LDFLAGS_test_attach_oom += -Wl,--wrap=mmap -Wl,--wrap=bpf_map_create

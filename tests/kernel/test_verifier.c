@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * What the BPF side costs the verifier. Every program shape of
- * tests/kernel/shapes.bpf.c, built at -mcpu=v1, v2 and v3 (and without
- * __TARGET_ARCH_xxx), loads on this kernel within a fixed budget of
+ * tests/kernel/shapes.bpf.c, built at -mcpu=v1, v2 and v3 (and v4 where
+ * the BPF compiler has it, and without __TARGET_ARCH_xxx), by clang or
+ * by GCC's BPF backend (make BPF_CC=bpf-gcc), loads on this kernel within a fixed budget of
  * verified instructions. Loading is correctness: a reader whose cost
  * multiplies with the caller's branches reaches the kernel's 1M limit and
  * the user's program does not load at all.
@@ -130,6 +131,24 @@ static void test_v3(void **state)
 	check_build("v3");
 }
 
+#ifdef USDT_SHAPES_V4
+/* v4's instructions (sign-extending loads and moves, 32-bit jumps, bswap)
+ * came with Linux 6.6. */
+static void test_v4(void **state)
+{
+	struct utsname u;
+	unsigned int major = 0, minor = 0;
+
+	assert_int_equal(uname(&u), 0);
+	sscanf(u.release, "%u.%u", &major, &minor);
+	if (major < 6 || (major == 6 && minor < 6)) {
+		printf("SKIP: -mcpu=v4 needs Linux 6.6, this is %s\n", u.release);
+		skip();
+	}
+	check_build("v4");
+}
+#endif
+
 static void test_no_target_arch(void **state)
 {
 	check_build("noarch");
@@ -171,6 +190,9 @@ int main(void)
 		cmocka_unit_test(test_v1),
 		cmocka_unit_test(test_v2),
 		cmocka_unit_test(test_v3),
+#ifdef USDT_SHAPES_V4
+		cmocka_unit_test(test_v4),
+#endif
 		cmocka_unit_test(test_no_target_arch),
 		cmocka_unit_test(test_foreign_ctx_type),
 	};
