@@ -9,15 +9,17 @@
 #    copied into a temporary directory outside the repo, and
 #    `dpkg-buildpackage -us -uc -b` runs there: the repo gets no build
 #    output, and the .debs land in that directory.
-# 2. lintian checks the .changes and its .debs: any error (E:) fails.
+#    The source package is made too (dpkg-source -b, before the build).
+# 2. lintian checks it, the .changes and its .debs: an error (E:) fails.
 # 3. libusdt0, libusdt-dev and usdt-tools are installed with apt into a
 #    throwaway overlay of a clean Debian 12 chroot (scripts/chroot.sh,
 #    USDT_CHROOT_SCRATCH=1: the cached chroot stays clean), their .debs
 #    passed on stdin. There, on this machine's kernel:
 #    - the files are where a user looks for them, and apt brought what
 #      libusdt-dev depends on;
-#    - examples/ is built by its Makefile.standalone with pkg-config,
-#      gcc, clang and bpftool against the installed packages only, hello
+#    - the examples libusdt-dev ships (examples/'s hello, hello_skel and
+#      target) are built by their Makefile.standalone with pkg-config, gcc,
+#      clang and bpftool against the installed packages only, hello
 #      linked with libusdt.so.0 and again with libusdt.a;
 #    - `usdt list` shows the example target's probes, `usdt trace` traces
 #      it live, and hello and hello_skel print its greetings.
@@ -57,6 +59,11 @@ mkdir "$tmp/libusdt"
 (cd "$top" && git ls-files -z --cached --others --exclude-standard |
 	xargs -0 tar cf - --no-recursion) | tar xf - -C "$tmp/libusdt"
 
+step "dpkg-source -b (the source package, for lintian)"
+(cd "$tmp" && dpkg-source -b libusdt) >"$tmp/source.log" 2>&1 ||
+	{ cat "$tmp/source.log" >&2; exit 1; }
+dsc=$(ls "$tmp"/libusdt_*.dsc)
+
 step "dpkg-buildpackage -us -uc -b (log: build.log)"
 if ! (cd "$tmp/libusdt" &&
 	DEB_BUILD_OPTIONS=${DEB_BUILD_OPTIONS:-parallel=2} \
@@ -74,10 +81,10 @@ for p in libusdt0 libusdt-dev usdt-tools; do
 done
 
 # 2. lintian: errors fail, the rest is shown.
-step "lintian $(basename "$changes")"
+step "lintian $(basename "$dsc") $(basename "$changes")"
 # Its status: 0 clean, 1 errors, more when it could not check.
 lstatus=0
-lintian --display-info --pedantic "$changes" >"$tmp/lintian.out" 2>&1 || lstatus=$?
+lintian --display-info --pedantic "$dsc" "$changes" >"$tmp/lintian.out" 2>&1 || lstatus=$?
 grep -v '^running with root privileges' "$tmp/lintian.out" >"$tmp/lintian.log" || :
 if [ -s "$tmp/lintian.log" ]; then cat "$tmp/lintian.log"; else echo "(nothing)"; fi
 if [ "$lstatus" -gt 1 ] || grep -q '^E: ' "$tmp/lintian.log"; then
@@ -88,8 +95,7 @@ fi
 # 3. Install and use them in a clean chroot. The script below runs there,
 # the .debs' tar on its stdin.
 step "installing into a throwaway $suite chroot"
-# shellcheck disable=SC2016 # expanded in the chroot
-inner='
+inner=$(cat <<'CHROOT'
 set -euo pipefail
 fail() { echo "packages-test.sh (chroot): $*" >&2; exit 1; }
 step() { printf "\n== (chroot) %s\n" "$*"; }
@@ -124,12 +130,14 @@ zcat /usr/share/man/man1/usdt.1.gz >/tmp/usdt.1
 grep -q "^\.TH USDT 1" /tmp/usdt.1 || fail "usdt.1 is no man page"
 usdt --version
 
-step "building examples/ with Makefile.standalone against the packages"
+step "building libusdt-dev's examples with their Makefile.standalone"
 apt-get install -y -qq --no-install-recommends gcc libc6-dev make pkg-config \
 	clang bpftool systemtap-sdt-dev >/tmp/apt.log || { cat /tmp/apt.log; fail "apt"; }
 echo "pkg-config libusdt $(pkg-config --modversion libusdt):" \
 	"$(pkg-config --cflags --libs libusdt)"
-cp /src/examples/*.c /src/examples/*.h /src/examples/Makefile.standalone /tmp/ex/
+exdir=/usr/share/doc/libusdt-dev/examples
+ls "$exdir"
+cp "$exdir"/* /tmp/ex/
 cp -a /tmp/ex /tmp/ex-static
 make -s -C /tmp/ex -f Makefile.standalone
 make -s -C /tmp/ex-static -f Makefile.standalone LIBUSDT_STATIC=1 hello target
@@ -164,7 +172,8 @@ for prog in ./hello ./hello_skel /tmp/ex-static/hello; do
 done
 echo
 echo "packages-test.sh (chroot): all checks passed"
-'
+CHROOT
+)
 (cd "$tmp" && tar cf - "${debs[@]}") |
 	USDT_CHROOT_SCRATCH=1 "$here/chroot.sh" run "$suite" \
 		bash -c "$inner" bash "${debs[@]}"
