@@ -65,7 +65,7 @@ fi
 # The modules scripts/vm/run.sh loads in the guest: overlayfs for
 # test_file's overlay cases, btrfs and the loop device for its btrfs ones,
 # and crc32c_generic, which btrfs asks the crypto API for by name (so no
-# module lists it as a dependency) up to about 6.15; later kernels have no
+# module lists it as a dependency) in 6.1 and 6.12; 7.x kernels have no
 # module of that name, and their btrfs calls the crc32c library. Each
 # comes after what it depends on. A kernel that has one of them built in
 # (its modules.builtin) needs no module; one that has neither fails,
