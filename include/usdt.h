@@ -6,7 +6,9 @@
  * Conventions (those of libbpf):
  *  - objects are opaque and have usdt_<object>__<verb>() methods;
  *  - calls that may grow take a trailing `const struct usdt_<x>_opts *`,
- *    NULL for defaults, declared with USDT_OPTS();
+ *    NULL for defaults, declared with USDT_OPTS(); every byte past the
+ *    struct's last field (its padding, or a newer struct's tail) must be
+ *    zero, or the call fails with EINVAL;
  *  - int results are 0 (or a count) or a negative errno, and errno is set;
  *    pointer results are NULL with errno set.
  * Thread safety: distinct objects may be used from distinct threads; one

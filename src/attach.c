@@ -816,7 +816,7 @@ static bool attach_args_ok(const struct usdt_manager *man,
 			   const struct usdt_attach_opts *opts)
 {
 	return man && prog && provider && name && pid >= -1 &&
-	       OPTS_VALID(opts) && !man->freed;
+	       OPTS_VALID(opts, usdt_attach_opts) && !man->freed;
 }
 
 struct usdt_link *usdt_manager__attach_file(struct usdt_manager *man,

@@ -58,13 +58,22 @@ static inline void *usdt__err_ptr(int err)
 /* ---------------------------------------------------------------------- */
 /* Opts (the user's struct may be older or newer than ours).              */
 
-/* True if every byte of opts past our struct's end is zero. */
+/* True if every byte of opts from our_sz to user_sz is zero. */
 bool usdt__opts_tail_zero(const void *opts, size_t our_sz, size_t user_sz);
 
-#define OPTS_VALID(opts)                                                    \
+/*
+ * Valid opts of struct TYPE: sz covers at least sz itself, and every byte
+ * the user passed past TYPE##__last_field's end is zero: the struct's own
+ * padding before its `size_t :0` (a field a later version may add there)
+ * as well as a newer, longer struct's tail. As libbpf's OPTS_VALID.
+ */
+#define USDT__OFFSETOFEND(type, field)                                      \
+	(offsetof(struct type, field) + sizeof(((struct type *)0)->field))
+#define OPTS_VALID(opts, type)                                              \
 	(!(opts) ||                                                         \
-	 ((opts)->sz >= offsetof(typeof(*(opts)), sz) + sizeof((opts)->sz) && \
-	  usdt__opts_tail_zero((opts), sizeof(*(opts)), (opts)->sz)))
+	 ((opts)->sz >= USDT__OFFSETOFEND(type, sz) &&                      \
+	  usdt__opts_tail_zero((opts), USDT__OFFSETOFEND(type, type##__last_field), \
+			       (opts)->sz)))
 #define OPTS_HAS(opts, field)                                               \
 	((opts) && (opts)->sz >= offsetof(typeof(*(opts)), field) +         \
 				      sizeof((opts)->field))

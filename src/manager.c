@@ -681,7 +681,7 @@ struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 	bool loaded;
 	int err;
 
-	if (!obj || !OPTS_VALID(opts))
+	if (!obj || !OPTS_VALID(opts, usdt_manager_opts))
 		return usdt__err_ptr(-EINVAL);
 	max_specs = OPTS_GET(opts, max_specs, 0);
 	max_ips = OPTS_GET(opts, max_ips, 0);

@@ -888,7 +888,7 @@ struct usdt_file *usdt_file__open(const char *path,
 	struct usdt_file *file;
 	int fd, err;
 
-	if (!path || !OPTS_VALID(opts))
+	if (!path || !OPTS_VALID(opts, usdt_file_opts))
 		return usdt__err_ptr(-EINVAL);
 	fd = usdt__open_regular(path);
 	if (fd < 0) {
@@ -1120,7 +1120,7 @@ int usdt_probe__arg(const struct usdt_probe *p, int i,
 	int j;
 
 	if (!info || info->sz < need ||
-	    !usdt__opts_tail_zero(info, sizeof(*info), info->sz))
+	    !OPTS_VALID(info, usdt_arg_info))
 		return usdt__err(-EINVAL);
 	if (!p || p->status || i < 0 || i >= p->arg_cnt)
 		return usdt__err(-ERANGE);

@@ -131,7 +131,7 @@ int usdt_manager__attach_all(struct usdt_manager *man, pid_t pid,
 	const char *target;
 	int err, cnt = 0;
 
-	if (!man || man->freed || pid < -1 || !OPTS_VALID(opts))
+	if (!man || man->freed || pid < -1 || !OPTS_VALID(opts, usdt_attach_opts))
 		return usdt__err(-EINVAL);
 	start = man->owned_cnt;
 	bpf_object__for_each_program(prog, man->obj) {

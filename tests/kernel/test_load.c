@@ -99,6 +99,33 @@ static void test_bad_opts(void **state)
 	big.extra[3] = 0;
 	struct usdt_manager *man = usdt_manager__new(skel->obj, &big.o);
 	assert_non_null(man);
+
+	/* A byte in the struct's own padding past its last field (where a
+	 * later version may add one), as libbpf refuses it: the manager's
+	 * opts, then an attach's, which takes nothing. */
+	struct usdt_manager_opts mo = { .sz = sizeof(mo) };
+	size_t end = offsetof(struct usdt_manager_opts, keep_ip_map) +
+		     sizeof(mo.keep_ip_map);
+
+	assert_true(end < sizeof(mo));
+	((char *)&mo)[end] = 1;
+	errno = 0;
+	assert_null(usdt_manager__new(skel->obj, &mo));
+	assert_int_equal(errno, EINVAL);
+
+	struct usdt_attach_opts ao = { .sz = sizeof(ao) };
+
+	end = offsetof(struct usdt_attach_opts, storage_per_site) +
+	      sizeof(ao.storage_per_site);
+	assert_true(end < sizeof(ao));
+	((char *)&ao)[end] = 1;
+	errno = 0;
+	assert_null(usdt_manager__attach(man, skel->progs.on_usdt, -1,
+					 "/proc/self/exe", "*", "*", &ao));
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_int_equal(usdt_manager__attach_all(man, -1, &ao), -EINVAL);
+	assert_int_equal(errno, EINVAL);
 	usdt_manager__free(man);
 	errno = 0;
 	assert_null(usdt_manager__new(NULL, NULL));
