@@ -6,6 +6,7 @@
  * two sets of lines must be equal. Needs root and BPF.
  */
 #include <bpf/bpf.h>
+#include <dirent.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
@@ -126,8 +127,58 @@ static void split_free(struct split *s)
 	lines_free(&s->want);
 }
 
-/* BPF programs named usdt_trace loaded now: the tool's, still alive. */
-static int trace_progs_loaded(void)
+/*
+ * What the tool leaves in the kernel after it exits, counted so that
+ * another `usdt trace` (or a second make check) running on the machine at
+ * the same time never counts: a program named usdt_trace is ours only if
+ * it was not there when this test started (prior[]) and no live process
+ * holds it (a descriptor of it, or of a link to it, names its prog_id in
+ * /proc/PID/fdinfo). Once our tool has exited, nothing may hold ours.
+ */
+#define PRIOR_MAX 256
+static __u32 prior[PRIOR_MAX];
+static int prior_cnt;
+
+/* Does a descriptor of any process name prog_id id? */
+static bool prog_is_held(__u32 id)
+{
+	char want[32], path[600], line[128];
+	struct dirent *p, *f;
+	DIR *proc = opendir("/proc"), *fds;
+	bool held = false;
+
+	assert_non_null(proc);
+	snprintf(want, sizeof(want), "prog_id:\t%u\n", id);
+	while (!held && (p = readdir(proc))) {
+		if (p->d_name[0] < '0' || p->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/fdinfo", p->d_name);
+		fds = opendir(path);
+		if (!fds)
+			continue;	/* gone, or a kernel thread */
+		while (!held && (f = readdir(fds))) {
+			FILE *in;
+
+			if (f->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%s/fdinfo/%s",
+				 p->d_name, f->d_name);
+			in = fopen(path, "r");
+			if (!in)
+				continue;
+			while (!held && fgets(line, sizeof(line), in))
+				held = !strcmp(line, want);
+			fclose(in);
+		}
+		closedir(fds);
+	}
+	closedir(proc);
+	return held;
+}
+
+/* fn(id) for each program named usdt_trace loaded now; how many it
+ * accepted. */
+static int each_trace_prog(bool (*fn)(__u32 id))
 {
 	__u32 id = 0;
 	int n = 0;
@@ -137,14 +188,39 @@ static int trace_progs_loaded(void)
 		__u32 len = sizeof(info);
 		int fd = bpf_prog_get_fd_by_id(id);
 
+		bool named;
+
 		if (fd < 0)
 			continue;
-		if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
-		    !strcmp(info.name, "usdt_trace"))
+		named = !bpf_obj_get_info_by_fd(fd, &info, &len) &&
+			!strcmp(info.name, "usdt_trace");
+		close(fd);	/* before fn, which looks for holders */
+		if (named && fn(id))
 			n++;
-		close(fd);
 	}
 	return n;
+}
+
+static bool note_prior(__u32 id)
+{
+	if (prior_cnt < PRIOR_MAX)
+		prior[prior_cnt++] = id;
+	return true;
+}
+
+static bool is_ours_left(__u32 id)
+{
+	int i;
+
+	for (i = 0; i < prior_cnt; i++)
+		if (prior[i] == id)
+			return false;
+	return !prog_is_held(id);
+}
+
+static int trace_progs_loaded(void)
+{
+	return each_trace_prog(is_ours_left);
 }
 
 /* After the tool exits, nothing of it stays in the kernel. Programs are
@@ -490,5 +566,6 @@ int main(void)
 	};
 
 	usdt_test_require_kernel("test_trace");
+	each_trace_prog(note_prior);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
