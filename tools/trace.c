@@ -874,6 +874,25 @@ static const char *attach_error(int err)
 	}
 }
 
+/* The initial pid namespace's inode number (PROC_PID_INIT_INO). */
+#define PID_NS_INIT_INO 0xEFFFFFFCu
+
+/*
+ * In a pid namespace of its own (a container's), the tool shows the ids of
+ * that namespace, as -p, -c and --filter take them: the BPF side asks the
+ * kernel for the task's ids there (bpf_get_ns_current_pid_tgid(), which
+ * names the namespace by its nsfs device and inode).
+ */
+static void set_pid_ns(struct usdt_trace *skel)
+{
+	struct stat st;
+
+	if (stat("/proc/self/ns/pid", &st) || st.st_ino == PID_NS_INIT_INO)
+		return;
+	skel->rodata->pidns_dev = (uint64_t)st.st_dev;
+	skel->rodata->pidns_ino = (uint64_t)st.st_ino;
+}
+
 /* Set what the BPF program reads before load: mode, filter, map sizes. */
 static int configure(struct trace_run *r)
 {
@@ -885,6 +904,7 @@ static int configure(struct trace_run *r)
 
 	skel->rodata->target_tgid = r->attach_pid > 0 ?
 				    (uint32_t)r->attach_pid : 0;
+	set_pid_ns(skel);
 	skel->rodata->mode = r->o.sum.mode;
 	skel->rodata->by_pid = r->o.sum.by_pid;
 	skel->rodata->hist_arg = (uint32_t)r->o.sum.hist_arg;

@@ -21,6 +21,12 @@ char LICENSE[] SEC("license") = "GPL";
  * where a kernel's uprobe filter lets other processes of the same file
  * through. */
 const volatile __u32 target_tgid = 0;
+/* The pid namespace whose ids the user sees (the tool's, set before load
+ * when it is not the initial one: a container's): pids and tids printed,
+ * compared with -p and --filter, and counted by --by-pid are that
+ * namespace's. 0: the initial namespace, the kernel's own ids. */
+const volatile __u64 pidns_dev = 0;
+const volatile __u64 pidns_ino = 0;
 const volatile __u32 mode = TRACE_EVENTS;
 const volatile __u32 by_pid = 0;	/* TRACE_COUNT: one count per pid */
 const volatile __u32 hist_arg = 0;	/* TRACE_HIST: the argument */
@@ -356,17 +362,31 @@ static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
 	return 0;
 }
 
+/* tgid << 32 | pid of the current task as the user sees them (see
+ * pidns_ino); 0 for a task that has no id there (outside the tool's pid
+ * namespace: invisible to the user, as to ps). */
+static __always_inline __u64 current_ids(void)
+{
+	struct bpf_pidns_info ns = { 0 };
+
+	if (!pidns_ino)
+		return bpf_get_current_pid_tgid();
+	if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns)))
+		return 0;
+	return (__u64)ns.tgid << 32 | ns.pid;
+}
+
 SEC("usdt")
 int usdt_trace(struct pt_regs *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	__u64 id = current_ids();
 	__u64 cookie = bpf_usdt_cookie(ctx);
 	struct trace_probe_cfg *cfg;
 	__s64 found;
 	__u32 key;
 	long v = 0;
 
-	if (target_tgid && (__u32)(id >> 32) != target_tgid)
+	if (!id || (target_tgid && (__u32)(id >> 32) != target_tgid))
 		return 0;
 	if (cookie == TRACE_COOKIE_BY_OFFSET) {
 		found = probe_by_offset(ctx, id);

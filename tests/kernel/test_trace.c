@@ -6,6 +6,7 @@
  * two sets of lines must be equal. Needs root and BPF.
  */
 #include <bpf/bpf.h>
+#include <ctype.h>
 #include <dirent.h>
 #include <sched.h>
 #include <signal.h>
@@ -518,6 +519,76 @@ static void test_pid(void **state)
 	assert_nothing_left();
 }
 
+/* Every traced line's PID and TID columns are pid (a single-threaded
+ * target); returns the number of those lines. The target's own output,
+ * which a -c command shares, starts with a letter. */
+static int lines_of_pid(const char *out, int pid)
+{
+	const char *line;
+	int lines = 0;
+
+	for (line = out; *line;) {
+		const char *nl = strchr(line, '\n');
+		unsigned long long ts;
+		int p, t;
+
+		if (!isdigit((unsigned char)*line)) {
+			line = nl ? nl + 1 : line + strlen(line);
+			continue;
+		}
+		assert_int_equal(sscanf(line, "%llu %d %d", &ts, &p, &t), 3);
+		if (p != pid || t != pid)
+			fail_msg("pid %d tid %d, want %d: %s", p, t, pid, out);
+		lines++;
+		line = nl ? nl + 1 : line + strlen(line);
+	}
+	return lines;
+}
+
+/*
+ * In a pid namespace of its own with its /proc (a container's view:
+ * unshare --pid --fork --mount-proc), the tool is pid 1 there, a -c
+ * command pid 2, and a process started before it by a shell (pid 1) pid
+ * 2 too: those are the ids it prints, and that -p and --filter take.
+ */
+static void test_pid_namespace(void **state)
+{
+	static const char *const ns[] = { "unshare", "--pid", "--fork",
+					  "--mount-proc" };
+	struct run_result r;
+	char cmd[512];
+
+	/* -c: the command is pid 2; --filter compares that pid. */
+	run_argv((const char *const[]){ ns[0], ns[1], ns[2], ns[3], USDT_BIN,
+		 "trace", "--filter", "pid == 2", "-c", TT " 3 0 0", TT,
+		 "tt:one", NULL }, &r);
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	assert_int_equal(lines_of_pid(r.out, 2), 3);
+	run_result_free(&r);
+
+	run_argv((const char *const[]){ ns[0], ns[1], ns[2], ns[3], USDT_BIN,
+		 "trace", "--filter", "pid != 2", "-c", TT " 3 0 0", TT,
+		 "tt:one", NULL }, &r);
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	assert_int_equal(lines_of_pid(r.out, 2), 0);
+	expect_in(r.out, "expect tt:one 3\n");	/* it ran */
+	run_result_free(&r);
+
+	/* -p: a running process, by the pid it has in the namespace. */
+	snprintf(cmd, sizeof(cmd),
+		 "%s 40 100 0 >/dev/null & exec %s trace -p $! -n 3 %s tt:one",
+		 TT, USDT_BIN, TT);
+	run_argv((const char *const[]){ ns[0], ns[1], ns[2], ns[3], "sh",
+		 "-c", cmd, NULL }, &r);
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	assert_int_equal(lines_of_pid(r.out, 2), 3);
+	run_result_free(&r);
+	assert_nothing_left();
+}
+
 struct error_case {
 	const char *args[6];
 	const char *message;
@@ -562,6 +633,7 @@ int main(void)
 		cmocka_unit_test(test_count),
 		cmocka_unit_test(test_duration),
 		cmocka_unit_test(test_pid),
+		cmocka_unit_test(test_pid_namespace),
 		cmocka_unit_test(test_errors),
 	};
 
