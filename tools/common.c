@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "tool.h"
@@ -218,27 +219,70 @@ int target_resolve(const char *name, pid_t pid, struct target *out)
 	return 0;
 }
 
-/*
- * A file of pid's maps line. One deleted since it was mapped can no longer
- * be opened by its path (which may even name another file now): it is
- * read through /proc/PID/map_files/START-END, the mapping itself.
- */
-static int target_set_mapped(struct target *t, const char *line,
-			     const char *file, pid_t pid)
+/* Is the file at path the one a maps line shows (its dev:inode)? */
+static bool is_mapped_file(const char *path, const char *line)
 {
-	size_t len = strlen(file), n = strcspn(line, " ");
+	unsigned int maj, min;
+	unsigned long ino;
+	struct stat st;
 
-	if (len < 10 || strcmp(file + len - 10, " (deleted)"))
-		return target_set(t, file, pid);
-	t->shown = strdup(file);
+	if (sscanf(line, "%*s %*s %*s %x:%x %lu", &maj, &min, &ino) != 3 ||
+	    stat(path, &st) || !S_ISREG(st.st_mode))
+		return false;
+	return st.st_ino == ino && major(st.st_dev) == maj &&
+	       minor(st.st_dev) == min;
+}
+
+/* t's open_path: /proc/PID/map_files/START-END, the mapping itself (the
+ * START-END of line). */
+static int open_path_of_mapping(struct target *t, const char *line, pid_t pid)
+{
+	free(t->open_path);
 	if (asprintf(&t->open_path, "/proc/%d/map_files/%.*s", (int)pid,
-		     (int)n, line) < 0)
+		     (int)strcspn(line, " "), line) < 0)
 		t->open_path = NULL;
-	if (!t->shown || !t->open_path) {
+	if (!t->open_path) {
 		target_free(t);
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+/*
+ * A file of pid's maps line, opened as the process sees it
+ * (/proc/PID/root/PATH). maps shows paths as this process's root sees
+ * them, which is the process's own view only when it has no other root or
+ * runs in another mount namespace: for a process chrooted in ours
+ * (unshare --root, chroot) PATH is already our path of the file, which is
+ * taken when it is the file mapped. Otherwise, and for a file deleted
+ * since it was mapped (which its path can no longer reach, or reaches
+ * another file by now), the mapping itself: /proc/PID/map_files/.
+ */
+static int target_set_mapped(struct target *t, const char *line,
+			     const char *file, pid_t pid)
+{
+	size_t len = strlen(file);
+	int err;
+
+	if (len >= 10 && !strcmp(file + len - 10, " (deleted)")) {
+		t->shown = strdup(file);
+		if (!t->shown)
+			return -ENOMEM;
+		return open_path_of_mapping(t, line, pid);
+	}
+	err = target_set(t, file, pid);
+	if (err || !access(t->open_path, F_OK))
+		return err;
+	if (is_mapped_file(file, line)) {
+		free(t->open_path);
+		t->open_path = strdup(file);
+		if (!t->open_path) {
+			target_free(t);
+			return -ENOMEM;
+		}
+		return 0;
+	}
+	return open_path_of_mapping(t, line, pid);
 }
 
 int targets_of_pid(pid_t pid, struct target **out)

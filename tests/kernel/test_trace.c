@@ -8,9 +8,11 @@
 #include <bpf/bpf.h>
 #include <ctype.h>
 #include <dirent.h>
+#include <elf.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/wait.h>
 
 #include "trace_test.h"
 
@@ -546,30 +548,58 @@ static int lines_of_pid(const char *out, int pid)
 }
 
 /*
- * In a pid namespace of its own with its /proc (a container's view:
- * unshare --pid --fork --mount-proc), the tool is pid 1 there, a -c
- * command pid 2, and a process started before it by a shell (pid 1) pid
- * 2 too: those are the ids it prints, and that -p and --filter take.
+ * run_argv_setup()'s setup: what `unshare --pid --fork --mount-proc` does,
+ * without it (busybox, in the guests of make vm-check, may lack it): a
+ * new pid and mount namespace, whose first process (pid 1) goes on to
+ * exec with that namespace's /proc, while this one waits for it.
+ */
+static void into_pid_ns(void *arg)
+{
+	int status;
+	pid_t pid;
+
+	(void)arg;
+	if (unshare(CLONE_NEWPID | CLONE_NEWNS) ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		_exit(126);
+	pid = fork();
+	if (pid < 0)
+		_exit(126);
+	if (pid) {
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 125);
+	}
+	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  NULL))
+		_exit(126);
+}
+
+#define run_in_pid_ns(r, ...)                                               \
+	run_argv_setup((const char *const[]){ __VA_ARGS__, NULL }, (r),     \
+		       into_pid_ns, NULL)
+
+/*
+ * In a pid namespace of its own with its /proc (a container's view), the
+ * tool is pid 1 there, a -c command pid 2, and a process started before
+ * it by a shell (pid 1) pid 2 too: those are the ids it prints, and that
+ * -p and --filter take.
  */
 static void test_pid_namespace(void **state)
 {
-	static const char *const ns[] = { "unshare", "--pid", "--fork",
-					  "--mount-proc" };
 	struct run_result r;
 	char cmd[512];
 
 	/* -c: the command is pid 2; --filter compares that pid. */
-	run_argv((const char *const[]){ ns[0], ns[1], ns[2], ns[3], USDT_BIN,
-		 "trace", "--filter", "pid == 2", "-c", TT " 3 0 0", TT,
-		 "tt:one", NULL }, &r);
+	run_in_pid_ns(&r, USDT_BIN, "trace", "--filter", "pid == 2", "-c",
+		      TT " 3 0 0", TT, "tt:one");
 	if (r.status)
 		fail_msg("status %d, stderr:\n%s", r.status, r.err);
 	assert_int_equal(lines_of_pid(r.out, 2), 3);
 	run_result_free(&r);
 
-	run_argv((const char *const[]){ ns[0], ns[1], ns[2], ns[3], USDT_BIN,
-		 "trace", "--filter", "pid != 2", "-c", TT " 3 0 0", TT,
-		 "tt:one", NULL }, &r);
+	run_in_pid_ns(&r, USDT_BIN, "trace", "--filter", "pid != 2", "-c",
+		      TT " 3 0 0", TT, "tt:one");
 	if (r.status)
 		fail_msg("status %d, stderr:\n%s", r.status, r.err);
 	assert_int_equal(lines_of_pid(r.out, 2), 0);
@@ -580,12 +610,135 @@ static void test_pid_namespace(void **state)
 	snprintf(cmd, sizeof(cmd),
 		 "%s 40 100 0 >/dev/null & exec %s trace -p $! -n 3 %s tt:one",
 		 TT, USDT_BIN, TT);
-	run_argv((const char *const[]){ ns[0], ns[1], ns[2], ns[3], "sh",
-		 "-c", cmd, NULL }, &r);
+	run_in_pid_ns(&r, "sh", "-c", cmd);
 	if (r.status)
 		fail_msg("status %d, stderr:\n%s", r.status, r.err);
 	assert_int_equal(lines_of_pid(r.out, 2), 3);
 	run_result_free(&r);
+	assert_nothing_left();
+}
+
+/* Copy file src to dir/src (making its directories). */
+static void copy_under(const char *dir, const char *src)
+{
+	char cmd[8192];
+
+	snprintf(cmd, sizeof(cmd),
+		 "d='%s%s'; mkdir -p \"${d%%/*}\" && cp -L '%s' \"$d\"",
+		 dir, src, src);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* The program interpreter (PT_INTERP) of the ELF file at path, into out. */
+static void elf_interp(const char *path, char *out, size_t size)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	FILE *f = fopen(path, "re");
+	int i;
+
+	assert_non_null(f);
+	assert_int_equal(fread(&eh, sizeof(eh), 1, f), 1);
+	for (i = 0; i < eh.e_phnum; i++) {
+		assert_int_equal(fseek(f, (long)(eh.e_phoff + (Elf64_Off)i *
+						 eh.e_phentsize), SEEK_SET), 0);
+		assert_int_equal(fread(&ph, sizeof(ph), 1, f), 1);
+		if (ph.p_type != PT_INTERP)
+			continue;
+		assert_true(ph.p_filesz > 1 && ph.p_filesz <= size);
+		assert_int_equal(fseek(f, (long)ph.p_offset, SEEK_SET), 0);
+		assert_int_equal(fread(out, ph.p_filesz, 1, f), 1);
+		out[ph.p_filesz - 1] = '\0';
+		fclose(f);
+		return;
+	}
+	fail_msg("%s has no PT_INTERP", path);
+}
+
+/* A root for a chroot at dir: the fixture at /tf, and every file this
+ * process maps at its path (its C library and loader among them, which
+ * the fixture needs too), whatever the arch calls them. */
+static void make_root(const char *dir)
+{
+	struct usdt_maps_line { char *line; size_t cap; } m = { NULL, 0 };
+	FILE *f = fopen("/proc/self/maps", "re");
+	char last[4096] = "", cmd[4200];
+
+	assert_non_null(f);
+	while (getline(&m.line, &m.cap, f) > 0) {
+		char *path = strchr(m.line, '/'), *nl;
+
+		if (!path)
+			continue;
+		nl = strchr(path, '\n');
+		if (nl)
+			*nl = '\0';
+		if (!strcmp(path, last) || strstr(path, " (deleted)") ||
+		    access(path, R_OK))
+			continue;
+		snprintf(last, sizeof(last), "%s", path);
+		copy_under(dir, path);
+	}
+	free(m.line);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s/tf'", FIXTURE_DIR "/trace_fmt_target", dir);
+	assert_int_equal(system(cmd), 0);
+	/* The loader by the name the fixture asks for, which maps shows
+	 * resolved (/lib64/ld-linux-x86-64.so.2 is a link). */
+	elf_interp(FIXTURE_DIR "/trace_fmt_target", last, sizeof(last));
+	copy_under(dir, last);
+}
+
+static void into_root(void *dir)
+{
+	if (chroot(dir) || chdir("/"))
+		_exit(126);
+}
+
+/*
+ * A process chrooted in our mount namespace (chroot, unshare --root): its
+ * maps show its files by our paths, which /proc/PID/root/ does not reach.
+ * `usdt list -p` and `usdt trace -p` still find and trace them.
+ */
+static void test_chrooted_process(void **state)
+{
+	char dir[] = "/tmp/usdt_root_XXXXXX", pid_s[16], buf[64] = { 0 };
+	struct run_result r, r2;
+	int fds[2];
+	pid_t pid;
+
+	assert_non_null(mkdtemp(dir));
+	make_root(dir);
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		into_root(dir);
+		execl("/tf", "/tf", "100000", "20", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	assert_true(read(fds[0], buf, sizeof(buf) - 1) > 4);	/* "pid N" */
+	snprintf(pid_s, sizeof(pid_s), "%d", (int)pid);
+
+	/* Both runs first: the target goes before any assertion. */
+	run_tool(&r, "list", "-p", pid_s);
+	run_tool(&r2, "trace", "-p", pid_s, "-n", "2", "tf:val");
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(fds[0]);
+	if (r.status || r2.status)
+		fail_msg("list status %d, trace status %d, stderr:\n%s%s",
+			 r.status, r2.status, r.err, r2.err);
+	expect_in(r.out, "tf:val");
+	assert_int_equal(count_str(r2.out, " tf:val "), 2);
+	run_result_free(&r);
+	run_result_free(&r2);
+	snprintf(buf, sizeof(buf), "rm -rf '%s'", dir);
+	assert_int_equal(system(buf), 0);
 	assert_nothing_left();
 }
 
@@ -634,6 +787,7 @@ int main(void)
 		cmocka_unit_test(test_duration),
 		cmocka_unit_test(test_pid),
 		cmocka_unit_test(test_pid_namespace),
+		cmocka_unit_test(test_chrooted_process),
 		cmocka_unit_test(test_errors),
 	};
 
