@@ -272,6 +272,14 @@ static void test_filter(void **state)
 		{ "arg0 > 5 && arg0 <= 7 || arg0 == 1", "1 6 7" },
 		{ "arg0 != 0 && arg0 < 3", "1 2" },
 		{ "arg0 >= 0x8", "8" },
+		/* Decimal even with a leading 0, as the man page says: octal
+		 * would make 010 eight and refuse 08. */
+		{ "arg0 == 010 || arg0 == 07", "7" },
+		{ "arg0 == 08 || arg0 == -01", "8" },
+		{ "arg0 == 0X7 || arg0 == 0x06", "6 7" },
+		/* The ends of the signed 64-bit range are constants too. */
+		{ "arg0 < 9223372036854775807 && arg0 > -9223372036854775808 && arg0 < 0x7fffffffffffffff && arg0 > -0x8000000000000000 && arg0 > 5",
+		  "6 7 8" },
 		{ "arg0 < -1 || arg0 == 0", "0" },
 		{ "pid == 1", "" },
 		{ "tid > 0 && arg5 == 0", "" },
@@ -311,6 +319,37 @@ static void test_filter_errors(void **state)
 
 		run_fails(&r, "usdt: trace: filter '", "trace", "--filter",
 			  bad[i], TF, "tf:val");
+	}
+}
+
+/* Constants the signed 64-bit comparison cannot hold are refused: taken
+ * modulo 2^64 (or clamped), "arg0 < 2^64 - 1" would be "arg0 < -1". */
+static void test_filter_range(void **state)
+{
+	static const struct {
+		const char *expr, *constant;
+	} bad[] = {
+		{ "arg0 < 18446744073709551615", "18446744073709551615" },
+		{ "arg0 > 9223372036854775808", "9223372036854775808" },
+		{ "arg0 > -9223372036854775809", "-9223372036854775809" },
+		{ "arg0 == 1 || arg1 != 99999999999999999999999",
+		  "99999999999999999999999" },
+		{ "arg0 <= 0x8000000000000000", "0x8000000000000000" },
+		{ "arg0 <= 0xffffffffffffffff", "0xffffffffffffffff" },
+		{ "arg0 >= -0x8000000000000001", "-0x8000000000000001" },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		struct run_result r;
+		char want[256];
+
+		snprintf(want, sizeof(want),
+			 "usdt: trace: filter '%s': constant '%s' out of range (signed 64-bit: -9223372036854775808 to 9223372036854775807)\n",
+			 bad[i].expr, bad[i].constant);
+		/* -c: accepted, the trace would end. */
+		run_fails(&r, want, "trace", "--filter", bad[i].expr, "-c",
+			  TF " 1", TF, "tf:val");
 	}
 }
 
@@ -815,6 +854,7 @@ int main(void)
 		cmocka_unit_test(test_latency),
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_filter_errors),
+		cmocka_unit_test(test_filter_range),
 		cmocka_unit_test(test_many_probes),
 		cmocka_unit_test(test_whole_process),
 		cmocka_unit_test(test_closed_pipe),
