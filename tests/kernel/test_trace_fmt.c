@@ -205,6 +205,41 @@ static void test_interval(void **state)
 	run_result_free(&r);
 }
 
+/*
+ * Intervals before any hit: nothing has been read from the map yet (no
+ * buffer at all), and each prints its header with no counts. Under
+ * SANITIZE=1 this was qsort(NULL, 0, ...), which UBSan stops at.
+ */
+static void test_interval_no_hits(void **state)
+{
+	struct run_result r;
+	const char *p, *nl;
+	int docs = 0;
+
+	run_ok(&r, "trace", "--count", "-i", "0.1", "-c", "sleep 0.35", TF,
+	       "tf:val");
+	/* Only "@ TIME s" headers, each with its blank line. */
+	for (p = r.out; *p; p = nl + 2) {
+		nl = strchr(p, '\n');
+		if (strncmp(p, "@ ", 2) || !nl || nl[1] != '\n')
+			fail_msg("not an empty interval at '%s'", p);
+		docs++;
+	}
+	assert_true(docs >= 3);
+	assert_int_equal(count_str(r.out, " s (end)\n\n"), 1);
+	assert_string_equal(r.err, "");
+	run_result_free(&r);
+
+	run_ok(&r, "trace", "--count", "-i", "0.1", "--json", "-c",
+	       "sleep 0.35", TF, "tf:val");
+	docs = count_lines(r.out);
+	assert_true(docs >= 3);
+	assert_int_equal(count_str(r.out, ", \"lost\": 0, \"counts\": []}\n"),
+			 docs);
+	assert_int_equal(count_str(r.out, "\"final\": true"), 1);
+	run_result_free(&r);
+}
+
 /* tf:val is 0, 1, ..., 8: slots [0], [1,2), [2,4) x2, [4,8) x4, [8,16). */
 static void test_hist(void **state)
 {
@@ -850,6 +885,7 @@ int main(void)
 		cmocka_unit_test(test_broken_note),
 		cmocka_unit_test(test_count),
 		cmocka_unit_test(test_interval),
+		cmocka_unit_test(test_interval_no_hits),
 		cmocka_unit_test(test_hist),
 		cmocka_unit_test(test_latency),
 		cmocka_unit_test(test_filter),
