@@ -534,6 +534,8 @@ int cmd_list(int argc, char **argv)
 	int err, cnt, used, total, ret = 1;
 	bool whole;
 
+	if (stdout_closed("list"))
+		return 1;
 	err = list_parse_opts(argc, argv, &o);
 	if (err >= 0)
 		return err;
@@ -556,9 +558,14 @@ int cmd_list(int argc, char **argv)
 		goto out;
 	}
 	total = list_all(&o, targets, cnt, whole);
-	fflush(stdout);
+	err = stdout_flush();
 	if (total < 0)
 		goto out;
+	/* As for trace: a reader that went away (| head) is no error. */
+	if (err && err != EPIPE) {
+		tool_err("list: writing the output: %s", strerror(err));
+		goto out;
+	}
 	if (!total) {
 		if (o.pat_cnt)
 			tool_err("list: %s: no probes matching %s%s",

@@ -1498,8 +1498,8 @@ int cmd_trace(int argc, char **argv)
 
 	/* A closed stdout would be taken by the next open() (a BPF map, the
 	 * traced file), and the output written there. */
-	if (fcntl(STDOUT_FILENO, F_GETFD) < 0)
-		return tool_err("trace: writing the output: standard output is closed");
+	if (stdout_closed("trace"))
+		return 1;
 	args = join_latency(argc, argv, &n, &joined);
 	if (!args)
 		return tool_err("trace: out of memory");

@@ -373,7 +373,5 @@ int sum_print(struct sum_state *s, double t, uint64_t lost, bool final,
 	s->prev = s->cur;
 	s->cur = tmp;
 	s->prev_cnt = s->cur_cnt;
-	if (fflush(stdout) || ferror(stdout))
-		return -(errno ? errno : EIO);
-	return 0;
+	return -stdout_flush();
 }
