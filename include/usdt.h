@@ -81,7 +81,9 @@ USDT_API usdt_print_fn_t usdt_set_print(usdt_print_fn_t fn);
 
 /**
  * @brief **usdt_strerror()** formats a libusdt error (a negative or positive
- * errno) into buf, like strerror_r().
+ * errno) into buf, like strerror_r(); 524, the kernel's ENOTSUPP (which
+ * BPF and uprobe calls may return, and userspace's errno.h lacks), is
+ * "operation not supported by the kernel (ENOTSUPP)".
  * @return buf.
  */
 USDT_API const char *usdt_strerror(int err, char *buf, size_t size);

@@ -31,6 +31,13 @@ int tool_err(const char *fmt, ...)
 	return 1;
 }
 
+const char *tool_strerror(int err)
+{
+	static char buf[128];
+
+	return usdt_strerror(err, buf, sizeof(buf));
+}
+
 int stdout_closed(const char *cmd)
 {
 	if (fcntl(STDOUT_FILENO, F_GETFD) >= 0)

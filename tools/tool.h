@@ -83,6 +83,13 @@ size_t escaped_len(const char *s, size_t len);
 const char *arg_type_name(const struct usdt_arg_info *a);
 
 /*
+ * An errno (negative or positive) as text, by libusdt's usdt_strerror(),
+ * which also names the kernel's ENOTSUPP (524) that libc does not know.
+ * The text is in a static buffer: one call per message.
+ */
+const char *tool_strerror(int err);
+
+/*
  * Standard output, shared by the commands so that both fail alike.
  * stdout_closed(): with fd 1 closed (>&-), the next open() would take it
  * and the output would go into that file, or fail unseen; it says so

@@ -309,7 +309,7 @@ static void warn_unreadable(struct probe_ent *p, int i, int err)
 	p->warned |= 1u << i;
 	probe_err(p, "argument %d cannot be read: %s", i,
 		  (err == EOPNOTSUPP || err == ENOTSUP) && p->reasons[i] ?
-		  p->reasons[i] : strerror(err ? err : EFAULT));
+		  p->reasons[i] : tool_strerror(err ? err : EFAULT));
 }
 
 /* Where each string argument's text is in the event, or NULL. */
