@@ -427,6 +427,13 @@ usdt_manager__attach_file(struct usdt_manager *man,
  * negative errno as usdt_manager__attach() gives (EINVAL for a section
  * that is not PATH:PROVIDER:NAME): all or nothing. The manager owns the
  * links and destroys them in usdt_manager__free().
+ * EALREADY: an earlier call attached them, and they stay as they are
+ * (whatever pid or opts this call gives): attached twice, each program
+ * would run twice per hit. Unlike a skeleton's __attach(), which skips
+ * what it attached and returns 0, this says so, since a pid or opts
+ * differing from the first call's would otherwise be ignored silently.
+ * To attach a program to more processes, use usdt_manager__attach().
+ * After a failed call nothing is attached, and it may be called again.
  *
  * usdt_manager__new() turns libbpf's auto-attach off for these programs,
  * so a skeleton's __attach() succeeds and skips them (libbpf's own USDT
