@@ -83,7 +83,9 @@ USDT_API usdt_print_fn_t usdt_set_print(usdt_print_fn_t fn);
 
 /**
  * @brief **usdt_strerror()** formats a libusdt error (a negative or positive
- * errno) into buf, like strerror_r().
+ * errno) into buf, like strerror_r(); 524, the kernel's ENOTSUPP (which
+ * BPF and uprobe calls may return, and userspace's errno.h lacks), is
+ * "operation not supported by the kernel (ENOTSUPP)".
  * @return buf.
  */
 USDT_API const char *usdt_strerror(int err, char *buf, size_t size);
@@ -427,6 +429,13 @@ usdt_manager__attach_file(struct usdt_manager *man,
  * negative errno as usdt_manager__attach() gives (EINVAL for a section
  * that is not PATH:PROVIDER:NAME): all or nothing. The manager owns the
  * links and destroys them in usdt_manager__free().
+ * EALREADY: an earlier call attached them, and they stay as they are
+ * (whatever pid or opts this call gives): attached twice, each program
+ * would run twice per hit. Unlike a skeleton's __attach(), which skips
+ * what it attached and returns 0, this says so, since a pid or opts
+ * differing from the first call's would otherwise be ignored silently.
+ * To attach a program to more processes, use usdt_manager__attach().
+ * After a failed call nothing is attached, and it may be called again.
  *
  * usdt_manager__new() turns libbpf's auto-attach off for these programs,
  * so a skeleton's __attach() succeeds and skips them (libbpf's own USDT

@@ -54,6 +54,14 @@ const char *usdt_strerror(int err, char *buf, size_t size)
 		return buf;
 	if (err < 0)
 		err = -err;
+	/* The kernel's internal ENOTSUPP leaks out of BPF and uprobe calls
+	 * (an unsupported helper, link type or instruction); userspace's
+	 * <errno.h> has no such number, so libc says "Unknown error 524". */
+	if (err == 524) {
+		snprintf(buf, size,
+			 "operation not supported by the kernel (ENOTSUPP)");
+		return buf;
+	}
 	/* GNU strerror_r may return a static string instead of filling buf. */
 	const char *s = strerror_r(err, buf, size);
 	if (s != buf)

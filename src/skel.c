@@ -127,20 +127,28 @@ int usdt_manager__attach_all(struct usdt_manager *man, pid_t pid,
 			     const struct usdt_attach_opts *opts)
 {
 	struct bpf_program *prog;
-	size_t start;
 	const char *target;
 	int err, cnt = 0;
 
 	if (!man || man->freed || pid < -1 || !OPTS_VALID(opts, usdt_attach_opts))
 		return usdt__err(-EINVAL);
-	start = man->owned_cnt;
+	/*
+	 * Only this function adds owned links, all or none of them: any
+	 * means a call already attached every program. Again would run each
+	 * twice per hit, and a silent no-op would drop another pid's or
+	 * options' request; usdt_manager__attach() attaches more.
+	 */
+	if (man->owned_cnt) {
+		pr_warn("usdt_manager__attach_all(): the programs are already attached\n");
+		return usdt__err(-EALREADY);
+	}
 	bpf_object__for_each_program(prog, man->obj) {
 		target = usdt_target(prog);
 		if (!target || !bpf_program__autoload(prog))
 			continue;
 		err = attach_one(man, prog, target, pid, opts);
 		if (err) {
-			drop_owned(man, start);
+			drop_owned(man, 0);
 			return usdt__err(err);
 		}
 		cnt++;

@@ -32,6 +32,30 @@ int tool_err(const char *fmt, ...)
 	return 1;
 }
 
+const char *tool_strerror(int err)
+{
+	static char buf[128];
+
+	return usdt_strerror(err, buf, sizeof(buf));
+}
+
+int stdout_closed(const char *cmd)
+{
+	if (fcntl(STDOUT_FILENO, F_GETFD) >= 0)
+		return 0;
+	return tool_err("%s: writing the output: standard output is closed",
+			cmd);
+}
+
+int stdout_flush(void)
+{
+	/* errno is the failed write's only when a call here set it. */
+	errno = 0;
+	if (fflush(stdout) || ferror(stdout))
+		return errno ? errno : EIO;
+	return 0;
+}
+
 pid_t parse_pid(const char *s)
 {
 	char *end;

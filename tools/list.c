@@ -420,7 +420,7 @@ static const char *open_error(int err)
 	case -ENOSYS:
 		return "this libusdt cannot read ELF files yet (ENOSYS)";
 	default:
-		return strerror(-err);
+		return tool_strerror(-err);
 	}
 }
 
@@ -479,7 +479,7 @@ static int list_targets(const struct list_opts *o, int argc, char **argv,
 		if (cnt < 0)
 			tool_err("list: pid %d: %s", (int)o->pid,
 				 cnt == -ENOENT ? "no such process" :
-						  strerror(-cnt));
+						  tool_strerror(-cnt));
 		return cnt < 0 ? -1 : cnt;
 	}
 	*out = calloc(1, sizeof(**out));
@@ -492,7 +492,7 @@ static int list_targets(const struct list_opts *o, int argc, char **argv,
 		free(*out);
 		*out = NULL;
 		tool_err("list: %s: %s", argv[0],
-			 err == -ENOENT ? "no such file" : strerror(-err));
+			 err == -ENOENT ? "no such file" : tool_strerror(-err));
 		return -1;
 	}
 	*used = 1;
@@ -534,6 +534,8 @@ int cmd_list(int argc, char **argv)
 	int err, cnt, used, total, ret = 1;
 	bool whole;
 
+	if (stdout_closed("list"))
+		return 1;
 	err = list_parse_opts(argc, argv, &o);
 	if (err >= 0)
 		return err;
@@ -556,9 +558,14 @@ int cmd_list(int argc, char **argv)
 		goto out;
 	}
 	total = list_all(&o, targets, cnt, whole);
-	fflush(stdout);
+	err = stdout_flush();
 	if (total < 0)
 		goto out;
+	/* As for trace: a reader that went away (| head) is no error. */
+	if (err && err != EPIPE) {
+		tool_err("list: writing the output: %s", tool_strerror(err));
+		goto out;
+	}
 	if (!total) {
 		if (o.pat_cnt)
 			tool_err("list: %s: no probes matching %s%s",

@@ -82,6 +82,24 @@ size_t escaped_len(const char *s, size_t len);
 /* "int32", "uint8", "double", ... for an argument's size and kind. */
 const char *arg_type_name(const struct usdt_arg_info *a);
 
+/*
+ * An errno (negative or positive) as text, by libusdt's usdt_strerror(),
+ * which also names the kernel's ENOTSUPP (524) that libc does not know.
+ * The text is in a static buffer: one call per message.
+ */
+const char *tool_strerror(int err);
+
+/*
+ * Standard output, shared by the commands so that both fail alike.
+ * stdout_closed(): with fd 1 closed (>&-), the next open() would take it
+ * and the output would go into that file, or fail unseen; it says so
+ * ("CMD: writing the output: standard output is closed") and returns the
+ * exit status 1, or returns 0. stdout_flush(): 0, or the errno of a write
+ * to stdout that failed, now or earlier (the stream's error flag stays).
+ */
+int stdout_closed(const char *cmd);
+int stdout_flush(void);
+
 /* Parse a pid; returns it or -1. */
 pid_t parse_pid(const char *s);
 

@@ -731,7 +731,7 @@ static void held_child(char **argv, int fds[2], pid_t parent)
 		_exit(127);
 	execvp(argv[0], argv);
 	fprintf(stderr, "%s: trace: cannot run %s: %s\n", tool_name, argv[0],
-		strerror(errno));
+		tool_strerror(errno));
 	_exit(127);
 }
 
@@ -870,7 +870,7 @@ static const char *attach_error(int err)
 	case ENOSYS:
 		return "this libusdt cannot attach yet (ENOSYS)";
 	default:
-		return strerror(err);
+		return tool_strerror(err);
 	}
 }
 
@@ -933,7 +933,7 @@ static int configure(struct trace_run *r)
 			sum_map_size(&r->o.sum, r->ctx.probe_cnt));
 	if (err)
 		return tool_err("trace: cannot size the maps: %s",
-				strerror(-err));
+				tool_strerror(-err));
 	return 0;
 }
 
@@ -999,7 +999,7 @@ static int open_and_load(struct trace_run *r, int *load_err)
 	r->skel = open_skel(r, &btf_fd);
 	if (!r->skel)
 		return tool_err("trace: cannot open the BPF program: %s",
-				strerror(errno));
+				tool_strerror(errno));
 	if (configure(r)) {
 		ret = 1;
 		goto out;
@@ -1082,7 +1082,7 @@ static int load(struct trace_run *r)
 	if (err)
 		return tool_err("trace: cannot load the BPF program: %s",
 				err == -EPERM ? "permission denied (needs root, or CAP_BPF and CAP_PERFMON)" :
-				strerror(-err));
+				tool_strerror(-err));
 	for (i = 0; i < r->ctx.probe_cnt; i++) {
 		struct trace_probe_cfg cfg = { .role = r->ctx.probes[i].role };
 		const struct probe_fmt *pf = r->ctx.probes[i].fmt;
@@ -1097,7 +1097,7 @@ static int load(struct trace_run *r)
 					  &i, &cfg, BPF_ANY);
 		if (err)
 			return tool_err("trace: cannot set up probe %u: %s", i,
-					strerror(errno));
+					tool_strerror(errno));
 	}
 	for (i = 0; r->by_pattern && i < r->ctx.site_cnt; i++) {
 		const struct site_ref *s = &r->ctx.site_refs[i];
@@ -1107,7 +1107,7 @@ static int load(struct trace_run *r)
 		if (bpf_map_update_elem(bpf_map__fd(r->skel->maps.site_probe),
 					&key, &s->probe, BPF_ANY))
 			return tool_err("trace: cannot set up call site %u: %s",
-					i, strerror(errno));
+					i, tool_strerror(errno));
 	}
 	return 0;
 }
@@ -1312,7 +1312,7 @@ static int trace_loop(struct trace_run *r)
 			break;
 		if (err < 0 && err != -EINTR)
 			return tool_err("trace: reading events: %s",
-					strerror(-err));
+					tool_strerror(-err));
 		if (next && now_s() >= next) {
 			if (print_sums(r, t0, false))
 				break;
@@ -1333,7 +1333,7 @@ static int trace_loop(struct trace_run *r)
 		r->ctx.write_err = 0;
 	if (r->ctx.write_err && r->ctx.write_err != EPIPE)
 		return tool_err("trace: writing the output: %s",
-				strerror(r->ctx.write_err));
+				tool_strerror(r->ctx.write_err));
 	if (r->skel->bss->lost_events)
 		tool_err("trace: %llu events lost (the ring buffer was full)",
 			 (unsigned long long)r->skel->bss->lost_events);
@@ -1357,7 +1357,7 @@ static int trace_start(struct trace_run *r)
 				 &r->ctx, NULL);
 	if (!r->rb)
 		return tool_err("trace: cannot open the ring buffer: %s",
-				strerror(errno));
+				tool_strerror(errno));
 	if (r->o.sum.mode != TRACE_EVENTS) {
 		r->sums = sum_new(&r->o.sum, bpf_map__fd(r->skel->maps.sums),
 				  r->ctx.probes, r->ctx.probe_cnt);
@@ -1370,7 +1370,7 @@ static int trace_start(struct trace_run *r)
 		/* Everything is attached: let the command run. */
 		if (write(r->go_fd, "g", 1) != 1)
 			return tool_err("trace: cannot start the command: %s",
-					strerror(errno));
+					tool_strerror(errno));
 		close(r->go_fd);
 		r->go_fd = -1;
 	}
@@ -1408,7 +1408,8 @@ static int open_files(struct trace_run *r)
 		if (r->file_cnt < 0) {
 			err = -r->file_cnt;
 			r->file_cnt = 0;
-			return tool_err("trace: %s: %s", r->shown, strerror(err));
+			return tool_err("trace: %s: %s", r->shown,
+					tool_strerror(err));
 		}
 		/* Files that cannot be read or have no probes are not ours
 		 * to complain about. */
@@ -1424,14 +1425,15 @@ static int open_files(struct trace_run *r)
 	err = trace_file_resolve(r->shown, r->o.pid, &r->files[0]);
 	if (err)
 		return tool_err("trace: %s: %s", r->shown,
-				err == -ENOENT ? "no such file" : strerror(-err));
+				err == -ENOENT ? "no such file" :
+				tool_strerror(-err));
 	r->file_cnt = 1;
 	err = add_file(r, &r->files[0]);
 	if (err)
 		return tool_err("trace: %s: %s", r->shown,
 				err == -ENOENT ? "no such file" :
 				err == -ENOEXEC ? "not a 64-bit ELF file" :
-				strerror(-err));
+				tool_strerror(-err));
 	return 0;
 }
 
@@ -1468,7 +1470,7 @@ static int trace_prepare(struct trace_run *r)
 			r->child = 0;
 			return tool_err("trace: cannot start '%s': %s", r->o.cmd,
 					errno == EINVAL ? "bad command line" :
-							  strerror(errno));
+							  tool_strerror(errno));
 		}
 	}
 	r->attach_pid = r->child ? r->child : r->o.pid ? r->o.pid : -1;
@@ -1518,8 +1520,8 @@ int cmd_trace(int argc, char **argv)
 
 	/* A closed stdout would be taken by the next open() (a BPF map, the
 	 * traced file), and the output written there. */
-	if (fcntl(STDOUT_FILENO, F_GETFD) < 0)
-		return tool_err("trace: writing the output: standard output is closed");
+	if (stdout_closed("trace"))
+		return 1;
 	args = join_latency(argc, argv, &n, &joined);
 	if (!args)
 		return tool_err("trace: out of memory");

@@ -7,6 +7,8 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,32 +68,38 @@ static int parse_op(const char **sp, struct trace_term *t)
 	return -EINVAL;
 }
 
+/*
+ * An integer constant: decimal, or hex after 0x, with an optional sign.
+ * Not strtoll()'s base 0: a leading 0 would be octal (010 eight, 08 an
+ * error) where a user means ten. The BPF side compares signed 64-bit
+ * values, so a constant outside that range is -ERANGE: taken modulo 2^64
+ * it would silently compare as another number (2^64 - 1 as -1).
+ */
 static int parse_value(const char **sp, struct trace_term *t)
 {
-	const char *s = *sp;
+	const char *s = *sp, *digits = s + (*s == '-' || *s == '+');
+	int base = 10;
 	char *end;
 
+	if (digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X'))
+		base = 16;
+	/* strtoll() would skip spaces and take a second sign. */
+	if (!isxdigit((unsigned char)*digits))
+		return -EINVAL;
 	errno = 0;
-	if (*s == '-') {
-		t->value = strtoll(s, &end, 0);
-	} else {
-		unsigned long long u = strtoull(s, &end, 0);
-
-		/* Above INT64_MAX: the same 64 bits, as the BPF side sees
-		 * an 8-byte unsigned argument. */
-		t->value = (__s64)u;
-	}
-	if (errno || end == s || isalnum((unsigned char)*end))
+	t->value = strtoll(s, &end, base);
+	if (end == s || isalnum((unsigned char)*end))
 		return -EINVAL;
 	*sp = end;
-	return 0;
+	return errno == ERANGE ? -ERANGE : 0;
 }
 
 int filter_parse(const char *s, struct trace_filter *f, char *why,
 		 size_t len)
 {
-	const char *start = s;
+	const char *start = s, *value;
 	struct trace_term *t;
+	int err;
 
 	memset(f, 0, sizeof(*f));
 	for (;;) {
@@ -108,7 +116,15 @@ int filter_parse(const char *s, struct trace_filter *f, char *why,
 		if (parse_op(&s, t))
 			goto bad;
 		s = skip_ws(s);
-		if (parse_value(&s, t))
+		value = s;
+		err = parse_value(&s, t);
+		if (err == -ERANGE) {
+			snprintf(why, len, "constant '%.*s' out of range (signed 64-bit: %lld to %lld)",
+				 (int)(s - value), value, (long long)INT64_MIN,
+				 (long long)INT64_MAX);
+			return err;
+		}
+		if (err)
 			goto bad;
 		s = skip_ws(s);
 		if (!*s) {

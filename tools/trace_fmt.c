@@ -309,7 +309,7 @@ static void warn_unreadable(struct probe_ent *p, int i, int err)
 	p->warned |= 1u << i;
 	probe_err(p, "argument %d cannot be read: %s", i,
 		  (err == EOPNOTSUPP || err == ENOTSUP) && p->reasons[i] ?
-		  p->reasons[i] : strerror(err ? err : EFAULT));
+		  p->reasons[i] : tool_strerror(err ? err : EFAULT));
 }
 
 /* Where each string argument's text is in the event, or NULL. */
@@ -405,11 +405,11 @@ static void print_args(struct trace_ctx *ctx, struct probe_ent *p,
 /* After a line: did stdout take it? Sets ctx->write_err. */
 int output_check(struct trace_ctx *ctx)
 {
-	if (fflush(stdout) || ferror(stdout)) {
-		ctx->write_err = errno ? errno : EIO;
-		return -ECANCELED;
-	}
-	return 0;
+	int err = stdout_flush();
+
+	if (err)
+		ctx->write_err = err;
+	return err ? -ECANCELED : 0;
 }
 
 int on_hit(void *data, void *raw, size_t len)

@@ -111,7 +111,10 @@ static int sum_read(struct sum_state *s)
 		s->cur[s->cur_cnt].val = v;
 		s->cur_cnt++;
 	}
-	qsort(s->cur, s->cur_cnt, sizeof(*s->cur), ent_cmp);
+	/* Before the first hit cur is still NULL, and qsort() takes no NULL
+	 * even for no elements. */
+	if (s->cur_cnt)
+		qsort(s->cur, s->cur_cnt, sizeof(*s->cur), ent_cmp);
 	return 0;
 }
 
@@ -370,7 +373,5 @@ int sum_print(struct sum_state *s, double t, uint64_t lost, bool final,
 	s->prev = s->cur;
 	s->cur = tmp;
 	s->prev_cnt = s->cur_cnt;
-	if (fflush(stdout) || ferror(stdout))
-		return -(errno ? errno : EIO);
-	return 0;
+	return -stdout_flush();
 }

@@ -150,16 +150,46 @@ static void test_bad_args(void **state)
 
 	assert_int_equal(usdt_manager__attach_all(NULL, 0, NULL), -EINVAL);
 	assert_int_equal(usdt_manager__attach_all(man, -2, NULL), -EINVAL);
-	/* Two calls: each attach is owned, all go at free. */
+	assert_int_equal(man->owned_cnt, 0);
+	usdt_manager__free(man);
+	usdt_skel__destroy(skel);
+}
+
+/*
+ * A second call is refused (-EALREADY) and changes nothing: attaching
+ * every program again would make each probe run it twice per hit.
+ */
+static void attach_twice(bool per_site)
+{
+	struct usdt_manager *man;
+	struct usdt_skel *skel = open_skel(&man, per_site, false, false);
+
 	assert_int_equal(usdt_manager__attach_all(man, 0, NULL), 2);
-	assert_int_equal(usdt_manager__attach_all(man, 0, NULL), 2);
-	assert_int_equal(man->owned_cnt, 4);
+	errno = 0;
+	assert_int_equal(usdt_manager__attach_all(man, 0, NULL), -EALREADY);
+	assert_int_equal(errno, EALREADY);
+	/* Another pid is no different: the programs are attached. */
+	assert_int_equal(usdt_manager__attach_all(man, -1, NULL), -EALREADY);
+	assert_int_equal(man->owned_cnt, 2);
+	assert_int_equal(prog_link_cnt(skel->progs.on_lib_fire), 1);
+	assert_int_equal(prog_link_cnt(skel->progs.on_self), 1);
+	/* Two rounds of hits: each program ran once per hit. */
+	fire_all();
 	fire_all();
 	assert_int_equal(skel->bss->lib_hits, 2);
+	assert_int_equal(skel->bss->self_hits, 2);
 	usdt_manager__free(man);
 	fire_all();
 	assert_int_equal(skel->bss->lib_hits, 2);
+	assert_int_equal(skel->bss->self_hits, 2);
 	usdt_skel__destroy(skel);
+}
+
+/* With uprobe_multi links and with per-site perf uprobes. */
+static void test_attach_twice(void **state)
+{
+	attach_twice(false);
+	attach_twice(true);
 }
 
 int main(void)
@@ -170,6 +200,7 @@ int main(void)
 		cmocka_unit_test(test_all_or_nothing),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_bad_args),
+		cmocka_unit_test(test_attach_twice),
 	};
 
 	usdt_test_require_kernel("test_skel");

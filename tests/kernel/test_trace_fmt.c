@@ -205,6 +205,41 @@ static void test_interval(void **state)
 	run_result_free(&r);
 }
 
+/*
+ * Intervals before any hit: nothing has been read from the map yet (no
+ * buffer at all), and each prints its header with no counts. Under
+ * SANITIZE=1 this was qsort(NULL, 0, ...), which UBSan stops at.
+ */
+static void test_interval_no_hits(void **state)
+{
+	struct run_result r;
+	const char *p, *nl;
+	int docs = 0;
+
+	run_ok(&r, "trace", "--count", "-i", "0.1", "-c", "sleep 0.35", TF,
+	       "tf:val");
+	/* Only "@ TIME s" headers, each with its blank line. */
+	for (p = r.out; *p; p = nl + 2) {
+		nl = strchr(p, '\n');
+		if (strncmp(p, "@ ", 2) || !nl || nl[1] != '\n')
+			fail_msg("not an empty interval at '%s'", p);
+		docs++;
+	}
+	assert_true(docs >= 3);
+	assert_int_equal(count_str(r.out, " s (end)\n\n"), 1);
+	assert_string_equal(r.err, "");
+	run_result_free(&r);
+
+	run_ok(&r, "trace", "--count", "-i", "0.1", "--json", "-c",
+	       "sleep 0.35", TF, "tf:val");
+	docs = count_lines(r.out);
+	assert_true(docs >= 3);
+	assert_int_equal(count_str(r.out, ", \"lost\": 0, \"counts\": []}\n"),
+			 docs);
+	assert_int_equal(count_str(r.out, "\"final\": true"), 1);
+	run_result_free(&r);
+}
+
 /* tf:val is 0, 1, ..., 8: slots [0], [1,2), [2,4) x2, [4,8) x4, [8,16). */
 static void test_hist(void **state)
 {
@@ -272,6 +307,14 @@ static void test_filter(void **state)
 		{ "arg0 > 5 && arg0 <= 7 || arg0 == 1", "1 6 7" },
 		{ "arg0 != 0 && arg0 < 3", "1 2" },
 		{ "arg0 >= 0x8", "8" },
+		/* Decimal even with a leading 0, as the man page says: octal
+		 * would make 010 eight and refuse 08. */
+		{ "arg0 == 010 || arg0 == 07", "7" },
+		{ "arg0 == 08 || arg0 == -01", "8" },
+		{ "arg0 == 0X7 || arg0 == 0x06", "6 7" },
+		/* The ends of the signed 64-bit range are constants too. */
+		{ "arg0 < 9223372036854775807 && arg0 > -9223372036854775808 && arg0 < 0x7fffffffffffffff && arg0 > -0x8000000000000000 && arg0 > 5",
+		  "6 7 8" },
 		{ "arg0 < -1 || arg0 == 0", "0" },
 		{ "pid == 1", "" },
 		{ "tid > 0 && arg5 == 0", "" },
@@ -311,6 +354,37 @@ static void test_filter_errors(void **state)
 
 		run_fails(&r, "usdt: trace: filter '", "trace", "--filter",
 			  bad[i], TF, "tf:val");
+	}
+}
+
+/* Constants the signed 64-bit comparison cannot hold are refused: taken
+ * modulo 2^64 (or clamped), "arg0 < 2^64 - 1" would be "arg0 < -1". */
+static void test_filter_range(void **state)
+{
+	static const struct {
+		const char *expr, *constant;
+	} bad[] = {
+		{ "arg0 < 18446744073709551615", "18446744073709551615" },
+		{ "arg0 > 9223372036854775808", "9223372036854775808" },
+		{ "arg0 > -9223372036854775809", "-9223372036854775809" },
+		{ "arg0 == 1 || arg1 != 99999999999999999999999",
+		  "99999999999999999999999" },
+		{ "arg0 <= 0x8000000000000000", "0x8000000000000000" },
+		{ "arg0 <= 0xffffffffffffffff", "0xffffffffffffffff" },
+		{ "arg0 >= -0x8000000000000001", "-0x8000000000000001" },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		struct run_result r;
+		char want[256];
+
+		snprintf(want, sizeof(want),
+			 "usdt: trace: filter '%s': constant '%s' out of range (signed 64-bit: -9223372036854775808 to 9223372036854775807)\n",
+			 bad[i].expr, bad[i].constant);
+		/* -c: accepted, the trace would end. */
+		run_fails(&r, want, "trace", "--filter", bad[i].expr, "-c",
+			  TF " 1", TF, "tf:val");
 	}
 }
 
@@ -811,10 +885,12 @@ int main(void)
 		cmocka_unit_test(test_broken_note),
 		cmocka_unit_test(test_count),
 		cmocka_unit_test(test_interval),
+		cmocka_unit_test(test_interval_no_hits),
 		cmocka_unit_test(test_hist),
 		cmocka_unit_test(test_latency),
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_filter_errors),
+		cmocka_unit_test(test_filter_range),
 		cmocka_unit_test(test_many_probes),
 		cmocka_unit_test(test_whole_process),
 		cmocka_unit_test(test_closed_pipe),

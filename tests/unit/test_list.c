@@ -624,6 +624,39 @@ static void test_errors(void **state)
 	}
 }
 
+/*
+ * Output nobody can take is an error, as for `usdt trace`: exit 1 with
+ * the reason, text and JSON, and a closed stdout is refused before a file
+ * opened for reading takes its descriptor (writes there would fail
+ * unseen).
+ */
+static void test_write_error(void **state)
+{
+	static const struct {
+		const char *cmd, *message;
+	} cases[] = {
+		{ USDT_BIN " list " FIXTURE " > /dev/full",
+		  "usdt: list: writing the output: No space left on device\n" },
+		{ USDT_BIN " list --json " FIXTURE " > /dev/full",
+		  "usdt: list: writing the output: No space left on device\n" },
+		{ USDT_BIN " list " FIXTURE " >&-",
+		  "usdt: list: writing the output: standard output is closed\n" },
+	};
+	size_t i;
+
+	for (i = 0; i < USDT__TEST_ARRAY_SIZE(cases); i++) {
+		const char *argv[] = { "/bin/sh", "-c", cases[i].cmd, NULL };
+		struct run_result r;
+
+		run_argv(argv, &r);
+		if (r.status != 1 || strcmp(r.err, cases[i].message))
+			fail_msg("'%s': status %d, stderr '%s', want 1 and '%s'",
+				 cases[i].cmd, r.status, r.err,
+				 cases[i].message);
+		run_result_free(&r);
+	}
+}
+
 static void test_usage(void **state)
 {
 	struct run_result r;
@@ -710,6 +743,7 @@ int main(void)
 		cmocka_unit_test(test_written_and_read),
 		cmocka_unit_test(test_patterns),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_write_error),
 		cmocka_unit_test(test_usage),
 		cmocka_unit_test(test_pid),
 	};
