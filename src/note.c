@@ -558,6 +558,7 @@ static bool probe_place(const struct usdt__elf *ue,
 			const struct usdt__raw_site *s, struct usdt_probe *p)
 {
 	uint64_t delta = 0;
+	const char *why;
 
 	if (base->has && s->base)
 		delta = base->addr - s->base;
@@ -569,9 +570,9 @@ static bool probe_place(const struct usdt__elf *ue,
 		return false;
 	}
 	if (p->sema_vaddr &&
-	    usdt__elf_vaddr_to_off(ue, p->sema_vaddr, &p->sema_off)) {
+	    usdt__elf_sema_to_off(ue, p->sema_vaddr, &p->sema_off, &why)) {
 		p->status = -EINVAL;
-		p->error = "semaphore not in any loadable segment";
+		p->error = why;
 		return false;
 	}
 	return true;

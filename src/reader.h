@@ -72,6 +72,16 @@ int usdt__elf_find_section(const struct usdt__elf *ue, const char *name,
 int usdt__elf_vaddr_to_off(const struct usdt__elf *ue, uint64_t vaddr,
 			   uint64_t *off);
 
+/*
+ * The file offset of a semaphore at link-time address vaddr, as the
+ * kernel's ref_ctr_offset wants it: vaddr - p_vaddr + p_offset through
+ * the writable PT_LOAD segment that holds its two bytes, also in the
+ * segment's zero-filled tail past p_filesz as long as it is in a page
+ * the file is mapped on. Returns 0, or -ENOENT / -EINVAL with *why.
+ */
+int usdt__elf_sema_to_off(const struct usdt__elf *ue, uint64_t vaddr,
+			  uint64_t *off, const char **why);
+
 /* Read 4 or 8 bytes at p in the file's byte order. */
 uint32_t usdt__elf_rd32(const struct usdt__elf *ue, const void *p);
 uint64_t usdt__elf_rd64(const struct usdt__elf *ue, const void *p);

@@ -12,8 +12,17 @@ $(KTEST_DIR)/sema.o: tests/kernel/sema.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g -c $< -o $@
 
-DEPS_test_attach := $(KTEST_DIR)/libusdttest.so $(KTEST_DIR)/sema.o
+# Semaphores in .bss and .data, outside .probes, at known places.
+$(KTEST_DIR)/libsemabss.so: tests/kernel/sema_bss.c
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -fPIC -shared -fno-toplevel-reorder \
+		-Wl,-soname,libsemabss.so $< -o $@
+
+DEPS_test_attach := $(KTEST_DIR)/libusdttest.so $(KTEST_DIR)/sema.o \
+	$(KTEST_DIR)/libsemabss.so
 LDFLAGS_test_attach := $(KTEST_DIR)/sema.o -L$(KTEST_DIR) -lusdttest \
+	-lsemabss \
 	-Wl,-rpath,$(abspath $(KTEST_DIR))
 
 # The attach path out of memory: the library's allocations fail in turn.

@@ -19,6 +19,11 @@
 
 unsigned short sema_value(void);
 int fire_sema(long v);
+unsigned short bss_sema_value(void);
+unsigned short data_sema_value(void);
+int fire_bss_sema(long v);
+int fire_data_sema(long v);
+int fire_far_sema(long v);
 void lib_fire(int x);
 extern volatile long lib_visible;
 
@@ -504,7 +509,8 @@ static void test_semaphore(void **state)
 	}
 }
 
-static char *lib_path(void)
+/* The path of the mapped library called name. */
+static char *mapped_path(const char *name)
 {
 	static char path[4096];
 	char line[4096 + 128];
@@ -515,7 +521,7 @@ static char *lib_path(void)
 	while (fgets(line, sizeof(line), maps)) {
 		char *p = strchr(line, '/');
 
-		if (p && strstr(p, "libusdttest.so")) {
+		if (p && strstr(p, name)) {
 			p[strcspn(p, "\n")] = '\0';
 			snprintf(path, sizeof(path), "%s", p);
 			break;
@@ -524,6 +530,63 @@ static char *lib_path(void)
 	fclose(maps);
 	assert_true(path[0]);
 	return path;
+}
+
+static char *lib_path(void)
+{
+	return mapped_path("libusdttest.so");
+}
+
+/*
+ * Semaphores outside .probes (libsemabss.so), in .data and in .bss past
+ * the data segment's file image: the kernel counts them at the file
+ * offset the reader gives, in both modes, and the probe reads its
+ * argument. One in the anonymous pages past the file is refused, since
+ * the kernel would never count it.
+ */
+static void test_semaphore_bss(void **state)
+{
+	static const struct {
+		const char *name;
+		unsigned short (*value)(void);
+		int (*fire)(long v);
+	} sites[] = {
+		{ "bss_sema", bss_sema_value, fire_bss_sema },
+		{ "data_sema", data_sema_value, fire_data_sema },
+	};
+	struct fix *f = *state;
+	struct usdt_test *skels[2] = { f->skel, f->perf_skel };
+	struct usdt_manager *mans[2] = { f->man, f->perf_man };
+	char *path = mapped_path("libsemabss.so");
+	int m, i;
+
+	for (m = 0; m < 2; m++) {
+		for (i = 0; i < 2; i++) {
+			struct usdt_link *l;
+
+			reset(skels[m]);
+			assert_int_equal(sites[i].value(), 0);
+			assert_int_equal(sites[i].fire(5), 0);
+			l = attach(mans[m], skels[m]->progs.on_usdt, -1, path,
+				   "test", sites[i].name, NULL);
+			assert_true(sites[i].value() > 0);
+			assert_int_equal(sites[i].fire(1234), 1);
+			assert_int_equal(hits(skels[m]), 1);
+			assert_int_equal(skels[m]->bss->hits[0].args[0], 1234);
+			release(l);
+			assert_int_equal(sites[i].value(), 0);
+			assert_int_equal(sites[i].fire(7), 0);
+			assert_int_equal(hits(skels[m]), 1);
+		}
+		errno = 0;
+		assert_null(usdt_manager__attach(mans[m],
+						 skels[m]->progs.on_usdt, -1,
+						 path, "test", "far_sema",
+						 NULL));
+		assert_int_equal(errno, EINVAL);
+		assert_int_equal(fire_far_sema(8), 0);
+		assert_int_equal(hits(skels[m]), 1);
+	}
 }
 
 /* lib_fire() calls so far: this file is the library's only caller. */
@@ -1149,6 +1212,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_index_extension, release_all),
 #endif
 		cmocka_unit_test_teardown(test_semaphore, release_all),
+		cmocka_unit_test_teardown(test_semaphore_bss, release_all),
 		cmocka_unit_test_teardown(test_shared_library, release_all),
 		cmocka_unit_test_teardown(test_pid_filter, release_all),
 		cmocka_unit_test_teardown(test_many_specs_reattach, release_all),
