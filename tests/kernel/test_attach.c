@@ -4,7 +4,9 @@
  * (and in libusdttest.so), BPF records what bpf_usdt_arg() reads, and the
  * test compares it with what the program passed.
  */
+#include <dirent.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/sdt.h>
 #include <sys/wait.h>
 
@@ -775,6 +777,102 @@ static void test_many_specs_reattach(void **state)
 	}
 }
 
+/* The descriptors this process has open. */
+static long fd_count(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	long n = -1;	/* d's own */
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+/*
+ * test_perf_rlimit's second half, in a child with both limits at low:
+ * 0 when the perf attach fails with EMFILE and leaves nothing (no hit, no
+ * spec held), else which check failed. No cmocka here.
+ */
+static int perf_rlimit_child(struct fix *f, rlim_t low)
+{
+	struct rlimit rl = { .rlim_cur = low, .rlim_max = low };
+	struct usdt_test *skel = f->perf_skel;
+
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		return 1;
+	reset(skel);
+	errno = 0;
+	if (usdt_manager__attach(f->perf_man, skel->progs.on_usdt, -1,
+				 "/proc/self/exe", "test", "many", NULL))
+		return 2;
+	if (errno != EMFILE)
+		return 3;
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur != low ||
+	    rl.rlim_max != low)
+		return 4;
+	fire_many();
+	if (hits(skel))
+		return 5;
+	return f->perf_man->specs.live_cnt ? 6 : 0;
+}
+
+/*
+ * Per-site perf uprobes past the soft RLIMIT_NOFILE: 100 sites take 200
+ * descriptors, the soft limit leaves 20. The attach raises the soft limit
+ * to the hard one and every site fires; with the hard limit as low, it
+ * fails with EMFILE and leaves nothing attached: in a child, since a
+ * hard limit once lowered stays so without CAP_SYS_RESOURCE. The soft
+ * limit is put back before anything is checked.
+ */
+static void test_perf_rlimit(void **state)
+{
+	struct fix *f = *state;
+	struct usdt_test *skel = f->perf_skel;
+	struct rlimit saved, rl, after;
+	struct usdt_link *l;
+	int err, status;
+	rlim_t low;
+	pid_t pid;
+
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+	low = (rlim_t)fd_count() + 20;
+	assert_true(saved.rlim_max == RLIM_INFINITY ||
+		    saved.rlim_max > low + 200);
+	rl = (struct rlimit){ .rlim_cur = low, .rlim_max = saved.rlim_max };
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	reset(skel);
+	l = usdt_manager__attach(f->perf_man, skel->progs.on_usdt, -1,
+				 "/proc/self/exe", "test", "many", NULL);
+	err = errno;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &after), 0);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+	if (!l)
+		fail_msg("perf attach under a soft limit of %llu: %s",
+			 (unsigned long long)low, strerror(err));
+	hold(HELD_LINK, l);
+	assert_int_equal(after.rlim_cur, saved.rlim_max);
+	assert_false(usdt_link__is_multi(l));
+	assert_int_equal(usdt_link__site_cnt(l), 100);
+	fire_many();
+	assert_int_equal(hits(skel), 100);
+	release(l);
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid)
+		_exit(perf_rlimit_child(f, low));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		fail_msg("with both limits at %llu: child status 0x%x",
+			 (unsigned long long)low, status);
+	/* The maps are the kernel's: the child's attach left none there. */
+	assert_specs_empty(skel, f->perf_man);
+}
+
 /* Past a max_specs the user set: E2BIG, and every ID of the failed
  * attach given back, with per-site uprobes and uprobe_multi. */
 static void e2big_past_cap(bool perf)
@@ -1216,6 +1314,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_shared_library, release_all),
 		cmocka_unit_test_teardown(test_pid_filter, release_all),
 		cmocka_unit_test_teardown(test_many_specs_reattach, release_all),
+		cmocka_unit_test_teardown(test_perf_rlimit, release_all),
 		cmocka_unit_test_teardown(test_e2big_leaves_nothing, release_all),
 		cmocka_unit_test_teardown(test_ip_map_full_unwinds, release_all),
 		cmocka_unit_test_teardown(test_shared_spec, release_all),
