@@ -120,6 +120,42 @@ void usdt__note_decode(const struct usdt__elf *ue, const char *desc,
 		       size_t descsz, struct usdt__raw_site *s);
 
 /*
+ * Notes that repeat a call site. Some build setups emit a site's note
+ * twice (the same provider:name at the same address); a second uprobe
+ * there would report every hit twice. Both readers (the full one in
+ * src/note.c and the index in src/noteidx.c) drop such a note while
+ * walking the section, so that a file lists, picks and attaches each
+ * site once; a repeat whose arguments or semaphore differ keeps the
+ * first note's, with a warning. The set below holds the sites kept so
+ * far, by a hash of their key (usdt__site_key()) that the caller checks
+ * with eq().
+ */
+struct usdt__dups {
+	struct { uint32_t site1, hash; } *slots;	/* site1 0: empty */
+	size_t cap, cnt;	/* cap a power of two, at least twice cnt */
+};
+
+/* Is the note being walked the same call site as kept site site? */
+typedef bool (*usdt__dups_eq_fn)(void *ctx, uint32_t site);
+
+/*
+ * Look the note being walked up (its key's hash h): 1 with the kept site
+ * in *earlier when it repeats one, else 0 with it added as site site, or
+ * -ENOMEM.
+ */
+int usdt__dups_add(struct usdt__dups *d, uint32_t h, uint32_t site,
+		   usdt__dups_eq_fn eq, void *ctx, uint32_t *earlier);
+void usdt__dups_free(struct usdt__dups *d);
+
+/* The hash of a good site's key: address (pc and base), provider, name. */
+uint32_t usdt__site_key(const struct usdt__raw_site *s);
+
+/* Say that s repeats a kept site; differs: with other arguments or
+ * semaphore (a warning, else a debug message). */
+void usdt__dup_log(const struct usdt__elf *ue, const struct usdt__raw_site *s,
+		   bool differs);
+
+/*
  * The bytes of .note.stapsdt: all of them in memory (data), or read from
  * fd through a window of a few pages, so that reading a big section
  * costs the window, not the section.

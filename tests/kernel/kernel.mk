@@ -19,9 +19,16 @@ $(KTEST_DIR)/libsemabss.so: tests/kernel/sema_bss.c
 	$(Q)$(CC) -O2 -g -fPIC -shared -fno-toplevel-reorder \
 		-Wl,-soname,libsemabss.so $< -o $@
 
+# Sites whose note is there twice.
+$(KTEST_DIR)/dup_sites.o: tests/kernel/dup_sites.S
+	$(call msg,AS,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -c $< -o $@
+
 DEPS_test_attach := $(KTEST_DIR)/libusdttest.so $(KTEST_DIR)/sema.o \
-	$(KTEST_DIR)/libsemabss.so
-LDFLAGS_test_attach := $(KTEST_DIR)/sema.o -L$(KTEST_DIR) -lusdttest \
+	$(KTEST_DIR)/libsemabss.so $(KTEST_DIR)/dup_sites.o
+LDFLAGS_test_attach := $(KTEST_DIR)/sema.o $(KTEST_DIR)/dup_sites.o \
+	-L$(KTEST_DIR) -lusdttest \
 	-lsemabss \
 	-Wl,-rpath,$(abspath $(KTEST_DIR))
 

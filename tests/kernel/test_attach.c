@@ -26,6 +26,7 @@ unsigned short data_sema_value(void);
 int fire_bss_sema(long v);
 int fire_data_sema(long v);
 int fire_far_sema(long v);
+void dup_fire(void);
 void lib_fire(int x);
 extern volatile long lib_visible;
 
@@ -777,6 +778,61 @@ static void test_many_specs_reattach(void **state)
 	}
 }
 
+/*
+ * Sites whose note is there twice (tests/kernel/dup_sites.S): the file
+ * lists each once, and attached in either mode each fires once a call,
+ * test:dupargs with its first note's argument (the warning is
+ * tests/unit/test_note.c's to check: the manager may have read this
+ * file before).
+ */
+static void test_repeated_notes(void **state)
+{
+	static const struct { const char *name; long want; } sites[] = {
+		{ "dup", 42 },
+		{ "dupargs", 7 },
+	};
+	struct fix *f = *state;
+	struct usdt_test *skels[2] = { f->skel, f->perf_skel };
+	struct usdt_manager *mans[2] = { f->man, f->perf_man };
+	struct usdt_file *file;
+	size_t i, cnt[2] = { 0 };
+	int m, s;
+
+	file = usdt_file__open("/proc/self/exe", NULL);
+	assert_non_null(file);
+	for (i = 0; i < usdt_file__probe_cnt(file); i++) {
+		const struct usdt_probe *p = usdt_file__probe(file, i);
+
+		for (s = 0; s < 2; s++)
+			if (!strcmp(usdt_probe__provider(p), "test") &&
+			    !strcmp(usdt_probe__name(p), sites[s].name))
+				cnt[s]++;
+	}
+	usdt_file__close(file);
+	assert_int_equal(cnt[0], 1);
+	assert_int_equal(cnt[1], 1);
+
+	for (m = 0; m < 2; m++) {
+		for (s = 0; s < 2; s++) {
+			struct usdt_link *l;
+
+			reset(skels[m]);
+			l = attach(mans[m], skels[m]->progs.on_usdt, -1,
+				   "/proc/self/exe", "test", sites[s].name,
+				   NULL);
+			assert_int_equal(usdt_link__site_cnt(l), 1);
+			dup_fire();
+			assert_int_equal(hits(skels[m]), 1);
+			assert_int_equal(skels[m]->bss->hits[0].rc[0], 0);
+			assert_int_equal(skels[m]->bss->hits[0].args[0],
+					 sites[s].want);
+			dup_fire();
+			assert_int_equal(hits(skels[m]), 2);
+			release(l);
+		}
+	}
+}
+
 /* The descriptors this process has open. */
 static long fd_count(void)
 {
@@ -1315,6 +1371,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_pid_filter, release_all),
 		cmocka_unit_test_teardown(test_many_specs_reattach, release_all),
 		cmocka_unit_test_teardown(test_perf_rlimit, release_all),
+		cmocka_unit_test_teardown(test_repeated_notes, release_all),
 		cmocka_unit_test_teardown(test_e2big_leaves_nothing, release_all),
 		cmocka_unit_test_teardown(test_ip_map_full_unwinds, release_all),
 		cmocka_unit_test_teardown(test_shared_spec, release_all),

@@ -893,11 +893,112 @@ static void test_sema_places(void **state)
 	}
 }
 
+/* Warnings the library gave, and the last one's text. */
+static int warn_cnt;
+static char warn_last[512];
+
+static int count_warn(enum usdt_print_level level, const char *fmt,
+		      va_list ap)
+{
+	if (level == USDT_WARN) {
+		warn_cnt++;
+		vsnprintf(warn_last, sizeof(warn_last), fmt, ap);
+	}
+	return 0;
+}
+
+/* test_repeated_notes' file read as the manager reads it (compact):
+ * the same sites and the same two warnings. */
+static void compact_repeats(const struct elfb *e)
+{
+	char path[] = "/tmp/usdt-test-note-XXXXXX";
+	struct usdt_file *c = NULL;
+	usdt_print_fn_t old;
+	int fd, err;
+
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, e->buf, e->len), (ssize_t)e->len);
+	close(fd);
+	fd = usdt__open_regular(path);
+	unlink(path);
+	assert_true(fd >= 0);
+	warn_cnt = 0;
+	old = usdt_set_print(count_warn);
+	err = usdt__file_open_fd(fd, path, true, &c);
+	usdt_set_print(old);
+	assert_int_equal(err, 0);
+	assert_int_equal(warn_cnt, 2);
+	assert_non_null(strstr(warn_last, "keeping the first"));
+	assert_int_equal(c->probe_cnt, 3);
+	usdt_file__close(c);
+}
+
+/*
+ * Notes that repeat a site (provider:name at one address) are dropped,
+ * the first kept: an exact repeat quietly, one with other arguments or
+ * another semaphore with a warning. The same name elsewhere, or another
+ * name at the same address, are sites of their own. open_img() reads the
+ * compact index too and checks it agrees.
+ */
+static void test_repeated_notes(void **state)
+{
+	int be;
+
+	for (be = 0; be < 2; be++) {
+		const struct usdt_probe *p;
+		struct elfb_notes n;
+		struct usdt_file *f;
+		usdt_print_fn_t old;
+		struct elfb e;
+
+		memset(&n, 0, sizeof(n));
+		n.be = be;
+		elfb_probe(&n, ELFB_TEXT_VA, ELFB_BASE_VA, 0, "prov", "dup",
+			   "-4@%edi");
+		elfb_probe(&n, ELFB_TEXT_VA, ELFB_BASE_VA, 0, "prov", "dup",
+			   "-4@%edi");
+		elfb_probe(&n, ELFB_TEXT_VA, ELFB_BASE_VA, 0, "prov", "other",
+			   "");
+		elfb_probe(&n, ELFB_TEXT_VA + 1, ELFB_BASE_VA, 0, "prov",
+			   "dup", "8@%rsi");
+		elfb_probe(&n, ELFB_TEXT_VA, ELFB_BASE_VA, 0, "prov", "dup",
+			   "8@%rsi");
+		elfb_probe(&n, ELFB_TEXT_VA, ELFB_BASE_VA, ELFB_PROBES_VA,
+			   "prov", "dup", "-4@%edi");
+		elfb_build(&e, be, EM_X86_64, ET_DYN, &n);
+		warn_cnt = 0;
+		old = usdt_set_print(count_warn);
+		f = open_img(e.buf, e.len);
+		usdt_set_print(old);
+		assert_non_null(f);
+		assert_int_equal(warn_cnt, 2);
+		assert_non_null(strstr(warn_last, "prov:dup at 0x400100"));
+		assert_non_null(strstr(warn_last, "keeping the first"));
+		assert_int_equal(usdt_file__probe_cnt(f), 3);
+		p = usdt_file__probe(f, 0);
+		assert_string_equal(usdt_probe__name(p), "dup");
+		assert_int_equal(usdt_probe__address(p), ELFB_TEXT_VA);
+		assert_string_equal(usdt_probe__args_str(p), "-4@%edi");
+		assert_int_equal(usdt_probe__semaphore(p), 0);
+		p = usdt_file__probe(f, 1);
+		assert_string_equal(usdt_probe__name(p), "other");
+		assert_int_equal(usdt_probe__address(p), ELFB_TEXT_VA);
+		p = usdt_file__probe(f, 2);
+		assert_string_equal(usdt_probe__name(p), "dup");
+		assert_int_equal(usdt_probe__address(p), ELFB_TEXT_VA + 1);
+		assert_string_equal(usdt_probe__args_str(p), "8@%rsi");
+		usdt_file__close(f);
+		compact_repeats(&e);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_valid_le),
 		cmocka_unit_test(test_sema_places),
+		cmocka_unit_test(test_repeated_notes),
 		cmocka_unit_test(test_valid_be),
 		cmocka_unit_test(test_open_mem),
 		cmocka_unit_test(test_no_program_headers),
