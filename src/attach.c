@@ -15,8 +15,10 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -726,6 +728,77 @@ static int attach_specs(const struct attach_ctx *c, struct usdt_link *link,
 	return 0;
 }
 
+/*
+ * File descriptors a perf uprobe takes: libbpf's perf event, and the BPF
+ * link over it (kernels since 5.15; an older one attaches by ioctl and
+ * takes one, so this counts high there).
+ */
+#define FDS_PER_PERF_SITE 2
+
+/* Open descriptors below limit (the ones that use up the limit's room),
+ * or -1 when /proc cannot say. */
+static long open_fds_below(rlim_t limit)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	long n = 0;
+	int self;
+
+	if (!d)
+		return -1;
+	self = dirfd(d);
+	while ((e = readdir(d))) {
+		char *end;
+		long fd = strtol(e->d_name, &end, 10);
+
+		if (e->d_name[0] != '.' && !*end && fd != self &&
+		    (rlim_t)fd < limit)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * Room for the descriptors of c->cnt perf uprobes under RLIMIT_NOFILE,
+ * checked before the first is made: a soft limit that is too low (1024,
+ * the usual default) is raised to the hard limit once, as libbpf-based
+ * tools do; past the hard limit the attach fails whole, with -EMFILE and
+ * the numbers, rather than stop at some site and unwind.
+ */
+static int perf_fd_room(const struct attach_ctx *c)
+{
+	uint64_t need = (uint64_t)c->cnt * FDS_PER_PERF_SITE;
+	struct rlimit rl;
+	long used;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return 0;	/* the kernel will say */
+	used = open_fds_below(rl.rlim_cur);
+	if (used < 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    (uint64_t)used + need <= rl.rlim_cur)
+		return 0;
+	if (rl.rlim_max == RLIM_INFINITY ||
+	    (uint64_t)used + need <= rl.rlim_max) {
+		rlim_t old = rl.rlim_cur;
+
+		rl.rlim_cur = rl.rlim_max;
+		if (!setrlimit(RLIMIT_NOFILE, &rl)) {
+			pr_info("%s:%s: raised the soft RLIMIT_NOFILE from %llu to %llu for %zu perf uprobes\n",
+				c->provider, c->name, (unsigned long long)old,
+				(unsigned long long)rl.rlim_cur, c->cnt);
+			return 0;
+		}
+		rl.rlim_cur = old;
+	}
+	pr_warn("%s:%s: %zu perf uprobes in '%s' need %llu file descriptors, %ld are open, and RLIMIT_NOFILE is %llu (hard %llu)\n",
+		c->provider, c->name, c->cnt, c->file->path,
+		(unsigned long long)need, used,
+		(unsigned long long)rl.rlim_cur,
+		(unsigned long long)rl.rlim_max);
+	return -EMFILE;
+}
+
 /* The kernel side: one uprobe_multi link, or a perf uprobe per site. */
 static int attach_kernel(const struct attach_ctx *c, struct usdt_link *link,
 			 const uint64_t *refs, const uint64_t *cookies)
@@ -746,6 +819,9 @@ static int attach_kernel(const struct attach_ctx *c, struct usdt_link *link,
 		link->multi_fd = err;
 		return 0;
 	}
+	err = perf_fd_room(c);
+	if (err)
+		return err;
 	for (i = 0; i < c->cnt; i++) {
 		LIBBPF_OPTS(bpf_uprobe_opts, uo,
 			    .ref_ctr_offset = (size_t)refs[i],

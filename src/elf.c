@@ -245,6 +245,53 @@ int usdt__elf_vaddr_to_off(const struct usdt__elf *ue, uint64_t vaddr,
 }
 
 /*
+ * The smallest page size of the architectures this library reads: the
+ * file-backed part of a segment's mapping reaches at least this far.
+ */
+#define MIN_PAGE 4096u
+
+int usdt__elf_sema_to_off(const struct usdt__elf *ue, uint64_t vaddr,
+			  uint64_t *off, const char **why)
+{
+	const uint64_t sz = sizeof(unsigned short);
+	size_t i;
+
+	*why = "semaphore not in any writable loadable segment";
+	for (i = 0; i < ue->load_cnt; i++) {
+		const GElf_Phdr *ph = &ue->loads[i];
+		uint64_t rel = vaddr - ph->p_vaddr, file_end;
+
+		/* The kernel counts only in a writable private mapping
+		 * (valid_ref_ctr_vma()). */
+		if (!(ph->p_flags & PF_W) || vaddr < ph->p_vaddr ||
+		    ph->p_memsz < sz || rel > ph->p_memsz - sz)
+			continue;
+		/*
+		 * The kernel maps ref_ctr_offset to an address through a
+		 * vma of this file (vm_pgoff), as it does the probe's
+		 * offset; the loaders map the file's pages up to the page
+		 * holding the segment's last file byte, the zero-filled
+		 * tail (.bss) past it anonymously. So a semaphore past
+		 * p_filesz but in that last page works; one further out
+		 * lies in an anonymous vma, which the kernel never finds
+		 * (valid_ref_ctr_vma() wants vma->vm_file), and the probe
+		 * would never be enabled. Counted at the smallest page.
+		 */
+		file_end = ph->p_filesz + (-(ph->p_vaddr + ph->p_filesz) &
+					   (MIN_PAGE - 1));
+		if (rel > file_end || file_end - rel < sz) {
+			*why = "semaphore in the zero-filled pages past its segment's file image, which the kernel cannot count";
+			return -EINVAL;
+		}
+		if (rel > UINT64_MAX - ph->p_offset)
+			continue;
+		*off = ph->p_offset + rel;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/*
  * Add name, and for a versioned name ("stdout@GLIBC_2.2.5", as .symtab
  * spells copy-relocated symbols) its bare name too, which is what an
  * operand says.

@@ -43,6 +43,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hash.h"
 #include "reader.h"
 
 #define STAPSDT_NOTE_TYPE 3
@@ -69,6 +70,8 @@ struct raw_sites {
 	/* The probes' strings need str_total bytes, and twice args_total
 	 * more for the argument strings. */
 	size_t str_total, args_total;
+	struct usdt__dups dups;
+	const struct usdt__raw_site *cur;	/* the note eq() looks at */
 };
 
 static struct raw_note *raw_push(struct raw_sites *rs)
@@ -333,6 +336,115 @@ int usdt__note_walk(const struct usdt__elf *ue, struct usdt__note_src *src,
 	return 0;
 }
 
+/* ---------------------------------------------------------------------- */
+/* Repeated notes                                                         */
+
+uint32_t usdt__site_key(const struct usdt__raw_site *s)
+{
+	struct usdt__hash h;
+	uint64_t r;
+
+	usdt__hash_init(&h);
+	usdt__hash_add(&h, &s->pc, sizeof(s->pc));
+	usdt__hash_add(&h, &s->base, sizeof(s->base));
+	usdt__hash_add(&h, s->provider, s->provider_len + 1);
+	usdt__hash_add(&h, s->name, s->name_len + 1);
+	r = usdt__hash_end(&h);
+	return (uint32_t)(r ^ r >> 32);
+}
+
+static int dups_grow(struct usdt__dups *d)
+{
+	size_t cap = d->cap ? d->cap * 2 : 64, i, j;
+	__typeof__(d->slots) v = calloc(cap, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < d->cap; i++) {
+		if (!d->slots[i].site1)
+			continue;
+		for (j = d->slots[i].hash & (cap - 1); v[j].site1;
+		     j = (j + 1) & (cap - 1))
+			;
+		v[j] = d->slots[i];
+	}
+	free(d->slots);
+	d->slots = v;
+	d->cap = cap;
+	return 0;
+}
+
+int usdt__dups_add(struct usdt__dups *d, uint32_t h, uint32_t site,
+		   usdt__dups_eq_fn eq, void *ctx, uint32_t *earlier)
+{
+	size_t j, mask;
+
+	/* site + 1 fits: sites are at most USDT__MAX_SITES. */
+	if ((d->cnt + 1) * 2 > d->cap && dups_grow(d))
+		return -ENOMEM;
+	mask = d->cap - 1;
+	for (j = h & mask; d->slots[j].site1; j = (j + 1) & mask) {
+		if (d->slots[j].hash == h && eq(ctx, d->slots[j].site1 - 1)) {
+			*earlier = d->slots[j].site1 - 1;
+			return 1;
+		}
+	}
+	d->slots[j].site1 = site + 1;
+	d->slots[j].hash = h;
+	d->cnt++;
+	return 0;
+}
+
+void usdt__dups_free(struct usdt__dups *d)
+{
+	free(d->slots);
+	memset(d, 0, sizeof(*d));
+}
+
+void usdt__dup_log(const struct usdt__elf *ue, const struct usdt__raw_site *s,
+		   bool differs)
+{
+	if (differs)
+		pr_warn("%s: %s:%s at 0x%llx has a second note with other arguments (\"%s\") or semaphore; keeping the first\n",
+			ue->path, s->provider, s->name,
+			(unsigned long long)s->pc, s->args);
+	else
+		pr_debug("%s: %s:%s at 0x%llx: a second note of the site, dropped\n",
+			 ue->path, s->provider, s->name,
+			 (unsigned long long)s->pc);
+}
+
+/* Does the note being added (rs->cur) repeat kept site i? */
+static bool raw_same_site(void *ctx, uint32_t i)
+{
+	struct raw_sites *rs = ctx;
+	const struct usdt__raw_site *s = rs->cur;
+	struct usdt__raw_site t;
+
+	usdt__note_decode(rs->ue, rs->data + rs->v[i].desc_off,
+			  rs->v[i].desc_sz, &t);
+	return !t.status && t.pc == s->pc && t.base == s->base &&
+	       !strcmp(t.provider, s->provider) && !strcmp(t.name, s->name);
+}
+
+/* Is the good note s a repeat of a kept site (logged)? 1, 0 or -ENOMEM. */
+static int raw_repeat(struct raw_sites *rs, const struct usdt__raw_site *s)
+{
+	struct usdt__raw_site t;
+	uint32_t i;
+	int r;
+
+	rs->cur = s;
+	r = usdt__dups_add(&rs->dups, usdt__site_key(s), (uint32_t)rs->cnt,
+			   raw_same_site, rs, &i);
+	if (r != 1)
+		return r;
+	usdt__note_decode(rs->ue, rs->data + rs->v[i].desc_off,
+			  rs->v[i].desc_sz, &t);
+	usdt__dup_log(rs->ue, s, strcmp(t.args, s->args) || t.sema != s->sema);
+	return 1;
+}
+
 /* A note damaged beyond its descriptor: a site with no strings. */
 static int note_bad(struct usdt__note_sink *k, const char *why)
 {
@@ -353,16 +465,20 @@ static int note_add(struct usdt__note_sink *k, const char *desc,
 	struct raw_sites *rs = (struct raw_sites *)k;
 	struct raw_note *n;
 	struct usdt__raw_site s;
+	int r;
 
+	usdt__note_decode(rs->ue, desc, descsz, &s);
+	if (s.status)
+		pr_warn("%s: bad note at offset %zu of .note.stapsdt: %s\n",
+			rs->ue->path, off, s.error);
+	r = s.status ? 0 : raw_repeat(rs, &s);
+	if (r)
+		return r < 0 ? r : 0;
 	n = raw_push(rs);
 	if (!n)
 		return -ENOMEM;
 	n->desc_off = (uint32_t)(desc - rs->data);
 	n->desc_sz = (uint32_t)descsz;
-	usdt__note_decode(rs->ue, desc, descsz, &s);
-	if (s.status)
-		pr_warn("%s: bad note at offset %zu of .note.stapsdt: %s\n",
-			rs->ue->path, off, s.error);
 	rs->str_total += s.provider_len + s.name_len + 4;
 	rs->args_total += s.args_len;
 	return 0;
@@ -558,6 +674,7 @@ static bool probe_place(const struct usdt__elf *ue,
 			const struct usdt__raw_site *s, struct usdt_probe *p)
 {
 	uint64_t delta = 0;
+	const char *why;
 
 	if (base->has && s->base)
 		delta = base->addr - s->base;
@@ -569,9 +686,9 @@ static bool probe_place(const struct usdt__elf *ue,
 		return false;
 	}
 	if (p->sema_vaddr &&
-	    usdt__elf_vaddr_to_off(ue, p->sema_vaddr, &p->sema_off)) {
+	    usdt__elf_sema_to_off(ue, p->sema_vaddr, &p->sema_off, &why)) {
 		p->status = -EINVAL;
-		p->error = "semaphore not in any loadable segment";
+		p->error = why;
 		return false;
 	}
 	return true;
@@ -700,6 +817,7 @@ static int read_all(const struct usdt__elf *ue, struct usdt_file *file,
 		err = usdt__file_index(file);
 out:
 	usdt__symtab_free(lazy.st);
+	usdt__dups_free(&rs.dups);
 	free(rs.v);
 	return err;
 }

@@ -16,6 +16,9 @@
  *
  * Reading goes through a small window (usdt__note_src), never the whole
  * section: the walk that builds the index costs the index, plus a window.
+ * A note that repeats a site is left out of the index as the full read
+ * leaves it out (struct usdt__dups); telling one needs each site's address
+ * and a hash of its arguments, kept only while the index is built.
  *
  * The file is the user's to change. The index was taken from the file as
  * it was; a note read again at attach is checked again like any note, and
@@ -54,6 +57,12 @@ struct usdt__index {
 	bool symtab_tried;
 };
 
+/* What a repeated note is told by: its address, and a hash of its
+ * arguments and semaphore (the notes are not kept in memory). */
+struct idx_place {
+	uint64_t pc, base, content;
+};
+
 /* The walk's sink: each note's offset and provider:name group, in note
  * order, and the groups in a hash by name. */
 struct idx_build {
@@ -61,7 +70,11 @@ struct idx_build {
 	const struct usdt__elf *ue;
 	struct usdt__index *idx;
 	uint32_t *offs, *grp;	/* per site */
+	struct idx_place *place;	/* per site, for repeats */
 	size_t cnt, cap;
+	struct usdt__dups dups;
+	uint32_t cur_grp;		/* the note dups' eq() looks at */
+	const struct usdt__raw_site *cur;
 	size_t strs_len, strs_cap;
 	uint32_t *gstr;		/* per group: its strings */
 	size_t gcnt, gcap;
@@ -181,6 +194,7 @@ static long group_of(struct idx_build *b, const char *provider, size_t plen,
 static int sites_room(struct idx_build *b)
 {
 	size_t cap = b->cap ? b->cap * 2 : 64;
+	struct idx_place *p;
 	uint32_t *v;
 
 	if (b->cnt < b->cap)
@@ -193,18 +207,66 @@ static int sites_room(struct idx_build *b)
 	if (!v)
 		return -ENOMEM;
 	b->grp = v;
+	p = usdt__reallocarray(b->place, cap, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	b->place = p;
 	b->cap = cap;
 	return 0;
 }
 
-static int site_add(struct idx_build *b, uint32_t off, const char *provider,
-		    size_t plen, const char *name, size_t nlen)
+/* A hash of what a repeat may differ in: arguments and semaphore. */
+static uint64_t content_hash(const struct usdt__raw_site *s)
 {
-	long g = group_of(b, provider, plen, name, nlen);
+	struct usdt__hash h;
 
+	usdt__hash_init(&h);
+	usdt__hash_add(&h, &s->sema, sizeof(s->sema));
+	usdt__hash_add(&h, s->args, s->args_len);
+	return usdt__hash_end(&h);
+}
+
+/* Does the note being added (b->cur, of group b->cur_grp) repeat kept
+ * site i? The group stands for provider:name. */
+static bool idx_same_site(void *ctx, uint32_t i)
+{
+	const struct idx_build *b = ctx;
+
+	return b->grp[i] == b->cur_grp && b->place[i].pc == b->cur->pc &&
+	       b->place[i].base == b->cur->base;
+}
+
+/* Site s (NULL: a damaged note) at section offset off, unless it repeats
+ * a kept one (logged). */
+static int site_add(struct idx_build *b, uint32_t off,
+		    const struct usdt__raw_site *s)
+{
+	struct idx_place pl = { 0 };
+	uint32_t earlier;
+	long g;
+	int r;
+
+	g = s ? group_of(b, s->provider, s->provider_len, s->name,
+			 s->name_len) : group_of(b, "", 0, "", 0);
 	if (g < 0 || sites_room(b))
 		return -ENOMEM;
+	if (s && !s->status) {
+		pl = (struct idx_place){ s->pc, s->base, content_hash(s) };
+		b->cur = s;
+		b->cur_grp = (uint32_t)g;
+		r = usdt__dups_add(&b->dups, usdt__site_key(s),
+				   (uint32_t)b->cnt, idx_same_site, b,
+				   &earlier);
+		if (r < 0)
+			return r;
+		if (r) {
+			usdt__dup_log(b->ue, s,
+				      b->place[earlier].content != pl.content);
+			return 0;
+		}
+	}
 	b->offs[b->cnt] = off;
+	b->place[b->cnt] = pl;
 	b->grp[b->cnt++] = (uint32_t)g;
 	return 0;
 }
@@ -220,8 +282,7 @@ static int idx_note(struct usdt__note_sink *k, const char *desc,
 	if (s.status)
 		pr_warn("%s: bad note at offset %zu of .note.stapsdt: %s\n",
 			b->ue->path, off, s.error);
-	return site_add(b, (uint32_t)off, s.provider, s.provider_len, s.name,
-			s.name_len);
+	return site_add(b, (uint32_t)off, &s);
 }
 
 static int idx_bad(struct usdt__note_sink *k, const char *why)
@@ -229,7 +290,7 @@ static int idx_bad(struct usdt__note_sink *k, const char *why)
 	struct idx_build *b = (struct idx_build *)k;
 
 	b->idx->bad = why;
-	return site_add(b, NO_NOTE, "", 0, "", 0);
+	return site_add(b, NO_NOTE, NULL);
 }
 
 static int cmp_group(const void *a, const void *b, void *arg)
@@ -347,6 +408,8 @@ int usdt__index_build(const struct usdt__elf *ue, int fd, uint64_t file_off,
 	usdt__note_src_free(&src);
 	free(b.offs);
 	free(b.grp);
+	free(b.place);
+	usdt__dups_free(&b.dups);
 	free(b.gstr);
 	free(b.buckets);
 	if (err) {

@@ -72,6 +72,16 @@ int usdt__elf_find_section(const struct usdt__elf *ue, const char *name,
 int usdt__elf_vaddr_to_off(const struct usdt__elf *ue, uint64_t vaddr,
 			   uint64_t *off);
 
+/*
+ * The file offset of a semaphore at link-time address vaddr, as the
+ * kernel's ref_ctr_offset wants it: vaddr - p_vaddr + p_offset through
+ * the writable PT_LOAD segment that holds its two bytes, also in the
+ * segment's zero-filled tail past p_filesz as long as it is in a page
+ * the file is mapped on. Returns 0, or -ENOENT / -EINVAL with *why.
+ */
+int usdt__elf_sema_to_off(const struct usdt__elf *ue, uint64_t vaddr,
+			  uint64_t *off, const char **why);
+
 /* Read 4 or 8 bytes at p in the file's byte order. */
 uint32_t usdt__elf_rd32(const struct usdt__elf *ue, const void *p);
 uint64_t usdt__elf_rd64(const struct usdt__elf *ue, const void *p);
@@ -108,6 +118,42 @@ struct usdt__raw_site {
 
 void usdt__note_decode(const struct usdt__elf *ue, const char *desc,
 		       size_t descsz, struct usdt__raw_site *s);
+
+/*
+ * Notes that repeat a call site. Some build setups emit a site's note
+ * twice (the same provider:name at the same address); a second uprobe
+ * there would report every hit twice. Both readers (the full one in
+ * src/note.c and the index in src/noteidx.c) drop such a note while
+ * walking the section, so that a file lists, picks and attaches each
+ * site once; a repeat whose arguments or semaphore differ keeps the
+ * first note's, with a warning. The set below holds the sites kept so
+ * far, by a hash of their key (usdt__site_key()) that the caller checks
+ * with eq().
+ */
+struct usdt__dups {
+	struct { uint32_t site1, hash; } *slots;	/* site1 0: empty */
+	size_t cap, cnt;	/* cap a power of two, at least twice cnt */
+};
+
+/* Is the note being walked the same call site as kept site site? */
+typedef bool (*usdt__dups_eq_fn)(void *ctx, uint32_t site);
+
+/*
+ * Look the note being walked up (its key's hash h): 1 with the kept site
+ * in *earlier when it repeats one, else 0 with it added as site site, or
+ * -ENOMEM.
+ */
+int usdt__dups_add(struct usdt__dups *d, uint32_t h, uint32_t site,
+		   usdt__dups_eq_fn eq, void *ctx, uint32_t *earlier);
+void usdt__dups_free(struct usdt__dups *d);
+
+/* The hash of a good site's key: address (pc and base), provider, name. */
+uint32_t usdt__site_key(const struct usdt__raw_site *s);
+
+/* Say that s repeats a kept site; differs: with other arguments or
+ * semaphore (a warning, else a debug message). */
+void usdt__dup_log(const struct usdt__elf *ue, const struct usdt__raw_site *s,
+		   bool differs);
 
 /*
  * The bytes of .note.stapsdt: all of them in memory (data), or read from

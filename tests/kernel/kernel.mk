@@ -12,8 +12,24 @@ $(KTEST_DIR)/sema.o: tests/kernel/sema.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g -c $< -o $@
 
-DEPS_test_attach := $(KTEST_DIR)/libusdttest.so $(KTEST_DIR)/sema.o
-LDFLAGS_test_attach := $(KTEST_DIR)/sema.o -L$(KTEST_DIR) -lusdttest \
+# Semaphores in .bss and .data, outside .probes, at known places.
+$(KTEST_DIR)/libsemabss.so: tests/kernel/sema_bss.c
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -fPIC -shared -fno-toplevel-reorder \
+		-Wl,-soname,libsemabss.so $< -o $@
+
+# Sites whose note is there twice.
+$(KTEST_DIR)/dup_sites.o: tests/kernel/dup_sites.S
+	$(call msg,AS,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -c $< -o $@
+
+DEPS_test_attach := $(KTEST_DIR)/libusdttest.so $(KTEST_DIR)/sema.o \
+	$(KTEST_DIR)/libsemabss.so $(KTEST_DIR)/dup_sites.o
+LDFLAGS_test_attach := $(KTEST_DIR)/sema.o $(KTEST_DIR)/dup_sites.o \
+	-L$(KTEST_DIR) -lusdttest \
+	-lsemabss \
 	-Wl,-rpath,$(abspath $(KTEST_DIR))
 
 # The attach path out of memory: the library's allocations fail in turn.

@@ -4,7 +4,9 @@
  * (and in libusdttest.so), BPF records what bpf_usdt_arg() reads, and the
  * test compares it with what the program passed.
  */
+#include <dirent.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/sdt.h>
 #include <sys/wait.h>
 
@@ -19,6 +21,12 @@
 
 unsigned short sema_value(void);
 int fire_sema(long v);
+unsigned short bss_sema_value(void);
+unsigned short data_sema_value(void);
+int fire_bss_sema(long v);
+int fire_data_sema(long v);
+int fire_far_sema(long v);
+void dup_fire(void);
 void lib_fire(int x);
 extern volatile long lib_visible;
 
@@ -504,7 +512,8 @@ static void test_semaphore(void **state)
 	}
 }
 
-static char *lib_path(void)
+/* The path of the mapped library called name. */
+static char *mapped_path(const char *name)
 {
 	static char path[4096];
 	char line[4096 + 128];
@@ -515,7 +524,7 @@ static char *lib_path(void)
 	while (fgets(line, sizeof(line), maps)) {
 		char *p = strchr(line, '/');
 
-		if (p && strstr(p, "libusdttest.so")) {
+		if (p && strstr(p, name)) {
 			p[strcspn(p, "\n")] = '\0';
 			snprintf(path, sizeof(path), "%s", p);
 			break;
@@ -524,6 +533,63 @@ static char *lib_path(void)
 	fclose(maps);
 	assert_true(path[0]);
 	return path;
+}
+
+static char *lib_path(void)
+{
+	return mapped_path("libusdttest.so");
+}
+
+/*
+ * Semaphores outside .probes (libsemabss.so), in .data and in .bss past
+ * the data segment's file image: the kernel counts them at the file
+ * offset the reader gives, in both modes, and the probe reads its
+ * argument. One in the anonymous pages past the file is refused, since
+ * the kernel would never count it.
+ */
+static void test_semaphore_bss(void **state)
+{
+	static const struct {
+		const char *name;
+		unsigned short (*value)(void);
+		int (*fire)(long v);
+	} sites[] = {
+		{ "bss_sema", bss_sema_value, fire_bss_sema },
+		{ "data_sema", data_sema_value, fire_data_sema },
+	};
+	struct fix *f = *state;
+	struct usdt_test *skels[2] = { f->skel, f->perf_skel };
+	struct usdt_manager *mans[2] = { f->man, f->perf_man };
+	char *path = mapped_path("libsemabss.so");
+	int m, i;
+
+	for (m = 0; m < 2; m++) {
+		for (i = 0; i < 2; i++) {
+			struct usdt_link *l;
+
+			reset(skels[m]);
+			assert_int_equal(sites[i].value(), 0);
+			assert_int_equal(sites[i].fire(5), 0);
+			l = attach(mans[m], skels[m]->progs.on_usdt, -1, path,
+				   "test", sites[i].name, NULL);
+			assert_true(sites[i].value() > 0);
+			assert_int_equal(sites[i].fire(1234), 1);
+			assert_int_equal(hits(skels[m]), 1);
+			assert_int_equal(skels[m]->bss->hits[0].args[0], 1234);
+			release(l);
+			assert_int_equal(sites[i].value(), 0);
+			assert_int_equal(sites[i].fire(7), 0);
+			assert_int_equal(hits(skels[m]), 1);
+		}
+		errno = 0;
+		assert_null(usdt_manager__attach(mans[m],
+						 skels[m]->progs.on_usdt, -1,
+						 path, "test", "far_sema",
+						 NULL));
+		assert_int_equal(errno, EINVAL);
+		assert_int_equal(fire_far_sema(8), 0);
+		assert_int_equal(hits(skels[m]), 1);
+	}
 }
 
 /* lib_fire() calls so far: this file is the library's only caller. */
@@ -710,6 +776,157 @@ static void test_many_specs_reattach(void **state)
 		release(l);
 		assert_specs_empty(f->skel, f->man);
 	}
+}
+
+/*
+ * Sites whose note is there twice (tests/kernel/dup_sites.S): the file
+ * lists each once, and attached in either mode each fires once a call,
+ * test:dupargs with its first note's argument (the warning is
+ * tests/unit/test_note.c's to check: the manager may have read this
+ * file before).
+ */
+static void test_repeated_notes(void **state)
+{
+	static const struct { const char *name; long want; } sites[] = {
+		{ "dup", 42 },
+		{ "dupargs", 7 },
+	};
+	struct fix *f = *state;
+	struct usdt_test *skels[2] = { f->skel, f->perf_skel };
+	struct usdt_manager *mans[2] = { f->man, f->perf_man };
+	struct usdt_file *file;
+	size_t i, cnt[2] = { 0 };
+	int m, s;
+
+	file = usdt_file__open("/proc/self/exe", NULL);
+	assert_non_null(file);
+	for (i = 0; i < usdt_file__probe_cnt(file); i++) {
+		const struct usdt_probe *p = usdt_file__probe(file, i);
+
+		for (s = 0; s < 2; s++)
+			if (!strcmp(usdt_probe__provider(p), "test") &&
+			    !strcmp(usdt_probe__name(p), sites[s].name))
+				cnt[s]++;
+	}
+	usdt_file__close(file);
+	assert_int_equal(cnt[0], 1);
+	assert_int_equal(cnt[1], 1);
+
+	for (m = 0; m < 2; m++) {
+		for (s = 0; s < 2; s++) {
+			struct usdt_link *l;
+
+			reset(skels[m]);
+			l = attach(mans[m], skels[m]->progs.on_usdt, -1,
+				   "/proc/self/exe", "test", sites[s].name,
+				   NULL);
+			assert_int_equal(usdt_link__site_cnt(l), 1);
+			dup_fire();
+			assert_int_equal(hits(skels[m]), 1);
+			assert_int_equal(skels[m]->bss->hits[0].rc[0], 0);
+			assert_int_equal(skels[m]->bss->hits[0].args[0],
+					 sites[s].want);
+			dup_fire();
+			assert_int_equal(hits(skels[m]), 2);
+			release(l);
+		}
+	}
+}
+
+/* The descriptors this process has open. */
+static long fd_count(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	long n = -1;	/* d's own */
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+/*
+ * test_perf_rlimit's second half, in a child with both limits at low:
+ * 0 when the perf attach fails with EMFILE and leaves nothing (no hit, no
+ * spec held), else which check failed. No cmocka here.
+ */
+static int perf_rlimit_child(struct fix *f, rlim_t low)
+{
+	struct rlimit rl = { .rlim_cur = low, .rlim_max = low };
+	struct usdt_test *skel = f->perf_skel;
+
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		return 1;
+	reset(skel);
+	errno = 0;
+	if (usdt_manager__attach(f->perf_man, skel->progs.on_usdt, -1,
+				 "/proc/self/exe", "test", "many", NULL))
+		return 2;
+	if (errno != EMFILE)
+		return 3;
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur != low ||
+	    rl.rlim_max != low)
+		return 4;
+	fire_many();
+	if (hits(skel))
+		return 5;
+	return f->perf_man->specs.live_cnt ? 6 : 0;
+}
+
+/*
+ * Per-site perf uprobes past the soft RLIMIT_NOFILE: 100 sites take 200
+ * descriptors, the soft limit leaves 20. The attach raises the soft limit
+ * to the hard one and every site fires; with the hard limit as low, it
+ * fails with EMFILE and leaves nothing attached: in a child, since a
+ * hard limit once lowered stays so without CAP_SYS_RESOURCE. The soft
+ * limit is put back before anything is checked.
+ */
+static void test_perf_rlimit(void **state)
+{
+	struct fix *f = *state;
+	struct usdt_test *skel = f->perf_skel;
+	struct rlimit saved, rl, after;
+	struct usdt_link *l;
+	int err, status;
+	rlim_t low;
+	pid_t pid;
+
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+	low = (rlim_t)fd_count() + 20;
+	assert_true(saved.rlim_max == RLIM_INFINITY ||
+		    saved.rlim_max > low + 200);
+	rl = (struct rlimit){ .rlim_cur = low, .rlim_max = saved.rlim_max };
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	reset(skel);
+	l = usdt_manager__attach(f->perf_man, skel->progs.on_usdt, -1,
+				 "/proc/self/exe", "test", "many", NULL);
+	err = errno;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &after), 0);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+	if (!l)
+		fail_msg("perf attach under a soft limit of %llu: %s",
+			 (unsigned long long)low, strerror(err));
+	hold(HELD_LINK, l);
+	assert_int_equal(after.rlim_cur, saved.rlim_max);
+	assert_false(usdt_link__is_multi(l));
+	assert_int_equal(usdt_link__site_cnt(l), 100);
+	fire_many();
+	assert_int_equal(hits(skel), 100);
+	release(l);
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid)
+		_exit(perf_rlimit_child(f, low));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		fail_msg("with both limits at %llu: child status 0x%x",
+			 (unsigned long long)low, status);
+	/* The maps are the kernel's: the child's attach left none there. */
+	assert_specs_empty(skel, f->perf_man);
 }
 
 /* Past a max_specs the user set: E2BIG, and every ID of the failed
@@ -1149,9 +1366,12 @@ int main(void)
 		cmocka_unit_test_teardown(test_index_extension, release_all),
 #endif
 		cmocka_unit_test_teardown(test_semaphore, release_all),
+		cmocka_unit_test_teardown(test_semaphore_bss, release_all),
 		cmocka_unit_test_teardown(test_shared_library, release_all),
 		cmocka_unit_test_teardown(test_pid_filter, release_all),
 		cmocka_unit_test_teardown(test_many_specs_reattach, release_all),
+		cmocka_unit_test_teardown(test_perf_rlimit, release_all),
+		cmocka_unit_test_teardown(test_repeated_notes, release_all),
 		cmocka_unit_test_teardown(test_e2big_leaves_nothing, release_all),
 		cmocka_unit_test_teardown(test_ip_map_full_unwinds, release_all),
 		cmocka_unit_test_teardown(test_shared_spec, release_all),

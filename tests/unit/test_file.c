@@ -78,6 +78,10 @@ static unsigned char *make_notes(size_t cnt, bool bad_first, size_t *len)
 	buf = calloc(cnt, one);
 	assert_non_null(buf);
 	for (i = 0, p = buf; i < cnt; i++, p += one) {
+		/* Each at its own address: a note that repeats a site is
+		 * dropped. Past the code, the sites are bad, but counted. */
+		elfb_desc(desc, false, ELFB_TEXT_VA + i, ELFB_BASE_VA, 0, "p",
+			  "n", "-4@%edi");
 		elfb_put(p, false, 8, 4);
 		elfb_put(p + 4, false, dlen, 4);
 		elfb_put(p + 8, false, 3, 4);

@@ -409,7 +409,7 @@ static const struct bad_note_case bad_notes[] = {
 	{ "empty name", -EINVAL, "empty", false },
 	{ "pc far", -EINVAL, "address not in any loadable segment", false },
 	{ "pc in bss", -EINVAL, "address not in any loadable segment", false },
-	{ "sema far", -EINVAL, "semaphore not in any loadable segment", false },
+	{ "sema far", -EINVAL, "semaphore not in any writable loadable segment", false },
 	{ "13 args", -E2BIG, "12", false },
 	{ "namesz lies", -EINVAL, "past the end", true },
 	{ "descsz lies", -EINVAL, "past the end", true },
@@ -818,10 +818,187 @@ static void test_s390x_obj8_lazy(void **state)
 	usdt_file__close(f);
 }
 
+/*
+ * A semaphore is anywhere in a writable segment's memory that the file is
+ * mapped on, .bss included (a plain "unsigned short x_y_semaphore;"): the
+ * data segment here is file 0x200..0x210 at ELFB_PROBES_VA, and its page
+ * (4 KiB, the smallest) ends 0xe00 bytes past ELFB_PROBES_VA. Its offset
+ * is vaddr - p_vaddr + p_offset even past p_filesz, as the kernel's
+ * ref_ctr_offset wants it.
+ */
+static void test_sema_places(void **state)
+{
+	static const struct {
+		const char *what;
+		uint64_t sema, memsz;	/* memsz 0: the builder's 0x200 */
+		int status;
+		const char *error;
+	} cases[] = {
+		{ "in .probes", ELFB_PROBES_VA, 0, 0, NULL },
+		{ "in .bss", ELFB_PROBES_VA + 0x100, 0, 0, NULL },
+		{ "last bytes of memsz", ELFB_PROBES_VA + 0x1fe, 0, 0, NULL },
+		{ "straddles memsz", ELFB_PROBES_VA + 0x1ff, 0, -EINVAL,
+		  "not in any writable" },
+		{ "past memsz", ELFB_PROBES_VA + 0x200, 0, -EINVAL,
+		  "not in any writable" },
+		{ "read-only segment", ELFB_TEXT_VA, 0, -EINVAL,
+		  "not in any writable" },
+		{ "below every segment", 0x10, 0, -EINVAL,
+		  "not in any writable" },
+		{ "last bytes of the file's page", ELFB_PROBES_VA + 0xdfe,
+		  0x3000, 0, NULL },
+		{ "straddles the file's page", ELFB_PROBES_VA + 0xdff, 0x3000,
+		  -EINVAL, "zero-filled pages" },
+		{ "anonymous pages", ELFB_PROBES_VA + 0x2000, 0x3000, -EINVAL,
+		  "zero-filled pages" },
+	};
+	int be, i;
+
+	for (be = 0; be < 2; be++) {
+		for (i = 0; i < (int)USDT__ARRAY_SIZE(cases); i++) {
+			const struct usdt_probe *p;
+			struct elfb_notes n;
+			struct usdt_file *f;
+			struct elfb e;
+
+			memset(&n, 0, sizeof(n));
+			n.be = be;
+			elfb_probe(&n, ELFB_TEXT_VA, ELFB_BASE_VA,
+				   cases[i].sema, "p", "s", "");
+			elfb_build(&e, be, be ? EM_S390 : EM_X86_64, ET_DYN,
+				   &n);
+			if (cases[i].memsz)
+				elfb_put(e.buf + ELFB_PHOFF + 56 + 40, be,
+					 cases[i].memsz, 8);
+			f = open_img(e.buf, e.len);
+			assert_non_null(f);
+			assert_int_equal(usdt_file__probe_cnt(f), 1);
+			p = usdt_file__probe(f, 0);
+			if (usdt_probe__status(p) != cases[i].status ||
+			    (cases[i].error &&
+			     !strstr(usdt_probe__error(p), cases[i].error)))
+				fail_msg("%s (be=%d): status %d error '%s'",
+					 cases[i].what, be,
+					 usdt_probe__status(p),
+					 usdt_probe__error(p));
+			if (!cases[i].status) {
+				assert_int_equal(usdt_probe__semaphore(p),
+						 cases[i].sema);
+				assert_int_equal(usdt_probe__semaphore_offset(p),
+						 cases[i].sema - ELFB_PROBES_VA +
+						 ELFB_PROBES_OFF);
+			}
+			usdt_file__close(f);
+		}
+	}
+}
+
+/* Warnings the library gave, and the last one's text. */
+static int warn_cnt;
+static char warn_last[512];
+
+static int count_warn(enum usdt_print_level level, const char *fmt,
+		      va_list ap)
+{
+	if (level == USDT_WARN) {
+		warn_cnt++;
+		vsnprintf(warn_last, sizeof(warn_last), fmt, ap);
+	}
+	return 0;
+}
+
+/* test_repeated_notes' file read as the manager reads it (compact):
+ * the same sites and the same two warnings. */
+static void compact_repeats(const struct elfb *e)
+{
+	char path[] = "/tmp/usdt-test-note-XXXXXX";
+	struct usdt_file *c = NULL;
+	usdt_print_fn_t old;
+	int fd, err;
+
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, e->buf, e->len), (ssize_t)e->len);
+	close(fd);
+	fd = usdt__open_regular(path);
+	unlink(path);
+	assert_true(fd >= 0);
+	warn_cnt = 0;
+	old = usdt_set_print(count_warn);
+	err = usdt__file_open_fd(fd, path, true, &c);
+	usdt_set_print(old);
+	assert_int_equal(err, 0);
+	assert_int_equal(warn_cnt, 2);
+	assert_non_null(strstr(warn_last, "keeping the first"));
+	assert_int_equal(c->probe_cnt, 3);
+	usdt_file__close(c);
+}
+
+/*
+ * Notes that repeat a site (provider:name at one address) are dropped,
+ * the first kept: an exact repeat quietly, one with other arguments or
+ * another semaphore with a warning. The same name elsewhere, or another
+ * name at the same address, are sites of their own. open_img() reads the
+ * compact index too and checks it agrees.
+ */
+static void test_repeated_notes(void **state)
+{
+	int be;
+
+	for (be = 0; be < 2; be++) {
+		const struct usdt_probe *p;
+		struct elfb_notes n;
+		struct usdt_file *f;
+		usdt_print_fn_t old;
+		struct elfb e;
+
+		memset(&n, 0, sizeof(n));
+		n.be = be;
+		elfb_probe(&n, ELFB_TEXT_VA, ELFB_BASE_VA, 0, "prov", "dup",
+			   "-4@%edi");
+		elfb_probe(&n, ELFB_TEXT_VA, ELFB_BASE_VA, 0, "prov", "dup",
+			   "-4@%edi");
+		elfb_probe(&n, ELFB_TEXT_VA, ELFB_BASE_VA, 0, "prov", "other",
+			   "");
+		elfb_probe(&n, ELFB_TEXT_VA + 1, ELFB_BASE_VA, 0, "prov",
+			   "dup", "8@%rsi");
+		elfb_probe(&n, ELFB_TEXT_VA, ELFB_BASE_VA, 0, "prov", "dup",
+			   "8@%rsi");
+		elfb_probe(&n, ELFB_TEXT_VA, ELFB_BASE_VA, ELFB_PROBES_VA,
+			   "prov", "dup", "-4@%edi");
+		elfb_build(&e, be, EM_X86_64, ET_DYN, &n);
+		warn_cnt = 0;
+		old = usdt_set_print(count_warn);
+		f = open_img(e.buf, e.len);
+		usdt_set_print(old);
+		assert_non_null(f);
+		assert_int_equal(warn_cnt, 2);
+		assert_non_null(strstr(warn_last, "prov:dup at 0x400100"));
+		assert_non_null(strstr(warn_last, "keeping the first"));
+		assert_int_equal(usdt_file__probe_cnt(f), 3);
+		p = usdt_file__probe(f, 0);
+		assert_string_equal(usdt_probe__name(p), "dup");
+		assert_int_equal(usdt_probe__address(p), ELFB_TEXT_VA);
+		assert_string_equal(usdt_probe__args_str(p), "-4@%edi");
+		assert_int_equal(usdt_probe__semaphore(p), 0);
+		p = usdt_file__probe(f, 1);
+		assert_string_equal(usdt_probe__name(p), "other");
+		assert_int_equal(usdt_probe__address(p), ELFB_TEXT_VA);
+		p = usdt_file__probe(f, 2);
+		assert_string_equal(usdt_probe__name(p), "dup");
+		assert_int_equal(usdt_probe__address(p), ELFB_TEXT_VA + 1);
+		assert_string_equal(usdt_probe__args_str(p), "8@%rsi");
+		usdt_file__close(f);
+		compact_repeats(&e);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_valid_le),
+		cmocka_unit_test(test_sema_places),
+		cmocka_unit_test(test_repeated_notes),
 		cmocka_unit_test(test_valid_be),
 		cmocka_unit_test(test_open_mem),
 		cmocka_unit_test(test_no_program_headers),
