@@ -257,8 +257,8 @@ static bool is_mapped_file(const char *path, const char *line)
 	       minor(st.st_dev) == min;
 }
 
-/* t's open_path: /proc/PID/map_files/START-END, the mapping itself (the
- * START-END of line). */
+/* t's open_path (freed first; NULL or a string): /proc/PID/map_files/
+ * START-END, the mapping itself (the START-END of line). */
 static int open_path_of_mapping(struct target *t, const char *line, pid_t pid)
 {
 	free(t->open_path);
@@ -289,6 +289,7 @@ static int target_set_mapped(struct target *t, const char *line,
 	int err;
 
 	if (len >= 10 && !strcmp(file + len - 10, " (deleted)")) {
+		t->open_path = NULL;	/* t is new: nothing to free */
 		t->shown = strdup(file);
 		if (!t->shown)
 			return -ENOMEM;
