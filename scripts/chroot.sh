@@ -85,10 +85,15 @@ make_chroot() {
 			return 0
 		fi
 		echo "chroot.sh: $suite: older than $days days: upgrading"
-		in_chroot sh -c 'apt-get update -qq &&
+		# A suite that cannot be upgraded today (sid mid-transition)
+		# leaves the chroot as it was, and the next run tries again.
+		if in_chroot sh -c 'apt-get update -qq &&
 			apt-get -y -qq dist-upgrade >/dev/null &&
-			apt-get -qq clean'
-		touch "$root/.usdt-done"
+			apt-get -qq clean'; then
+			touch "$root/.usdt-done"
+		else
+			echo "chroot.sh: $suite: warning: upgrade failed; going on with the chroot as it is" >&2
+		fi
 		return 0
 	fi
 	command -v debootstrap >/dev/null || {
