@@ -16,7 +16,7 @@ $(KTEST_DIR)/sema.o: tests/kernel/sema.c
 $(KTEST_DIR)/libsemabss.so: tests/kernel/sema_bss.c
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) -O2 -g -fPIC -shared -fno-toplevel-reorder \
+	$(Q)$(CC) -O2 -g -fPIC -shared -Wl,--sort-section=name \
 		-Wl,-soname,libsemabss.so $< -o $@
 
 # Sites whose note is there twice.

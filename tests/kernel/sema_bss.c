@@ -1,20 +1,22 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * libsemabss.so: probes whose semaphores are plain variables, as a
- * program written without dtrace -G declares them. Built with
- * -fno-toplevel-reorder, so that they lie in the order written: one in
- * .data, one first in .bss (past the data segment's file image, in the
- * page the file is mapped on: the library is small), and one in .bss
- * behind 16 KiB, in the anonymous pages the loader maps past the file,
- * where the kernel cannot count it.
+ * program written without dtrace -G declares them: one in .data, one
+ * first in .bss (past the data segment's file image, in the page the
+ * file is mapped on: the library is small), and one in .bss behind
+ * 16 KiB, in the anonymous pages the loader maps past the file, where the
+ * kernel cannot count it. Neither gcc nor clang keeps globals in the
+ * order written, so the pad and the far one are in .bss sections of their
+ * own, which the link sorts by name (--sort-section=name).
  */
 #define _SDT_HAS_SEMAPHORES 1
 #include <sys/sdt.h>
 
 unsigned short test_data_sema_semaphore __attribute__((section(".data")));
 unsigned short test_bss_sema_semaphore;
-char sema_bss_pad[16384];
-unsigned short test_far_sema_semaphore;
+char sema_bss_pad[16384] __attribute__((section(".bss.sema_1pad")));
+unsigned short test_far_sema_semaphore
+	__attribute__((section(".bss.sema_2far")));
 
 unsigned short bss_sema_value(void)
 {
