@@ -7,11 +7,13 @@ LDFLAGS_test_specids := -Wl,--wrap=bpf_map__fd \
 	-Wl,--wrap=bpf_map_create -Wl,--wrap=bpf_map_lookup_elem \
 	-Wl,--wrap=bpf_map_delete_elem -Wl,--wrap=bpf_map__name
 
+# test_version reads the pkg-config file. (Before the rule below, whose
+# prerequisites are expanded where it stands.)
+TEST_DEPS += $(OBJDIR)/libusdt.pc
+
 # The unit tests under valgrind: any error or leak fails the test.
 VALGRIND := valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=99
 .PHONY: valgrind
 valgrind: $(UNIT_BINS) $(TEST_DEPS)
 	$(Q)TEST_WRAPPER="$(VALGRIND)" tests/run.sh 1200 $(UNIT_BINS)
 
-# test_version reads the pkg-config file.
-TEST_DEPS += $(OBJDIR)/libusdt.pc
