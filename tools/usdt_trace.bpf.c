@@ -365,13 +365,25 @@ static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
 /* tgid << 32 | pid of the current task as the user sees them (see
  * pidns_ino); 0 for a task that has no id there (outside the tool's pid
  * namespace: invisible to the user, as to ps). */
+struct pidns_ids {	/* UAPI struct bpf_pidns_info */
+	__u32 pid;
+	__u32 tgid;
+};
+
+/*
+ * The helper's struct is UAPI and fixed: read it as our own, not as
+ * vmlinux.h's (preserve_access_index, so CO-RE-relocated), which a kernel
+ * without BTF could not relocate (Debian's s390x 6.1 refused the program).
+ */
 static __always_inline __u64 current_ids(void)
 {
-	struct bpf_pidns_info ns = { 0 };
+	struct pidns_ids ns = { 0 };
 
 	if (!pidns_ino)
 		return bpf_get_current_pid_tgid();
-	if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns)))
+	if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino,
+					(struct bpf_pidns_info *)&ns,
+					sizeof(ns)))
 		return 0;
 	return (__u64)ns.tgid << 32 | ns.pid;
 }
