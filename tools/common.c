@@ -93,6 +93,7 @@ int patterns_parse(char **argv, int argc, struct pattern **out, int *cnt)
 		} else {
 			pats[i].provider = strdup(argv[i]);
 			pats[i].name = strdup("*");
+			pats[i].bare = true;
 		}
 		if (!pats[i].provider || !pats[i].name) {
 			patterns_free(pats, i + 1);

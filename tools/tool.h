@@ -27,7 +27,9 @@ int tool_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 struct pattern {
 	char *provider;
 	char *name;
+	bool bare;		/* written without ':' */
 	bool used;		/* some probe matched it */
+	bool shadowed;		/* a probe it matches took an earlier one's */
 };
 
 int patterns_parse(char **argv, int argc, struct pattern **out, int *cnt);

@@ -25,6 +25,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -33,6 +34,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -82,6 +84,9 @@ static const char trace_usage[] =
 "  -i, --interval SECS  print summaries every SECS seconds, not only at the end\n"
 "  -m, --mode MODE      auto (default), multi (uprobe_multi links) or perf\n"
 "                       (one perf uprobe per call site)\n"
+"  -b, --buffer-size N  the ring buffer's size in bytes (K and M suffixes;\n"
+"                       rounded up to a power of two; default 8M)\n"
+"  -q, --quiet          no \"tracing N probes\" line on stderr at the start\n"
 "  -h, --help           this help\n"
 "\n"
 "Examples:\n"
@@ -102,6 +107,8 @@ struct trace_opts {
 	enum usdt_attach_mode mode;
 	struct sum_cfg sum;
 	unsigned int str_size;
+	uint32_t rb_size;	/* the ring buffer's bytes; 0: the default */
+	bool quiet;
 	char **pos;		/* TARGET, patterns and formats */
 	int pos_cnt;
 	int pat_from;		/* where the patterns start: 0 without TARGET */
@@ -173,6 +180,33 @@ static int set_mode(struct trace_opts *o, enum trace_mode m)
 	return 0;
 }
 
+/* The largest ring buffer -b takes: 1 GiB. */
+#define TRACE_RB_MAX (1u << 30)
+
+/* -b N[K|M]: a power of two from one page to TRACE_RB_MAX, rounded up. */
+static int parse_rb_size(struct trace_opts *o, const char *arg)
+{
+	unsigned long long n, page = (unsigned long long)sysconf(_SC_PAGESIZE);
+	unsigned int shift = 0;
+	char *end;
+
+	errno = 0;
+	n = strtoull(arg, &end, 10);
+	if (*end == 'K' || *end == 'k')
+		shift = 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20, end++;
+	if (errno || *end || end == arg || *arg == '-' || !n ||
+	    n > TRACE_RB_MAX >> shift)
+		return tool_err("trace: bad buffer size '%s' (1 to 1G bytes)",
+				arg);
+	n <<= shift;
+	o->rb_size = (uint32_t)page;
+	while (o->rb_size < n)
+		o->rb_size <<= 1;
+	return 0;
+}
+
 static int parse_long_opt(struct trace_opts *o, int c, char *arg)
 {
 	char *end;
@@ -202,6 +236,11 @@ static int parse_long_opt(struct trace_opts *o, int c, char *arg)
 		o->sum.lat_start = arg;
 		o->sum.lat_end = end + 1;
 		return set_mode(o, TRACE_LATENCY);
+	case 'b':
+		return parse_rb_size(o, arg);
+	case 'q':
+		o->quiet = true;
+		return 0;
 	case 's':
 		errno = 0;
 		n = strtol(arg, &end, 10);
@@ -278,13 +317,15 @@ static int parse_args(int argc, char **argv, struct trace_opts *o,
 		{ "hist", required_argument, NULL, 'H' },
 		{ "latency", required_argument, NULL, 'L' },
 		{ "mode", required_argument, NULL, 'm' },
+		{ "buffer-size", required_argument, NULL, 'b' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, err;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:c:jn:d:i:f:s:m:h", longopts,
+	while ((c = getopt_long(argc, argv, "p:c:jn:d:i:f:s:m:b:qh", longopts,
 				NULL)) != -1) {
 		if (c == 'h') {
 			fputs(trace_usage, stdout);
@@ -403,23 +444,56 @@ out:
 	return err;
 }
 
-/* provider:name -> index in the table, open addressing; the table has
- * room for every call site, so building it is linear. */
+/*
+ * provider:name -> index in the table, open addressing; the table has
+ * room for every call site, so building it is linear whatever the names:
+ * they come from files other users write, so the hash is a polynomial
+ * modulo the prime 2^61 - 1 at a base drawn at random once per run (two
+ * distinct names of n bytes collide with probability at most n / 2^61),
+ * where a fixed hash would let a file choose names that all collide and
+ * make the build quadratic.
+ */
 struct probe_index {
 	uint32_t *slots;	/* index + 1, 0 empty */
 	size_t mask;
 };
 
+#define NAME_HASH_P ((1ull << 61) - 1)
+
+static uint64_t name_hash_base(void)
+{
+	static uint64_t base;
+
+	if (!base) {
+		if (getrandom(&base, sizeof(base), GRND_NONBLOCK) !=
+		    sizeof(base))
+			base = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull ^
+			       (uint64_t)getpid() << 20;
+		base = base % (NAME_HASH_P - 2) + 2;
+	}
+	return base;
+}
+
+/* h * base + c, modulo 2^61 - 1 (h, base < 2^61). */
+static uint64_t name_hash_step(uint64_t h, uint64_t base, unsigned c)
+{
+	unsigned __int128 x = (unsigned __int128)h * base + c + 1;
+	uint64_t r = (uint64_t)(x & NAME_HASH_P) + (uint64_t)(x >> 61);
+
+	r = (r & NAME_HASH_P) + (r >> 61);
+	return r >= NAME_HASH_P ? r - NAME_HASH_P : r;
+}
+
 static size_t name_hash(const char *provider, const char *name)
 {
-	size_t h = 5381;
+	uint64_t base = name_hash_base(), h = 0;
 
 	for (; *provider; provider++)
-		h = h * 33 + (unsigned char)*provider;
-	h = h * 33 + ':';
+		h = name_hash_step(h, base, (unsigned char)*provider);
+	h = name_hash_step(h, base, 256);
 	for (; *name; name++)
-		h = h * 33 + (unsigned char)*name;
-	return h;
+		h = name_hash_step(h, base, (unsigned char)*name);
+	return (size_t)(h ^ h >> 29);
 }
 
 /* The slot of provider:name: its entry, or the empty slot for it. */
@@ -556,6 +630,24 @@ static int add_mixed_sites(struct usdt_file *file, struct probe_index *ix,
 	return 0;
 }
 
+/* Mark the patterns after first that p matches too: used, and shadowed
+ * when their format loses to first's choice. */
+static void mark_later(struct selection *sel, const struct pattern *first,
+		       const struct usdt_probe *p)
+{
+	int j;
+
+	if (!sel->pat_cnt)
+		return;
+	for (j = (int)(first - sel->pats) + 1; j < sel->pat_cnt; j++) {
+		if (!patterns_match(&sel->pats[j], 1, usdt_probe__provider(p),
+				    usdt_probe__name(p)))
+			continue;
+		if (sel->has_fmt[j])
+			sel->pats[j].shadowed = true;
+	}
+}
+
 /*
  * Add one entry per distinct provider:name of file number fi that a
  * pattern matches, in note order, and one site_ref per call site. Broken
@@ -589,6 +681,7 @@ static int build_table(struct trace_file *tf, int fi, struct selection *sel,
 					 usdt_probe__name(p)) : NULL;
 		if (!pat)
 			continue;
+		mark_later(sel, pat, p);
 		if (usdt_probe__status(p) < 0) {
 			warn_bad_site(p);
 			continue;
@@ -804,6 +897,7 @@ struct trace_run {
 	bool no_kernel_btf;
 	struct usdt_link **pat_links;
 	int pat_link_cnt;
+	size_t attached;	/* probes attached */
 };
 
 /* From how many probes on they are attached a pattern at a time: each
@@ -931,6 +1025,9 @@ static int configure(struct trace_run *r)
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.sums,
 			sum_map_size(&r->o.sum, r->ctx.probe_cnt));
+	if (!err && r->o.rb_size)
+		err = bpf_map__set_max_entries(skel->maps.events,
+					       r->o.rb_size);
 	if (err)
 		return tool_err("trace: cannot size the maps: %s",
 				tool_strerror(-err));
@@ -1187,6 +1284,7 @@ static int attach_patterns(struct trace_run *r)
 	if (!r->pat_link_cnt)
 		return tool_err("trace: %s: no probe could be attached",
 				r->shown);
+	r->attached = r->ctx.probe_cnt;
 	return 0;
 }
 
@@ -1224,7 +1322,30 @@ static int attach_all(struct trace_run *r)
 	if (!ok)
 		return tool_err("trace: %s: no probe could be attached",
 				r->shown);
+	r->attached = ok;
 	return 0;
+}
+
+/*
+ * Say on stderr that tracing runs: scripts wait for this line before they
+ * make the traced program fire. Every call site of every probe counted is
+ * attached when it prints.
+ */
+static void say_attached(const struct trace_run *r)
+{
+	size_t sites = 0, i;
+
+	if (r->o.quiet)
+		return;
+	for (i = 0; i < r->ctx.probe_cnt; i++)
+		sites += r->ctx.probes[i].link ?
+			 usdt_link__site_cnt(r->ctx.probes[i].link) : 0;
+	for (i = 0; i < (size_t)r->pat_link_cnt; i++)
+		sites += usdt_link__site_cnt(r->pat_links[i]);
+	fprintf(stderr, "%s: tracing %zu probe%s (%zu call site%s) in %d file%s; Ctrl-C to stop\n",
+		tool_name, r->attached, r->attached == 1 ? "" : "s", sites,
+		sites == 1 ? "" : "s", r->file_cnt,
+		r->file_cnt == 1 ? "" : "s");
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1366,6 +1487,7 @@ static int trace_start(struct trace_run *r)
 	}
 	if (stop_signal)
 		return 128 + stop_signal;
+	say_attached(r);
 	if (r->child) {
 		/* Everything is attached: let the command run. */
 		if (write(r->go_fd, "g", 1) != 1)
@@ -1377,8 +1499,8 @@ static int trace_start(struct trace_run *r)
 	return trace_loop(r);
 }
 
-/* Open a file to trace and add its probes; 0, or -errno of the open. */
-static int add_file(struct trace_run *r, struct trace_file *f)
+/* Open a file to trace; 0, or -errno of the open. */
+static int open_file(struct trace_file *f)
 {
 	struct stat st;
 
@@ -1389,8 +1511,71 @@ static int add_file(struct trace_run *r, struct trace_file *f)
 		f->dev = st.st_dev;
 		f->ino = st.st_ino;
 	}
-	if (build_table(f, (int)(f - r->files), &r->sel, &r->ctx))
-		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * A bare word W names a provider ("W:*"). Where no traced file has a
+ * provider W but some have a probe named W, it names that probe in every
+ * provider ("*:W"), with a note when there are several.
+ */
+static void resolve_bare(struct trace_run *r, struct pattern *pat)
+{
+	const char *seen = NULL;
+	size_t i, others = 0;
+	int f;
+
+	for (f = 0; f < r->file_cnt; f++) {
+		struct usdt_file *file = r->files[f].file;
+
+		for (i = 0; file && i < usdt_file__probe_cnt(file); i++) {
+			const struct usdt_probe *p = usdt_file__probe(file, i);
+
+			if (!p)
+				continue;
+			if (!fnmatch(pat->provider, usdt_probe__provider(p), 0))
+				return;
+			if (fnmatch(pat->provider, usdt_probe__name(p), 0))
+				continue;
+			if (!seen)
+				seen = usdt_probe__provider(p);
+			else if (strcmp(seen, usdt_probe__provider(p)))
+				others++;
+		}
+	}
+	if (!seen)
+		return;
+	if (others)
+		fprintf(stderr, "%s: trace: note: no provider is named '%s'; tracing the probes of that name in every provider (%s and others)\n",
+			tool_name, pat->provider, seen);
+	free(pat->name);
+	pat->name = pat->provider;
+	pat->provider = strdup("*");
+	if (!pat->provider) {
+		pat->provider = pat->name;
+		pat->name = NULL;
+	}
+}
+
+/*
+ * The tables of the files opened; bare words resolved first, against every
+ * file. 0, or 1 (out of memory, said).
+ */
+static int build_tables(struct trace_run *r)
+{
+	int i;
+
+	for (i = 0; i < r->sel.pat_cnt; i++) {
+		if (!r->sel.pats[i].bare)
+			continue;
+		resolve_bare(r, &r->sel.pats[i]);
+		if (!r->sel.pats[i].name)
+			return tool_err("trace: out of memory");
+	}
+	for (i = 0; i < r->file_cnt; i++)
+		if (r->files[i].file &&
+		    build_table(&r->files[i], i, &r->sel, &r->ctx))
+			return tool_err("trace: out of memory");
 	return 0;
 }
 
@@ -1414,9 +1599,9 @@ static int open_files(struct trace_run *r)
 		/* Files that cannot be read or have no probes are not ours
 		 * to complain about. */
 		for (i = 0; i < r->file_cnt; i++)
-			if (add_file(r, &r->files[i]) == -ENOMEM)
+			if (open_file(&r->files[i]) == -ENOMEM)
 				return tool_err("trace: out of memory");
-		return 0;
+		return build_tables(r);
 	}
 	r->shown = r->o.pos[0];
 	r->files = calloc(1, sizeof(*r->files));
@@ -1428,13 +1613,33 @@ static int open_files(struct trace_run *r)
 				err == -ENOENT ? "no such file" :
 				tool_strerror(-err));
 	r->file_cnt = 1;
-	err = add_file(r, &r->files[0]);
+	err = open_file(&r->files[0]);
 	if (err)
 		return tool_err("trace: %s: %s", r->shown,
 				err == -ENOENT ? "no such file" :
 				err == -ENOEXEC ? "not a 64-bit ELF file" :
 				tool_strerror(-err));
-	return 0;
+	return build_tables(r);
+}
+
+/* Say which patterns matched nothing, and which formats no probe takes
+ * (each probe prints with its first pattern's). */
+static void warn_patterns(const struct trace_run *r)
+{
+	const struct pattern *p;
+	int i;
+
+	if (r->o.sum.mode == TRACE_LATENCY)
+		return;	/* check_table() says it */
+	for (i = 0; i < r->sel.pat_cnt; i++) {
+		p = &r->sel.pats[i];
+		if (!p->used)
+			fprintf(stderr, "%s: trace: warning: no probe matches %s:%s\n",
+				tool_name, p->provider, p->name);
+		else if (p->shadowed)
+			fprintf(stderr, "%s: trace: warning: the format after %s:%s is not used where an earlier pattern matches too\n",
+				tool_name, p->provider, p->name);
+	}
 }
 
 /* Steps 1 and 2; returns 0 or the exit status. */
@@ -1457,6 +1662,7 @@ static int trace_prepare(struct trace_run *r)
 					r->sel.pat_cnt > 1 ? " ..." : "");
 		return tool_err("trace: %s: no USDT probes", r->shown);
 	}
+	warn_patterns(r);
 	err = check_table(&r->ctx, &r->o, &r->sel);
 	if (err)
 		return err;

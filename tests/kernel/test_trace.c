@@ -17,6 +17,7 @@
 #include "trace_test.h"
 
 #define TT FIXTURE_DIR "/trace_target"
+#define PT FIXTURE_DIR "/pattern_target"
 #define TRACELIB FIXTURE_DIR "/libtracelib.so"
 
 struct lines {
@@ -276,7 +277,9 @@ static void probes_of_binary(void (*setup)(void *arg))
 		/* The unreadable argument is explained once, not per hit. */
 		assert_int_equal(count_str(r.err, "tt:unreadable: argument 0"),
 				 1);
-		assert_int_equal(count_lines(r.err), 1);
+		/* And the line that says tracing runs. */
+		assert_int_equal(count_str(r.err, "usdt: tracing 8 probes (8 call sites) in 1 file; Ctrl-C to stop\n"), 1);
+		assert_int_equal(count_lines(r.err), 2);
 		split_free(&s);
 		run_result_free(&r);
 		assert_nothing_left();
@@ -587,8 +590,9 @@ static void into_pid_ns(void *arg)
  */
 static void test_pid_namespace(void **state)
 {
+	char cmd[1024], out[] = "/tmp/usdt-test-pidns-XXXXXX";
 	struct run_result r;
-	char cmd[512];
+	int fd;
 
 	/* -c: the command is pid 2; --filter compares that pid. */
 	run_in_pid_ns(&r, USDT_BIN, "trace", "--filter", "pid == 2", "-c",
@@ -606,11 +610,17 @@ static void test_pid_namespace(void **state)
 	expect_in(r.out, "expect tt:one 3\n");	/* it ran */
 	run_result_free(&r);
 
-	/* -p: a running process, by the pid it has in the namespace. */
+	/* -p: a running process, by the pid it has in the namespace, once
+	 * it runs the target (it says "pid N" then: before, under a slow
+	 * emulator, it may still be the shell that forked it). */
+	fd = mkstemp(out);
+	assert_true(fd >= 0);
+	close(fd);
 	snprintf(cmd, sizeof(cmd),
-		 "%s 40 100 0 >/dev/null & exec %s trace -p $! -n 3 %s tt:one",
-		 TT, USDT_BIN, TT);
+		 "%s 40 100 0 >%s & until grep -q '^pid' %s; do sleep 1; done; exec %s trace -p $! -n 3 %s tt:one",
+		 TT, out, out, USDT_BIN, TT);
 	run_in_pid_ns(&r, "sh", "-c", cmd);
+	unlink(out);
 	if (r.status)
 		fail_msg("status %d, stderr:\n%s", r.status, r.err);
 	assert_int_equal(lines_of_pid(r.out, 2), 3);
@@ -742,6 +752,88 @@ static void test_chrooted_process(void **state)
 	assert_nothing_left();
 }
 
+/* The line on stderr once everything is attached; -q leaves it out. */
+static void test_attached_line(void **state)
+{
+	struct run_result r;
+
+	run_tool(&r, "trace", "-c", PT " 2", PT, "pt:start", "pt:stop");
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	assert_string_equal(r.err, "usdt: tracing 2 probes (2 call sites) in 1 file; Ctrl-C to stop\n");
+	assert_int_equal(count_str(r.out, " pt:start "), 2);
+	run_result_free(&r);
+	run_tool(&r, "trace", "-q", "-c", PT " 2", PT, "pt:stop");
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.err, "");
+	assert_int_equal(count_str(r.out, " pt:stop 2\n"), 1);
+	run_result_free(&r);
+	assert_nothing_left();
+}
+
+/*
+ * A bare word is a provider; where no provider has that name, it is the
+ * probe name in every provider (with a note when there are several). A
+ * pattern that matches nothing, and a format that loses to an earlier
+ * pattern, are warned about.
+ */
+static void test_pattern_words(void **state)
+{
+	struct run_result r;
+
+	run_tool(&r, "trace", "-q", "-c", PT " 3", PT, "start");
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	assert_int_equal(count_str(r.out, " pt:start "), 3);
+	assert_int_equal(count_str(r.out, " other:start "), 3);
+	assert_int_equal(count_str(r.out, " pt:stop "), 0);
+	assert_string_equal(r.err, "usdt: trace: note: no provider is named 'start'; tracing the probes of that name in every provider (pt and others)\n");
+	run_result_free(&r);
+
+	/* One provider has it: no note. A provider's name wins. */
+	run_tool(&r, "trace", "-q", "-c", PT " 2", PT, "stop", "other");
+	assert_int_equal(r.status, 0);
+	assert_int_equal(count_str(r.out, " pt:stop "), 2);
+	assert_int_equal(count_str(r.out, " other:start "), 2);
+	assert_int_equal(count_str(r.out, " pt:start "), 0);
+	assert_string_equal(r.err, "");
+	run_result_free(&r);
+
+	run_tool(&r, "trace", "-q", "-c", PT " 1", PT, "pt:*", "pt:stop",
+		 "%d", "nosuch:probe", "nosuch");
+	assert_int_equal(r.status, 0);
+	assert_int_equal(count_str(r.out, " pt:stop 1\n"), 1);
+	assert_string_equal(r.err,
+		"usdt: trace: warning: the format after pt:stop is not used where an earlier pattern matches too\n"
+		"usdt: trace: warning: no probe matches nosuch:probe\n"
+		"usdt: trace: warning: no probe matches nosuch:*\n");
+	run_result_free(&r);
+	assert_nothing_left();
+}
+
+/* -b sizes the ring buffer: rounded up to a power of two, bounded. */
+static void test_buffer_size(void **state)
+{
+	static const char *const bad[] = { "0", "2G", "5x", "-1", "1025M" };
+	struct run_result r;
+	size_t i;
+
+	run_tool(&r, "trace", "-q", "-b", "100k", "-c", PT " 2", PT,
+		 "pt:stop");
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	assert_int_equal(count_str(r.out, " pt:stop "), 2);
+	run_result_free(&r);
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		run_tool(&r, "trace", "-b", bad[i], PT);
+		assert_int_equal(r.status, 1);
+		if (!strstr(r.err, "bad buffer size"))
+			fail_msg("-b %s: %s", bad[i], r.err);
+		run_result_free(&r);
+	}
+	assert_nothing_left();
+}
+
 struct error_case {
 	const char *args[6];
 	const char *message;
@@ -788,6 +880,9 @@ int main(void)
 		cmocka_unit_test(test_pid),
 		cmocka_unit_test(test_pid_namespace),
 		cmocka_unit_test(test_chrooted_process),
+		cmocka_unit_test(test_attached_line),
+		cmocka_unit_test(test_pattern_words),
+		cmocka_unit_test(test_buffer_size),
 		cmocka_unit_test(test_errors),
 	};
 
