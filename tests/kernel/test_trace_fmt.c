@@ -216,7 +216,7 @@ static void test_interval_no_hits(void **state)
 	const char *p, *nl;
 	int docs = 0;
 
-	run_ok(&r, "trace", "--count", "-i", "0.1", "-c", "sleep 0.35", TF,
+	run_ok(&r, "trace", "-q", "--count", "-i", "0.1", "-c", "sleep 0.35", TF,
 	       "tf:val");
 	/* Only "@ TIME s" headers, each with its blank line. */
 	for (p = r.out; *p; p = nl + 2) {
