@@ -919,7 +919,8 @@ static __always_inline int bpf_usdt_arg(struct pt_regs *ctx, __u64 arg_num,
 	__builtin_expect(bpf_usdt_arg(ctx, arg_num, res), 0)
 #endif
 
-/* The cookie given in usdt_attach_opts.usr_cookie, or 0. */
+/* The cookie given in usdt_attach_opts.usdt_cookie (old name usr_cookie),
+ * or 0. */
 static __always_inline long bpf_usdt_cookie(struct pt_regs *ctx)
 {
 	return usdt__cookie((void *)ctx);

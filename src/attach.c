@@ -34,7 +34,7 @@
  * A live attach.
  * Invariant: each of site_cnt sites holds one reference on site_ids[i];
  * ips[0..ip_cnt) are the IP-map keys this link wrote; the kernel side is
- * either multi_fd >= 0 or perf_links[0..perf_cnt). The link reaches the
+ * either multi_fd >= 0 or perf[0..perf_cnt). The link reaches the
  * maps only through man's own descriptors, never through the bpf_object.
  */
 /*
@@ -324,7 +324,6 @@ static int attach_multi(const struct bpf_program *prog, pid_t pid,
 }
 #endif
 
-/* Undo everything the link holds and free it; the first error met. */
 /* Detach a link from the kernel; the first error, and nothing to detach
  * left behind in either case. */
 static int link_detach(struct usdt_link *link)
@@ -373,6 +372,7 @@ static int link_release(struct usdt_link *link)
 	return err;
 }
 
+/* Undo everything the link holds and free it; the first error met. */
 static int link_unwind(struct usdt_link *link)
 {
 	/* Kernel first, so no hit sees a spec going away. */

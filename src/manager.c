@@ -197,8 +197,9 @@ static void probe_features(void)
 						      BPF_FUNC_get_attach_cookie,
 						      NULL) == 1;
 	features.uprobe_multi = probe_uprobe_multi();
-	/* ref_ctr_offset: 5.5 (commit 1cc33161a83d, "uprobe: Additional
-	 * argument arch_uprobe_enable()"); the PMU advertises it. */
+	/* ref_ctr_offset: 4.20 (commit 1cc33161a83d, "uprobes: Support SDT
+	 * markers having reference count (semaphore)"; test_load asserts
+	 * 4.20); the PMU advertises it. */
 	features.ref_ctr = !access(
 		"/sys/bus/event_source/devices/uprobe/format/ref_ctr_offset",
 		F_OK);

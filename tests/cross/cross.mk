@@ -7,8 +7,12 @@
 #
 # What is built, per target TRIPLET, into build/cross/TRIPLET/:
 #   - the library without manager.c, attach.c and skel.c (they need
-#     libbpf and a kernel): the note reader, the ELF layer, the arch parsers, argument
-#     resolution, the symbol table and logging (libusdt.a);
+#     libbpf and a kernel): the note reader and its compact index, the
+#     ELF layer, the arch parsers, argument and path resolution, the
+#     symbol table, hashing, the kernel-BTF reader, logging and the
+#     version (libusdt.a). The map back ends (chunks.c, ipmap.c,
+#     storage.c) are compiled into it too, but call libbpf, so no test
+#     here links them;
 #   - every unit test except those in CROSS_UNIT_EXCLUDE, linked with
 #     that archive and with the target's libelf and libcmocka, which
 #     scripts/deps-cross.sh unpacks from Debian's archive into
