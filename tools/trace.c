@@ -49,7 +49,7 @@
 #include "usdt_trace.skel.h"
 
 static const char trace_usage[] =
-"Usage: usdt trace [OPTIONS] TARGET [PROVIDER[:NAME] [FORMAT]]...\n"
+"Usage: usdt trace [OPTIONS] TARGET [PROVIDER[:NAME] [FORMAT]]... [TARGET...]\n"
 "       usdt trace [OPTIONS] -p PID [PROVIDER[:NAME] [FORMAT]]...\n"
 "\n"
 "Print one line per hit of the matching probes of TARGET (a binary or a\n"
@@ -63,6 +63,9 @@ static const char trace_usage[] =
 "CAP_BPF and CAP_PERFMON (and CAP_SYS_PTRACE for others' processes).\n"
 "Options may come before or after TARGET. With -p PID and no TARGET, every\n"
 "file the process maps is traced (one replaced on disk too: the old one).\n"
+"A later TARGET is a path with a '/' (./b); the patterns after a TARGET\n"
+"are its own. A quoted glob TARGET ('/usr/lib/*/libfoo*.so') names every\n"
+"file it matches.\n"
 "\n"
 "  -p, --pid PID        trace only process PID (and its threads)\n"
 "  -c, --command CMD    run CMD (split into words at blanks, with ' \" and \\\n"
@@ -385,7 +388,9 @@ static void selection_free(struct selection *sel)
 	memset(sel, 0, sizeof(*sel));
 }
 
-static int selection_parse(const struct trace_opts *o, struct selection *sel)
+/* The patterns and formats of o->pos[from..to). */
+static int selection_parse(const struct trace_opts *o, int from, int to,
+			   struct selection *sel)
 {
 	char **words = calloc((size_t)o->pos_cnt + 2, sizeof(*words));
 	const char **fmt_of = calloc((size_t)o->pos_cnt + 2, sizeof(*fmt_of));
@@ -399,7 +404,7 @@ static int selection_parse(const struct trace_opts *o, struct selection *sel)
 		return tool_err("trace: out of memory");
 	}
 	if (o->sum.mode == TRACE_LATENCY) {
-		if (o->pos_cnt > o->pat_from) {
+		if (to > from) {
 			tool_err("trace: with --latency, START and END are the probes");
 			goto out;
 		}
@@ -408,7 +413,7 @@ static int selection_parse(const struct trace_opts *o, struct selection *sel)
 		words[n] = (char *)o->sum.lat_end;
 		fmt_of[n++] = NULL;
 	}
-	for (i = o->pat_from; i < o->pos_cnt; i++) {
+	for (i = from; i < to; i++) {
 		if (!strchr(o->pos[i], '%')) {
 			words[n] = o->pos[i];
 			fmt_of[n++] = NULL;
@@ -873,10 +878,18 @@ static int exit_status(int status)
 /* ---------------------------------------------------------------------- */
 /* Loading and attaching                                                  */
 
+/* A TARGET word and the patterns and formats after it, up to the next. */
+struct trace_group {
+	const char *target;	/* NULL: every file of -p PID */
+	int from, to;		/* its words in o.pos */
+	struct selection sel;
+};
+
 struct trace_run {
 	struct trace_opts o;
 	struct trace_ctx ctx;
-	struct selection sel;
+	struct trace_group *groups;
+	int group_cnt;
 	struct trace_file *files;
 	int file_cnt;
 	const char *shown;	/* TARGET, or "pid N" */
@@ -905,15 +918,29 @@ struct trace_run {
  * which for libjvm's 500 probes made every exit take half a minute. */
 #define TRACE_BY_PATTERN_MIN 32
 
-/* Does every probe answer to exactly one pattern (else a call site would
- * be attached twice)? */
-static bool patterns_disjoint(const struct trace_ctx *ctx,
-			      const struct selection *sel)
+static const struct selection *sel_of(const struct trace_run *r,
+				      const struct trace_file *f)
 {
+	return &r->groups[f->group].sel;
+}
+
+/* Links a file takes, a pattern at a time: one for no pattern (all). */
+static int pats_or_one(const struct selection *sel)
+{
+	return sel->pat_cnt ? sel->pat_cnt : 1;
+}
+
+/* Does every probe answer to exactly one pattern, and every file appear
+ * once (else a call site would be attached twice)? */
+static bool patterns_disjoint(const struct trace_run *r)
+{
+	const struct trace_ctx *ctx = &r->ctx;
+	const struct selection *sel;
 	size_t i;
 	int j, hits;
 
 	for (i = 0; i < ctx->probe_cnt; i++) {
+		sel = sel_of(r, &r->files[ctx->probes[i].file]);
 		for (j = 0, hits = 0; j < sel->pat_cnt; j++)
 			hits += !!patterns_match(sel->pats + j, 1,
 						 ctx->probes[i].provider,
@@ -921,6 +948,11 @@ static bool patterns_disjoint(const struct trace_ctx *ctx,
 		if (hits > 1)
 			return false;
 	}
+	for (i = 0; r->group_cnt > 1 && i < (size_t)r->file_cnt; i++)
+		for (j = (int)i + 1; j < r->file_cnt; j++)
+			if (r->files[i].dev == r->files[j].dev &&
+			    r->files[i].ino == r->files[j].ino)
+				return false;
 	return true;
 }
 
@@ -1255,30 +1287,37 @@ static struct usdt_link *attach_one(struct trace_run *r, size_t i)
 static int attach_patterns(struct trace_run *r)
 {
 	static struct pattern any = { .provider = "*", .name = "*" };
-	int i, cnt = r->sel.pat_cnt ? r->sel.pat_cnt : 1;
+	size_t n = 0;
+	int i, k;
 
-	r->pat_links = calloc((size_t)(cnt * r->file_cnt),
-			      sizeof(*r->pat_links));
+	for (i = 0; i < r->file_cnt; i++)
+		n += (size_t)pats_or_one(sel_of(r, &r->files[i]));
+	r->pat_links = calloc(n, sizeof(*r->pat_links));
 	if (!r->pat_links)
 		return tool_err("trace: out of memory");
-	for (i = 0; i < cnt * r->file_cnt; i++) {
-		USDT_OPTS(usdt_attach_opts, aopts, .mode = r->o.mode,
-			  .usr_cookie = TRACE_COOKIE_BY_OFFSET);
-		const struct pattern *p = r->sel.pat_cnt ?
-					  &r->sel.pats[i % cnt] : &any;
-		const struct trace_file *f = &r->files[i / cnt];
+	for (i = 0; i < r->file_cnt; i++) {
+		const struct trace_file *f = &r->files[i];
+		const struct selection *sel = sel_of(r, f);
 
-		if (stop_signal)
-			return 128 + stop_signal;
-		r->pat_links[r->pat_link_cnt] = usdt_manager__attach_file(
-			r->man, r->skel->progs.usdt_trace, r->attach_pid,
-			f->file, p->provider, p->name, &aopts);
-		if (r->pat_links[r->pat_link_cnt]) {
-			r->pat_link_cnt++;
-		} else if (errno != ENOENT && errno != EINVAL) {
-			return tool_err("trace: cannot attach to %s:%s in %s: %s",
-					p->provider, p->name, f->target.shown,
-					attach_error(errno));
+		for (k = 0; f->file && k < pats_or_one(sel); k++) {
+			USDT_OPTS(usdt_attach_opts, aopts, .mode = r->o.mode,
+				  .usr_cookie = TRACE_COOKIE_BY_OFFSET);
+			const struct pattern *p = sel->pat_cnt ?
+						  &sel->pats[k] : &any;
+
+			if (stop_signal)
+				return 128 + stop_signal;
+			r->pat_links[r->pat_link_cnt] = usdt_manager__attach_file(
+				r->man, r->skel->progs.usdt_trace,
+				r->attach_pid, f->file, p->provider, p->name,
+				&aopts);
+			if (r->pat_links[r->pat_link_cnt])
+				r->pat_link_cnt++;
+			else if (errno != ENOENT && errno != EINVAL)
+				return tool_err("trace: cannot attach to %s:%s in %s: %s",
+						p->provider, p->name,
+						f->target.shown,
+						attach_error(errno));
 		}
 	}
 	if (!r->pat_link_cnt)
@@ -1333,19 +1372,29 @@ static int attach_all(struct trace_run *r)
  */
 static void say_attached(const struct trace_run *r)
 {
-	size_t sites = 0, i;
+	size_t sites = 0, files = 0, i;
+	bool *seen;
 
 	if (r->o.quiet)
 		return;
-	for (i = 0; i < r->ctx.probe_cnt; i++)
-		sites += r->ctx.probes[i].link ?
-			 usdt_link__site_cnt(r->ctx.probes[i].link) : 0;
+	seen = calloc((size_t)r->file_cnt + 1, sizeof(*seen));
+	for (i = 0; i < r->ctx.probe_cnt; i++) {
+		const struct probe_ent *p = &r->ctx.probes[i];
+
+		if (!p->link && !r->by_pattern)
+			continue;
+		sites += p->link ? usdt_link__site_cnt(p->link) : 0;
+		if (seen && !seen[p->file]) {
+			seen[p->file] = true;
+			files++;
+		}
+	}
+	free(seen);
 	for (i = 0; i < (size_t)r->pat_link_cnt; i++)
 		sites += usdt_link__site_cnt(r->pat_links[i]);
-	fprintf(stderr, "%s: tracing %zu probe%s (%zu call site%s) in %d file%s; Ctrl-C to stop\n",
+	fprintf(stderr, "%s: tracing %zu probe%s (%zu call site%s) in %zu file%s; Ctrl-C to stop\n",
 		tool_name, r->attached, r->attached == 1 ? "" : "s", sites,
-		sites == 1 ? "" : "s", r->file_cnt,
-		r->file_cnt == 1 ? "" : "s");
+		sites == 1 ? "" : "s", files, files == 1 ? "" : "s");
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1519,14 +1568,15 @@ static int open_file(struct trace_file *f)
  * provider W but some have a probe named W, it names that probe in every
  * provider ("*:W"), with a note when there are several.
  */
-static void resolve_bare(struct trace_run *r, struct pattern *pat)
+static void resolve_bare(struct trace_run *r, int g, struct pattern *pat)
 {
 	const char *seen = NULL;
 	size_t i, others = 0;
 	int f;
 
 	for (f = 0; f < r->file_cnt; f++) {
-		struct usdt_file *file = r->files[f].file;
+		struct usdt_file *file = r->files[f].group == g ?
+					 r->files[f].file : NULL;
 
 		for (i = 0; file && i < usdt_file__probe_cnt(file); i++) {
 			const struct usdt_probe *p = usdt_file__probe(file, i);
@@ -1559,23 +1609,60 @@ static void resolve_bare(struct trace_run *r, struct pattern *pat)
 
 /*
  * The tables of the files opened; bare words resolved first, against every
- * file. 0, or 1 (out of memory, said).
+ * file of their TARGET. 0, or 1 (out of memory, said).
  */
 static int build_tables(struct trace_run *r)
 {
-	int i;
+	struct selection *sel;
+	int g, i;
 
-	for (i = 0; i < r->sel.pat_cnt; i++) {
-		if (!r->sel.pats[i].bare)
-			continue;
-		resolve_bare(r, &r->sel.pats[i]);
-		if (!r->sel.pats[i].name)
-			return tool_err("trace: out of memory");
+	for (g = 0; g < r->group_cnt; g++) {
+		sel = &r->groups[g].sel;
+		for (i = 0; i < sel->pat_cnt; i++) {
+			if (!sel->pats[i].bare)
+				continue;
+			resolve_bare(r, g, &sel->pats[i]);
+			if (!sel->pats[i].name)
+				return tool_err("trace: out of memory");
+		}
 	}
 	for (i = 0; i < r->file_cnt; i++)
 		if (r->files[i].file &&
-		    build_table(&r->files[i], i, &r->sel, &r->ctx))
+		    build_table(&r->files[i], i,
+				&r->groups[r->files[i].group].sel, &r->ctx))
 			return tool_err("trace: out of memory");
+	return 0;
+}
+
+/* Open the files of TARGET word g; 0 or the exit status. A file a glob
+ * matched that is no ELF file, or cannot be read, is skipped (said). */
+static int open_group(struct trace_run *r, int g)
+{
+	const char *word = r->groups[g].target;
+	int err, i, first = r->file_cnt;
+
+	err = trace_files_add(word, r->o.pid, g, &r->files, &r->file_cnt);
+	if (err)
+		return tool_err("trace: %s: %s", word,
+				err == -ENOENT ? "no such file" :
+				err == -E2BIG ? "the glob matches over 4096 files" :
+				tool_strerror(-err));
+	for (i = first; i < r->file_cnt; i++) {
+		struct trace_file *f = &r->files[i];
+
+		err = open_file(f);
+		if (!err)
+			continue;
+		if (err == -ENOMEM || !f->globbed)
+			return tool_err("trace: %s: %s", f->target.shown,
+					err == -ENOENT ? "no such file" :
+					err == -ENOEXEC ? "not a 64-bit ELF file" :
+					tool_strerror(-err));
+		fprintf(stderr, "%s: trace: warning: %s: skipped: %s\n",
+			tool_name, f->target.shown,
+			err == -ENOEXEC ? "not a 64-bit ELF file" :
+			tool_strerror(-err));
+	}
 	return 0;
 }
 
@@ -1603,71 +1690,124 @@ static int open_files(struct trace_run *r)
 				return tool_err("trace: out of memory");
 		return build_tables(r);
 	}
-	r->shown = r->o.pos[0];
-	r->files = calloc(1, sizeof(*r->files));
-	if (!r->files)
-		return tool_err("trace: out of memory");
-	err = trace_file_resolve(r->shown, r->o.pid, &r->files[0]);
-	if (err)
-		return tool_err("trace: %s: %s", r->shown,
-				err == -ENOENT ? "no such file" :
-				tool_strerror(-err));
-	r->file_cnt = 1;
-	err = open_file(&r->files[0]);
-	if (err)
-		return tool_err("trace: %s: %s", r->shown,
-				err == -ENOENT ? "no such file" :
-				err == -ENOEXEC ? "not a 64-bit ELF file" :
-				tool_strerror(-err));
+	r->shown = r->groups[0].target;
+	for (i = 0; i < r->group_cnt; i++) {
+		err = open_group(r, i);
+		if (err)
+			return err;
+	}
 	return build_tables(r);
 }
 
-/* Say which patterns matched nothing, and which formats no probe takes
- * (each probe prints with its first pattern's). */
+/* Can word be a TARGET after the first? A path, with a '/': patterns
+ * never have one (sdt.h's names are identifiers), formats have a '%'. */
+static bool is_target_word(const char *word)
+{
+	return strchr(word, '/') && !strchr(word, '%');
+}
+
+/* Split the positional words into TARGETs and what follows each; parse
+ * their patterns and formats. 0 or the exit status. */
+static int make_groups(struct trace_run *r)
+{
+	const struct trace_opts *o = &r->o;
+	struct trace_group *g;
+	int i;
+
+	r->groups = calloc((size_t)o->pos_cnt + 1, sizeof(*r->groups));
+	if (!r->groups)
+		return tool_err("trace: out of memory");
+	g = r->groups;
+	g->target = o->pat_from ? o->pos[0] : NULL;
+	g->from = o->pat_from;
+	r->group_cnt = 1;
+	for (i = o->pat_from; i < o->pos_cnt; i++) {
+		if (!is_target_word(o->pos[i]))
+			continue;
+		if (!o->pat_from)
+			return tool_err("trace: '%s': a TARGET comes first (with -p PID and patterns alone, every file the process maps is traced)",
+					o->pos[i]);
+		g->to = i;
+		g = &r->groups[r->group_cnt++];
+		g->target = o->pos[i];
+		g->from = i + 1;
+	}
+	g->to = o->pos_cnt;
+	for (i = 0; i < r->group_cnt; i++)
+		if (selection_parse(o, r->groups[i].from, r->groups[i].to,
+				    &r->groups[i].sel))
+			return 1;
+	return 0;
+}
+
+/* Say which patterns of TARGET word g matched nothing, and which formats
+ * no probe takes (each probe prints with its first pattern's). */
+static void warn_group(const struct trace_run *r, int g)
+{
+	const struct selection *sel = &r->groups[g].sel;
+	const char *in = r->group_cnt > 1 ? " in " : "";
+	const char *target = r->group_cnt > 1 ? r->groups[g].target : "";
+	const struct pattern *p;
+	size_t k;
+	int i;
+
+	for (k = 0; !sel->pat_cnt && k < r->ctx.probe_cnt; k++)
+		if (r->files[r->ctx.probes[k].file].group == g)
+			break;
+	if (!sel->pat_cnt && k == r->ctx.probe_cnt)
+		fprintf(stderr, "%s: trace: warning: %s: no USDT probes\n",
+			tool_name, r->groups[g].target);
+	for (i = 0; i < sel->pat_cnt; i++) {
+		p = &sel->pats[i];
+		if (!p->used)
+			fprintf(stderr, "%s: trace: warning: no probe matches %s:%s%s%s\n",
+				tool_name, p->provider, p->name, in, target);
+		else if (p->shadowed)
+			fprintf(stderr, "%s: trace: warning: the format after %s:%s%s%s is not used where an earlier pattern matches too\n",
+				tool_name, p->provider, p->name, in, target);
+	}
+}
+
 static void warn_patterns(const struct trace_run *r)
 {
-	const struct pattern *p;
-	int i;
+	int g;
 
 	if (r->o.sum.mode == TRACE_LATENCY)
 		return;	/* check_table() says it */
-	for (i = 0; i < r->sel.pat_cnt; i++) {
-		p = &r->sel.pats[i];
-		if (!p->used)
-			fprintf(stderr, "%s: trace: warning: no probe matches %s:%s\n",
-				tool_name, p->provider, p->name);
-		else if (p->shadowed)
-			fprintf(stderr, "%s: trace: warning: the format after %s:%s is not used where an earlier pattern matches too\n",
-				tool_name, p->provider, p->name);
-	}
+	for (g = 0; g < r->group_cnt; g++)
+		warn_group(r, g);
 }
 
 /* Steps 1 and 2; returns 0 or the exit status. */
 static int trace_prepare(struct trace_run *r)
 {
+	const struct selection *sel;
 	int err;
 
 	if (r->o.pid && kill(r->o.pid, 0) && errno == ESRCH)
 		return tool_err("trace: pid %d: no such process", (int)r->o.pid);
-	if (selection_parse(&r->o, &r->sel))
-		return 1;
-	err = open_files(r);
+	err = make_groups(r);
+	if (!err)
+		err = open_files(r);
 	if (err)
 		return err;
+	sel = &r->groups[0].sel;
 	if (!r->ctx.probe_cnt) {
-		if (r->sel.pat_cnt)
+		if (sel->pat_cnt)
 			return tool_err("trace: %s: no probes matching %s:%s%s",
-					r->shown, r->sel.pats[0].provider,
-					r->sel.pats[0].name,
-					r->sel.pat_cnt > 1 ? " ..." : "");
+					r->shown, sel->pats[0].provider,
+					sel->pats[0].name,
+					sel->pat_cnt > 1 || r->group_cnt > 1 ?
+					" ..." : "");
 		return tool_err("trace: %s: no USDT probes", r->shown);
 	}
 	warn_patterns(r);
-	err = check_table(&r->ctx, &r->o, &r->sel);
+	/* --latency: every group's first two patterns are START and END. */
+	err = check_table(&r->ctx, &r->o, sel);
 	if (err)
 		return err;
 	r->by_pattern = r->ctx.probe_cnt >= TRACE_BY_PATTERN_MIN &&
-			patterns_disjoint(&r->ctx, &r->sel);
+			patterns_disjoint(r);
 	if (r->o.pid)
 		r->pid_fd = (int)syscall(SYS_pidfd_open, r->o.pid, 0);
 	if (r->o.cmd) {
@@ -1713,7 +1853,9 @@ static void trace_cleanup(struct trace_run *r)
 		close(r->pid_fd);
 	free(r->ctx.probes);
 	trace_files_free(r->files, r->file_cnt);
-	selection_free(&r->sel);
+	for (i = 0; r->groups && i < (size_t)r->group_cnt; i++)
+		selection_free(&r->groups[i].sel);
+	free(r->groups);
 }
 
 int cmd_trace(int argc, char **argv)

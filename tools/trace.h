@@ -87,11 +87,22 @@ struct trace_file {
 	struct usdt_file *file;
 	dev_t dev;
 	ino_t ino;
+	int group;		/* the TARGET word that named it */
+	bool globbed;		/* one of a glob's matches */
 };
 
 /* trace_files.c */
 /* The file a user named (with pid > 0, as that process sees it). */
 int trace_file_resolve(const char *name, pid_t pid, struct trace_file *out);
+/*
+ * Append the files a TARGET word names to files[0..*cnt), as group: the
+ * one file, or for a word with glob characters that names no file itself,
+ * each file it matches (sorted; at most TRACE_GLOB_MAX). 0, or -errno
+ * (-ENOENT: no such file, or nothing matches).
+ */
+#define TRACE_GLOB_MAX 4096
+int trace_files_add(const char *word, pid_t pid, int group,
+		    struct trace_file **files, int *cnt);
 /* Every file pid maps, once each; returns the count or -errno. */
 int trace_files_of_pid(pid_t pid, struct trace_file **out);
 void trace_files_free(struct trace_file *t, int cnt);

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Which files `usdt trace` reads: the one the user named, found as the
- * dynamic loader would, or with `-p PID` alone every file the process
- * maps; a file deleted or replaced on disk since the process mapped it is
+ * Which files `usdt trace` reads: those the user named (each found as the
+ * dynamic loader would, a glob's matches in order), or with `-p PID`
+ * alone every file the process maps; a file deleted or replaced on disk since the process mapped it is
  * read through /proc/PID/map_files (tools/common.c's targets_of_pid()).
  */
 #include <errno.h>
+#include <glob.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "trace.h"
 
@@ -44,6 +46,69 @@ int trace_file_resolve(const char *name, pid_t pid, struct trace_file *out)
 	if (!mapped_path(name, pid, out))
 		return 0;
 	return target_resolve(name, pid, &out->target);
+}
+
+/* Room for n more files; 0 or -ENOMEM. */
+static int files_grow(struct trace_file **files, int cnt, size_t n)
+{
+	struct trace_file *v = realloc(*files, ((size_t)cnt + n) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	memset(v + cnt, 0, n * sizeof(*v));
+	*files = v;
+	return 0;
+}
+
+static int add_globbed(const char *word, pid_t pid, int group,
+		       struct trace_file **files, int *cnt)
+{
+	glob_t g;
+	size_t i;
+	int err;
+
+	err = glob(word, 0, NULL, &g);
+	if (err) {
+		globfree(&g);
+		return err == GLOB_NOSPACE ? -ENOMEM : -ENOENT;
+	}
+	if (g.gl_pathc > TRACE_GLOB_MAX) {
+		globfree(&g);
+		return -E2BIG;
+	}
+	err = files_grow(files, *cnt, g.gl_pathc);
+	for (i = 0; !err && i < g.gl_pathc; i++) {
+		struct trace_file *f = &(*files)[*cnt];
+
+		if (trace_file_resolve(g.gl_pathv[i], pid, f))
+			continue;	/* gone since, or not for this pid */
+		f->group = group;
+		f->globbed = true;
+		++*cnt;
+	}
+	globfree(&g);
+	return err;
+}
+
+int trace_files_add(const char *word, pid_t pid, int group,
+		    struct trace_file **files, int *cnt)
+{
+	struct trace_file *f;
+	int err;
+
+	/* A glob is expanded in the tool's view of the file system. */
+	if (strpbrk(word, "*?[") && access(word, F_OK))
+		return add_globbed(word, pid, group, files, cnt);
+	err = files_grow(files, *cnt, 1);
+	if (err)
+		return err;
+	f = &(*files)[*cnt];
+	err = trace_file_resolve(word, pid, f);
+	if (err)
+		return err;
+	f->group = group;
+	++*cnt;
+	return 0;
 }
 
 int trace_files_of_pid(pid_t pid, struct trace_file **out)

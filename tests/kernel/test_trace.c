@@ -811,6 +811,54 @@ static void test_pattern_words(void **state)
 	assert_nothing_left();
 }
 
+/* Several TARGETs, each with its own patterns; a glob TARGET. */
+static void test_several_targets(void **state)
+{
+	struct run_result r;
+
+	/* pattern_target execs trace_target: one process, both files. */
+	run_tool(&r, "trace", "-c", PT " 2 " TT " 1 0 0", PT, "pt:stop", TT,
+		 "tt:one", "tt:two");
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	/* The tool's lines, by COMM (trace_target prints "expect ..."). */
+	assert_int_equal(count_str(r.out, " pattern_target pt:stop "), 2);
+	assert_int_equal(count_str(r.out, " pt:start "), 0);
+	assert_int_equal(count_str(r.out, " trace_target tt:one 1\n"), 1);
+	assert_int_equal(count_str(r.out, " trace_target tt:two 1 -1\n"), 1);
+	assert_int_equal(count_str(r.out, " trace_target tt:six "), 0);
+	assert_string_equal(r.err, "usdt: tracing 3 probes (3 call sites) in 2 files; Ctrl-C to stop\n");
+	run_result_free(&r);
+
+	run_tool(&r, "trace", "-q", "-c", PT " 1", PT, "pt:nosuch", "pt:stop",
+		 TT, "tt:nosuch", "tt:one");
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.err,
+		"usdt: trace: warning: no probe matches pt:nosuch in " PT "\n"
+		"usdt: trace: warning: no probe matches tt:nosuch in " TT "\n");
+	run_result_free(&r);
+
+	/* A glob: each file it matches; one that matches nothing. */
+	run_tool(&r, "trace", "-c", PT " 1", FIXTURE_DIR "/*_targe[t]",
+		 "pt:stop");
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	assert_int_equal(count_str(r.out, " pt:stop 1\n"), 1);
+	assert_string_equal(r.err, "usdt: tracing 1 probe (1 call site) in 1 file; Ctrl-C to stop\n");
+	run_result_free(&r);
+	run_tool(&r, "trace", FIXTURE_DIR "/nosuch*", "pt:stop");
+	assert_int_equal(r.status, 1);
+	expect_in(r.err, "/nosuch*: no such file\n");
+	run_result_free(&r);
+
+	/* With -p PID and patterns first, no TARGET may follow. */
+	run_tool(&r, "trace", "-p", "1", "pt:stop", PT);
+	assert_int_equal(r.status, 1);
+	expect_in(r.err, "a TARGET comes first");
+	run_result_free(&r);
+	assert_nothing_left();
+}
+
 /* -b sizes the ring buffer: rounded up to a power of two, bounded. */
 static void test_buffer_size(void **state)
 {
@@ -882,6 +930,7 @@ int main(void)
 		cmocka_unit_test(test_chrooted_process),
 		cmocka_unit_test(test_attached_line),
 		cmocka_unit_test(test_pattern_words),
+		cmocka_unit_test(test_several_targets),
 		cmocka_unit_test(test_buffer_size),
 		cmocka_unit_test(test_errors),
 	};
