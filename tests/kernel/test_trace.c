@@ -612,12 +612,14 @@ static void test_pid_namespace(void **state)
 
 	/* -p: a running process, by the pid it has in the namespace, once
 	 * it runs the target (it says "pid N" then: before, under a slow
-	 * emulator, it may still be the shell that forked it). */
+	 * emulator, it may still be the shell that forked it). It runs for
+	 * as long as the tool needs to start (seconds on s390x without a
+	 * JIT): the tool is the namespace's init, whose end kills it. */
 	fd = mkstemp(out);
 	assert_true(fd >= 0);
 	close(fd);
 	snprintf(cmd, sizeof(cmd),
-		 "%s 40 100 0 >%s & until grep -q '^pid' %s; do sleep 1; done; exec %s trace -p $! -n 3 %s tt:one",
+		 "%s 1000 100 0 >%s & until grep -q '^pid' %s; do sleep 1; done; exec %s trace -p $! -n 3 %s tt:one",
 		 TT, out, out, USDT_BIN, TT);
 	run_in_pid_ns(&r, "sh", "-c", cmd);
 	unlink(out);
