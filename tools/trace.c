@@ -90,6 +90,10 @@ static const char trace_usage[] =
 "  -b, --buffer-size N  the ring buffer's size in bytes (K and M suffixes;\n"
 "                       rounded up to a power of two; default 8M)\n"
 "  -q, --quiet          no \"tracing N probes\" line on stderr at the start\n"
+"  -e, --enable PATTERN also attach these probes, only to set their\n"
+"                       semaphores (their hits are not reported); e.g.\n"
+"                       python:line, without which CPython 3.11 reports\n"
+"                       few python:function__entry hits\n"
 "  -h, --help           this help\n"
 "\n"
 "Examples:\n"
@@ -112,6 +116,8 @@ struct trace_opts {
 	unsigned int str_size;
 	uint32_t rb_size;	/* the ring buffer's bytes; 0: the default */
 	bool quiet;
+	char **enables;		/* --enable's patterns */
+	int enable_cnt;
 	char **pos;		/* TARGET, patterns and formats */
 	int pos_cnt;
 	int pat_from;		/* where the patterns start: 0 without TARGET */
@@ -244,6 +250,9 @@ static int parse_long_opt(struct trace_opts *o, int c, char *arg)
 	case 'q':
 		o->quiet = true;
 		return 0;
+	case 'e':
+		o->enables[o->enable_cnt++] = arg;
+		return 0;
 	case 's':
 		errno = 0;
 		n = strtol(arg, &end, 10);
@@ -322,13 +331,17 @@ static int parse_args(int argc, char **argv, struct trace_opts *o,
 		{ "mode", required_argument, NULL, 'm' },
 		{ "buffer-size", required_argument, NULL, 'b' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "enable", required_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, err;
 
+	o->enables = calloc((size_t)argc + 1, sizeof(*o->enables));
+	if (!o->enables)
+		return tool_err("trace: out of memory");
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:c:jn:d:i:f:s:m:b:qh", longopts,
+	while ((c = getopt_long(argc, argv, "p:c:jn:d:i:f:s:m:b:qe:h", longopts,
 				NULL)) != -1) {
 		if (c == 'h') {
 			fputs(trace_usage, stdout);
@@ -368,18 +381,6 @@ static int parse_args(int argc, char **argv, struct trace_opts *o,
 /* ---------------------------------------------------------------------- */
 /* The table of probes                                                    */
 
-/*
- * Patterns and formats from the command line: every word after TARGET is
- * a pattern, except one containing '%', which is the format of the
- * pattern before it. --latency's START and END are the patterns.
- */
-struct selection {
-	struct pattern *pats;
-	int pat_cnt;
-	struct probe_fmt *fmts;	/* per pattern; conv_cnt < 0: none */
-	bool *has_fmt;
-};
-
 static void selection_free(struct selection *sel)
 {
 	patterns_free(sel->pats, sel->pat_cnt);
@@ -392,8 +393,9 @@ static void selection_free(struct selection *sel)
 static int selection_parse(const struct trace_opts *o, int from, int to,
 			   struct selection *sel)
 {
-	char **words = calloc((size_t)o->pos_cnt + 2, sizeof(*words));
-	const char **fmt_of = calloc((size_t)o->pos_cnt + 2, sizeof(*fmt_of));
+	size_t max = (size_t)o->pos_cnt + (size_t)o->enable_cnt + 2;
+	char **words = calloc(max, sizeof(*words));
+	const char **fmt_of = calloc(max, sizeof(*fmt_of));
 	int i, n = 0, err = 1;
 	char why[160];
 
@@ -423,6 +425,13 @@ static int selection_parse(const struct trace_opts *o, int from, int to,
 		} else {
 			fmt_of[n - 1] = o->pos[i];
 		}
+	}
+	if (!n && o->enable_cnt)
+		words[n++] = (char *)"*:*";	/* no pattern: every probe */
+	sel->quiet_from = n;
+	for (i = 0; i < o->enable_cnt; i++) {
+		words[n] = o->enables[i];
+		fmt_of[n++] = NULL;
 	}
 	sel->fmts = calloc((size_t)n + 1, sizeof(*sel->fmts));
 	sel->has_fmt = calloc((size_t)n + 1, sizeof(*sel->has_fmt));
@@ -582,6 +591,8 @@ static void entry_init(struct probe_ent *e, const struct usdt_probe *p,
 	site_types(p, e->arg_cnt, e->args, e->reasons);
 	if (sel->has_fmt[pat])
 		e->fmt = &sel->fmts[pat];
+	if (sel->pat_cnt && pat >= sel->quiet_from)
+		e->role = TRACE_ROLE_QUIET;
 }
 
 /* Are p's argument types those of entry e? */
@@ -726,13 +737,14 @@ static int check_table(struct trace_ctx *ctx, const struct trace_opts *o,
 		struct probe_ent *p = &ctx->probes[i];
 
 		if (o->sum.mode == TRACE_LATENCY) {
-			p->role = patterns_match(sel->pats, 1, p->provider,
-						 p->name) ? TRACE_ROLE_START : 0;
+			p->role &= TRACE_ROLE_QUIET;
+			p->role |= patterns_match(sel->pats, 1, p->provider,
+						  p->name) ? TRACE_ROLE_START : 0;
 			p->role |= patterns_match(sel->pats + 1, 1, p->provider,
 						  p->name) ? TRACE_ROLE_END : 0;
 			if (p->role == (TRACE_ROLE_START | TRACE_ROLE_END))
 				return probe_err(p, "matches both START and END");
-			roles |= p->role;
+			roles |= p->role & (TRACE_ROLE_START | TRACE_ROLE_END);
 		}
 		if (p->fmt && p->fmt->conv_cnt > p->arg_cnt)
 			return probe_err(p, "has %d arguments; its format wants %d",
@@ -1894,6 +1906,7 @@ int cmd_trace(int argc, char **argv)
 		ret = trace_start(&r);
 	trace_cleanup(&r);
 out:
+	free(r.o.enables);
 	free(args);
 	free(joined);
 	return ret;

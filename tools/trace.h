@@ -36,6 +36,20 @@ struct conv {
 	size_t lit_len;
 };
 
+/*
+ * Patterns and formats from the command line: every word after a TARGET
+ * is a pattern, except one containing '%', which is the format of the
+ * pattern before it. --latency's START and END come first, --enable's
+ * patterns last (from quiet_from on).
+ */
+struct selection {
+	struct pattern *pats;
+	int pat_cnt;
+	int quiet_from;		/* patterns from here on are --enable's */
+	struct probe_fmt *fmts;	/* per pattern */
+	bool *has_fmt;
+};
+
 struct probe_fmt {
 	struct conv convs[TRACE_MAX_ARGS];
 	int conv_cnt;

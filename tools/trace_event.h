@@ -52,6 +52,8 @@ struct trace_site_key {
 #define TRACE_ROLE_END 2u
 /* The probe's call sites disagree on types: events carry site_off. */
 #define TRACE_NEED_SITE 4u
+/* Attached only for its semaphore (--enable): its hits are dropped. */
+#define TRACE_ROLE_QUIET 8u
 struct trace_probe_cfg {
 	__u32 str_mask;		/* bit i: argument i points to a string */
 	__u32 role;		/* TRACE_ROLE_*, TRACE_NEED_SITE */

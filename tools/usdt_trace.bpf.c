@@ -412,6 +412,8 @@ int usdt_trace(struct pt_regs *ctx)
 	if (!passes(ctx, id))
 		return 0;
 	cfg = bpf_map_lookup_elem(&probe_cfg, &key);
+	if (cfg && (cfg->role & TRACE_ROLE_QUIET))
+		return 0;
 	switch (mode) {
 	case TRACE_COUNT:
 		sum_add(key, by_pid ? (__u32)(id >> 32) : 0, 1);

@@ -62,6 +62,21 @@ static void trace_functions(void)
 	run_ok(&r, "trace", "--count", "-c", cmd, py, "python:function__*");
 	expect_in(r.out, " python:function__entry\n");
 	run_result_free(&r);
+
+	/* -e: python:line's semaphore set, its hits neither printed nor
+	 * counted; the script's own function is reported. */
+	run_ok(&r, "trace", "-e", "python:line", "-c", cmd, py,
+	       "python:function__entry", "%s %s %d");
+	expect_in(r.out, "probe_me.py visit_me 1\n");
+	if (strstr(r.out, " python:line "))
+		fail_msg("-e python:line printed its hits:\n%s", r.out);
+	run_result_free(&r);
+	run_ok(&r, "trace", "--count", "-e", "python:line", "-c", cmd, py,
+	       "python:function__entry");
+	expect_in(r.out, " python:function__entry\n");
+	if (strstr(r.out, "python:line"))
+		fail_msg("-e python:line counted its hits:\n%s", r.out);
+	run_result_free(&r);
 	unlink(script);
 	rmdir(dir);
 }
