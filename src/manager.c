@@ -49,7 +49,6 @@
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -104,25 +103,17 @@ static bool probe_uprobe_multi(void)
 
 /*
  * x86 optimized uprobes (6.18, "uprobes/x86: Add uprobe syscall to speed
- * up uprobe") add a uprobe() syscall that only a uprobe trampoline may
- * call; anyone else gets SIGILL. So ask in a child: ENOSYS means absent.
+ * up uprobe") add a uprobe() syscall for the kernel's uprobe trampolines;
+ * called from anywhere else it fails with ENXIO (measured on 6.18 and
+ * 7.2), and a kernel without it says ENOSYS. Any other answer (a seccomp
+ * filter's EPERM, say) is taken as absent: the uprobe then goes at the
+ * site itself, as on every kernel before. Asked here directly: an earlier
+ * version forked a child for it, which a library must not do.
  */
 static bool probe_uprobe_syscall(void)
 {
 #if defined(__x86_64__)
-	int status;
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return false;
-	if (pid == 0) {
-		long r = syscall(336 /* __NR_uprobe */);
-
-		_exit(r < 0 && errno == ENOSYS ? 1 : 0);
-	}
-	if (waitpid(pid, &status, 0) != pid)
-		return false;
-	return !(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+	return syscall(336 /* __NR_uprobe */) < 0 && errno == ENXIO;
 #else
 	return false;
 #endif

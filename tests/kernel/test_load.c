@@ -155,6 +155,12 @@ static void test_features(void **state)
 	assert_int_equal(f->ref_ctr, kernel_at_least(4, 20));
 	assert_int_equal(f->bpf_cookie, kernel_at_least(5, 15));
 	assert_int_equal(f->uprobe_multi, kernel_at_least(6, 6));
+#if defined(__x86_64__)
+	/* The uprobe() syscall of x86's optimized uprobes: 6.18. */
+	assert_int_equal(f->uprobe_syscall, kernel_at_least(6, 18));
+#else
+	assert_false(f->uprobe_syscall);
+#endif
 	assert_ptr_equal(usdt__features(), f);
 }
 
