@@ -149,6 +149,31 @@ struct pattern *patterns_match(struct pattern *pats, int cnt,
 	return NULL;
 }
 
+enum bare_kind pattern_bare_scan(const struct pattern *p,
+				 struct usdt_file *file, const char **seen,
+				 size_t *others)
+{
+	enum bare_kind kind = BARE_NONE;
+	size_t i, n = file ? usdt_file__probe_cnt(file) : 0;
+
+	for (i = 0; i < n; i++) {
+		const struct usdt_probe *q = usdt_file__probe(file, i);
+
+		if (!q)
+			continue;
+		if (!fnmatch(p->provider, usdt_probe__provider(q), 0))
+			return BARE_PROVIDER;
+		if (fnmatch(p->provider, usdt_probe__name(q), 0))
+			continue;
+		kind = BARE_NAME;
+		if (!*seen)
+			*seen = usdt_probe__provider(q);
+		else if (strcmp(*seen, usdt_probe__provider(q)))
+			++*others;
+	}
+	return kind;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Finding files                                                          */
 

@@ -293,11 +293,43 @@ static void json_site(FILE *f, const struct usdt_probe *p)
 /* ---------------------------------------------------------------------- */
 
 /*
+ * The patterns as they apply to file: a bare word that names no provider
+ * of file but names probes there stands for "*:W" (a shallow copy, to be
+ * freed alone). NULL when out of memory.
+ */
+static struct pattern *file_patterns(const struct list_opts *o,
+				     struct usdt_file *file)
+{
+	struct pattern *v = NULL;
+	const char *seen;
+	size_t others;
+	int i;
+
+	for (i = 0; i < o->pat_cnt; i++) {
+		seen = NULL;
+		if (!o->pats[i].bare ||
+		    pattern_bare_scan(&o->pats[i], file, &seen, &others) !=
+			    BARE_NAME)
+			continue;
+		if (!v) {
+			v = malloc((size_t)o->pat_cnt * sizeof(*v));
+			if (!v)
+				return NULL;
+			memcpy(v, o->pats, (size_t)o->pat_cnt * sizeof(*v));
+		}
+		v[i].name = v[i].provider;
+		v[i].provider = (char *)"*";
+	}
+	return v ? v : o->pats;
+}
+
+/*
  * Mark the sites of file that the patterns select, and measure the text
  * columns they need. Returns how many are marked.
  */
-static size_t match_sites(const struct list_opts *o, struct usdt_file *file,
-			  bool *match, struct col_widths *w)
+static size_t match_sites(const struct list_opts *o, struct pattern *pats,
+			  struct usdt_file *file, bool *match,
+			  struct col_widths *w)
 {
 	size_t i, cnt = usdt_file__probe_cnt(file), shown = 0;
 	const struct usdt_probe *p;
@@ -305,7 +337,7 @@ static size_t match_sites(const struct list_opts *o, struct usdt_file *file,
 
 	for (i = 0; i < cnt; i++) {
 		p = usdt_file__probe(file, i);
-		if (!p || !patterns_match(o->pats, o->pat_cnt,
+		if (!p || !patterns_match(pats, o->pat_cnt,
 					  usdt_probe__provider(p),
 					  usdt_probe__name(p)))
 			continue;
@@ -386,6 +418,7 @@ static int list_file(const struct list_opts *o, const struct target *t,
 {
 	struct col_widths w = { 0 };
 	struct usdt_file *file;
+	struct pattern *pats;
 	size_t cnt, shown;
 	bool *match;
 
@@ -394,11 +427,15 @@ static int list_file(const struct list_opts *o, const struct target *t,
 		return -errno;
 	cnt = usdt_file__probe_cnt(file);
 	match = calloc(cnt ? cnt : 1, sizeof(*match));
-	if (!match) {
+	pats = file_patterns(o, file);
+	if (!match || (!pats && o->pat_cnt)) {
+		free(match);
 		usdt_file__close(file);
 		return -ENOMEM;
 	}
-	shown = match_sites(o, file, match, &w);
+	shown = match_sites(o, pats, file, match, &w);
+	if (pats != o->pats)
+		free(pats);
 	if (shown && o->json)
 		json_file(o, t, file, match, first, in_array);
 	else if (shown)

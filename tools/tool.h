@@ -40,6 +40,20 @@ struct pattern *patterns_match(struct pattern *pats, int cnt,
 			       const char *provider, const char *name);
 
 /*
+ * What a bare word W (p->bare) names in file: BARE_PROVIDER when a
+ * provider of file matches W, else BARE_NAME when probes of a name W
+ * matches exist (*seen: the provider of the first; *others incremented
+ * for each probe of another provider), else BARE_NONE. Where no file has a
+ * provider W, W means "*:W" (usdt list decides per file, usdt trace for
+ * all the files of a TARGET).
+ */
+enum bare_kind { BARE_NONE, BARE_NAME, BARE_PROVIDER };
+struct usdt_file;
+enum bare_kind pattern_bare_scan(const struct pattern *p,
+				 struct usdt_file *file, const char **seen,
+				 size_t *others);
+
+/*
  * A file to read, as the user sees it (shown) and as this process opens it
  * (open_path: through /proc/PID/root/ for another process's files).
  */

@@ -25,7 +25,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -1583,28 +1582,14 @@ static int open_file(struct trace_file *f)
 static void resolve_bare(struct trace_run *r, int g, struct pattern *pat)
 {
 	const char *seen = NULL;
-	size_t i, others = 0;
+	size_t others = 0;
 	int f;
 
-	for (f = 0; f < r->file_cnt; f++) {
-		struct usdt_file *file = r->files[f].group == g ?
-					 r->files[f].file : NULL;
-
-		for (i = 0; file && i < usdt_file__probe_cnt(file); i++) {
-			const struct usdt_probe *p = usdt_file__probe(file, i);
-
-			if (!p)
-				continue;
-			if (!fnmatch(pat->provider, usdt_probe__provider(p), 0))
-				return;
-			if (fnmatch(pat->provider, usdt_probe__name(p), 0))
-				continue;
-			if (!seen)
-				seen = usdt_probe__provider(p);
-			else if (strcmp(seen, usdt_probe__provider(p)))
-				others++;
-		}
-	}
+	for (f = 0; f < r->file_cnt; f++)
+		if (r->files[f].group == g &&
+		    pattern_bare_scan(pat, r->files[f].file, &seen,
+				      &others) == BARE_PROVIDER)
+			return;
 	if (!seen)
 		return;
 	if (others)

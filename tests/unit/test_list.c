@@ -561,6 +561,10 @@ static const struct pattern_case pattern_cases[] = {
 	{ "?ixt:gated", 1 },
 	{ "fixt:nosuch", 0 },
 	{ "nosuch", 0 },
+	/* A bare word that is no provider but a probe name: that probe. */
+	{ "regs", 2 },
+	{ "thing", 1 },
+	{ "t[hw]*", 2 },	/* thing, twelve */
 };
 
 static void test_patterns(void **state)
