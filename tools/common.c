@@ -68,6 +68,36 @@ pid_t parse_pid(const char *s)
 	return (pid_t)v;
 }
 
+int pid_check(const char *cmd, pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	long tgid = -1;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ?
+		       tool_err("%s: pid %d: no such process", cmd, (int)pid) :
+		       tool_err("%s: pid %d: %s: %s", cmd, (int)pid, path,
+				tool_strerror(errno));
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	p = strstr(buf, "\nState:\t");
+	if (p && p[8] == 'Z')
+		return tool_err("%s: pid %d has exited (a zombie its parent has not reaped)",
+				cmd, (int)pid);
+	p = strstr(buf, "\nTgid:\t");
+	if (p)
+		tgid = strtol(p + 7, NULL, 10);
+	if (tgid > 0 && tgid != pid)
+		return tool_err("%s: %d is a thread of process %ld: give -p %ld",
+				cmd, (int)pid, tgid, tgid);
+	return 0;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Patterns                                                               */
 

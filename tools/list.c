@@ -582,6 +582,8 @@ int cmd_list(int argc, char **argv)
 		fputs(list_usage, stderr);
 		return 2;
 	}
+	if (o.pid > 0 && pid_check("list", o.pid))
+		return 1;
 
 	cnt = list_targets(&o, argc, argv, &targets, &whole, &used);
 	if (cnt < 0)

@@ -118,6 +118,12 @@ int stdout_flush(void);
 
 /* Parse a pid; returns it or -1. */
 pid_t parse_pid(const char *s);
+/*
+ * Is pid a live process that -p can take? 0, or 1 with why (a tool_err
+ * line was printed, prefixed by cmd): no such process, a zombie, or a
+ * thread of another process (uprobes filter by process).
+ */
+int pid_check(const char *cmd, pid_t pid);
 
 int cmd_list(int argc, char **argv);
 int cmd_trace(int argc, char **argv);

@@ -1781,8 +1781,8 @@ static int trace_prepare(struct trace_run *r)
 	const struct selection *sel;
 	int err;
 
-	if (r->o.pid && kill(r->o.pid, 0) && errno == ESRCH)
-		return tool_err("trace: pid %d: no such process", (int)r->o.pid);
+	if (r->o.pid && pid_check("trace", r->o.pid))
+		return 1;
 	err = make_groups(r);
 	if (!err)
 		err = open_files(r);

@@ -9,9 +9,11 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <elf.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "trace_test.h"
@@ -884,6 +886,89 @@ static void test_buffer_size(void **state)
 	assert_nothing_left();
 }
 
+/* The state letter of process pid ("R", "S", "Z", ...; "" if gone). */
+static const char *proc_state(pid_t pid)
+{
+	static char st[2];
+	char path[64], buf[512], *rp;
+	FILE *f;
+	size_t n;
+
+	st[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return st;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	rp = strrchr(buf, ')');
+	if (rp && rp[1] == ' ')
+		st[0] = rp[2];
+	return st;
+}
+
+static pid_t thread_tid;
+static int thread_gate[2];
+
+static void *thread_main(void *arg)
+{
+	char c;
+
+	(void)arg;
+	thread_tid = (pid_t)syscall(SYS_gettid);
+	if (write(thread_gate[1], "t", 1) != 1 ||
+	    read(thread_gate[0], &c, 1) != 1)
+		return NULL;
+	return NULL;
+}
+
+/* -p of a thread that is not its process's leader, and of a zombie: each
+ * said for what it is (both read as "no USDT probes" or "no such
+ * process" before). */
+static void test_pid_errors(void **state)
+{
+	char tid[16], zpid[16], c, expect[128];
+	struct run_result r;
+	pthread_t t;
+	pid_t z;
+
+	assert_int_equal(pipe(thread_gate), 0);
+	assert_int_equal(pthread_create(&t, NULL, thread_main, NULL), 0);
+	assert_int_equal(read(thread_gate[0], &c, 1), 1);
+	snprintf(tid, sizeof(tid), "%d", (int)thread_tid);
+	snprintf(expect, sizeof(expect),
+		 "usdt: trace: %d is a thread of process %d: give -p %d\n",
+		 (int)thread_tid, (int)getpid(), (int)getpid());
+	run_tool(&r, "trace", "-p", tid, "-n", "1");
+	assert_int_equal(r.status, 1);
+	assert_string_equal(r.err, expect);
+	run_result_free(&r);
+	run_tool(&r, "list", "-p", tid);
+	assert_int_equal(r.status, 1);
+	expect_in(r.err, "is a thread of process");
+	run_result_free(&r);
+	assert_int_equal(write(thread_gate[1], "g", 1), 1);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	close(thread_gate[0]);
+	close(thread_gate[1]);
+
+	z = fork();
+	assert_true(z >= 0);
+	if (!z)
+		_exit(0);
+	/* Not reaped until the tool has run: a zombie. */
+	while (!strstr(proc_state(z), "Z"))
+		usleep(1000);
+	snprintf(zpid, sizeof(zpid), "%d", (int)z);
+	run_tool(&r, "trace", "-p", zpid, TT, "tt:one");
+	assert_int_equal(r.status, 1);
+	expect_in(r.err, "has exited (a zombie its parent has not reaped)\n");
+	run_result_free(&r);
+	assert_int_equal(waitpid(z, NULL, 0), z);
+	assert_nothing_left();
+}
+
 struct error_case {
 	const char *args[6];
 	const char *message;
@@ -934,6 +1019,7 @@ int main(void)
 		cmocka_unit_test(test_pattern_words),
 		cmocka_unit_test(test_several_targets),
 		cmocka_unit_test(test_buffer_size),
+		cmocka_unit_test(test_pid_errors),
 		cmocka_unit_test(test_errors),
 	};
 
