@@ -192,7 +192,9 @@ USDT_API const char *usdt_arg_kind_str(enum usdt_arg_kind kind);
 struct usdt_arg_info {
 	size_t sz;
 	enum usdt_arg_kind kind;
-	int size;		/* 1, 2, 4, 8 or 16 bytes */
+	int size;		/* 1, 2, 4, 8 or 16 bytes; an unsupported
+				 * argument's may be any size its note
+				 * wrote (0 to 9999) */
 	bool is_signed;
 	bool is_float;		/* the raw bits of a float or double */
 	const char *reg;	/* base register as written, or NULL */

@@ -482,7 +482,9 @@ void usdt__arg_parse_one(const struct usdt__site_ctx *site, const char *str,
 		op = s;
 	}
 	if (size != 1 && size != 2 && size != 4 && size != 8 && size != 16) {
-		arg->size = 8;
+		/* As written (below 10000), for the listing; the spec reads
+		 * nothing. */
+		arg->size = (int)size;
 		set_unsupported(arg, "bad argument size %ld", size);
 		return;
 	}

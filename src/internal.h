@@ -106,7 +106,8 @@ static inline void *usdt__reallocarray(void *ptr, size_t nmemb, size_t size)
  */
 struct usdt__arg {
 	/* From the "[-]SIZE[f]@" prefix. */
-	int size;		/* 1, 2, 4, 8 or 16 */
+	int size;		/* 1, 2, 4, 8 or 16; as written (0-9999)
+				 * when unsupported for its size */
 	bool is_signed;
 	bool is_float;
 	uint16_t str_pos, str_len; /* the whole argument in the args string */

@@ -533,7 +533,11 @@ const char *arg_type_name(const struct usdt_arg_info *a)
 		return a->is_signed ? "int64" : "uint64";
 	case 16:
 		return a->is_signed ? "int128" : "uint128";
-	default:
-		return "?";
+	default: {
+		static char buf[32];
+
+		snprintf(buf, sizeof(buf), "%d bytes", a->size);
+		return buf;
+	}
 	}
 }

@@ -280,6 +280,29 @@ static void test_bad(void **state)
 	CHECK_BAD_CASES(&sites[DY], bad_cases);
 }
 
+/* A size no operand has is refused, and kept as written for the listing
+ * (usdt list showed 24@8(%rsp) as 8 bytes). */
+static void test_bad_size_kept(void **state)
+{
+	static const struct { const char *str; int size; } cases[] = {
+		{ "24@8(%rsp)", 24 }, { "-3@%eax", 3 }, { "0@%eax", 0 },
+		{ "32@%eax", 32 }, { "999@%eax", 999 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct usdt__arg arg;
+
+		usdt__arg_parse_one(&sites[EX], cases[i].str, 0,
+				    strlen(cases[i].str), &arg);
+		assert_int_equal(arg.kind, USDT_ARG_UNSUPPORTED);
+		assert_int_equal(arg.size, cases[i].size);
+		assert_non_null(strstr(arg.reason, "bad argument size"));
+		/* The spec the BPF side gets reads at most 8 bytes. */
+		assert_true(arg.spec.size >= 1 && arg.spec.size <= 8);
+	}
+}
+
 /* Without a symbol table, every symbol form is refused, with a reason. */
 static void test_no_symtab(void **state)
 {
@@ -476,6 +499,7 @@ int main(void)
 		cmocka_unit_test(test_mem),
 		cmocka_unit_test(test_syms),
 		cmocka_unit_test(test_bad),
+		cmocka_unit_test(test_bad_size_kept),
 		cmocka_unit_test(test_no_symtab),
 		cmocka_unit_test(test_all_names),
 		cmocka_unit_test(test_raw_fields),
