@@ -799,6 +799,19 @@ static int perf_fd_room(const struct attach_ctx *c)
 	return -EMFILE;
 }
 
+/* Why the kernel may refuse a semaphore site with EINVAL, if it has one. */
+#define USDT__CLASH_HINT " (a site with a semaphore: the kernel refuses one when another uprobe sits there with another semaphore offset or none, another tracer's perhaps; dmesg says \"ref_ctr_offset mismatch\")"
+
+static const char *clash_hint(int err, const uint64_t *refs, size_t n)
+{
+	size_t i;
+
+	for (i = 0; err == -EINVAL && i < n; i++)
+		if (refs[i])
+			return USDT__CLASH_HINT;
+	return "";
+}
+
 /* The kernel side: one uprobe_multi link, or a perf uprobe per site. */
 static int attach_kernel(const struct attach_ctx *c, struct usdt_link *link,
 			 const uint64_t *refs, const uint64_t *cookies)
@@ -811,9 +824,9 @@ static int attach_kernel(const struct attach_ctx *c, struct usdt_link *link,
 		err = attach_multi(c->prog, c->pid, c->kpath, link_offsets(link),
 				   refs, cookies, c->cnt);
 		if (err < 0) {
-			pr_warn("%s:%s: uprobe_multi attach to '%s' (%zu sites) failed: %s\n",
+			pr_warn("%s:%s: uprobe_multi attach to '%s' (%zu sites) failed: %s%s\n",
 				c->provider, c->name, c->file->path, c->cnt,
-				usdt__errstr(err));
+				usdt__errstr(err), clash_hint(err, refs, c->cnt));
 			return err;
 		}
 		link->multi_fd = err;
@@ -832,10 +845,11 @@ static int attach_kernel(const struct attach_ctx *c, struct usdt_link *link,
 						    &uo);
 		err = libbpf_get_error(l);
 		if (err) {
-			pr_warn("%s:%s: uprobe at 0x%llx of '%s' failed: %s\n",
+			pr_warn("%s:%s: uprobe at 0x%llx of '%s' failed: %s%s\n",
 				c->sites[i]->provider, c->sites[i]->name,
 				(unsigned long long)link_offsets(link)[i],
-				c->file->path, usdt__errstr(err));
+				c->file->path, usdt__errstr(err),
+				clash_hint(err, &refs[i], 1));
 			return err;
 		}
 		link_perf(link)[link->perf_cnt++] = l;

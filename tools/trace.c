@@ -1338,6 +1338,33 @@ static int attach_patterns(struct trace_run *r)
 	return 0;
 }
 
+/* Does a call site of probe p have a semaphore? */
+static bool probe_has_sema(const struct trace_run *r, const struct probe_ent *p)
+{
+	struct usdt_file *file = r->files[p->file].file;
+	size_t i;
+
+	for (i = 0; i < usdt_file__probe_cnt(file); i++) {
+		const struct usdt_probe *q = usdt_file__probe(file, i);
+
+		if (q && usdt_probe__semaphore(q) &&
+		    !strcmp(usdt_probe__provider(q), p->provider) &&
+		    !strcmp(usdt_probe__name(q), p->name))
+			return true;
+	}
+	return false;
+}
+
+/* Why an attach failed, with the likely cause of EINVAL at a semaphore
+ * site. */
+static const char *attach_why(const struct trace_run *r,
+			      const struct probe_ent *p, int err)
+{
+	if (err == EINVAL && probe_has_sema(r, p))
+		return "invalid argument: the kernel refuses a site with a semaphore where another uprobe sits with another semaphore offset or none (another tracer's?); dmesg says \"ref_ctr_offset mismatch\"";
+	return attach_error(err);
+}
+
 /*
  * Attach every probe. A probe that cannot be attached for a reason of its
  * own (only broken sites, an unsupported feature) is skipped with a
@@ -1367,7 +1394,7 @@ static int attach_all(struct trace_run *r)
 			return probe_err(p, "cannot attach in %s: %s",
 					 r->files[p->file].target.shown,
 					 attach_error(err));
-		probe_err(p, "warning: skipped: %s", attach_error(err));
+		probe_err(p, "warning: skipped: %s", attach_why(r, p, err));
 	}
 	if (!ok)
 		return tool_err("trace: %s: no probe could be attached",

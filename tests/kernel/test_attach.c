@@ -1244,6 +1244,19 @@ static void test_proc_root_path(void **state)
  * test:sema together must then leave nothing: mix's uprobe (made first in
  * per-site mode) is taken down again, and every ID is given back.
  */
+static int clash_hints;
+
+static int count_clash_hints(enum usdt_print_level level, const char *fmt,
+			     va_list ap)
+{
+	char buf[1024];
+
+	(void)level;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	clash_hints += strstr(buf, "ref_ctr_offset mismatch") != NULL;
+	return 0;
+}
+
 static void test_kernel_refusal_unwinds(void **state)
 {
 	struct fix *f = *state;
@@ -1273,11 +1286,17 @@ static void test_kernel_refusal_unwinds(void **state)
 		struct usdt_test *skel = m ? f->perf_skel : f->skel;
 		struct usdt_manager *man = m ? f->perf_man : f->man;
 
+		usdt_print_fn_t old = usdt_set_print(count_clash_hints);
+
 		errno = 0;
+		clash_hints = 0;
 		assert_null(usdt_manager__attach(man, skel->progs.on_usdt, -1,
 						 "/proc/self/exe", "test",
 						 "[ms][ie]*[xa]", NULL));
 		assert_int_equal(errno, EINVAL);
+		usdt_set_print(old);
+		/* The refusal is explained (either mode). */
+		assert_int_equal(clash_hints, 1);
 		assert_specs_empty(skel, man);
 		reset(skel);
 		call_mix();

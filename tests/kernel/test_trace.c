@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <linux/perf_event.h>
 #include <sys/mount.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -969,6 +970,77 @@ static void test_pid_errors(void **state)
 	assert_nothing_left();
 }
 
+/*
+ * A perf uprobe of our own on tt:gated's site with another semaphore
+ * offset (what another tracer may hold there): the kernel refuses the
+ * tool's uprobe with EINVAL, and the tool says why.
+ */
+static int clash_blocker(const char *path, uint64_t off, uint64_t ref)
+{
+	struct perf_event_attr a;
+	char buf[16] = "";
+	int fd, type;
+	FILE *f = fopen("/sys/bus/event_source/devices/uprobe/type", "r");
+
+	assert_non_null(f);
+	assert_non_null(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	type = atoi(buf);
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = (uint32_t)type;
+	a.config = ref << 32;	/* format/ref_ctr_offset: config:32-63 */
+	a.config1 = (uint64_t)(uintptr_t)path;
+	a.config2 = off;
+	fd = (int)syscall(SYS_perf_event_open, &a, -1, 0, -1,
+			  PERF_FLAG_FD_CLOEXEC);
+	assert_true(fd >= 0);
+	return fd;
+}
+
+/* A hex field of `usdt list -j`'s output: "key": "0x...". */
+static unsigned long long json_hex_field(const char *out, const char *key)
+{
+	char want[64];
+	const char *p;
+
+	snprintf(want, sizeof(want), "\"%s\": \"0x", key);
+	p = strstr(out, want);
+	if (!p)
+		fail_msg("no %s in %s", key, out);
+	return strtoull(p + strlen(want), NULL, 16);
+}
+
+/* On a copy of the target (an inode of this test's own, so that another
+ * run's uprobes on the fixture are not disturbed); it is never run. */
+static void test_semaphore_clash(void **state)
+{
+	char dir[] = "/tmp/usdt-clash-XXXXXX", path[64], cmd[256];
+	unsigned long long off, sema;
+	struct run_result r;
+	int fd;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/trace_target", dir);
+	snprintf(cmd, sizeof(cmd), "cp %s %s", TT, path);
+	assert_int_equal(system(cmd), 0);
+	run_tool(&r, "list", "-j", path, "tt:gated");
+	assert_int_equal(r.status, 0);
+	off = json_hex_field(r.out, "file_offset");
+	sema = json_hex_field(r.out, "semaphore_offset");
+	run_result_free(&r);
+	fd = clash_blocker(path, off, sema + 2);
+	run_tool(&r, "trace", "-n", "1", path, "tt:gated");
+	close(fd);
+	unlink(path);
+	rmdir(dir);
+	assert_int_equal(r.status, 1);
+	expect_in(r.err, "tt:gated: warning: skipped: invalid argument: the kernel refuses a site with a semaphore");
+	expect_in(r.err, "ref_ctr_offset mismatch");
+	run_result_free(&r);
+	assert_nothing_left();
+}
+
 struct error_case {
 	const char *args[6];
 	const char *message;
@@ -1020,6 +1092,7 @@ int main(void)
 		cmocka_unit_test(test_several_targets),
 		cmocka_unit_test(test_buffer_size),
 		cmocka_unit_test(test_pid_errors),
+		cmocka_unit_test(test_semaphore_clash),
 		cmocka_unit_test(test_errors),
 	};
 
