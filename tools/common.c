@@ -95,6 +95,13 @@ int pid_check(const char *cmd, pid_t pid)
 	if (tgid > 0 && tgid != pid)
 		return tool_err("%s: %d is a thread of process %ld: give -p %ld",
 				cmd, (int)pid, tgid, tgid);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && (errno == EACCES || errno == EPERM))
+		return tool_err("%s: pid %d: cannot read %s: %s (another user's process: needs root or CAP_SYS_PTRACE)",
+				cmd, (int)pid, path, tool_strerror(errno));
+	if (fd >= 0)
+		close(fd);
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <elf.h>
+#include <grp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -820,6 +821,7 @@ static void test_pattern_words(void **state)
 static void test_several_targets(void **state)
 {
 	struct run_result r;
+	char self[16];
 
 	/* pattern_target execs trace_target: one process, both files. */
 	run_tool(&r, "trace", "-c", PT " 2 " TT " 1 0 0", PT, "pt:stop", TT,
@@ -857,7 +859,8 @@ static void test_several_targets(void **state)
 	run_result_free(&r);
 
 	/* With -p PID and patterns first, no TARGET may follow. */
-	run_tool(&r, "trace", "-p", "1", "pt:stop", PT);
+	snprintf(self, sizeof(self), "%d", (int)getpid());
+	run_tool(&r, "trace", "-p", self, "pt:stop", PT);
 	assert_int_equal(r.status, 1);
 	expect_in(r.err, "a TARGET comes first");
 	run_result_free(&r);
@@ -922,6 +925,38 @@ static void *thread_main(void *arg)
 	    read(thread_gate[0], &c, 1) != 1)
 		return NULL;
 	return NULL;
+}
+
+static void plain_nobody(void *arg)
+{
+	(void)arg;
+	if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+	    setresuid(65534, 65534, 65534))
+		_exit(126);
+}
+
+/* -p of another user's process, by a user who may not read its maps. */
+static void test_pid_not_ours(void **state)
+{
+	char pid[16], expect[160];
+	struct run_result r;
+
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	snprintf(expect, sizeof(expect),
+		 "pid %d: cannot read /proc/%d/maps: Permission denied (another user's process",
+		 (int)getpid(), (int)getpid());
+	run_argv_setup((const char *const[]){ USDT_BIN, "list", "-p", pid,
+					      NULL },
+		       &r, plain_nobody, NULL);
+	assert_int_equal(r.status, 1);
+	expect_in(r.err, expect);
+	run_result_free(&r);
+	run_argv_setup((const char *const[]){ USDT_BIN, "trace", "-p", pid,
+					      NULL },
+		       &r, plain_nobody, NULL);
+	assert_int_equal(r.status, 1);
+	expect_in(r.err, expect);
+	run_result_free(&r);
 }
 
 /* -p of a thread that is not its process's leader, and of a zombie: each
@@ -1092,6 +1127,7 @@ int main(void)
 		cmocka_unit_test(test_several_targets),
 		cmocka_unit_test(test_buffer_size),
 		cmocka_unit_test(test_pid_errors),
+		cmocka_unit_test(test_pid_not_ours),
 		cmocka_unit_test(test_semaphore_clash),
 		cmocka_unit_test(test_errors),
 	};
