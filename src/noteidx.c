@@ -498,13 +498,9 @@ static int pick_one(struct pick *k, uint32_t g, uint32_t off,
 		return err;
 	if (!err)
 		usdt__note_decode(&idx->ue, desc, descsz, &s);
-	if (err || strcmp(s.provider, p->provider) || strcmp(s.name, p->name)) {
-		memset(&s, 0, sizeof(s));
-		s.provider = s.name = s.args = "";
-		s.status = -EINVAL;
-		s.error = off == NO_NOTE ? idx->bad :
-			  "the note changed since the file was read";
-	}
+	if (err || strcmp(s.provider, p->provider) || strcmp(s.name, p->name))
+		usdt__site_bad(&s, off == NO_NOTE ? idx->bad :
+				   "the note changed since the file was read");
 	usdt__probe_build(&k->lazy, k->file, &idx->base, &s, p, NULL);
 	if (k->lazy.err)
 		return k->lazy.err;

@@ -118,6 +118,8 @@ struct usdt__raw_site {
 
 void usdt__note_decode(const struct usdt__elf *ue, const char *desc,
 		       size_t descsz, struct usdt__raw_site *s);
+/* Make s a bad site with no strings: status -EINVAL, error why. */
+void usdt__site_bad(struct usdt__raw_site *s, const char *why);
 
 /*
  * Notes that repeat a call site. Some build setups emit a site's note
@@ -240,6 +242,12 @@ void usdt__probe_build(struct usdt__lazy *lazy, const struct usdt_file *file,
 		       const struct usdt__stapsdt_base *base,
 		       const struct usdt__raw_site *s, struct usdt_probe *p,
 		       char *text);
+
+/* Every probe of the section scn, read whole, into file (src/note.c).
+ * Returns 0 or a negative errno. */
+int usdt__notes_read_all(const struct usdt__elf *ue, struct usdt_file *file,
+			 Elf_Scn *scn, size_t align,
+			 const struct usdt__stapsdt_base *base);
 
 /* The compact file's index (src/noteidx.c): built from the walk of the
  * section at file_off, of size bytes. Returns 0 or a negative errno. */
