@@ -20,8 +20,7 @@
  * window of the section, and keeps an index by name (src/noteidx.c); an
  * attach builds the probes it matches with usdt__probe_build().
  */
-#include <fnmatch.h>
-
+#include "match.h"
 #include "reader.h"
 
 /*
@@ -262,56 +261,38 @@ int usdt__file_index(struct usdt_file *file)
 	return 0;
 }
 
-static bool is_glob(const char *s)
+/* The provider and name at position i of the file's names[]. */
+static void names_at(const void *seq, size_t i, const char **provider,
+		     const char **name)
 {
-	return strpbrk(s, "*?[\\") != NULL;
-}
+	const struct usdt_file *file = seq;
+	const struct usdt_probe *p = &file->probes[file->names[i]];
 
-/* The first position in names[] whose provider:name is not below the
- * given one. */
-static size_t lower_bound(const struct usdt_file *file, const char *provider,
-			  const char *name)
-{
-	size_t lo = 0, hi = file->probe_cnt, mid;
-	const struct usdt_probe *p;
-	int c;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		p = &file->probes[file->names[mid]];
-		c = strcmp(p->provider, provider);
-		if (!c)
-			c = strcmp(p->name, name);
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	*provider = p->provider;
+	*name = p->name;
 }
 
 long usdt__file_match(const struct usdt_file *file, const char *provider,
 		      const char *name, usdt__match_fn fn, void *ctx)
 {
-	bool exact = !is_glob(provider) && !is_glob(name);
-	size_t i = exact ? lower_bound(file, provider, name) : 0, grp;
+	struct usdt__pat pat;
 	const struct usdt_probe *p, *first;
+	size_t i, grp;
 	long cnt = 0;
-	bool match = false;
-	int err;
+	int match = 0, err;
 
+	usdt__pat_init(&pat, provider, name);
+	i = usdt__pat_first(&pat, file, file->probe_cnt, names_at);
 	for (grp = i; i < file->probe_cnt; i++) {
 		p = &file->probes[file->names[i]];
 		first = &file->probes[file->names[grp]];
-		/* fnmatch once per distinct provider:name. */
+		/* Tested once per distinct provider:name. */
 		if (i == grp || strcmp(p->name, first->name) ||
 		    strcmp(p->provider, first->provider)) {
 			grp = i;
-			if (exact && (strcmp(p->provider, provider) ||
-				      strcmp(p->name, name)))
+			match = usdt__pat_test(&pat, p->provider, p->name);
+			if (match < 0)
 				break;
-			match = exact || (!fnmatch(provider, p->provider, 0) &&
-					  !fnmatch(name, p->name, 0));
 		}
 		if (!match)
 			continue;
