@@ -10,7 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "reader.h"
+#include "arch_ops.h"
+#include "probe.h"
 
 static int read_probes(const struct usdt__elf *ue, int fd,
 		       struct usdt_file *file)
@@ -65,13 +66,19 @@ void usdt_file__close(struct usdt_file *file)
 	free(file->probes);
 	free(file->storage);
 	free(file->names);
+	free(file->map);
 	usdt__index_free(file->idx);
 	free(file->path);
 	free(file);
 }
 
-int usdt__file_read(Elf *elf, int fd, const char *path, size_t file_size,
-		    bool compact, struct usdt_file **out)
+/*
+ * Read the probes of an opened ELF file into a new usdt_file; fd is the
+ * file's (-1 for an image in memory), which a compact file reads its
+ * notes from. Returns 0 or a negative errno.
+ */
+static int file_read(Elf *elf, int fd, const char *path, size_t file_size,
+		     bool compact, struct usdt_file **out)
 {
 	struct usdt__elf ue;
 	struct usdt_file *file;
@@ -150,15 +157,13 @@ int usdt__file_open_fd(int fd, const char *path, bool compact,
 		err = -ENOEXEC;
 		goto err_out;
 	}
-	err = usdt__file_read(elf, fd, path, (size_t)st.st_size, compact,
-			      out);
+	err = file_read(elf, fd, path, (size_t)st.st_size, compact, out);
 	elf_end(elf);
 	if (err)
 		goto err_out;
 	(*out)->fd = fd;
 	(*out)->dev = st.st_dev;
 	(*out)->ino = st.st_ino;
-	usdt__map_id(fd, &st, &(*out)->map);
 	(*out)->size = st.st_size;
 	(*out)->mtime = st.st_mtim;
 	return 0;
@@ -232,7 +237,7 @@ struct usdt_file *usdt__file_open_mem(const void *buf, size_t size,
 		free(copy);
 		return usdt__err_ptr(-ENOEXEC);
 	}
-	err = usdt__file_read(elf, -1, name, size, false, &file);
+	err = file_read(elf, -1, name, size, false, &file);
 	elf_end(elf);
 	free(copy);
 	if (err)

@@ -21,7 +21,8 @@
  * attach builds the probes it matches with usdt__probe_build().
  */
 #include "match.h"
-#include "reader.h"
+#include "probe.h"
+#include "symtab.h"
 
 /*
  * What the first pass keeps of one note: where its descriptor is in the
@@ -158,6 +159,35 @@ static char *copy_strings(const struct usdt__raw_site *s, struct usdt_probe *p,
 	return text;
 }
 
+/* The names[] index: each probe by provider, then name, then index. */
+static int cmp_site(const void *a, const void *b, void *arg)
+{
+	const struct usdt_file *file = arg;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	const struct usdt_probe *p = &file->probes[i], *q = &file->probes[j];
+	int c = strcmp(p->provider, q->provider);
+
+	if (!c)
+		c = strcmp(p->name, q->name);
+	return c ? c : (i > j) - (i < j);
+}
+
+/* Sort the file's names[] index. Returns 0 or -ENOMEM. */
+static int file_index(struct usdt_file *file)
+{
+	uint32_t i;
+
+	file->names = calloc(file->probe_cnt ? file->probe_cnt : 1,
+			     sizeof(*file->names));
+	if (!file->names)
+		return -ENOMEM;
+	for (i = 0; i < file->probe_cnt; i++)
+		file->names[i] = i;
+	qsort_r(file->names, file->probe_cnt, sizeof(*file->names), cmp_site,
+		file);
+	return 0;
+}
+
 /* Every probe from its raw site, into file->probes[] and storage. */
 static int build_probes(struct usdt_file *file, struct usdt__lazy *lazy,
 			const struct usdt__stapsdt_base *base,
@@ -223,7 +253,7 @@ int usdt__notes_read_all(const struct usdt__elf *ue, struct usdt_file *file,
 	}
 	err = build_probes(file, &lazy, base, &rs);
 	if (!err)
-		err = usdt__file_index(file);
+		err = file_index(file);
 out:
 	usdt__symtab_free(lazy.st);
 	usdt__dups_free(&rs.dups);
@@ -233,33 +263,6 @@ out:
 
 /* ---------------------------------------------------------------------- */
 /* Finding call sites by name                                             */
-
-static int cmp_site(const void *a, const void *b, void *arg)
-{
-	const struct usdt_file *file = arg;
-	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-	const struct usdt_probe *p = &file->probes[i], *q = &file->probes[j];
-	int c = strcmp(p->provider, q->provider);
-
-	if (!c)
-		c = strcmp(p->name, q->name);
-	return c ? c : (i > j) - (i < j);
-}
-
-int usdt__file_index(struct usdt_file *file)
-{
-	uint32_t i;
-
-	file->names = calloc(file->probe_cnt ? file->probe_cnt : 1,
-			     sizeof(*file->names));
-	if (!file->names)
-		return -ENOMEM;
-	for (i = 0; i < file->probe_cnt; i++)
-		file->names[i] = i;
-	qsort_r(file->names, file->probe_cnt, sizeof(*file->names), cmp_site,
-		file);
-	return 0;
-}
 
 /* The provider and name at position i of the file's names[]. */
 static void names_at(const void *seq, size_t i, const char **provider,

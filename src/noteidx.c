@@ -33,7 +33,8 @@
  */
 #include "hash.h"
 #include "match.h"
-#include "reader.h"
+#include "probe.h"
+#include "symtab.h"
 
 #define NO_NOTE UINT32_MAX
 

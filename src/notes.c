@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "hash.h"
-#include "reader.h"
+#include "notes.h"
 
 #define STAPSDT_NOTE_TYPE 3
 #define STAPSDT_OWNER "stapsdt"

@@ -10,7 +10,9 @@
  * before the site) is read only when one asks for it (struct usdt__lazy):
  * most files' arguments are registers and memory only.
  */
-#include "reader.h"
+#include "arch_ops.h"
+#include "probe.h"
+#include "symtab.h"
 
 /* ---------------------------------------------------------------------- */
 /* Building probes                                                        */

@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "args.h"
+#include "file.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

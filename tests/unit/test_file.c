@@ -12,6 +12,8 @@
 
 #include "test_util.h"
 #include "reader.h"
+#include "arch_ops.h"
+#include "file.h"
 #include "elf_builder.h"
 #include "compact_check.h"
 
