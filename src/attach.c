@@ -31,6 +31,8 @@
 #include "arch_ops.h"
 #include "file.h"
 #include "manager.h"
+#include "note.h"
+#include "noteidx.h"
 #include "procmap.h"
 #include "resolve.h"
 

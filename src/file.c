@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include "arch_ops.h"
-#include "probe.h"
+#include "file.h"
+#include "note.h"
+#include "noteidx.h"
 
 static int read_probes(const struct usdt__elf *ue, int fd,
 		       struct usdt_file *file)

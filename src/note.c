@@ -21,7 +21,7 @@
  * attach builds the probes it matches with usdt__probe_build().
  */
 #include "match.h"
-#include "probe.h"
+#include "note.h"
 #include "symtab.h"
 
 /*

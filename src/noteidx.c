@@ -33,7 +33,7 @@
  */
 #include "hash.h"
 #include "match.h"
-#include "probe.h"
+#include "noteidx.h"
 #include "symtab.h"
 
 #define NO_NOTE UINT32_MAX

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Building a call site's probe from its decoded note (src/probe.c), and
- * the two readers that do (the full one, src/note.c, and a compact file's
- * index, src/noteidx.c) as src/file.c calls them.
+ * Building a call site's probe from its decoded note (src/probe.c), for
+ * both readers (the full one, src/note.c, and a compact file's index,
+ * src/noteidx.c).
  */
 #ifndef __LIBUSDT_PROBE_H
 #define __LIBUSDT_PROBE_H
 
-#include "file.h"
 #include "notes.h"
+#include "sites.h"
 
 struct usdt__stapsdt_base {
 	bool has;		/* the file has .stapsdt.base */
@@ -42,19 +42,5 @@ void usdt__probe_build(struct usdt__lazy *lazy, const struct usdt_file *file,
 		       const struct usdt__stapsdt_base *base,
 		       const struct usdt__raw_site *s, struct usdt_probe *p,
 		       char *text);
-
-/* Every probe of the section scn, read whole, into file (src/note.c).
- * Returns 0 or a negative errno. */
-int usdt__notes_read_all(const struct usdt__elf *ue, struct usdt_file *file,
-			 Elf_Scn *scn, size_t align,
-			 const struct usdt__stapsdt_base *base);
-
-/* The compact file's index (src/noteidx.c): built from the walk of the
- * section at file_off, of size bytes. Returns 0 or a negative errno. */
-int usdt__index_build(const struct usdt__elf *ue, int fd, uint64_t file_off,
-		      size_t size, size_t align,
-		      const struct usdt__stapsdt_base *base,
-		      struct usdt_file *file);
-void usdt__index_free(struct usdt__index *idx);
 
 #endif /* __LIBUSDT_PROBE_H */

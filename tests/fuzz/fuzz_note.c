@@ -20,6 +20,8 @@
 #include "internal.h"
 #include "args.h"
 #include "file.h"
+#include "note.h"
+#include "noteidx.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

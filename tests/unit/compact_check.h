@@ -10,6 +10,8 @@
 #define USDT_COMPACT_CHECK_H
 
 #include "file.h"
+#include "note.h"
+#include "noteidx.h"
 
 struct compact_sites {
 	const struct usdt_probe **v;
