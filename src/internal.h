@@ -2,8 +2,9 @@
 /*
  * What every source file of the library uses: logging, error conversion,
  * opts handling and an overflow-checked realloc. Each area has a header
- * of its own for the rest (args.h, arch_ops.h, symtab.h, file.h,
- * reader.h, notes.h, probe.h, match.h, procmap.h, resolve.h, manager.h).
+ * of its own for the rest: args.h, arch_ops.h, symtab.h; the reader's
+ * sites.h, file.h, reader.h (ELF), notes.h, probe.h, note.h, noteidx.h,
+ * match.h; procmap.h, resolve.h; manager.h.
  */
 #ifndef __LIBUSDT_INTERNAL_H
 #define __LIBUSDT_INTERNAL_H

@@ -15,7 +15,7 @@
 #include "symtab.h"
 
 /* ---------------------------------------------------------------------- */
-/* Building probes                                                        */
+/* What arguments read when they first need it                           */
 
 /*
  * The libelf handle of the file, opened from lazy->fd when the index read
@@ -156,6 +156,9 @@ static bool lazy_mapped(void *arg, uint64_t vaddr)
 			return true;
 	return false;
 }
+
+/* ---------------------------------------------------------------------- */
+/* Building probes                                                        */
 
 /* Keep only the specs of the probe's arguments (16 bytes, not ~200). */
 static void compact_probe(struct usdt_probe *p)
