@@ -26,7 +26,8 @@ struct usdt__symtab;
  */
 struct usdt__arg {
 	/* From the "[-]SIZE[f]@" prefix. */
-	int size;		/* 1, 2, 4, 8 or 16 */
+	int size;		/* 1, 2, 4, 8 or 16; as written (0-9999)
+				 * when unsupported for its size */
 	bool is_signed;
 	bool is_float;
 	uint16_t str_pos, str_len; /* the whole argument in the args string */
