@@ -20,7 +20,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "internal.h"
+#include "arch_ops.h"
+#include "symtab.h"
 
 /* Does s start an argument ("-?DIGITS f? @")? */
 static bool starts_arg(const char *s)

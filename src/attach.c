@@ -28,7 +28,13 @@
 #include <bpf/libbpf_version.h>
 #include <linux/bpf.h>
 
+#include "arch_ops.h"
+#include "file.h"
 #include "manager.h"
+#include "note.h"
+#include "noteidx.h"
+#include "procmap.h"
+#include "resolve.h"
 
 /*
  * A live attach.
@@ -124,18 +130,23 @@ struct attach_ctx {
 static int runtime_addr(pid_t pid, const struct usdt_file *file, uint64_t off,
 			uint64_t *addr)
 {
+	const struct usdt__map_id *id;
 	struct usdt__mapping m;
 	char *line = NULL;
 	size_t cap = 0;
-	int err = -ENOENT, is;
-	FILE *f = usdt__maps_open(pid);
+	int err = usdt__file_map_id(file, &id), is;
+	FILE *f;
 
+	if (err)
+		return err;
+	err = -ENOENT;
+	f = usdt__maps_open(pid);
 	if (!f)
 		return -ENOENT;
 	while (err == -ENOENT && usdt__maps_next(f, &line, &cap, &m) > 0) {
 		if (!m.exec || off < m.off || off - m.off >= m.end - m.start)
 			continue;
-		is = usdt__mapping_is(pid, &m, &file->map);
+		is = usdt__mapping_is(pid, &m, id);
 		if (is > 0)
 			*addr = m.start + (off - m.off);
 		if (is)
@@ -159,23 +170,29 @@ static const char *base_name(const char *path)
  * file of the same name and not this one (the file was replaced on disk
  * since the process mapped it: the link would wait for a file the process
  * will never map). A process that maps neither may still map the file
- * later (exec, dlopen). Returns 0 or -ESRCH (logged).
+ * later (exec, dlopen). Returns 0, -ESRCH, the error that left it
+ * unknown (logged), or -ENOMEM.
  */
 static int check_process(const struct attach_ctx *c)
 {
 	const char *base = base_name(c->file->path);
+	const struct usdt__map_id *id;
 	bool any = false, other = false;
 	struct usdt__mapping m;
 	char *line = NULL;
 	size_t cap = 0;
-	int ours = 0;
-	FILE *f = usdt__maps_open(c->pid);
+	int ours = usdt__file_map_id(c->file, &id);
+	FILE *f;
+
+	if (ours)
+		return ours;
+	f = usdt__maps_open(c->pid);
 
 	while (f && !ours && usdt__maps_next(f, &line, &cap, &m) > 0) {
 		any = true;
 		if (!m.exec)
 			continue;
-		ours = usdt__mapping_is(c->pid, &m, &c->file->map);
+		ours = usdt__mapping_is(c->pid, &m, id);
 		if (!ours && !strcmp(base_name(m.path), base))
 			other = true;
 	}

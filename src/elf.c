@@ -14,6 +14,7 @@
 #include <endian.h>
 
 #include "reader.h"
+#include "symtab.h"
 
 /* Dynamic relocations that fill a GOT slot with a symbol's address. */
 #ifndef R_X86_64_GLOB_DAT

@@ -55,6 +55,7 @@
 #include <bpf/btf.h>
 #include <linux/bpf.h>
 
+#include "arch_ops.h"
 #include "hash.h"
 #include "manager.h"
 

@@ -7,6 +7,7 @@
 #include <bpf/libbpf.h>
 
 #include "internal.h"
+#include "../bpf/usdt_spec.h"
 
 #define USDT__FILE_CACHE 4
 

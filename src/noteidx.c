@@ -31,10 +31,10 @@
  * offset of NO_NOTE is a note damaged beyond its header (bad says how),
  * which ends the walk and so is the last one.
  */
-#include <fnmatch.h>
-
 #include "hash.h"
-#include "reader.h"
+#include "match.h"
+#include "noteidx.h"
+#include "symtab.h"
 
 #define NO_NOTE UINT32_MAX
 
@@ -424,11 +424,6 @@ int usdt__index_build(const struct usdt__elf *ue, int fd, uint64_t file_off,
 /* ---------------------------------------------------------------------- */
 /* Picking the sites of a name                                            */
 
-static bool is_glob(const char *s)
-{
-	return strpbrk(s, "*?[\\") != NULL;
-}
-
 static const char *group_name(const struct usdt__index *idx, uint32_t g)
 {
 	const char *p = idx->strs + idx->groups[g].str;
@@ -436,38 +431,22 @@ static const char *group_name(const struct usdt__index *idx, uint32_t g)
 	return p + strlen(p) + 1;
 }
 
-/* Does group g match? */
-static bool group_match(const struct usdt__index *idx, uint32_t g,
-			const char *provider, const char *name, bool exact)
+/* The provider and name of group i. */
+static void group_at(const void *seq, size_t i, const char **provider,
+		     const char **name)
 {
-	const char *p = idx->strs + idx->groups[g].str;
+	const struct usdt__index *idx = seq;
 
-	if (exact)
-		return !strcmp(p, provider) && !strcmp(group_name(idx, g), name);
-	return !fnmatch(provider, p, 0) &&
-	       !fnmatch(name, group_name(idx, g), 0);
+	*provider = idx->strs + idx->groups[i].str;
+	*name = group_name(idx, (uint32_t)i);
 }
 
-/* The first group not below provider:name. */
-static uint32_t lower_bound(const struct usdt__index *idx,
-			    const char *provider, const char *name)
+/* Does group g match? As usdt__pat_test(). */
+static int group_test(const struct usdt__index *idx, uint32_t g,
+		      const struct usdt__pat *pat)
 {
-	uint32_t lo = 0, hi = idx->group_cnt, mid;
-	const char *p;
-	int c;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		p = idx->strs + idx->groups[mid].str;
-		c = strcmp(p, provider);
-		if (!c)
-			c = strcmp(group_name(idx, mid), name);
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return usdt__pat_test(pat, idx->strs + idx->groups[g].str,
+			      group_name(idx, g));
 }
 
 /* What one pick reads with. */
@@ -498,13 +477,9 @@ static int pick_one(struct pick *k, uint32_t g, uint32_t off,
 		return err;
 	if (!err)
 		usdt__note_decode(&idx->ue, desc, descsz, &s);
-	if (err || strcmp(s.provider, p->provider) || strcmp(s.name, p->name)) {
-		memset(&s, 0, sizeof(s));
-		s.provider = s.name = s.args = "";
-		s.status = -EINVAL;
-		s.error = off == NO_NOTE ? idx->bad :
-			  "the note changed since the file was read";
-	}
+	if (err || strcmp(s.provider, p->provider) || strcmp(s.name, p->name))
+		usdt__site_bad(&s, off == NO_NOTE ? idx->bad :
+				   "the note changed since the file was read");
 	usdt__probe_build(&k->lazy, k->file, &idx->base, &s, p, NULL);
 	if (k->lazy.err)
 		return k->lazy.err;
@@ -512,20 +487,20 @@ static int pick_one(struct pick *k, uint32_t g, uint32_t off,
 }
 
 /* The sites of the groups that match, into probes[] (room for all). */
-static int pick_all(struct pick *k, const char *provider, const char *name,
-		    uint32_t g, bool exact, struct usdt_probe *probes)
+static int pick_all(struct pick *k, const struct usdt__pat *pat, uint32_t g,
+		    struct usdt_probe *probes)
 {
 	const struct usdt__index *idx = k->idx;
 	size_t n = 0, args = 0;
 	uint32_t i;
-	int err;
+	int err, m;
 
 	for (; g < idx->group_cnt; g++) {
-		if (!group_match(idx, g, provider, name, exact)) {
-			if (exact)
-				break;
+		m = group_test(idx, g, pat);
+		if (m < 0)
+			break;
+		if (!m)
 			continue;
-		}
 		for (i = idx->groups[g].first; i < idx->groups[g + 1].first;
 		     i++, n++) {
 			err = pick_one(k, g, idx->offs[i], &probes[n]);
@@ -547,21 +522,24 @@ int usdt__file_pick(const struct usdt_file *file, const char *provider,
 {
 	struct usdt__index *idx = file->idx;
 	struct pick k = { .file = file, .idx = idx };
-	bool exact = !is_glob(provider) && !is_glob(name);
+	struct usdt__pat pat;
 	uint32_t g, first;
 	size_t n = 0;
-	int err;
+	int err, m;
 
 	*out = NULL;
 	*cnt = 0;
 	if (!idx)		/* no notes */
 		return 0;
-	first = g = exact ? lower_bound(idx, provider, name) : 0;
+	usdt__pat_init(&pat, provider, name);
+	first = g = (uint32_t)usdt__pat_first(&pat, idx, idx->group_cnt,
+					      group_at);
 	for (; g < idx->group_cnt; g++) {
-		if (group_match(idx, g, provider, name, exact))
-			n += idx->groups[g + 1].first - idx->groups[g].first;
-		else if (exact)
+		m = group_test(idx, g, &pat);
+		if (m < 0)
 			break;
+		if (m)
+			n += idx->groups[g + 1].first - idx->groups[g].first;
 	}
 	if (!n)
 		return 0;
@@ -576,7 +554,7 @@ int usdt__file_pick(const struct usdt_file *file, const char *provider,
 	k.lazy = (struct usdt__lazy){ .ue = &idx->ue, .fd = file->fd,
 				      .st = idx->symtab,
 				      .tried = idx->symtab_tried };
-	err = pick_all(&k, provider, name, first, exact, *out);
+	err = pick_all(&k, &pat, first, *out);
 	usdt__note_src_free(&k.src);
 	usdt__lazy_end(&k.lazy);
 	/* The symbol table stays for the next call; not after -ENOMEM. */

@@ -27,7 +27,7 @@
  * low bits come from the instructions before its site (src/args.c).
  */
 #include "hash.h"
-#include "internal.h"
+#include "symtab.h"
 
 #define SYM_F_DEFINED 0x1	/* addr is valid */
 #define SYM_F_GOT 0x2		/* got_slot is valid */

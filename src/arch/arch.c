@@ -6,7 +6,7 @@
  */
 #include <elf.h>
 
-#include "internal.h"
+#include "arch_ops.h"
 
 static const struct usdt__arch_ops *const arches[] = {
 	&usdt__arch_x86_64,

@@ -10,7 +10,7 @@
 #ifndef __LIBUSDT_ARCH_H
 #define __LIBUSDT_ARCH_H
 
-#include "internal.h"
+#include "arch_ops.h"
 
 /* One general-purpose register name and where the kernel saves it. */
 struct usdt__reg_desc {

@@ -7,8 +7,9 @@
 #
 # What is built, per target TRIPLET, into build/cross/TRIPLET/:
 #   - the library without manager.c, attach.c and skel.c (they need
-#     libbpf and a kernel): the note reader and its compact index, the
-#     ELF layer, the arch parsers, argument and path resolution, the
+#     libbpf and a kernel): the note reader (codec, probe builder, full
+#     reader, compact index, file object, matcher), the ELF layer, the
+#     arch parsers, argument and path resolution, process maps, the
 #     symbol table, hashing, the kernel-BTF reader, logging and the
 #     version (libusdt.a). The map back ends (chunks.c, ipmap.c,
 #     storage.c) are compiled into it too, but call libbpf, so no test

@@ -22,6 +22,8 @@
 #include <string.h>
 
 #include "internal.h"
+#include "arch_ops.h"
+#include "symtab.h"
 
 static const struct usdt__arch_ops *const arches[4] = {
 	&usdt__arch_x86_64,

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "arch_ops.h"
 
 #define CHECK(c)                                                             \
 	do {                                                                 \

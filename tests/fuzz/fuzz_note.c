@@ -18,6 +18,10 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "args.h"
+#include "file.h"
+#include "note.h"
+#include "noteidx.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -15,6 +15,8 @@
 #include "test_util.h"
 #include "chunk_util.h"
 #include "manager.h"
+#include "arch_ops.h"
+#include "file.h"
 #include "arch/arch.h"
 #include "skel_fixture.h"
 #include "usdt_test_noarch.skel.h"

@@ -18,6 +18,7 @@
 #include "test_util.h"
 #include "chunk_util.h"
 #include "manager.h"
+#include "args.h"
 #include "capacity_test.skel.h"
 
 /* tests/kernel/cap_sites.S */

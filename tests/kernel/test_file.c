@@ -34,6 +34,9 @@
 #include "test_util.h"
 #include "chunk_util.h"
 #include "manager.h"
+#include "arch_ops.h"
+#include "file.h"
+#include "procmap.h"
 #include "skel_fixture.h"
 #include "tool_run.h"
 

@@ -13,6 +13,8 @@
 
 #include "test_util.h"
 #include "internal.h"
+#include "arch_ops.h"
+#include "symtab.h"
 
 /* Shorthands for the tables. */
 #define NONE USDT_REG_NONE

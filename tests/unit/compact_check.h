@@ -4,10 +4,14 @@
  * reads and parses the sites it matches, usdt__file_pick()) against the
  * full read of the same file: the same sites in the same order, with the
  * same addresses, offsets, statuses, errors and specs. Include after
- * test_util.h and internal.h.
+ * test_util.h.
  */
 #ifndef USDT_COMPACT_CHECK_H
 #define USDT_COMPACT_CHECK_H
+
+#include "file.h"
+#include "note.h"
+#include "noteidx.h"
 
 struct compact_sites {
 	const struct usdt_probe **v;

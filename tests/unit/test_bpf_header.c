@@ -17,6 +17,7 @@
 #include "usdt.h"
 #include "usdt_spec.h"
 #include "manager.h"
+#include "args.h"
 
 #define OUT USDT_OBJDIR "/tests/unit/bpf"
 

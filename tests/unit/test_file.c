@@ -12,6 +12,10 @@
 
 #include "test_util.h"
 #include "reader.h"
+#include "arch_ops.h"
+#include "file.h"
+#include "note.h"
+#include "noteidx.h"
 #include "elf_builder.h"
 #include "compact_check.h"
 

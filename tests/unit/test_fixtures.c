@@ -25,6 +25,7 @@
 
 #include "test_util.h"
 #include "internal.h"
+#include "arch_ops.h"
 #include "compact_check.h"
 
 /*

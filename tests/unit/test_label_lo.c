@@ -9,6 +9,7 @@
  */
 #include "test_util.h"
 #include "internal.h"
+#include "arch_ops.h"
 #include "arch/arch.h"
 
 /* Encoders for the few instructions the cases use (constant

@@ -11,6 +11,8 @@
 #include "test_util.h"
 #include "internal.h"
 #include "reader.h"
+#include "symtab.h"
+#include "file.h"
 #include "elf_builder.h"
 #include "compact_check.h"
 

@@ -13,6 +13,7 @@
 #include "test_util.h"
 #include "oom_wrap.h"
 #include "internal.h"
+#include "file.h"
 #include "elf_builder.h"
 
 typedef struct usdt_file *(*open_fn)(const void *arg);

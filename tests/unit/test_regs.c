@@ -25,6 +25,7 @@
 #endif
 
 #include "internal.h"
+#include "arch_ops.h"
 
 struct host_reg {
 	const char *name;

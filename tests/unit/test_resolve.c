@@ -4,6 +4,8 @@
 
 #include "test_util.h"
 #include "internal.h"
+#include "arch_ops.h"
+#include "symtab.h"
 
 static void parse(const struct usdt__site_ctx *site, const char *s,
 		  struct usdt__arg *arg)

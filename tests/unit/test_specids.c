@@ -6,6 +6,7 @@
  */
 #include "test_util.h"
 #include "manager.h"
+#include "args.h"
 
 #include <unistd.h>
 

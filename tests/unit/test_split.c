@@ -4,6 +4,7 @@
 
 #include "test_util.h"
 #include "internal.h"
+#include "arch_ops.h"
 
 struct split_case {
 	const char *str;

@@ -2,6 +2,7 @@
 /* The symbol table resolution uses (src/symtab.c). */
 #include "test_util.h"
 #include "internal.h"
+#include "symtab.h"
 
 static void test_basic(void **state)
 {

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Opening an ELF file for its call sites (src/file.c), and opening a
+ * regular file safely, for every part of the library that opens a file
+ * a user named. The file object itself is in sites.h.
+ */
+#ifndef __LIBUSDT_FILE_H
+#define __LIBUSDT_FILE_H
+
+#include "sites.h"
+
+/*
+ * usdt_file__open() for an ELF image in memory (the fuzzer's entry point);
+ * name is only used in messages. Returns the file, or NULL with errno.
+ */
+struct usdt_file *usdt__file_open_mem(const void *buf, size_t size,
+				      const char *name);
+
+/*
+ * Open path for reading without blocking or taking a terminal, and check
+ * that it is a regular file. Returns the descriptor, -ENOEXEC for anything
+ * else than a regular file, or open()'s error.
+ */
+int usdt__open_regular(const char *path);
+
+/*
+ * Read the call sites of the regular file open at fd (taken over: the
+ * file keeps it, or it is closed on error); path is for messages. A
+ * compact file keeps only an index of its notes by name (about 4 bytes a
+ * call site), for usdt__file_pick(). Returns 0 or a negative errno.
+ */
+int usdt__file_open_fd(int fd, const char *path, bool compact,
+		       struct usdt_file **out);
+
+#endif /* __LIBUSDT_FILE_H */

@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Process identity: the lines of /proc/PID/maps, and telling which of
+ * them map a given file, for attach (is this process running the file,
+ * where is it loaded) and for finding a library a process has mapped
+ * (src/resolve.c).
+ *
+ * A process's mapping is checked by device and inode: the file at its
+ * path may have been replaced since it was mapped (an upgrade, or someone
+ * racing us), and then the mapped one is reached through
+ * /proc/PID/map_files/START-END.
+ *
+ * The device and inode /proc/PID/maps shows are not always fstat()'s. A
+ * file on overlayfs (every container's root) is mapped as the file of the
+ * layer below, and before Linux 6.8 (3efdc78fdc21, "fs/proc: show correct
+ * device and inode numbers in /proc/pid/maps") maps shows that file's
+ * device and inode, while fstat() shows the overlay's device. So a file
+ * is compared with a mapping by what maps shows for it: the file is
+ * mapped here for a moment and our own maps line read (usdt__map_id()).
+ * That is the same kernel's answer for the same file, on any version.
+ *
+ * On btrfs it is not only this file's: maps shows the device of the whole
+ * file system, fstat() that of the file's subvolume, and each subvolume
+ * numbers its inodes anew, so a file in another subvolume can show the
+ * same device and inode in maps. There, and wherever what maps shows is
+ * not what fstat() does (an overlay whose layer may be on btrfs), a
+ * mapping that shows them is confirmed by stat() of
+ * /proc/PID/map_files/START-END, the file the kernel mapped, which has its
+ * subvolume's device (usdt__mapping_is()). Only those candidates cost a
+ * look-up, not every line of a big process's maps.
+ *
+ * The reader needs none of this (it reads a file, not a process): a
+ * file's map identity is worked out here when attach first asks for it
+ * (usdt__file_map_id()).
+ */
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "file.h"
+#include "procmap.h"
+
+/* <linux/magic.h> */
+#define USDT__OVERLAYFS_MAGIC 0x794c7630
+#define USDT__BTRFS_MAGIC 0x9123683e
+
+/*
+ * The stat() of a mapping from start to end of process pid (0: ours)
+ * through /proc/PID/map_files/: the file mapped there, opened as the
+ * kernel opens it for that mapping. 0 or a negative errno.
+ */
+static int map_files_stat(pid_t pid, uint64_t start, uint64_t end,
+			  struct stat *st)
+{
+	char path[80];
+
+	if (pid > 0)
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx",
+			 (int)pid, (unsigned long long)start,
+			 (unsigned long long)end);
+	else
+		snprintf(path, sizeof(path), "/proc/self/map_files/%llx-%llx",
+			 (unsigned long long)start, (unsigned long long)end);
+	return stat(path, st) ? -errno : 0;
+}
+
+/*
+ * Map one page of the file open at fd for a moment and read our own maps
+ * line of it: what maps shows for the file (id->dev/ino) and, if that is
+ * not st's (NULL: not needed), what stat() of that mapping through
+ * /proc/self/map_files/ gives (id->mf_dev/mf_ino, or why not in
+ * id->mf_err).
+ */
+static void mapped_id(int fd, const struct stat *st, struct usdt__map_id *id)
+{
+	struct usdt__mapping m;
+	struct stat mst;
+	char *line = NULL;
+	size_t cap = 0;
+	bool found = false;
+	FILE *f;
+	void *p = mmap(NULL, 1, PROT_READ, MAP_PRIVATE, fd, 0);
+
+	if (p == MAP_FAILED)
+		return;
+	f = usdt__maps_open(0);
+	while (f && !found && usdt__maps_next(f, &line, &cap, &m) > 0) {
+		if (m.start != (uintptr_t)p)
+			continue;
+		found = true;
+		id->dev = m.dev;
+		id->ino = m.ino;
+		if (!st || (m.dev == st->st_dev && m.ino == st->st_ino))
+			continue;
+		id->mf_err = map_files_stat(0, m.start, m.end, &mst);
+		if (!id->mf_err) {
+			id->mf_dev = mst.st_dev;
+			id->mf_ino = mst.st_ino;
+		}
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	munmap(p, 1);
+}
+
+/*
+ * Only overlayfs and btrfs show in maps what fstat() does not. A file on
+ * btrfs is shown with the device of the whole file system, while fstat()
+ * gives its subvolume's, and inode numbers repeat in each subvolume: two
+ * files can show the same. So can a file of another subvolume and one of
+ * an overlay whose layer is on btrfs. Where what maps shows is not what
+ * fstat() does, or the file is on btrfs (whose top subvolume had the file
+ * system's device on old kernels), a mapping is confirmed by the file
+ * /proc/PID/map_files/ opens for it, which has the subvolume's device
+ * (below an overlay, the layer's file's). What that shows for the file is
+ * learnt from our own mapping, except on btrfs, where it is fstat()'s.
+ */
+void usdt__map_id(int fd, const struct stat *st, struct usdt__map_id *id)
+{
+	struct statfs sfs;
+	bool btrfs;
+
+	memset(id, 0, sizeof(*id));
+	id->dev = id->mf_dev = st->st_dev;
+	id->ino = id->mf_ino = st->st_ino;
+	if (fstatfs(fd, &sfs))
+		return;
+	btrfs = (unsigned long)sfs.f_type == USDT__BTRFS_MAGIC;
+	if (!btrfs && (unsigned long)sfs.f_type != USDT__OVERLAYFS_MAGIC)
+		return;
+	mapped_id(fd, btrfs ? NULL : st, id);
+	id->confirm = btrfs || id->dev != st->st_dev || id->ino != st->st_ino;
+}
+
+int usdt__mapping_is(pid_t pid, const struct usdt__mapping *m,
+		     const struct usdt__map_id *id)
+{
+	struct stat st;
+	int err;
+
+	if (m->dev != id->dev || m->ino != id->ino)
+		return 0;
+	if (!id->confirm)
+		return 1;
+	if (id->mf_err)
+		return id->mf_err;
+	/* stat(), not open(): a device's mapping is not opened. */
+	err = map_files_stat(pid, m->start, m->end, &st);
+	if (err == -ENOENT)
+		return 0;	/* unmapped since */
+	if (err)
+		return err;
+	return st.st_dev == id->mf_dev && st.st_ino == id->mf_ino;
+}
+
+
+/*
+ * The map identity is a cache of the file, not part of what the reader
+ * reads: taken here on first use, from the descriptor the file keeps and
+ * the device and inode of its fstat() at open (all usdt__map_id() reads
+ * of st). Set once with a compare-and-swap, so that two attaches of one
+ * borrowed const file from two threads neither race nor leak.
+ */
+int usdt__file_map_id(const struct usdt_file *file,
+		      const struct usdt__map_id **out)
+{
+	struct usdt__map_id *id, *cur;
+	struct stat st;
+
+	cur = __atomic_load_n(&file->map, __ATOMIC_ACQUIRE);
+	if (cur) {
+		*out = cur;
+		return 0;
+	}
+	id = calloc(1, sizeof(*id));
+	if (!id)
+		return -ENOMEM;
+	memset(&st, 0, sizeof(st));
+	st.st_dev = file->dev;
+	st.st_ino = file->ino;
+	usdt__map_id(file->fd, &st, id);
+	/* The file is const to its borrowers; this slot is its cache. */
+	if (!__atomic_compare_exchange_n((struct usdt__map_id **)&file->map,
+					 &cur, id, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		free(id);
+		id = cur;
+	}
+	*out = id;
+	return 0;
+}
+
+/* Is the file open at fd the one mapping m of process pid maps? 1, 0 or a
+ * negative errno. */
+static int same_inode(int fd, pid_t pid, const struct usdt__mapping *m)
+{
+	struct usdt__map_id id;
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return -errno;
+	usdt__map_id(fd, &st, &id);
+	return usdt__mapping_is(pid, m, &id);
+}
+
+/* The file at path, open, if it is that of mapping m of process pid;
+ * else -ENOENT, or the error that left it unknown. */
+static int open_if_mapped(const char *path, pid_t pid,
+			  const struct usdt__mapping *m)
+{
+	int fd = usdt__open_regular(path), is;
+
+	if (fd < 0)
+		return -ENOENT;
+	is = same_inode(fd, pid, m);
+	if (is > 0)
+		return fd;
+	close(fd);
+	return is ? is : -ENOENT;
+}
+
+int usdt__open_mapping(pid_t pid, const struct usdt__mapping *m, char *out,
+		       size_t out_sz)
+{
+	int fd, n;
+
+	/* The path, as the process sees it, if it still is that file. */
+	n = snprintf(out, out_sz, "/proc/%d/root%s", (int)pid, m->path);
+	if (n > 0 && (size_t)n < out_sz && !m->deleted) {
+		fd = open_if_mapped(out, pid, m);
+		if (fd >= 0)
+			return fd;
+	}
+	/* Else the mapping itself (root only). */
+	n = snprintf(out, out_sz, "/proc/%d/map_files/%llx-%llx", (int)pid,
+		     (unsigned long long)m->start, (unsigned long long)m->end);
+	if (n <= 0 || (size_t)n >= out_sz)
+		return -ENAMETOOLONG;
+	return open_if_mapped(out, pid, m);
+}
+
+int usdt__maps_next(FILE *f, char **line, size_t *cap, struct usdt__mapping *m)
+{
+	unsigned long long start, end, off, ino;
+	unsigned int maj, min;
+	char perms[8], *path, *nl;
+	size_t len;
+
+	while (getline(line, cap, f) > 0) {
+		if (sscanf(*line, "%llx-%llx %7s %llx %x:%x %llu", &start, &end,
+			   perms, &off, &maj, &min, &ino) != 7 || !ino)
+			continue;
+		path = strchr(*line, '/');
+		if (!path)
+			continue;
+		nl = strchr(path, '\n');
+		if (nl)
+			*nl = '\0';
+		m->deleted = false;
+		len = strlen(path);
+		if (len > 10 && !strcmp(path + len - 10, " (deleted)")) {
+			path[len - 10] = '\0';
+			m->deleted = true;
+		}
+		m->start = start;
+		m->end = end;
+		m->off = off;
+		m->exec = perms[2] == 'x';
+		m->dev = makedev(maj, min);
+		m->ino = (ino_t)ino;
+		m->path = path;
+		return 1;
+	}
+	return 0;
+}
+
+FILE *usdt__maps_open(pid_t pid)
+{
+	char maps[64];
+
+	if (pid > 0)
+		snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	else
+		snprintf(maps, sizeof(maps), "/proc/self/maps");
+	return fopen(maps, "re");
+}

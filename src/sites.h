@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * An ELF file's call sites as the library holds them: struct usdt_file
+ * and struct usdt_probe, what the readers fill in (src/note.c,
+ * src/noteidx.c, src/probe.c), src/file.c opens and closes, and attach
+ * reads.
+ */
+#ifndef __LIBUSDT_SITES_H
+#define __LIBUSDT_SITES_H
+
+#include <time.h>
+
+#include "args.h"
+
+struct usdt__index;
+struct usdt__map_id;
+
+/*
+ * One call site. Strings point into the file's string storage.
+ * Invariant: status < 0 implies arg_cnt == 0 and error != NULL.
+ */
+struct usdt_probe {
+	const char *provider;
+	const char *name;
+	const char *args_str;
+	uint64_t vaddr;		/* prelink-adjusted link-time address */
+	uint64_t file_off;	/* uprobe offset */
+	uint64_t sema_vaddr;	/* 0 when none */
+	uint64_t sema_off;	/* 0 when none */
+	int status;
+	const char *error;
+	int arg_cnt;
+	struct usdt__arg *args;		/* NULL in a compact file */
+	struct usdt_arg_spec *specs;	/* a compact file's: args[i].spec */
+	/* Each argument's text, NUL-terminated, one after the other:
+	 * what usdt_probe__arg() reports as str. */
+	const char *arg_text;
+};
+
+/*
+ * An ELF file's call sites. A file opened from a path keeps its descriptor
+ * (fd >= 0) until usdt_file__close(): everything an attach gives the
+ * kernel (the file itself, as /proc/self/fd/N, and its offsets) comes
+ * from that one open file, so renaming or replacing the path meanwhile
+ * changes nothing. dev/ino/size/mtime are its fstat() at open; map, once
+ * attach asks for it, says which lines of a process's maps are mappings
+ * of it (the reader itself never reads /proc).
+ * Invariant: names[] holds each index in [0, probe_cnt) once, sorted by
+ * provider, then name, then index. A compact file has no probes[]: its
+ * index (idx) says where each name's notes are, and an attach builds the
+ * probes of the sites it matches (usdt__file_pick()).
+ */
+struct usdt_file {
+	char *path;
+	int fd;			/* -1 for an image read from memory */
+	bool compact;		/* read for attaching only: an index of the
+				 * notes by name, no probes */
+	struct usdt__index *idx;	/* a compact file's (src/noteidx.c) */
+	dev_t dev;
+	ino_t ino;
+	/* How maps shows the file: usdt__file_map_id()'s cache
+	 * (src/procmap.c), NULL until asked; a plain allocation. */
+	struct usdt__map_id *map;
+	off_t size;
+	struct timespec mtime;
+	uint32_t *names;
+	uint16_t e_machine;
+	uint16_t e_type;
+	bool big_endian;
+	const struct usdt__arch_ops *arch; /* NULL for an unknown machine */
+	size_t probe_cnt;
+	struct usdt_probe *probes;
+	void *storage;		/* strings the probes point into */
+};
+
+/* The BPF spec of argument i (< arg_cnt) of a good probe. */
+static inline const struct usdt_arg_spec *
+usdt__probe_spec(const struct usdt_probe *p, int i)
+{
+	return p->args ? &p->args[i].spec : &p->specs[i];
+}
+
+#endif /* __LIBUSDT_SITES_H */
