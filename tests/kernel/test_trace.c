@@ -913,7 +913,9 @@ static const char *proc_state(pid_t pid)
 }
 
 static pid_t thread_tid;
-static int thread_gate[2];
+/* Two pipes: the thread says it runs on up[], waits on down[] (one pipe
+ * both ways would let it read back its own byte). */
+static int thread_up[2], thread_down[2];
 
 static void *thread_main(void *arg)
 {
@@ -921,8 +923,8 @@ static void *thread_main(void *arg)
 
 	(void)arg;
 	thread_tid = (pid_t)syscall(SYS_gettid);
-	if (write(thread_gate[1], "t", 1) != 1 ||
-	    read(thread_gate[0], &c, 1) != 1)
+	if (write(thread_up[1], "t", 1) != 1 ||
+	    read(thread_down[0], &c, 1) != 1)
 		return NULL;
 	return NULL;
 }
@@ -969,9 +971,10 @@ static void test_pid_errors(void **state)
 	pthread_t t;
 	pid_t z;
 
-	assert_int_equal(pipe(thread_gate), 0);
+	assert_int_equal(pipe(thread_up), 0);
+	assert_int_equal(pipe(thread_down), 0);
 	assert_int_equal(pthread_create(&t, NULL, thread_main, NULL), 0);
-	assert_int_equal(read(thread_gate[0], &c, 1), 1);
+	assert_int_equal(read(thread_up[0], &c, 1), 1);
 	snprintf(tid, sizeof(tid), "%d", (int)thread_tid);
 	snprintf(expect, sizeof(expect),
 		 "usdt: trace: %d is a thread of process %d: give -p %d\n",
@@ -984,10 +987,12 @@ static void test_pid_errors(void **state)
 	assert_int_equal(r.status, 1);
 	expect_in(r.err, "is a thread of process");
 	run_result_free(&r);
-	assert_int_equal(write(thread_gate[1], "g", 1), 1);
+	assert_int_equal(write(thread_down[1], "g", 1), 1);
 	assert_int_equal(pthread_join(t, NULL), 0);
-	close(thread_gate[0]);
-	close(thread_gate[1]);
+	close(thread_up[0]);
+	close(thread_up[1]);
+	close(thread_down[0]);
+	close(thread_down[1]);
 
 	z = fork();
 	assert_true(z >= 0);
