@@ -745,9 +745,9 @@ static int check_table(struct trace_ctx *ctx, const struct trace_opts *o,
 				return probe_err(p, "matches both START and END");
 			roles |= p->role & (TRACE_ROLE_START | TRACE_ROLE_END);
 		}
-		if (p->fmt && p->fmt->conv_cnt > p->arg_cnt)
+		if (p->fmt && p->fmt->arg_need > p->arg_cnt)
 			return probe_err(p, "has %d arguments; its format wants %d",
-					 p->arg_cnt, p->fmt->conv_cnt);
+					 p->arg_cnt, p->fmt->arg_need);
 	}
 	if (o->sum.mode == TRACE_LATENCY && roles != (TRACE_ROLE_START | TRACE_ROLE_END))
 		return tool_err("trace: no probe matches %s",
@@ -1224,15 +1224,15 @@ static int load(struct trace_run *r)
 				err == -EPERM ? "permission denied (needs root, or CAP_BPF and CAP_PERFMON)" :
 				tool_strerror(-err));
 	for (i = 0; i < r->ctx.probe_cnt; i++) {
-		struct trace_probe_cfg cfg = { .role = r->ctx.probes[i].role };
 		const struct probe_fmt *pf = r->ctx.probes[i].fmt;
-		int j;
+		struct trace_probe_cfg cfg = { 0 };
 
+		/* Which arguments are strings, read how: the format's. */
+		if (pf)
+			cfg = pf->str_cfg;
+		cfg.role = r->ctx.probes[i].role;
 		if (r->ctx.probes[i].sites)
 			cfg.role |= TRACE_NEED_SITE;
-		for (j = 0; pf && j < pf->conv_cnt; j++)
-			if (pf->convs[j].c == 's')
-				cfg.str_mask |= 1u << j;
 		err = bpf_map_update_elem(bpf_map__fd(r->skel->maps.probe_cfg),
 					  &i, &cfg, BPF_ANY);
 		if (err)
