@@ -155,11 +155,7 @@ static int fmt_length(struct fmt_parse_state *st, const char **p,
 		q++;
 		break;
 	case 'L':
-	case 'q':
-	case 'I':
-	case 'w':
-		return fmt_fail(st, q, "length modifier '%c' is not supported (use hh h l ll z j t)",
-				*q);
+		return fmt_fail(st, q, "length modifier 'L' is not supported (use hh h l ll z j t)");
 	}
 	*p = q;
 	return 0;
@@ -197,6 +193,9 @@ static int fmt_check(struct fmt_parse_state *st, const char *p,
 		return fmt_fail(st, p, "the format ends inside a conversion");
 	if (*p == '$')
 		return fmt_fail(st, p, "arguments are numbered from 1 (%%1$)");
+	if (*p == '\'' || *p == 'I')
+		return fmt_fail(st, p, "flag '%c' (locale digits) is not supported",
+				*p);
 	if (i == sizeof(conv_rules) / sizeof(conv_rules[0]))
 		return fmt_fail(st, p, "unknown conversion '%%%.1s' (use %%s %%d %%i %%u %%x %%X %%o %%p %%c %%f)",
 				p);

@@ -132,6 +132,8 @@ static void test_parse_errors(void **state)
 		{ "%#i", "'%#i': flag '#' does not go with %i" },
 		{ "%05s", "'%05s': flag '0' does not go with %s" },
 		{ "%-#p", "'%-#p': flag '#' does not go with %p" },
+		{ "%'d", "'%'': flag ''' (locale digits) is not supported" },
+		{ "%Id", "'%I': flag 'I' (locale digits) is not supported" },
 		{ "%.1p", "'%.1p': %p takes no precision" },
 		{ "%.*c", "'%.*c': %c takes no precision" },
 		{ "%4097d", "'%4097': the width is more than 4096" },
