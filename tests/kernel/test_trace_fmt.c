@@ -197,7 +197,7 @@ static void test_format_bounded(void **state)
 		      "\"met\", \"\"");
 
 	/* What %s does to it: the read faults, said once. */
-	run_ok(&r, "trace", "-c", TF " 2", TF, "tf:fmt", "%s");
+	run_ok(&r, "trace", "-q", "-c", TF " 2", TF, "tf:fmt", "%s");
 	assert_int_equal(count_str(r.out, " tf:fmt ?\n"), 2);
 	expect_in(r.err, "usdt: trace: tf:fmt: argument 0 cannot be read: Bad address\n");
 	assert_int_equal(count_lines(r.err), 1);
@@ -222,7 +222,7 @@ static void test_format_null(void **state)
 	expect_format("tf:fmt", "%6$p|%6$s|%6$8p|%6$-8s|%6$.3s|%6$-7p|", "64",
 		      false, "(nil)|(null)|   (nil)|(null)  |(null)|(nil)  |");
 	expect_format("tf:fmt", "%6$p %6$s", "64", true, "0, null");
-	run_ok(&r, "trace", "-c", TF " 1", TF, "tf:fmt", "%6$s");
+	run_ok(&r, "trace", "-q", "-c", TF " 1", TF, "tf:fmt", "%6$s");
 	assert_string_equal(r.err, "");
 	run_result_free(&r);
 }
