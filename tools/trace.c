@@ -57,8 +57,11 @@ static const char trace_usage[] =
 "Arguments print as signed or unsigned decimals, floats as floats (as\n"
 "each call site declares them), and ? when they cannot be read (why, once\n"
 "per probe and argument, on stderr). A FORMAT after a pattern prints that\n"
-"probe's arguments with %s (the string the argument points to) %d %u %x %p\n"
-"%c %f. Without a pattern every probe of TARGET is traced. Needs root, or\n"
+"probe's arguments as printf would: %s (the string the argument points to)\n"
+"%d %i %u %x %X %o %p %c %f, with flags, width and precision (%-10s %08x\n"
+"%.3f), length modifiers (%hhu %hd %ld), %.*s (exactly as many bytes as the\n"
+"argument before the string says, no NUL needed) and numbered arguments\n"
+"(%2$d). Without a pattern every probe of TARGET is traced. Needs root, or\n"
 "CAP_BPF and CAP_PERFMON (and CAP_SYS_PTRACE for others' processes).\n"
 "Options may come before or after TARGET. With -p PID and no TARGET, every\n"
 "file the process maps is traced (one replaced on disk too: the old one).\n"
@@ -100,6 +103,8 @@ static const char trace_usage[] =
 "  usdt trace ./app -n 1\n"
 "  usdt trace -p 1234 --count\n"
 "  usdt trace -p 1234 /usr/bin/python3 python:function__entry '%s %s:%d'\n"
+"  usdt trace -p 1234 libjvm.so hotspot:method__entry '%2$.*3$s.%4$.*5$s'\n"
+"  usdt trace ./app myapp:request '%2$-20.20s status %1$03hhu'\n"
 "  usdt trace --count --by-pid -i 1 /usr/bin/python3 'python:*'\n"
 "  usdt trace --hist 2 /usr/bin/python3 python:function__entry\n"
 "  usdt trace --latency python:gc__start python:gc__done /usr/bin/python3\n"
@@ -745,9 +750,9 @@ static int check_table(struct trace_ctx *ctx, const struct trace_opts *o,
 				return probe_err(p, "matches both START and END");
 			roles |= p->role & (TRACE_ROLE_START | TRACE_ROLE_END);
 		}
-		if (p->fmt && p->fmt->conv_cnt > p->arg_cnt)
+		if (p->fmt && p->fmt->arg_need > p->arg_cnt)
 			return probe_err(p, "has %d arguments; its format wants %d",
-					 p->arg_cnt, p->fmt->conv_cnt);
+					 p->arg_cnt, p->fmt->arg_need);
 	}
 	if (o->sum.mode == TRACE_LATENCY && roles != (TRACE_ROLE_START | TRACE_ROLE_END))
 		return tool_err("trace: no probe matches %s",
@@ -1224,15 +1229,15 @@ static int load(struct trace_run *r)
 				err == -EPERM ? "permission denied (needs root, or CAP_BPF and CAP_PERFMON)" :
 				tool_strerror(-err));
 	for (i = 0; i < r->ctx.probe_cnt; i++) {
-		struct trace_probe_cfg cfg = { .role = r->ctx.probes[i].role };
 		const struct probe_fmt *pf = r->ctx.probes[i].fmt;
-		int j;
+		struct trace_probe_cfg cfg = { 0 };
 
+		/* Which arguments are strings, read how: the format's. */
+		if (pf)
+			cfg = pf->str_cfg;
+		cfg.role = r->ctx.probes[i].role;
 		if (r->ctx.probes[i].sites)
 			cfg.role |= TRACE_NEED_SITE;
-		for (j = 0; pf && j < pf->conv_cnt; j++)
-			if (pf->convs[j].c == 's')
-				cfg.str_mask |= 1u << j;
 		err = bpf_map_update_elem(bpf_map__fd(r->skel->maps.probe_cfg),
 					  &i, &cfg, BPF_ANY);
 		if (err)

@@ -29,9 +29,20 @@ struct site_fmt {
 	struct arg_fmt args[TRACE_MAX_ARGS];
 };
 
-/* A conversion of a user's format: %s %d %u %x %p %c %f. */
+/* A conversion of a user's format, printf's way:
+ * %[N$][flags][width][.precision][length]conversion, with conversions
+ * s d i u x X o p c f, flags "-+ #0", '*' (or *N$) for a width or
+ * precision taken from an argument, length hh h l ll z j t. */
+#define FMT_MAX_CONVS 24
 struct conv {
 	char c;
+	char flags[6];		/* as written, each once, NUL-terminated */
+	int8_t size;		/* bytes the argument is taken at; 0: 8 */
+	int8_t arg;		/* the argument it prints */
+	int8_t width_arg;	/* '*': the argument giving the width, or -1 */
+	int8_t prec_arg;	/* '.*': the one giving the precision, or -1 */
+	int width;		/* -1: none */
+	int prec;		/* -1: none */
 	const char *lit;	/* text before it (not NUL-terminated) */
 	size_t lit_len;
 };
@@ -51,9 +62,13 @@ struct selection {
 };
 
 struct probe_fmt {
-	struct conv convs[TRACE_MAX_ARGS];
+	struct conv convs[FMT_MAX_CONVS];
 	int conv_cnt;
+	int arg_need;		/* 1 + the highest argument it takes */
 	const char *tail;	/* text after the last conversion */
+	/* Which arguments the BPF side reads as strings, and how (role
+	 * left 0). */
+	struct trace_probe_cfg str_cfg;
 };
 
 struct probe_ent {

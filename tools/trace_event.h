@@ -57,6 +57,14 @@ struct trace_site_key {
 struct trace_probe_cfg {
 	__u32 str_mask;		/* bit i: argument i points to a string */
 	__u32 role;		/* TRACE_ROLE_*, TRACE_NEED_SITE */
+	/* Bit i: string i need not end in a NUL (%.*s): exactly as many
+	 * bytes as argument len_arg[i] says are read, clamped to 0 ..
+	 * str_size - 1, with bpf_probe_read_user(). */
+	__u32 fixed_mask;
+	__u8 len_arg[TRACE_MAX_ARGS];
+	/* String i (NUL-terminated): at most this many bytes, the NUL
+	 * included (%.Ns: N + 1); 0: str_size. */
+	__u16 str_max[TRACE_MAX_ARGS];
 };
 
 /*
@@ -119,5 +127,6 @@ struct usdt_hit {
 };
 
 _Static_assert(sizeof(struct usdt_hit) == 232, "usdt_hit layout");
+_Static_assert(sizeof(struct trace_probe_cfg) == 48, "trace_probe_cfg layout");
 
 #endif /* __USDT_TRACE_EVENT_H */

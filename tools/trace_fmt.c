@@ -18,13 +18,295 @@
 /* ---------------------------------------------------------------------- */
 /* Formats                                                                */
 
+/* The longest width or precision a format may give. */
+#define FMT_MAX_DIM 4096
+
+struct fmt_parse_state {
+	const char *conv;	/* the '%' of the conversion being parsed */
+	int numbered;		/* -1 not known yet, 0 no, 1 yes (%N$) */
+	int next_arg;		/* the next argument of an unnumbered one */
+	int arg_need;
+	char *why;
+	size_t len;
+};
+
+static int fmt_fail(struct fmt_parse_state *st, const char *p,
+		    const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* why: the conversion so far (from its '%' to p, p included), then the
+ * message. Returns -EINVAL. */
+static int fmt_fail(struct fmt_parse_state *st, const char *p,
+		    const char *fmt, ...)
+{
+	size_t n = (size_t)(p - st->conv) + (*p ? 1 : 0);
+	int used;
+	va_list ap;
+
+	used = snprintf(st->why, st->len, "'%.*s': ", (int)n, st->conv);
+	if (used < 0 || (size_t)used >= st->len)
+		return -EINVAL;
+	va_start(ap, fmt);
+	vsnprintf(st->why + used, st->len - (size_t)used, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* A decimal number at *p, consumed; -1 if above FMT_MAX_DIM. */
+static int fmt_number(const char **p)
+{
+	int n = 0;
+
+	while (**p >= '0' && **p <= '9') {
+		if (n <= FMT_MAX_DIM)
+			n = n * 10 + (**p - '0');
+		(*p)++;
+	}
+	return n > FMT_MAX_DIM ? -1 : n;
+}
+
+/* "N$" at *p, consumed: N; else 0 (nothing consumed). -1: too big. */
+static int fmt_arg_number(const char **p)
+{
+	const char *q = *p;
+	int n;
+
+	if (*q < '1' || *q > '9')
+		return 0;
+	n = fmt_number(&q);
+	if (*q != '$')
+		return 0;
+	*p = q + 1;
+	return n;
+}
+
 /*
- * Parse a format such as "%s called with %d". Conversions take the probe's
- * arguments in order; %% is a literal %. Returns 0 or -EINVAL with why.
+ * The argument a conversion, a '*' width or a '*' precision takes: N
+ * (from "N$"), or with 0 the next in order. Numbered and unnumbered ones
+ * do not mix (as POSIX says). Returns it (from 0), or -EINVAL. p: where
+ * the parse is, for the message.
+ */
+static int fmt_take_arg(struct fmt_parse_state *st, const char *p, int n)
+{
+	int a;
+
+	if (st->numbered < 0)
+		st->numbered = n != 0;
+	if (st->numbered != (n != 0))
+		return fmt_fail(st, p, "numbered (%%N$) and unnumbered conversions or '*' do not mix: number all or none");
+	if (n < 0 || n > TRACE_MAX_ARGS)
+		return fmt_fail(st, p, "no such argument (a probe has at most %d, from %%1$)",
+				TRACE_MAX_ARGS);
+	a = n ? n - 1 : st->next_arg++;
+	if (a >= TRACE_MAX_ARGS)
+		return fmt_fail(st, p, "more than %d arguments",
+				TRACE_MAX_ARGS);
+	if (a + 1 > st->arg_need)
+		st->arg_need = a + 1;
+	return a;
+}
+
+/* A width or a precision: digits, or '*' with its argument. */
+static int fmt_dim(struct fmt_parse_state *st, const char **p, int *val,
+		   int8_t *arg, const char *what)
+{
+	int a;
+
+	if (**p == '*') {
+		(*p)++;
+		a = fmt_arg_number(p);
+		a = fmt_take_arg(st, *p - 1, a);
+		if (a < 0)
+			return a;
+		*arg = (int8_t)a;
+		return 0;
+	}
+	if (**p < '0' || **p > '9')
+		return 0;
+	*val = fmt_number(p);
+	if (*val < 0)
+		return fmt_fail(st, *p - 1, "%s is more than %d", what,
+				FMT_MAX_DIM);
+	return 0;
+}
+
+/* A length modifier: the bytes the argument is taken at. */
+static int fmt_length(struct fmt_parse_state *st, const char **p,
+		      int8_t *size)
+{
+	const char *q = *p;
+
+	switch (*q) {
+	case 'h':
+		*size = q[1] == 'h' ? 1 : 2;
+		q += q[1] == 'h' ? 2 : 1;
+		break;
+	case 'l':
+		*size = q[1] == 'l' ? (int8_t)sizeof(long long) :
+				      (int8_t)sizeof(long);
+		q += q[1] == 'l' ? 2 : 1;
+		break;
+	case 'z':
+	case 'j':
+	case 't':
+		*size = *q == 'z' ? (int8_t)sizeof(size_t) :
+			*q == 'j' ? (int8_t)sizeof(intmax_t) :
+				    (int8_t)sizeof(ptrdiff_t);
+		q++;
+		break;
+	case 'L':
+		return fmt_fail(st, q, "length modifier 'L' is not supported (use hh h l ll z j t)");
+	}
+	*p = q;
+	return 0;
+}
+/* What each conversion takes: flags, a precision, a length modifier. */
+static const struct {
+	char c;
+	const char *flags;
+	bool prec, length;
+} conv_rules[] = {
+	{ 's', "-", true, false },
+	{ 'c', "-", false, false },
+	{ 'p', "-", false, false },
+	{ 'd', "-+ 0", true, true },
+	{ 'i', "-+ 0", true, true },
+	{ 'u', "-0", true, true },
+	{ 'x', "-#0", true, true },
+	{ 'X', "-#0", true, true },
+	{ 'o', "-#0", true, true },
+	{ 'f', "-+ #0", true, false },
+};
+
+/* Whether cv's flags, precision and length go with its conversion (as
+ * printf defines them; what it would ignore or leave undefined is an
+ * error here). p: the conversion character. */
+static int fmt_check(struct fmt_parse_state *st, const char *p,
+		     const struct conv *cv, const char *len_at)
+{
+	size_t i, j;
+
+	for (i = 0; i < sizeof(conv_rules) / sizeof(conv_rules[0]); i++)
+		if (conv_rules[i].c == cv->c)
+			break;
+	if (!*p)
+		return fmt_fail(st, p, "the format ends inside a conversion");
+	if (*p == '$')
+		return fmt_fail(st, p, "arguments are numbered from 1 (%%1$)");
+	if (*p == '\'' || *p == 'I')
+		return fmt_fail(st, p, "flag '%c' (locale digits) is not supported",
+				*p);
+	if (i == sizeof(conv_rules) / sizeof(conv_rules[0]))
+		return fmt_fail(st, p, "unknown conversion '%%%.1s' (use %%s %%d %%i %%u %%x %%X %%o %%p %%c %%f)",
+				p);
+	for (j = 0; cv->flags[j]; j++)
+		if (!strchr(conv_rules[i].flags, cv->flags[j]))
+			return fmt_fail(st, p, "flag '%c' does not go with %%%c",
+					cv->flags[j], cv->c);
+	if ((cv->prec >= 0 || cv->prec_arg >= 0) && !conv_rules[i].prec)
+		return fmt_fail(st, p, "%%%c takes no precision", cv->c);
+	/* %lf is %f in printf. */
+	if (cv->size && !conv_rules[i].length &&
+	    !(cv->c == 'f' && len_at[0] == 'l' && p == len_at + 1))
+		return fmt_fail(st, p, "%%%c takes no length modifier%s",
+				cv->c, cv->c == 's' || cv->c == 'c' ?
+				" (wide characters are not supported)" : "");
+	return 0;
+}
+
+/* One conversion, *p just after its '%'. */
+static int fmt_conv(struct fmt_parse_state *st, const char **p,
+		    struct conv *cv)
+{
+	const char *len_at;
+	int n = fmt_arg_number(p), err;
+
+	cv->width = cv->prec = -1;
+	cv->width_arg = cv->prec_arg = -1;
+	for (; **p && strchr("-+ #0", **p); (*p)++)
+		if (!strchr(cv->flags, **p))
+			cv->flags[strlen(cv->flags)] = **p;
+	err = fmt_dim(st, p, &cv->width, &cv->width_arg, "the width");
+	if (!err && **p == '.') {
+		(*p)++;
+		cv->prec = 0;	/* "%.s": precision 0, as in printf */
+		err = fmt_dim(st, p, &cv->prec, &cv->prec_arg,
+			      "the precision");
+	}
+	len_at = *p;
+	if (!err)
+		err = fmt_length(st, p, &cv->size);
+	if (err)
+		return err;
+	cv->c = **p;
+	err = fmt_check(st, *p, cv, len_at);
+	if (err)
+		return err;
+	n = fmt_take_arg(st, *p, n);
+	if (n < 0)
+		return n;
+	cv->arg = (int8_t)n;
+	(*p)++;
+	return 0;
+}
+
+/*
+ * Which arguments the BPF side reads as strings: %s up to a NUL, at most
+ * the longest precision given (none: -s); %.*s exactly its length
+ * argument's count of bytes. One argument cannot be both.
+ */
+static int fmt_strings(struct fmt_parse_state *st, struct probe_fmt *out)
+{
+	struct trace_probe_cfg *c = &out->str_cfg;
+	uint32_t unbounded = 0;
+	int i;
+
+	for (i = 0; i < out->conv_cnt; i++) {
+		const struct conv *cv = &out->convs[i];
+		uint32_t bit = 1u << cv->arg;
+		int max = cv->prec + 1 > TRACE_STR_MAX ? TRACE_STR_MAX :
+							  cv->prec + 1;
+
+		if (cv->c != 's')
+			continue;
+		if (c->str_mask & bit &&
+		    !(c->fixed_mask & bit) != (cv->prec_arg < 0)) {
+			snprintf(st->why, st->len, "argument %d (%%%d$) is a string both with a length argument (%%.*s) and without",
+				 cv->arg, cv->arg + 1);
+			return -EINVAL;
+		}
+		if (c->fixed_mask & bit && c->len_arg[cv->arg] != cv->prec_arg) {
+			snprintf(st->why, st->len, "argument %d (%%%d$) is a string with two length arguments",
+				 cv->arg, cv->arg + 1);
+			return -EINVAL;
+		}
+		c->str_mask |= bit;
+		if (cv->prec_arg >= 0) {
+			c->fixed_mask |= bit;
+			c->len_arg[cv->arg] = (uint8_t)cv->prec_arg;
+		} else if (cv->prec < 0) {
+			unbounded |= bit;
+		} else if (max > c->str_max[cv->arg]) {
+			c->str_max[cv->arg] = (uint16_t)max;
+		}
+	}
+	for (i = 0; i < TRACE_MAX_ARGS; i++)
+		if (unbounded & (1u << i))
+			c->str_max[i] = 0;
+	return 0;
+}
+
+/*
+ * Parse a format such as "%s called with %-8d", printf's conversions
+ * (see struct conv). They take the probe's arguments in order, or each
+ * the one it numbers (%2$d); %% is a literal %. Returns 0 or -EINVAL
+ * with why.
  */
 int fmt_parse(const char *s, struct probe_fmt *out, char *why, size_t len)
 {
+	struct fmt_parse_state st = { .numbered = -1, .why = why, .len = len };
 	const char *lit = s;
+	int err;
 
 	memset(out, 0, sizeof(*out));
 	while (*s) {
@@ -36,27 +318,23 @@ int fmt_parse(const char *s, struct probe_fmt *out, char *why, size_t len)
 			s += 2;
 			continue;
 		}
-		if (!s[1] || !strchr("sduxpcf", s[1])) {
-			snprintf(why, len, "unknown conversion '%%%.1s' (use %%s %%d %%u %%x %%p %%c %%f)",
-				 s[1] ? s + 1 : "");
-			return -EINVAL;
-		}
-		if (out->conv_cnt == TRACE_MAX_ARGS) {
-			snprintf(why, len, "more than %d conversions",
-				 TRACE_MAX_ARGS);
-			return -EINVAL;
-		}
-		out->convs[out->conv_cnt].c = s[1];
+		st.conv = s;
+		if (out->conv_cnt == FMT_MAX_CONVS)
+			return fmt_fail(&st, s, "more than %d conversions",
+					FMT_MAX_CONVS);
+		s++;
+		err = fmt_conv(&st, &s, &out->convs[out->conv_cnt]);
+		if (err)
+			return err;
 		out->convs[out->conv_cnt].lit = lit;
-		out->convs[out->conv_cnt].lit_len = (size_t)(s - lit);
+		out->convs[out->conv_cnt].lit_len = (size_t)(st.conv - lit);
 		out->conv_cnt++;
-		s += 2;
 		lit = s;
 	}
 	out->tail = lit;
-	return 0;
+	out->arg_need = st.arg_need;
+	return fmt_strings(&st, out);
 }
-
 /* Literal text of a format, with %% made %. */
 static void put_lit(FILE *f, const char *s, size_t n)
 {
@@ -83,61 +361,76 @@ static void print_name(FILE *f, const char *s, bool json)
 /* ---------------------------------------------------------------------- */
 /* Values                                                                 */
 
+/* The fewest significant digits (%g's precision) that read back as d,
+ * or as the float d is when single. */
+static int shortest_prec(double d, bool single)
+{
+	char buf[40];
+	int prec, max = single ? 9 : 17;
+
+	for (prec = 1; prec < max; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, d);
+		if (single ? strtof(buf, NULL) == (float)d :
+			     strtod(buf, NULL) == d)
+			break;
+	}
+	return prec;
+}
+
 /* The shortest decimal that reads back as the same double. */
 static void print_double(FILE *f, double d, bool json)
 {
-	char buf[40];
-	int prec;
-
 	if (!isfinite(d)) {
 		fputs(json ? "null" : (isnan(d) ? "nan" :
 				       d > 0 ? "inf" : "-inf"), f);
 		return;
 	}
-	for (prec = 1; prec <= 17; prec++) {
-		snprintf(buf, sizeof(buf), "%.*g", prec, d);
-		if (strtod(buf, NULL) == d)
-			break;
-	}
-	fputs(buf, f);
+	fprintf(f, "%.*g", shortest_prec(d, false), d);
 }
 
 static void print_float(FILE *f, float v, bool json)
 {
-	char buf[40];
-	int prec;
-
 	if (!isfinite(v)) {
 		print_double(f, v, json);
 		return;
 	}
-	for (prec = 1; prec <= 9; prec++) {
-		snprintf(buf, sizeof(buf), "%.*g", prec, (double)v);
-		if (strtof(buf, NULL) == v)
-			break;
-	}
-	fputs(buf, f);
+	fprintf(f, "%.*g", shortest_prec(v, true), (double)v);
 }
 
-/* A float or double argument of size bytes. */
-static bool print_fp(FILE *f, int size, uint64_t v, bool json)
+/* A float or double argument of size bytes as a double; *single: it was
+ * a float. False for other sizes. */
+static bool fp_bits(int size, uint64_t v, double *d, bool *single)
 {
 	if (size == 4) {
 		uint32_t bits = (uint32_t)v;
 		float fl;
 
 		memcpy(&fl, &bits, sizeof(fl));
-		print_float(f, fl, json);
+		*d = fl;
+		*single = true;
 		return true;
 	}
 	if (size == 8) {
-		double d;
-
-		memcpy(&d, &v, sizeof(d));
-		print_double(f, d, json);
+		memcpy(d, &v, sizeof(*d));
+		*single = false;
 		return true;
 	}
 	return false;
+}
+
+/* A float or double argument of size bytes. */
+static bool print_fp(FILE *f, int size, uint64_t v, bool json)
+{
+	bool single;
+	double d;
+
+	if (!fp_bits(size, v, &d, &single))
+		return false;
+	if (single)
+		print_float(f, (float)d, json);
+	else
+		print_double(f, d, json);
+	return true;
 }
 
 static void print_value(FILE *f, const struct arg_fmt *fmt, int size,
@@ -155,31 +448,154 @@ static void print_value(FILE *f, const struct arg_fmt *fmt, int size,
 		fprintf(f, "%" PRIu64, v);
 }
 
-/* Argument i of e as conversion c. str: its string, when it has one. */
-static void print_conv(FILE *f, char c, const struct usdt_hit *e, int i,
-		       const struct arg_fmt *type, const char *str, bool json)
+/* cv's width and precision for event e: as written, or from their
+ * arguments, clamped to FMT_MAX_DIM. A negative width is '-' (printf's
+ * way); a negative precision none, but 0 for %s: its argument is the
+ * length of a buffer, and the BPF side read none of it. */
+static void conv_dims(const struct conv *cv, const struct usdt_hit *e,
+		      int *w, int *prec)
 {
-	uint64_t v = e->args[i];
-	char ch = (char)v;
+	int64_t x;
 
-	switch (c) {
-	case 's':
+	*w = cv->width < 0 ? 0 : cv->width;
+	*prec = cv->prec;
+	if (cv->width_arg >= 0) {
+		x = (int64_t)e->args[cv->width_arg];
+		*w = x < -FMT_MAX_DIM ? -FMT_MAX_DIM :
+		     x > FMT_MAX_DIM ? FMT_MAX_DIM : (int)x;
+	}
+	if (cv->prec_arg >= 0) {
+		x = (int64_t)e->args[cv->prec_arg];
+		*prec = x < 0 ? (cv->c == 's' ? 0 : -1) :
+			x > FMT_MAX_DIM ? FMT_MAX_DIM : (int)x;
+	}
+}
+
+/* n bytes of s in a field of width w (negative, or flag '-': on the
+ * left), escaped for a terminal when escape. */
+static void put_padded(FILE *f, const struct conv *cv, int w, const char *s,
+		       size_t n, bool escape)
+{
+	bool left = w < 0 || strchr(cv->flags, '-');
+	size_t width = (size_t)(w < 0 ? -w : w);
+	size_t shown = escape ? escaped_len(s, n) : n, pad;
+
+	pad = width > shown ? width - shown : 0;
+	if (!left)
+		fprintf(f, "%*s", (int)pad, "");
+	if (escape)
+		print_escaped(f, s, n);
+	else
+		fwrite(s, 1, n, f);
+	if (left)
+		fprintf(f, "%*s", (int)pad, "");
+}
+
+/* %s: str (NULL: the pointer was NULL), at most prec bytes of it. */
+static void print_str(FILE *f, const struct conv *cv, int w, int prec,
+		      const char *str, bool json)
+{
+	char buf[TRACE_STR_MAX + 1];
+	size_t n;
+
+	if (!str) {
 		if (json)
-			json_str(f, str);
+			fputs("null", f);
 		else
-			print_escaped(f, str, strlen(str));
-		break;
-	case 'd':
-		fprintf(f, "%" PRId64, (int64_t)v);
-		break;
-	case 'u':
-		fprintf(f, "%" PRIu64, v);
-		break;
-	case 'x':
-		fprintf(f, json ? "%" PRIu64 : "%" PRIx64, v);
+			put_padded(f, cv, w, "(null)", 6, false);
+		return;
+	}
+	n = strlen(str);
+	if (prec >= 0 && (size_t)prec < n)
+		n = (size_t)prec;
+	if (!json) {
+		put_padded(f, cv, w, str, n, true);
+		return;
+	}
+	if (n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	memcpy(buf, str, n);
+	buf[n] = '\0';
+	json_str(f, buf);
+}
+
+/* d i u x X o: v taken at the conversion's size, printf's way. */
+static void print_int(FILE *f, const struct conv *cv, int w, int prec,
+		      uint64_t v, bool json)
+{
+	bool sign = cv->c == 'd' || cv->c == 'i';
+	int bits = cv->size ? cv->size * 8 : 64;
+	char spec[24];
+
+	if (bits < 64) {
+		uint64_t mask = (1ull << bits) - 1;
+
+		v &= mask;
+		if (sign && (v >> (bits - 1)))
+			v |= ~mask;
+	}
+	if (json) {
+		fprintf(f, sign ? "%" PRId64 : "%" PRIu64, v);
+		return;
+	}
+	/* Only flags, '*' and a conversion fmt_check() let through. */
+	snprintf(spec, sizeof(spec), "%%%s*.*ll%c", cv->flags, cv->c);
+	if (sign)
+		fprintf(f, spec, w, prec, (long long)v);
+	else
+		fprintf(f, spec, w, prec, (unsigned long long)v);
+}
+
+/* %f: a float or double argument, or an integer one as its value. With
+ * no flags, width or precision, the shortest decimal that reads back. */
+static void print_f(FILE *f, const struct conv *cv, int w, int prec,
+		    const struct arg_fmt *type, int size, uint64_t v,
+		    bool json)
+{
+	bool single = false;
+	char spec[24];
+	double d;
+
+	if (!type->is_float || !fp_bits(size ? size : type->size, v, &d,
+					 &single))
+		d = type->is_signed || size < 8 ? (double)(int64_t)v :
+						  (double)v;
+	if (json || (!cv->flags[0] && cv->width < 0 && cv->width_arg < 0 &&
+		     prec < 0)) {
+		if (single)
+			print_float(f, (float)d, json);
+		else
+			print_double(f, d, json);
+		return;
+	}
+	snprintf(spec, sizeof(spec), "%%%s*.*%c", cv->flags,
+		 prec >= 0 ? 'f' : 'g');
+	fprintf(f, spec, w, prec >= 0 ? prec : shortest_prec(d, single), d);
+}
+
+/* One conversion of event e. str: its argument's string, when it has
+ * one (NULL: a NULL pointer). */
+static void print_conv(FILE *f, const struct conv *cv,
+		       const struct usdt_hit *e, const struct arg_fmt *type,
+		       const char *str, bool json)
+{
+	uint64_t v = e->args[cv->arg];
+	char ch = (char)v;
+	int w, prec;
+
+	conv_dims(cv, e, &w, &prec);
+	switch (cv->c) {
+	case 's':
+		print_str(f, cv, w, prec, str, json);
 		break;
 	case 'p':
-		fprintf(f, json ? "%" PRIu64 : "0x%" PRIx64, v);
+		if (json)
+			fprintf(f, "%" PRIu64, v);
+		else if (!v)
+			put_padded(f, cv, w, "(nil)", 5, false);
+		else
+			fprintf(f, cv->flags[0] ? "%-#*llx" : "%#*llx", w,
+				(unsigned long long)v);
 		break;
 	case 'c':
 		if (json) {
@@ -187,17 +603,14 @@ static void print_conv(FILE *f, char c, const struct usdt_hit *e, int i,
 
 			json_str(f, s);
 		} else {
-			print_escaped(f, &ch, 1);
+			put_padded(f, cv, w, &ch, 1, true);
 		}
 		break;
 	case 'f':
-		/* An integer argument prints as its value. */
-		if (!type->is_float ||
-		    !print_fp(f, e->sizes[i] ? e->sizes[i] : type->size, v,
-			      json))
-			print_double(f, type->is_signed || e->sizes[i] < 8 ?
-				     (double)(int64_t)v : (double)v, json);
+		print_f(f, cv, w, prec, type, e->sizes[cv->arg], v, json);
 		break;
+	default:
+		print_int(f, cv, w, prec, v, json);
 	}
 }
 
@@ -359,47 +772,96 @@ static void print_head(struct trace_ctx *ctx, const struct usdt_hit *e,
 	print_name(stdout, p->name, false);
 }
 
+/* The first argument cv needs that e does not have or could not read
+ * (its string included), or -1. */
+static int conv_bad_arg(const struct conv *cv, const struct usdt_hit *e,
+			const char *const strs[TRACE_MAX_ARGS])
+{
+	int need[3] = { cv->arg, cv->width_arg, cv->prec_arg }, i;
+
+	for (i = 0; i < 3; i++)
+		if (need[i] >= 0 && (e->err_mask & (1u << need[i])))
+			return need[i];
+	if (cv->c == 's' && e->args[cv->arg] && !strs[cv->arg])
+		return cv->arg;
+	return -1;
+}
+
+/* The highest argument cv takes. */
+static int conv_top_arg(const struct conv *cv)
+{
+	int top = cv->arg;
+
+	if (cv->width_arg > top)
+		top = cv->width_arg;
+	if (cv->prec_arg > top)
+		top = cv->prec_arg;
+	return top;
+}
+
+/* With the user's format: its text, and each conversion as it says. A
+ * call site with fewer arguments than the format takes ends the line at
+ * the first conversion it cannot fill. */
+static void print_formatted(struct trace_ctx *ctx, struct probe_ent *p,
+			    const struct usdt_hit *e, int cnt,
+			    const char *const strs[TRACE_MAX_ARGS])
+{
+	static const struct arg_fmt unknown = { .size = 8 };
+	const struct probe_fmt *pf = p->fmt;
+	const struct arg_fmt *fmts;
+	int i, fcnt, bad;
+
+	fmts = site_args(ctx, p, e, &fcnt);
+	for (i = 0; i < pf->conv_cnt; i++) {
+		const struct conv *cv = &pf->convs[i];
+
+		if (conv_top_arg(cv) >= cnt)
+			break;
+		if (ctx->json)
+			fputs(i ? ", " : "", stdout);
+		else
+			put_lit(stdout, cv->lit, cv->lit_len);
+		bad = conv_bad_arg(cv, e, strs);
+		if (bad >= 0) {
+			fputs(ctx->json ? "null" : "?", stdout);
+			warn_unreadable(p, bad, e->errs[bad]);
+			continue;
+		}
+		print_conv(stdout, cv, e,
+			   cv->arg < fcnt ? &fmts[cv->arg] : &unknown,
+			   e->args[cv->arg] ? strs[cv->arg] : NULL, ctx->json);
+	}
+	if (!ctx->json && i == pf->conv_cnt)
+		put_lit(stdout, pf->tail, strlen(pf->tail));
+}
+
 static void print_args(struct trace_ctx *ctx, struct probe_ent *p,
 		       const struct usdt_hit *e, size_t len)
 {
 	static const struct arg_fmt unknown = { .size = 8 };
-	const struct probe_fmt *pf = p->fmt;
 	const char *strs[TRACE_MAX_ARGS];
 	const struct arg_fmt *fmts;
 	int i, cnt, fcnt;
 
 	find_strings(e, len, strs);
-	fmts = site_args(ctx, p, e, &fcnt);
 	cnt = e->arg_cnt < 0 ? 0 : e->arg_cnt;
 	if (cnt > TRACE_MAX_ARGS)
 		cnt = TRACE_MAX_ARGS;
-	if (pf && pf->conv_cnt < cnt)
-		cnt = pf->conv_cnt;
+	if (p->fmt) {
+		print_formatted(ctx, p, e, cnt, strs);
+		return;
+	}
+	fmts = site_args(ctx, p, e, &fcnt);
 	for (i = 0; i < cnt; i++) {
-		bool bad = e->err_mask & (1u << i);
-
-		if (ctx->json)
-			fputs(i ? ", " : "", stdout);
-		else if (pf)
-			put_lit(stdout, pf->convs[i].lit, pf->convs[i].lit_len);
-		else
-			fputc(' ', stdout);
-		if (pf && pf->convs[i].c == 's' && !bad && !strs[i])
-			bad = true;
-		if (bad) {
+		fputs(ctx->json ? (i ? ", " : "") : " ", stdout);
+		if (e->err_mask & (1u << i)) {
 			fputs(ctx->json ? "null" : "?", stdout);
 			warn_unreadable(p, i, e->errs[i]);
-		} else if (pf) {
-			print_conv(stdout, pf->convs[i].c, e, i,
-				   i < fcnt ? &fmts[i] : &unknown, strs[i],
-				   ctx->json);
 		} else {
 			print_value(stdout, i < fcnt ? &fmts[i] : &unknown,
 				    e->sizes[i], e->args[i], ctx->json);
 		}
 	}
-	if (pf && !ctx->json && cnt == pf->conv_cnt)
-		put_lit(stdout, pf->tail, strlen(pf->tail));
 }
 
 /* After a line: did stdout take it? Sets ctx->write_err. */

@@ -286,28 +286,83 @@ static __always_inline __s64 probe_by_offset(struct pt_regs *ctx, __u64 id)
 	return *idx;
 }
 
-/* Read argument i's string into the scratch area at *off. */
-static __always_inline void read_str(struct scratch *s, int i, long ptr,
-				     __u32 *off)
+/* Bytes of argument i's string to read when it need not end in a NUL
+ * (%.*s): what its length argument says, clamped to 0 .. n - 1, so that a
+ * negative or huge length never reads past the room for it. */
+static __always_inline __u32 fixed_len(const struct scratch *s,
+				       const struct trace_probe_cfg *cfg,
+				       __u32 i, __u32 n)
 {
-	__u32 o = *off, n = str_size;
+	__u32 k = cfg->len_arg[i];
+	__s64 want = 0;
+
+	if (k < TRACE_MAX_ARGS)
+		want = (__s64)s->hit.args[k];
+	if (want < 0)
+		want = 0;
+	if (want > (__s64)n - 1)
+		want = (__s64)n - 1;
+	return (__u32)want;
+}
+
+/* len bytes at ptr into the scratch area at o, and a NUL: the bytes used,
+ * or -EFAULT. */
+static __always_inline long read_fixed(struct scratch *s, __u32 o, __u32 len,
+				       const void *ptr)
+{
+	if (o >= TRACE_STR_AREA || len >= TRACE_STR_MAX)
+		return -7;	/* not reached: for the verifier */
+	if (bpf_probe_read_user(&s->str[o], len, ptr))
+		return -14;	/* EFAULT */
+	s->str[o + len] = 0;
+	return len + 1;
+}
+
+/*
+ * Read argument i's string into the scratch area at hit.str_total: up to
+ * its NUL, or (fixed_mask) exactly fixed_len() bytes, then a NUL of ours.
+ * A global function, verified once rather than at each of the twelve
+ * calls with every mix of lengths and failures before it. Returns 0.
+ */
+__noinline int trace_read_str(struct scratch *s,
+			      const struct trace_probe_cfg *cfg, __u32 i)
+{
+	__u32 o, n = str_size, max;
+	const void *ptr;
 	long len;
 
+	if (!s || !cfg || i >= TRACE_MAX_ARGS)
+		return 0;
+	o = s->hit.str_total;
+	max = cfg->str_max[i];
+	ptr = (const void *)s->hit.args[i];
 	if (o >= TRACE_STR_AREA || n > TRACE_STR_MAX) {
 		s->hit.errs[i] = 7;	/* E2BIG: no room left */
 		s->hit.err_mask |= 1u << i;
-		return;
+		return 0;
 	}
+	if (max && max < n)
+		n = max;
 	if (n > TRACE_STR_AREA - o)
 		n = TRACE_STR_AREA - o;
-	len = bpf_probe_read_user_str(&s->str[o], n, (const void *)ptr);
+	if (cfg->fixed_mask & (1u << i)) {
+		len = read_fixed(s, o, fixed_len(s, cfg, i, n), ptr);
+	} else {
+		len = bpf_probe_read_user_str(&s->str[o], n, ptr);
+		/* %.Ns: the read above takes byte N too, which printf does
+		 * not; when that faults (N bytes and no NUL, just before an
+		 * unmapped page), N bytes are what there is to print. */
+		if (len == -14 && max)
+			len = read_fixed(s, o, n - 1, ptr);
+	}
 	if (len <= 0) {
 		s->hit.errs[i] = len < 0 ? -len : 14;	/* EFAULT */
 		s->hit.err_mask |= 1u << i;
-		return;
+		return 0;
 	}
 	s->hit.str_len[i] = len;
-	*off = o + len;
+	s->hit.str_total = o + len;
+	return 0;
 }
 
 static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
@@ -316,7 +371,7 @@ static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
 {
 	__u32 str_mask = cfg ? cfg->str_mask : 0;
 	struct vma_off d = { 0 };
-	__u32 zero = 0, off = 0;
+	__u32 zero = 0, off;
 	struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
 	int i, cnt, err, sz;
 	long val;
@@ -351,9 +406,16 @@ static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
 		s->hit.args[i] = val;
 		sz = bpf_usdt_arg_size(ctx, i);
 		s->hit.sizes[i] = sz > 0 ? sz : 0;
-		if (!err && (str_mask & (1u << i)))
-			read_str(s, i, val, &off);
 	}
+	/* After every argument: a string's length may be a later one. A
+	 * NULL pointer is not read (the tool prints "(null)"). The offset
+	 * into the strings is hit.str_total. */
+	s->hit.str_total = 0;
+	for (i = 0; cfg && i < TRACE_MAX_ARGS; i++)
+		if (i < cnt && (str_mask & (1u << i)) &&
+		    !(s->hit.err_mask & (1u << i)) && s->hit.args[i])
+			trace_read_str(s, cfg, i);
+	off = s->hit.str_total;
 	if (off > TRACE_STR_AREA)
 		off = TRACE_STR_AREA;
 	s->hit.str_total = off;

@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * `usdt trace`'s per-probe formats without a kernel: what fmt_parse()
+ * makes of printf's conversions (and refuses), which arguments the BPF
+ * side is told to read as strings and how, and how a conversion prints
+ * an event's values. The tool's sources are compiled in, for their
+ * static functions.
+ */
+#include "test_util.h"
+
+#include "../../tools/common.c"
+#include "../../tools/trace_fmt.c"
+
+static void parse_ok(const char *s, struct probe_fmt *f)
+{
+	char why[256] = "";
+
+	if (fmt_parse(s, f, why, sizeof(why)))
+		fail_msg("'%s': %s", s, why);
+}
+
+/* Conversions, their parts and the text between them. */
+static void test_parse_parts(void **state)
+{
+	struct probe_fmt f;
+	const struct conv *c;
+
+	parse_ok("100%% %s called with %-08.3hd!", &f);
+	assert_int_equal(f.conv_cnt, 2);
+	assert_int_equal(f.arg_need, 2);
+	assert_int_equal(f.convs[0].lit_len, strlen("100%% "));
+	c = &f.convs[1];
+	assert_int_equal(c->c, 'd');
+	assert_string_equal(c->flags, "-0");
+	assert_int_equal(c->width, 8);
+	assert_int_equal(c->prec, 3);
+	assert_int_equal(c->size, 2);
+	assert_int_equal(c->arg, 1);
+	assert_string_equal(f.tail, "!");
+
+	/* '*': the width and the precision come first, as in printf. */
+	parse_ok("%*.*x %.d %i %X %o", &f);
+	c = &f.convs[0];
+	assert_int_equal(c->width_arg, 0);
+	assert_int_equal(c->prec_arg, 1);
+	assert_int_equal(c->arg, 2);
+	assert_int_equal(f.convs[1].prec, 0);
+	assert_int_equal(f.convs[1].arg, 3);
+	assert_int_equal(f.arg_need, 7);
+
+	/* Numbered: in any order, more than once. */
+	parse_ok("%3$d %1$*2$s %3$lx", &f);
+	assert_int_equal(f.conv_cnt, 3);
+	assert_int_equal(f.convs[0].arg, 2);
+	assert_int_equal(f.convs[1].arg, 0);
+	assert_int_equal(f.convs[1].width_arg, 1);
+	assert_int_equal(f.convs[2].arg, 2);
+	assert_int_equal(f.arg_need, 3);
+}
+
+static void test_parse_lengths(void **state)
+{
+	static const struct {
+		const char *s;
+		int size;
+	} cases[] = {
+		{ "%d", 0 }, { "%hhu", 1 }, { "%hd", 2 }, { "%li", 8 },
+		{ "%llx", 8 }, { "%zu", 8 }, { "%jd", 8 }, { "%tX", 8 },
+		{ "%ho", 2 }, { "%lf", 8 },
+	};
+	struct probe_fmt f;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		parse_ok(cases[i].s, &f);
+		assert_int_equal(f.convs[0].size, cases[i].size);
+	}
+}
+
+/* What the BPF side is told to read. */
+static void test_parse_strings(void **state)
+{
+	struct probe_fmt f;
+	const struct trace_probe_cfg *c = &f.str_cfg;
+
+	parse_ok("%.5s %s %d %p", &f);
+	assert_int_equal(c->str_mask, 0x3);
+	assert_int_equal(c->fixed_mask, 0);
+	assert_int_equal(c->str_max[0], 6);
+	assert_int_equal(c->str_max[1], 0);
+
+	/* The longest precision wins; none at all means -s. */
+	parse_ok("%1$.3s %1$.9s %2$.2s %2$s", &f);
+	assert_int_equal(c->str_mask, 0x3);
+	assert_int_equal(c->str_max[0], 10);
+	assert_int_equal(c->str_max[1], 0);
+	parse_ok("%.4000s", &f);
+	assert_int_equal(c->str_max[0], TRACE_STR_MAX);
+
+	/* %.*s: exactly the count its length argument gives. */
+	parse_ok("%d %.*s", &f);
+	assert_int_equal(c->str_mask, 0x4);
+	assert_int_equal(c->fixed_mask, 0x4);
+	assert_int_equal(c->len_arg[2], 1);
+	parse_ok("%2$.*1$s %2$.*1$s %3$s", &f);
+	assert_int_equal(c->str_mask, 0x6);
+	assert_int_equal(c->fixed_mask, 0x2);
+	assert_int_equal(c->len_arg[1], 0);
+	assert_int_equal(f.arg_need, 3);
+}
+
+static void test_parse_errors(void **state)
+{
+	static const struct {
+		const char *s, *why;
+	} cases[] = {
+		{ "%q", "'%q': unknown conversion '%q' (use %s %d %i %u %x %X %o %p %c %f)" },
+		{ "%", "'%': the format ends inside a conversion" },
+		{ "ab %-08", "'%-08': the format ends inside a conversion" },
+		{ "%1$d %d", "'%d': numbered (%N$) and unnumbered conversions or '*' do not mix: number all or none" },
+		{ "%*1$d", "'%*1$d': numbered (%N$) and unnumbered conversions or '*' do not mix: number all or none" },
+		{ "%13$d", "'%13$d': no such argument (a probe has at most 12, from %1$)" },
+		{ "%99999999999$d", "'%99999999999$d': no such argument" },
+		{ "%0$d", "'%0$': arguments are numbered from 1 (%1$)" },
+		{ "%d%d%d%d%d%d%d%d%d%d%d%d%d", "'%d': more than 12 arguments" },
+		{ "%Lf", "'%L': length modifier 'L' is not supported (use hh h l ll z j t)" },
+		{ "%ls", "'%ls': %s takes no length modifier (wide characters are not supported)" },
+		{ "%hc", "'%hc': %c takes no length modifier (wide characters are not supported)" },
+		{ "%llf", "'%llf': %f takes no length modifier" },
+		{ "%hhp", "'%hhp': %p takes no length modifier" },
+		{ "%+u", "'%+u': flag '+' does not go with %u" },
+		{ "%#i", "'%#i': flag '#' does not go with %i" },
+		{ "%05s", "'%05s': flag '0' does not go with %s" },
+		{ "%-#p", "'%-#p': flag '#' does not go with %p" },
+		{ "%'d", "'%'': flag ''' (locale digits) is not supported" },
+		{ "%Id", "'%I': flag 'I' (locale digits) is not supported" },
+		{ "%.1p", "'%.1p': %p takes no precision" },
+		{ "%.*c", "'%.*c': %c takes no precision" },
+		{ "%4097d", "'%4097': the width is more than 4096" },
+		{ "%.4097f", "'%.4097': the precision is more than 4096" },
+		{ "%1$.*2$s %1$s", "argument 0 (%1$) is a string both with a length argument (%.*s) and without" },
+		{ "%1$s %1$.*2$s", "argument 0 (%1$) is a string both with a length argument (%.*s) and without" },
+		{ "%2$.*1$s %2$.*3$s", "argument 1 (%2$) is a string with two length arguments" },
+	};
+	struct probe_fmt f;
+	char why[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		why[0] = '\0';
+		if (fmt_parse(cases[i].s, &f, why, sizeof(why)) != -EINVAL)
+			fail_msg("'%s' parsed", cases[i].s);
+		if (!strstr(why, cases[i].why))
+			fail_msg("'%s': '%s', not '%s'", cases[i].s, why,
+				 cases[i].why);
+	}
+
+	/* 24 conversions at most (an argument may be shown twice). */
+	{
+		char s[26 * 4 + 1] = "";
+
+		for (i = 0; i < 25; i++)
+			strcat(s, "%1$d");
+		assert_int_equal(fmt_parse(s, &f, why, sizeof(why)), -EINVAL);
+		assert_non_null(strstr(why, "more than 24 conversions"));
+		s[24 * 4] = '\0';
+		parse_ok(s, &f);
+	}
+}
+
+/* Conversion 0 of fmt on an event whose arguments are args: as text, or
+ * as JSON. */
+static void expect_print(const char *fmt, const uint64_t *args, int cnt,
+			 const char *str, bool json, const char *want)
+{
+	static const struct arg_fmt type = { .is_signed = true, .size = 8 };
+	struct usdt_hit e = { .arg_cnt = cnt };
+	struct probe_fmt f;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	parse_ok(fmt, &f);
+	memcpy(e.args, args, (size_t)cnt * sizeof(args[0]));
+	out = open_memstream(&buf, &len);
+	assert_non_null(out);
+	print_conv(out, &f.convs[0], &e, &type, str, json);
+	fclose(out);
+	if (strcmp(buf, want))
+		fail_msg("'%s': '%s', not '%s'", fmt, buf, want);
+	free(buf);
+}
+
+static void test_print(void **state)
+{
+	const uint64_t v[] = { 0x1ff, 0x18000, (uint64_t)-3, 1ull << 40, 0 };
+
+	expect_print("%hhu", v, 1, NULL, false, "255");
+	expect_print("%2$hd", v, 2, NULL, false, "-32768");
+	expect_print("%2$hu", v, 2, NULL, true, "32768");
+	expect_print("%#06x", v, 1, NULL, false, "0x01ff");
+	expect_print("%3$+d", v, 3, NULL, false, "-3");
+	expect_print("%3$hhx", v, 3, NULL, false, "fd");
+	expect_print("%3$u", v, 3, NULL, false, "18446744073709551613");
+	/* '*': a negative width is '-'; a huge one is clamped. */
+	expect_print("%*d", (const uint64_t[]){ (uint64_t)-4, 7 }, 2, NULL,
+		     false, "7   ");
+	expect_print("%*d", (const uint64_t[]){ 1ull << 40, 7 }, 2, NULL,
+		     true, "7");
+	expect_print("%5$p", v, 5, NULL, false, "(nil)");
+	expect_print("%5$6p", v, 5, NULL, false, " (nil)");
+	expect_print("%-7p", v, 1, NULL, false, "0x1ff  ");
+	expect_print("%5$s", v, 5, NULL, false, "(null)");
+	expect_print("%5$8s", v, 5, NULL, false, "  (null)");
+	expect_print("%5$s", v, 5, NULL, true, "null");
+	/* Precision from an argument: negative is 0 (nothing read), huge
+	 * prints what was read. */
+	expect_print("%3$.*1$s", v, 3, "a\tb", false, "a\\tb");
+	expect_print("%.*s", (const uint64_t[]){ (uint64_t)-3, 1 }, 2, "abc",
+		     false, "");
+	expect_print("%.*s", (const uint64_t[]){ 1ull << 40, 1 }, 2, "abc",
+		     false, "abc");
+	/* Widths count what is shown, escapes included. */
+	expect_print("%-8.3s", v, 1, "a\033bcd", false, "a\\x1bb  ");
+	expect_print("%8.3s", v, 1, "a\033bcd", false, "  a\\x1bb");
+	expect_print("%.2s", v, 1, "a\033bcd", true, "\"a\\u001b\"");
+	expect_print("%3c", (const uint64_t[]){ '\n' }, 1, NULL, false,
+		     " \\n");
+	expect_print("%-3c", (const uint64_t[]){ 'x' }, 1, NULL, false,
+		     "x  ");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_parts),
+		cmocka_unit_test(test_parse_lengths),
+		cmocka_unit_test(test_parse_strings),
+		cmocka_unit_test(test_parse_errors),
+		cmocka_unit_test(test_print),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
