@@ -569,22 +569,6 @@ static void warn_bad_site(const struct usdt_probe *p)
 		usdt_probe__error(p) ? usdt_probe__error(p) : "malformed note");
 }
 
-/* Add call site p to its probe's list of sites. */
-static int add_site(struct probe_ent *e, const struct usdt_probe *p)
-{
-	struct site_fmt *s = realloc(e->sites,
-				     (e->site_cnt + 1) * sizeof(*s));
-
-	if (!s)
-		return -ENOMEM;
-	e->sites = s;
-	s = &e->sites[e->site_cnt++];
-	s->file_offset = usdt_probe__file_offset(p);
-	s->arg_cnt = site_arg_cnt(p);
-	site_types(p, s->arg_cnt, s->args, NULL);
-	return 0;
-}
-
 /* A new entry for call site p, matched by pattern pat of sel. */
 static void entry_init(struct probe_ent *e, const struct usdt_probe *p,
 		       const struct selection *sel, int pat)
@@ -597,18 +581,6 @@ static void entry_init(struct probe_ent *e, const struct usdt_probe *p,
 		e->fmt = &sel->fmts[pat];
 	if (sel->pat_cnt && pat >= sel->quiet_from)
 		e->role = TRACE_ROLE_QUIET;
-}
-
-/* Are p's argument types those of entry e? */
-static bool same_types(const struct probe_ent *e, const struct usdt_probe *p)
-{
-	struct arg_fmt args[TRACE_MAX_ARGS];
-	int cnt = site_arg_cnt(p);
-
-	if (cnt != e->arg_cnt)
-		return false;
-	site_types(p, cnt, args, NULL);
-	return !memcmp(args, e->args, (size_t)cnt * sizeof(args[0]));
 }
 
 /* Room in the table for n more probes and call sites. */
@@ -626,27 +598,6 @@ static int table_grow(struct trace_ctx *ctx, size_t n)
 	if (!s)
 		return -ENOMEM;
 	ctx->site_refs = s;
-	return 0;
-}
-
-/* A probe of file number fi whose call sites disagree on types: keep the
- * list of its sites, so that each hit prints with its own site's. */
-static int add_mixed_sites(struct usdt_file *file, struct probe_index *ix,
-			   struct trace_ctx *ctx, const bool *mixed)
-{
-	size_t i, n = usdt_file__probe_cnt(file);
-
-	for (i = 0; i < n; i++) {
-		const struct usdt_probe *p = usdt_file__probe(file, i);
-		uint32_t k;
-
-		if (!p || usdt_probe__status(p) < 0)
-			continue;
-		k = *index_slot(ix, ctx->probes, usdt_probe__provider(p),
-				usdt_probe__name(p));
-		if (k && mixed[k - 1] && add_site(&ctx->probes[k - 1], p))
-			return -ENOMEM;
-	}
 	return 0;
 }
 
@@ -678,16 +629,12 @@ static int build_table(struct trace_file *tf, int fi, struct selection *sel,
 {
 	size_t i, n = usdt_file__probe_cnt(tf->file);
 	struct probe_index ix = { 0 };
-	bool *mixed = NULL;
 	int err = -ENOMEM;
 
 	for (ix.mask = 1; ix.mask < 2 * n + 2; ix.mask <<= 1)
 		;
 	ix.slots = calloc(ix.mask--, sizeof(*ix.slots));
 	if (!ix.slots || table_grow(ctx, n))
-		goto out;
-	mixed = calloc(ctx->probe_cnt + n + 1, sizeof(*mixed));
-	if (!mixed)
 		goto out;
 	for (i = 0; i < n; i++) {
 		const struct usdt_probe *p = usdt_file__probe(tf->file, i);
@@ -708,9 +655,7 @@ static int build_table(struct trace_file *tf, int fi, struct selection *sel,
 		}
 		slot = index_slot(&ix, ctx->probes, usdt_probe__provider(p),
 				  usdt_probe__name(p));
-		if (*slot) {
-			mixed[*slot - 1] |= !same_types(&ctx->probes[*slot - 1], p);
-		} else {
+		if (!*slot) {
 			entry_init(e, p, sel,
 				   sel->pat_cnt ? (int)(pat - sel->pats) : 0);
 			e->file = fi;
@@ -723,10 +668,9 @@ static int build_table(struct trace_file *tf, int fi, struct selection *sel,
 		ref->file = (uint32_t)fi;
 		ctx->site_cnt++;
 	}
-	err = add_mixed_sites(tf->file, &ix, ctx, mixed);
+	err = 0;
 out:
 	free(ix.slots);
-	free(mixed);
 	return err;
 }
 
@@ -1041,7 +985,6 @@ static int configure(struct trace_run *r)
 	struct usdt_trace *skel = r->skel;
 	struct trace_filter f;
 	char why[240];
-	size_t i;
 	int err;
 
 	skel->rodata->target_tgid = r->attach_pid > 0 ?
@@ -1058,10 +1001,7 @@ static int configure(struct trace_run *r)
 		memcpy((void *)&skel->rodata->filter, &f, sizeof(f));
 	}
 	skel->rodata->page_shift = (uint32_t)page_shift();
-	r->use_sites = r->by_pattern;
-	for (i = 0; i < r->ctx.probe_cnt; i++)
-		r->use_sites |= r->ctx.probes[i].sites != NULL;
-	r->use_sites &= !r->no_vma;
+	r->use_sites = r->by_pattern && !r->no_vma;
 	skel->rodata->use_sites = r->use_sites;
 	err = bpf_map__set_max_entries(skel->maps.probe_cfg,
 				       (uint32_t)r->ctx.probe_cnt);
@@ -1184,9 +1124,7 @@ static bool kernel_has_btf(void)
 
 /*
  * After a failed load: can it load without the VMA lookup? Then load()
- * loads again so: a link per probe, not per pattern, and the call site of
- * a probe whose sites disagree on types found from the process's maps in
- * user space (site_args()).
+ * loads again so: a link per probe, not per pattern.
  * - EINVAL with the lookup: without a BPF JIT (none for this kernel or
  *   arch, or bpf_jit_enable=0: the s390x guests of `make vm-check`) the
  *   verifier refuses callbacks, so bpf_find_vma() too.
@@ -1236,8 +1174,6 @@ static int load(struct trace_run *r)
 		if (pf)
 			cfg = pf->str_cfg;
 		cfg.role = r->ctx.probes[i].role;
-		if (r->ctx.probes[i].sites)
-			cfg.role |= TRACE_NEED_SITE;
 		err = bpf_map_update_elem(bpf_map__fd(r->skel->maps.probe_cfg),
 					  &i, &cfg, BPF_ANY);
 		if (err)
@@ -1861,10 +1797,8 @@ static void trace_cleanup(struct trace_run *r)
 		close(r->go_fd);	/* a held child reads EOF and exits 127 */
 	ring_buffer__free(r->rb);
 	sum_free(r->sums);
-	for (i = 0; i < r->ctx.probe_cnt; i++) {
+	for (i = 0; i < r->ctx.probe_cnt; i++)
 		usdt_link__destroy(r->ctx.probes[i].link);
-		free(r->ctx.probes[i].sites);
-	}
 	for (i = 0; i < (size_t)r->pat_link_cnt; i++)
 		usdt_link__destroy(r->pat_links[i]);
 	free(r->pat_links);

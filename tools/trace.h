@@ -22,13 +22,6 @@ struct arg_fmt {
 	int size;
 };
 
-/* One call site of a probe whose sites disagree on types. */
-struct site_fmt {
-	uint64_t file_offset;
-	int arg_cnt;
-	struct arg_fmt args[TRACE_MAX_ARGS];
-};
-
 /* A conversion of a user's format, printf's way:
  * %[N$][flags][width][.precision][length]conversion, with conversions
  * s d i u x X o p c f, flags "-+ #0", '*' (or *N$) for a width or
@@ -75,27 +68,17 @@ struct probe_ent {
 	const char *provider;	/* borrowed from the usdt_file */
 	const char *name;
 	int arg_cnt;
-	struct arg_fmt args[TRACE_MAX_ARGS];	/* the first good site's */
+	/* The first good site's; each hit prints with its own site's
+	 * types, which it carries (site_args()). */
+	struct arg_fmt args[TRACE_MAX_ARGS];
 	const char *reasons[TRACE_MAX_ARGS];	/* why an argument is unreadable */
 	uint32_t warned;	/* bit i: reason i has been printed */
-	struct site_fmt *sites;	/* only when sites disagree on types */
-	size_t site_cnt;
 	const struct probe_fmt *fmt;	/* the user's, or NULL */
 	uint32_t role;		/* TRACE_ROLE_* */
 	struct usdt_link *link;
 	int file;		/* which traced file */
 	dev_t dev;		/* and its identity */
 	ino_t ino;
-};
-
-/* The mappings of one traced file in one process, to find a call site
- * from the address a hit reports. */
-struct pid_maps {
-	pid_t pid;
-	dev_t dev;
-	ino_t ino;
-	size_t cnt;
-	struct { uint64_t start, end, pgoff; } r[8];
 };
 
 struct trace_ctx {
@@ -106,7 +89,7 @@ struct trace_ctx {
 	size_t probe_cnt;
 	size_t site_cnt;	/* good call sites of the probes */
 	struct site_ref { uint64_t off; uint32_t probe, file; } *site_refs;
-	struct pid_maps maps;
+	struct arg_fmt hit_args[TRACE_MAX_ARGS];	/* site_args()'s */
 	int write_err;		/* errno of a failed write to stdout */
 };
 

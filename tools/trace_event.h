@@ -50,13 +50,11 @@ struct trace_site_key {
 /* Per probe (array map indexed by cookie). */
 #define TRACE_ROLE_START 1u
 #define TRACE_ROLE_END 2u
-/* The probe's call sites disagree on types: events carry site_off. */
-#define TRACE_NEED_SITE 4u
 /* Attached only for its semaphore (--enable): its hits are dropped. */
 #define TRACE_ROLE_QUIET 8u
 struct trace_probe_cfg {
 	__u32 str_mask;		/* bit i: argument i points to a string */
-	__u32 role;		/* TRACE_ROLE_*, TRACE_NEED_SITE */
+	__u32 role;		/* TRACE_ROLE_* */
 	/* Bit i: string i need not end in a NUL (%.*s): exactly as many
 	 * bytes as argument len_arg[i] says are read, clamped to 0 ..
 	 * str_size - 1, with bpf_probe_read_user(). */
@@ -107,8 +105,6 @@ struct usdt_hit {
 	__u64 ts;		/* bpf_ktime_get_ns() */
 	__u64 cookie;		/* index into the tool's probe table */
 	__u64 ip;		/* the call site's address in the process */
-	__u64 site_off;		/* its offset in its file (TRACE_NEED_SITE),
-				 * else ~0 */
 	__u32 pid;		/* the process (tgid) */
 	__u32 tid;		/* the thread */
 	__s32 arg_cnt;		/* the call site's, or its negative errno */
@@ -123,10 +119,14 @@ struct usdt_hit {
 	 * in argument order. */
 	__u16 str_len[TRACE_MAX_ARGS];
 	__u32 str_total;	/* bytes of str[] sent */
-	__u32 pad;
+	/* The types of the call site that fired, from its spec (valid when
+	 * arg_cnt >= 0; sizes[] are their sizes): so every hit prints with
+	 * its own site's types, without finding which site it was. */
+	__u16 signed_mask;	/* bit i: argument i is signed */
+	__u16 float_mask;	/* bit i: argument i is a float */
 };
 
-_Static_assert(sizeof(struct usdt_hit) == 232, "usdt_hit layout");
+_Static_assert(sizeof(struct usdt_hit) == 224, "usdt_hit layout");
 _Static_assert(sizeof(struct trace_probe_cfg) == 48, "trace_probe_cfg layout");
 
 #endif /* __USDT_TRACE_EVENT_H */

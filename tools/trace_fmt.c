@@ -617,81 +617,27 @@ static void print_conv(FILE *f, const struct conv *cv,
 /* ---------------------------------------------------------------------- */
 /* Which call site                                                        */
 
-/* Reread the mappings of file dev/ino in pid. */
-static void maps_load(struct pid_maps *m, pid_t pid, dev_t dev, ino_t ino)
-{
-	char path[64], *line = NULL;
-	size_t cap = 0;
-	FILE *f;
-
-	m->pid = pid;
-	m->dev = dev;
-	m->ino = ino;
-	m->cnt = 0;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	while (getline(&line, &cap, f) > 0 && m->cnt < 8) {
-		unsigned long long start, end, pgoff, ino;
-
-		if (sscanf(line, "%llx-%llx %*s %llx %*s %llu", &start, &end,
-			   &pgoff, &ino) != 4)
-			continue;
-		/* By inode only: st_dev and the device /proc shows differ on
-		 * btrfs (see struct trace_site_key). */
-		if (ino != m->ino)
-			continue;
-		m->r[m->cnt].start = start;
-		m->r[m->cnt].end = end;
-		m->r[m->cnt].pgoff = pgoff;
-		m->cnt++;
-	}
-	free(line);
-	fclose(f);
-}
-
-static bool ip_to_offset(struct pid_maps *m, const struct probe_ent *p,
-			 pid_t pid, uint64_t ip, uint64_t *off)
-{
-	size_t i;
-	int pass;
-
-	for (pass = 0; pass < 2; pass++) {
-		if (pass || m->pid != pid || m->dev != p->dev || m->ino != p->ino)
-			maps_load(m, pid, p->dev, p->ino);
-		for (i = 0; i < m->cnt; i++) {
-			if (ip >= m->r[i].start && ip < m->r[i].end) {
-				*off = ip - m->r[i].start + m->r[i].pgoff;
-				return true;
-			}
-		}
-	}
-	return false;
-}
-
+/*
+ * How the arguments of hit e print: as the call site that fired declares
+ * them, which the hit carries (sites of one probe may differ: int64 at
+ * one, uint64 at another); the probe's first site's where the BPF side
+ * found no spec.
+ */
 const struct arg_fmt *site_args(struct trace_ctx *ctx, struct probe_ent *p,
 				const struct usdt_hit *e, int *cnt)
 {
-	uint64_t off;
-	size_t i;
+	int i;
 
 	*cnt = p->arg_cnt;
-	if (!p->sites)
+	if (e->arg_cnt < 0 || e->arg_cnt > TRACE_MAX_ARGS)
 		return p->args;
-	/* Where the BPF side found the site; else (the process was busy)
-	 * from its maps, if it still runs. */
-	off = e->site_off;
-	if (off == ~0ull &&
-	    !ip_to_offset(&ctx->maps, p, (pid_t)e->pid, e->ip, &off))
-		return p->args;
-	for (i = 0; i < p->site_cnt; i++) {
-		if (p->sites[i].file_offset == off) {
-			*cnt = p->sites[i].arg_cnt;
-			return p->sites[i].args;
-		}
+	for (i = 0; i < e->arg_cnt; i++) {
+		ctx->hit_args[i].is_signed = e->signed_mask & (1u << i);
+		ctx->hit_args[i].is_float = e->float_mask & (1u << i);
+		ctx->hit_args[i].size = e->sizes[i] ? e->sizes[i] : 8;
 	}
-	return p->args;
+	*cnt = e->arg_cnt;
+	return ctx->hit_args;
 }
 
 /* ---------------------------------------------------------------------- */

@@ -33,9 +33,10 @@ const volatile __u32 hist_arg = 0;	/* TRACE_HIST: the argument */
 const volatile __u32 str_size = 64;	/* longest string read, with NUL */
 const volatile struct trace_filter filter = { 0 };
 const volatile __u32 page_shift = 12;	/* the kernel's PAGE_SHIFT */
-/* Set when call sites must be found from the VMA (bpf_find_vma(), Linux
- * 5.17): left 0, that code is dead and the verifier never looks at it, so
- * the program still loads on older kernels. */
+/* Set when probes attached a pattern at a time must be told apart by
+ * their call site, found from the VMA (bpf_find_vma(), Linux 5.17): left
+ * 0, that code is dead and the verifier never looks at it, so the program
+ * still loads on older kernels. */
 const volatile __u32 use_sites = 0;
 
 /* Events dropped because the ring buffer was full, and summary updates
@@ -365,12 +366,37 @@ __noinline int trace_read_str(struct scratch *s,
 	return 0;
 }
 
+/*
+ * The signedness and floatness of each argument of the call site that
+ * fired, from its spec: sites of one probe may differ (int64 at one,
+ * uint64 at another), and user space then prints each hit as its own
+ * site declares, with no need to find which site it was. Reads the
+ * header's spec of the site (an internal of usdt.bpf.h: the tool is
+ * built with the same libusdt).
+ */
+static __always_inline void site_types(struct pt_regs *ctx,
+				       struct usdt_hit *h)
+{
+	const struct usdt_spec *spec = __usdt_spec(ctx, ctx, 1);
+	__u32 i;
+
+	h->signed_mask = 0;
+	h->float_mask = 0;
+	if (!spec)
+		return;
+	for (i = 0; i < TRACE_MAX_ARGS && i < USDT_MAX_ARG_CNT; i++) {
+		if (spec->args[i].flags & USDT_SPEC_F_SIGNED)
+			h->signed_mask |= 1u << i;
+		if (spec->args[i].flags & USDT_SPEC_F_FLOAT)
+			h->float_mask |= 1u << i;
+	}
+}
+
 static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
 				      __u64 cookie,
 				      struct trace_probe_cfg *cfg)
 {
 	__u32 str_mask = cfg ? cfg->str_mask : 0;
-	struct vma_off d = { 0 };
 	__u32 zero = 0, off;
 	struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
 	int i, cnt, err, sz;
@@ -381,9 +407,6 @@ static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
 	s->hit.ts = bpf_ktime_get_ns();
 	s->hit.cookie = cookie;
 	s->hit.ip = hit_ip(ctx);
-	s->hit.site_off = ~0ull;
-	if (cfg && (cfg->role & TRACE_NEED_SITE) && site_of(ctx, &d))
-		s->hit.site_off = d.key.off;
 	s->hit.pid = id >> 32;
 	s->hit.tid = (__u32)id;
 	s->hit.err_mask = 0;
@@ -407,6 +430,7 @@ static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
 		sz = bpf_usdt_arg_size(ctx, i);
 		s->hit.sizes[i] = sz > 0 ? sz : 0;
 	}
+	site_types(ctx, &s->hit);
 	/* After every argument: a string's length may be a later one. A
 	 * NULL pointer is not read (the tool prints "(null)"). The offset
 	 * into the strings is hit.str_total. */
