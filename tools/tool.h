@@ -29,7 +29,6 @@ struct pattern {
 	char *name;
 	bool bare;		/* written without ':' */
 	bool used;		/* some probe matched it */
-	bool shadowed;		/* a probe it matches took an earlier one's */
 };
 
 int patterns_parse(char **argv, int argc, struct pattern **out, int *cnt);

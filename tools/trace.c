@@ -569,7 +569,28 @@ static void warn_bad_site(const struct usdt_probe *p)
 		usdt_probe__error(p) ? usdt_probe__error(p) : "malformed note");
 }
 
-/* A new entry for call site p, matched by pattern pat of sel. */
+/* The formats of the patterns from pat on that match p, in order (each
+ * prints a line per hit). */
+static void entry_fmts(struct probe_ent *e, const struct usdt_probe *p,
+		       const struct selection *sel, int pat)
+{
+	int j;
+
+	for (j = pat; j < sel->pat_cnt; j++) {
+		if (!sel->has_fmt[j] ||
+		    !patterns_match(&sel->pats[j], 1, usdt_probe__provider(p),
+				    usdt_probe__name(p)))
+			continue;
+		if (e->fmt_cnt == TRACE_PROBE_FMTS) {
+			probe_err(e, "warning: more than %d formats; the rest are left out",
+				  TRACE_PROBE_FMTS);
+			return;
+		}
+		e->fmts[e->fmt_cnt++] = &sel->fmts[j];
+	}
+}
+
+/* A new entry for call site p, matched by pattern pat of sel first. */
 static void entry_init(struct probe_ent *e, const struct usdt_probe *p,
 		       const struct selection *sel, int pat)
 {
@@ -577,8 +598,8 @@ static void entry_init(struct probe_ent *e, const struct usdt_probe *p,
 	e->name = usdt_probe__name(p);
 	e->arg_cnt = site_arg_cnt(p);
 	site_types(p, e->arg_cnt, e->args, e->reasons);
-	if (sel->has_fmt[pat])
-		e->fmt = &sel->fmts[pat];
+	if (sel->pat_cnt)
+		entry_fmts(e, p, sel, pat);
 	if (sel->pat_cnt && pat >= sel->quiet_from)
 		e->role = TRACE_ROLE_QUIET;
 }
@@ -601,8 +622,7 @@ static int table_grow(struct trace_ctx *ctx, size_t n)
 	return 0;
 }
 
-/* Mark the patterns after first that p matches too: used, and shadowed
- * when their format loses to first's choice. */
+/* Mark the patterns after first that p matches too as used. */
 static void mark_later(struct selection *sel, const struct pattern *first,
 		       const struct usdt_probe *p)
 {
@@ -610,13 +630,9 @@ static void mark_later(struct selection *sel, const struct pattern *first,
 
 	if (!sel->pat_cnt)
 		return;
-	for (j = (int)(first - sel->pats) + 1; j < sel->pat_cnt; j++) {
-		if (!patterns_match(&sel->pats[j], 1, usdt_probe__provider(p),
-				    usdt_probe__name(p)))
-			continue;
-		if (sel->has_fmt[j])
-			sel->pats[j].shadowed = true;
-	}
+	for (j = (int)(first - sel->pats) + 1; j < sel->pat_cnt; j++)
+		patterns_match(&sel->pats[j], 1, usdt_probe__provider(p),
+			       usdt_probe__name(p));
 }
 
 /*
@@ -674,12 +690,29 @@ out:
 	return err;
 }
 
+/* Do p's formats fit its arguments, and their string reads each other's?
+ * Merges the reads into p->str_cfg. 0 or the exit status. */
+static int check_fmts(struct probe_ent *p)
+{
+	int k;
+
+	for (k = 0; k < p->fmt_cnt; k++) {
+		if (p->fmts[k]->arg_need > p->arg_cnt)
+			return probe_err(p, "has %d arguments; its format wants %d",
+					 p->arg_cnt, p->fmts[k]->arg_need);
+		if (fmt_cfg_merge(&p->str_cfg, &p->fmts[k]->str_cfg))
+			return probe_err(p, "two formats read one argument as a string in two ways (%%.*s and %%s, or two lengths)");
+	}
+	return 0;
+}
+
 /* Roles for --latency and the formats' fit; 0 or the exit status. */
 static int check_table(struct trace_ctx *ctx, const struct trace_opts *o,
 		       const struct selection *sel)
 {
 	uint32_t roles = 0;
 	size_t i;
+	int err;
 
 	for (i = 0; i < ctx->probe_cnt; i++) {
 		struct probe_ent *p = &ctx->probes[i];
@@ -694,9 +727,9 @@ static int check_table(struct trace_ctx *ctx, const struct trace_opts *o,
 				return probe_err(p, "matches both START and END");
 			roles |= p->role & (TRACE_ROLE_START | TRACE_ROLE_END);
 		}
-		if (p->fmt && p->fmt->arg_need > p->arg_cnt)
-			return probe_err(p, "has %d arguments; its format wants %d",
-					 p->arg_cnt, p->fmt->arg_need);
+		err = check_fmts(p);
+		if (err)
+			return err;
 	}
 	if (o->sum.mode == TRACE_LATENCY && roles != (TRACE_ROLE_START | TRACE_ROLE_END))
 		return tool_err("trace: no probe matches %s",
@@ -1167,12 +1200,9 @@ static int load(struct trace_run *r)
 				err == -EPERM ? "permission denied (needs root, or CAP_BPF and CAP_PERFMON)" :
 				tool_strerror(-err));
 	for (i = 0; i < r->ctx.probe_cnt; i++) {
-		const struct probe_fmt *pf = r->ctx.probes[i].fmt;
-		struct trace_probe_cfg cfg = { 0 };
+		/* Which arguments are strings, read how: the formats'. */
+		struct trace_probe_cfg cfg = r->ctx.probes[i].str_cfg;
 
-		/* Which arguments are strings, read how: the format's. */
-		if (pf)
-			cfg = pf->str_cfg;
 		cfg.role = r->ctx.probes[i].role;
 		err = bpf_map_update_elem(bpf_map__fd(r->skel->maps.probe_cfg),
 					  &i, &cfg, BPF_ANY);
@@ -1705,8 +1735,7 @@ static int make_groups(struct trace_run *r)
 	return 0;
 }
 
-/* Say which patterns of TARGET word g matched nothing, and which formats
- * no probe takes (each probe prints with its first pattern's). */
+/* Say which patterns of TARGET word g matched nothing. */
 static void warn_group(const struct trace_run *r, int g)
 {
 	const struct selection *sel = &r->groups[g].sel;
@@ -1726,9 +1755,6 @@ static void warn_group(const struct trace_run *r, int g)
 		p = &sel->pats[i];
 		if (!p->used)
 			fprintf(stderr, "%s: trace: warning: no probe matches %s:%s%s%s\n",
-				tool_name, p->provider, p->name, in, target);
-		else if (p->shadowed)
-			fprintf(stderr, "%s: trace: warning: the format after %s:%s%s%s is not used where an earlier pattern matches too\n",
 				tool_name, p->provider, p->name, in, target);
 	}
 }

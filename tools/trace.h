@@ -64,6 +64,8 @@ struct probe_fmt {
 	struct trace_probe_cfg str_cfg;
 };
 
+#define TRACE_PROBE_FMTS 8	/* formats one probe takes */
+
 struct probe_ent {
 	const char *provider;	/* borrowed from the usdt_file */
 	const char *name;
@@ -73,7 +75,12 @@ struct probe_ent {
 	struct arg_fmt args[TRACE_MAX_ARGS];
 	const char *reasons[TRACE_MAX_ARGS];	/* why an argument is unreadable */
 	uint32_t warned;	/* bit i: reason i has been printed */
-	const struct probe_fmt *fmt;	/* the user's, or NULL */
+	/* The user's formats for it, one line each per hit: those of every
+	 * pattern with a format that matches it, in order; none: one line
+	 * with the default output. */
+	const struct probe_fmt *fmts[TRACE_PROBE_FMTS];
+	int fmt_cnt;
+	struct trace_probe_cfg str_cfg;	/* their string reads, merged */
 	uint32_t role;		/* TRACE_ROLE_* */
 	struct usdt_link *link;
 	int file;		/* which traced file */
@@ -121,6 +128,11 @@ void trace_files_free(struct trace_file *t, int cnt);
 
 /* trace_fmt.c */
 int fmt_parse(const char *s, struct probe_fmt *out, char *why, size_t len);
+/* Add from's string reads to into's (several formats of one probe): the
+ * wider bound wins; 0, or -EINVAL when they read one argument two ways
+ * (up to a NUL and counted, or counted by two lengths). */
+int fmt_cfg_merge(struct trace_probe_cfg *into,
+		  const struct trace_probe_cfg *from);
 /* "usdt: trace: PROVIDER:NAME: message" on stderr, the names escaped;
  * returns 1. */
 int probe_err(const struct probe_ent *p, const char *fmt, ...)

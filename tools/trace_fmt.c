@@ -614,6 +614,38 @@ static void print_conv(FILE *f, const struct conv *cv,
 	}
 }
 
+int fmt_cfg_merge(struct trace_probe_cfg *into,
+		  const struct trace_probe_cfg *from)
+{
+	uint32_t both = into->str_mask & from->str_mask, bit;
+	int i;
+
+	for (i = 0; i < TRACE_MAX_ARGS; i++) {
+		bit = 1u << i;
+		if ((both & bit) &&
+		    (((into->fixed_mask ^ from->fixed_mask) & bit) ||
+		     ((into->fixed_mask & bit) &&
+		      into->len_arg[i] != from->len_arg[i])))
+			return -EINVAL;
+	}
+	for (i = 0; i < TRACE_MAX_ARGS; i++) {
+		bit = 1u << i;
+		if (!(from->str_mask & bit))
+			continue;
+		if (!(into->str_mask & bit)) {
+			into->len_arg[i] = from->len_arg[i];
+			into->str_max[i] = from->str_max[i];
+		} else if (!into->str_max[i] || !from->str_max[i]) {
+			into->str_max[i] = 0;	/* one reads to the NUL */
+		} else if (from->str_max[i] > into->str_max[i]) {
+			into->str_max[i] = from->str_max[i];
+		}
+	}
+	into->str_mask |= from->str_mask;
+	into->fixed_mask |= from->fixed_mask;
+	return 0;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Which call site                                                        */
 
@@ -749,11 +781,10 @@ static int conv_top_arg(const struct conv *cv)
  * call site with fewer arguments than the format takes ends the line at
  * the first conversion it cannot fill. */
 static void print_formatted(struct trace_ctx *ctx, struct probe_ent *p,
-			    const struct usdt_hit *e, int cnt,
-			    const char *const strs[TRACE_MAX_ARGS])
+			    const struct probe_fmt *pf, const struct usdt_hit *e,
+			    int cnt, const char *const strs[TRACE_MAX_ARGS])
 {
 	static const struct arg_fmt unknown = { .size = 8 };
-	const struct probe_fmt *pf = p->fmt;
 	const struct arg_fmt *fmts;
 	int i, fcnt, bad;
 
@@ -781,8 +812,10 @@ static void print_formatted(struct trace_ctx *ctx, struct probe_ent *p,
 		put_lit(stdout, pf->tail, strlen(pf->tail));
 }
 
+/* The arguments of a hit, with format pf (the user's) or as they are. */
 static void print_args(struct trace_ctx *ctx, struct probe_ent *p,
-		       const struct usdt_hit *e, size_t len)
+		       const struct probe_fmt *pf, const struct usdt_hit *e,
+		       size_t len)
 {
 	static const struct arg_fmt unknown = { .size = 8 };
 	const char *strs[TRACE_MAX_ARGS];
@@ -793,8 +826,8 @@ static void print_args(struct trace_ctx *ctx, struct probe_ent *p,
 	cnt = e->arg_cnt < 0 ? 0 : e->arg_cnt;
 	if (cnt > TRACE_MAX_ARGS)
 		cnt = TRACE_MAX_ARGS;
-	if (p->fmt) {
-		print_formatted(ctx, p, e, cnt, strs);
+	if (pf) {
+		print_formatted(ctx, p, pf, e, cnt, strs);
 		return;
 	}
 	fmts = site_args(ctx, p, e, &fcnt);
@@ -824,18 +857,24 @@ int on_hit(void *data, void *raw, size_t len)
 {
 	struct trace_ctx *ctx = data;
 	const struct usdt_hit *e = raw;
+	const struct probe_fmt *pf;
 	struct probe_ent *p;
+	int k;
 
 	if (len < sizeof(*e) || e->cookie >= ctx->probe_cnt)
 		return 0;
 	if (ctx->max_count && ctx->count >= ctx->max_count)
 		return -ECANCELED;
 	p = &ctx->probes[e->cookie];
-	print_head(ctx, e, p);
-	if (!ctx->json && p->fmt)
-		fputc(' ', stdout);
-	print_args(ctx, p, e, len);
-	fputs(ctx->json ? "]}\n" : "\n", stdout);
+	/* A line per format (none: one, as the arguments are). */
+	for (k = 0; k == 0 || k < p->fmt_cnt; k++) {
+		pf = p->fmt_cnt ? p->fmts[k] : NULL;
+		print_head(ctx, e, p);
+		if (!ctx->json && pf)
+			fputc(' ', stdout);
+		print_args(ctx, p, pf, e, len);
+		fputs(ctx->json ? "]}\n" : "\n", stdout);
+	}
 	if (output_check(ctx))
 		return -ECANCELED;
 	ctx->count++;

@@ -805,14 +805,54 @@ static void test_pattern_words(void **state)
 	assert_string_equal(r.err, "");
 	run_result_free(&r);
 
-	run_tool(&r, "trace", "-q", "-c", PT " 1", PT, "pt:*", "pt:stop",
-		 "%d", "nosuch:probe", "nosuch");
+	run_tool(&r, "trace", "-q", "-c", PT " 1", PT, "nosuch:probe",
+		 "nosuch");
+	assert_int_equal(r.status, 1);
+	expect_in(r.err, "no probes matching nosuch:probe ...");
+	run_result_free(&r);
+	run_tool(&r, "trace", "-q", "-c", PT " 1", PT, "pt:start",
+		 "nosuch:probe", "nosuch");
 	assert_int_equal(r.status, 0);
-	assert_int_equal(count_str(r.out, " pt:stop 1\n"), 1);
+	assert_int_equal(count_str(r.out, " pt:start 1\n"), 1);
 	assert_string_equal(r.err,
-		"usdt: trace: warning: the format after pt:stop is not used where an earlier pattern matches too\n"
 		"usdt: trace: warning: no probe matches nosuch:probe\n"
 		"usdt: trace: warning: no probe matches nosuch:*\n");
+	run_result_free(&r);
+	assert_nothing_left();
+}
+
+/*
+ * Every pattern with a FORMAT that matches a probe prints its own line per
+ * hit; a pattern without one prints the default line only for probes no
+ * FORMAT's pattern matches.
+ */
+static void test_several_formats(void **state)
+{
+	struct run_result r;
+
+	run_tool(&r, "trace", "-q", "-c", PT " 2", PT, "pt:*", "pt:stop",
+		 "a=%d", "*:stop", "b=%x");
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	assert_int_equal(count_str(r.out, " pt:start 1\n"), 1);
+	assert_int_equal(count_str(r.out, " pt:start 2\n"), 1);
+	assert_int_equal(count_str(r.out, " pt:stop a=2\n"), 1);
+	assert_int_equal(count_str(r.out, " pt:stop b=2\n"), 1);
+	assert_int_equal(count_str(r.out, " pt:stop 2\n"), 0);
+	assert_int_equal(count_str(r.out, " pt:stop "), 4);
+	assert_string_equal(r.err, "");
+	run_result_free(&r);
+	/* -n counts hits, not lines. */
+	run_tool(&r, "trace", "-q", "-n", "1", "-c", PT " 3", PT, "pt:stop",
+		 "a=%d", "pt:stop", "b=%d");
+	assert_int_equal(count_str(r.out, " pt:stop a=1\n"), 1);
+	assert_int_equal(count_str(r.out, " pt:stop b=1\n"), 1);
+	assert_int_equal(count_str(r.out, " pt:stop "), 2);
+	run_result_free(&r);
+	/* One string argument read two ways cannot be. */
+	run_tool(&r, "trace", TT, "tt:two", "%d %s", "tt:two", "%.*s");
+	assert_int_equal(r.status, 1);
+	expect_in(r.err, "two formats read one argument as a string in two ways");
 	run_result_free(&r);
 	assert_nothing_left();
 }
@@ -1129,6 +1169,7 @@ int main(void)
 		cmocka_unit_test(test_chrooted_process),
 		cmocka_unit_test(test_attached_line),
 		cmocka_unit_test(test_pattern_words),
+		cmocka_unit_test(test_several_formats),
 		cmocka_unit_test(test_several_targets),
 		cmocka_unit_test(test_buffer_size),
 		cmocka_unit_test(test_pid_errors),

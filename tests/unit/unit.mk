@@ -17,3 +17,7 @@ VALGRIND := valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indir
 valgrind: $(UNIT_BINS) $(TEST_DEPS)
 	$(Q)TEST_WRAPPER="$(VALGRIND)" tests/run.sh 1200 $(UNIT_BINS)
 
+
+# test_fmt_parse compiles the tool's format code into itself.
+$(OBJDIR)/tests/unit/test_fmt_parse: tools/common.c tools/trace_fmt.c \
+	tools/trace.h tools/trace_event.h tools/tool.h
