@@ -377,7 +377,7 @@ __noinline int trace_read_str(struct scratch *s,
 static __always_inline void site_types(struct pt_regs *ctx,
 				       struct usdt_hit *h)
 {
-	const struct usdt_spec *spec = __usdt_spec(ctx, ctx, 1);
+	const struct usdt_spec *spec = __usdt_spec((void *)ctx, ctx, 1);
 	__u32 i;
 
 	h->signed_mask = 0;
