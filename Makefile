@@ -231,6 +231,12 @@ endif
 
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 KERNEL_SRCS := $(sort $(wildcard tests/kernel/test_*.c))
+# test_trace_jvm traces a JVM: without one it is left out, and said so.
+JVM_LIB := $(firstword $(wildcard /usr/lib/jvm/*/lib/server/libjvm.so))
+ifeq ($(JVM_LIB),)
+KERNEL_SRCS := $(filter-out tests/kernel/test_trace_jvm.c,$(KERNEL_SRCS))
+NOT_RUN := test_trace_jvm (no JVM in /usr/lib/jvm: apt-get install default-jre-headless)
+endif
 UNIT_BINS := $(patsubst %.c,$(OBJDIR)/%,$(UNIT_SRCS))
 KERNEL_BINS := $(patsubst %.c,$(OBJDIR)/%,$(KERNEL_SRCS))
 TEST_BPF_SRCS := $(wildcard tests/kernel/*.bpf.c)
@@ -283,6 +289,7 @@ kernel-tests: $(KERNEL_BINS) $(TEST_DEPS)
 # One summary for the whole suite.
 check: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(KERNEL_BINS) $(TEST_DEPS)
+	$(if $(NOT_RUN),@echo "check: kernel tests NOT RUN: $(NOT_RUN)")
 	$(Q)tests/run.sh $(TEST_TIMEOUT) $(UNIT_BINS) $(KERNEL_BINS)
 
 # ----------------------------------------------------------------------

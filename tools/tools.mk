@@ -6,7 +6,8 @@
 
 TOOL := $(OBJDIR)/usdt
 TOOL_SRCS := tools/usdt.c tools/common.c tools/list.c tools/trace.c \
-	tools/trace_fmt.c tools/trace_filter.c tools/trace_sum.c tools/trace_files.c
+	tools/trace_fmt.c tools/trace_filter.c tools/trace_sum.c tools/trace_files.c \
+	tools/trace_watch.c
 TOOL_SKEL := $(OBJDIR)/skel/tools/usdt_trace.skel.h
 TOOL_CFLAGS := $(ALL_CFLAGS) -I$(OBJDIR)/skel/tools -Itools
 TOOL_OBJS := $(patsubst %.c,$(OBJDIR)/%.o,$(TOOL_SRCS))
@@ -92,6 +93,10 @@ $(MANY_PROBES): tests/bench/gen_probes.sh
 	$(Q)tests/bench/gen_probes.sh 300 > $@.c
 	$(Q)$(CC) -O0 -o $@ $@.c
 DEPS_test_trace_fmt += $(MANY_PROBES)
+
+# tests/kernel/test_trace_jvm.c: the tool on a JVM's libjvm.so.
+LDFLAGS_test_trace_jvm = $(TOOL_TEST_DEFS)
+DEPS_test_trace_jvm = $(TOOL)
 
 # tests/kernel/test_trace_python.c: the tool on Debian's python3.
 LDFLAGS_test_trace_python = $(TOOL_TEST_DEFS)

@@ -9,7 +9,6 @@
  */
 #include <bpf/bpf.h>
 #include <fcntl.h>
-#include <glob.h>
 #include <grp.h>
 #include <linux/capability.h>
 #include <signal.h>
@@ -224,39 +223,6 @@ static void test_format_null(void **state)
 	expect_format("tf:fmt", "%6$p %6$s", "64", true, "0, null");
 	run_ok(&r, "trace", "-q", "-c", TF " 1", TF, "tf:fmt", "%6$s");
 	assert_string_equal(r.err, "");
-	run_result_free(&r);
-}
-
-/*
- * A real program whose strings have no NUL: HotSpot's method__entry gives
- * class, method and signature each as a pointer and a length. With %.*s
- * every line is a clean method; %s of the class name reads on into the
- * bytes after it (seen with Debian 12's OpenJDK 17). Skipped without a
- * JVM.
- */
-static void test_format_hotspot(void **state)
-{
-	char java[PATH_MAX + 64], *p;
-	struct run_result r;
-	glob_t g;
-
-	if (glob("/usr/lib/jvm/*/lib/server/libjvm.so", 0, NULL, &g) ||
-	    !g.gl_pathc) {
-		globfree(&g);
-		printf("no JVM in /usr/lib/jvm: skipped\n");
-		skip();
-	}
-	snprintf(java, sizeof(java), "%s", g.gl_pathv[0]);
-	p = strstr(java, "/lib/server/libjvm.so");
-	snprintf(p, sizeof(java) - (size_t)(p - java),
-		 "/bin/java -XX:+UnlockDiagnosticVMOptions -XX:+DTraceMethodProbes -version");
-	run_ok(&r, "trace", "-n", "200", "-c", java, g.gl_pathv[0],
-	       "hotspot:method__entry", "%2$.*3$s.%4$.*5$s%6$.*7$s");
-	globfree(&g);
-	assert_int_equal(count_str(r.out, " hotspot:method__entry "), 200);
-	expect_in(r.out, " hotspot:method__entry java/lang/Object.<init>()V\n");
-	/* Nothing escaped: no byte from beyond a name. */
-	assert_null(strchr(r.out, '\\'));
 	run_result_free(&r);
 }
 
@@ -1057,7 +1023,6 @@ int main(void)
 		cmocka_unit_test(test_format_bounded),
 		cmocka_unit_test(test_format_numbered),
 		cmocka_unit_test(test_format_null),
-		cmocka_unit_test(test_format_hotspot),
 		cmocka_unit_test(test_memory_widths),
 		cmocka_unit_test(test_types_per_site),
 		cmocka_unit_test(test_escaping),
