@@ -64,7 +64,8 @@ static const char trace_usage[] =
 "(%2$d). Without a pattern every probe of TARGET is traced. Needs root, or\n"
 "CAP_BPF and CAP_PERFMON (and CAP_SYS_PTRACE for others' processes).\n"
 "Options may come before or after TARGET. With -p PID and no TARGET, every\n"
-"file the process maps is traced (one replaced on disk too: the old one).\n"
+"file the process maps is traced (one replaced on disk too: the old one),\n"
+"and each one it maps later (dlopen()).\n"
 "A later TARGET is a path with a '/' (./b); the patterns after a TARGET\n"
 "are its own. A quoted glob TARGET ('/usr/lib/*/libfoo*.so') names every\n"
 "file it matches.\n"
@@ -109,23 +110,6 @@ static const char trace_usage[] =
 "  usdt trace --hist 2 /usr/bin/python3 python:function__entry\n"
 "  usdt trace --latency python:gc__start python:gc__done /usr/bin/python3\n"
 "  usdt trace --filter 'arg2 > 100 && pid == 42' ./app myapp:request\n";
-
-struct trace_opts {
-	pid_t pid;
-	const char *cmd;
-	const char *filter;
-	double duration, interval;
-	enum usdt_attach_mode mode;
-	struct sum_cfg sum;
-	unsigned int str_size;
-	uint32_t rb_size;	/* the ring buffer's bytes; 0: the default */
-	bool quiet;
-	char **enables;		/* --enable's patterns */
-	int enable_cnt;
-	char **pos;		/* TARGET, patterns and formats */
-	int pos_cnt;
-	int pat_from;		/* where the patterns start: 0 without TARGET */
-};
 
 static volatile sig_atomic_t stop_signal;
 
@@ -640,7 +624,7 @@ static void mark_later(struct selection *sel, const struct pattern *first,
  * pattern matches, in note order, and one site_ref per call site. Broken
  * call sites are skipped with a warning.
  */
-static int build_table(struct trace_file *tf, int fi, struct selection *sel,
+int trace_build_table(struct trace_file *tf, int fi, struct selection *sel,
 		       struct trace_ctx *ctx)
 {
 	size_t i, n = usdt_file__probe_cnt(tf->file);
@@ -692,7 +676,7 @@ out:
 
 /* Do p's formats fit its arguments, and their string reads each other's?
  * Merges the reads into p->str_cfg. 0 or the exit status. */
-static int check_fmts(struct probe_ent *p)
+int trace_check_fmts(struct probe_ent *p)
 {
 	int k;
 
@@ -727,7 +711,7 @@ static int check_table(struct trace_ctx *ctx, const struct trace_opts *o,
 				return probe_err(p, "matches both START and END");
 			roles |= p->role & (TRACE_ROLE_START | TRACE_ROLE_END);
 		}
-		err = check_fmts(p);
+		err = trace_check_fmts(p);
 		if (err)
 			return err;
 	}
@@ -871,41 +855,6 @@ static int exit_status(int status)
 /* ---------------------------------------------------------------------- */
 /* Loading and attaching                                                  */
 
-/* A TARGET word and the patterns and formats after it, up to the next. */
-struct trace_group {
-	const char *target;	/* NULL: every file of -p PID */
-	int from, to;		/* its words in o.pos */
-	struct selection sel;
-};
-
-struct trace_run {
-	struct trace_opts o;
-	struct trace_ctx ctx;
-	struct trace_group *groups;
-	int group_cnt;
-	struct trace_file *files;
-	int file_cnt;
-	const char *shown;	/* TARGET, or "pid N" */
-	char shown_buf[32];
-	struct usdt_trace *skel;
-	struct usdt_manager *man;
-	struct ring_buffer *rb;
-	struct sum_state *sums;
-	pid_t child, attach_pid;
-	int go_fd, pid_fd;
-	bool child_done;
-	/* Attached a pattern at a time (see TRACE_COOKIE_BY_OFFSET). */
-	bool by_pattern;
-	/* The BPF program looks call sites up (bpf_find_vma()); the kernel
-	 * cannot run that for us (see retry_without_vma()). */
-	bool use_sites, no_vma;
-	/* libbpf finds no kernel BTF: it gets an empty one (empty_btf()). */
-	bool no_kernel_btf;
-	struct usdt_link **pat_links;
-	int pat_link_cnt;
-	size_t attached;	/* probes attached */
-};
-
 /* From how many probes on they are attached a pattern at a time: each
  * kernel link costs tens of milliseconds to close (an RCU grace period),
  * which for libjvm's 500 probes made every exit take half a minute. */
@@ -1036,8 +985,9 @@ static int configure(struct trace_run *r)
 	skel->rodata->page_shift = (uint32_t)page_shift();
 	r->use_sites = r->by_pattern && !r->no_vma;
 	skel->rodata->use_sites = r->use_sites;
+	r->probe_cap = r->ctx.probe_cnt + (r->watch ? TRACE_WATCH_SPARE : 0);
 	err = bpf_map__set_max_entries(skel->maps.probe_cfg,
-				       (uint32_t)r->ctx.probe_cnt);
+				       (uint32_t)r->probe_cap);
 	if (!err && r->by_pattern)
 		err = bpf_map__set_max_entries(skel->maps.site_probe,
 					       (uint32_t)r->ctx.site_cnt);
@@ -1045,7 +995,7 @@ static int configure(struct trace_run *r)
 		err = bpf_map__set_max_entries(skel->maps.ip_probe, 1);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.sums,
-			sum_map_size(&r->o.sum, r->ctx.probe_cnt));
+			sum_map_size(&r->o.sum, r->probe_cap));
 	if (!err && r->o.rb_size)
 		err = bpf_map__set_max_entries(skel->maps.events,
 					       r->o.rb_size);
@@ -1177,6 +1127,18 @@ static bool retry_without_vma(struct trace_run *r, int err)
 	return false;
 }
 
+int trace_set_probe_cfg(struct trace_run *r, uint32_t i)
+{
+	/* Which arguments are strings, read how: the formats'. */
+	struct trace_probe_cfg cfg = r->ctx.probes[i].str_cfg;
+
+	cfg.role = r->ctx.probes[i].role;
+	if (bpf_map_update_elem(r->cfg_fd, &i, &cfg, BPF_ANY))
+		return tool_err("trace: cannot set up probe %u: %s", i,
+				tool_strerror(errno));
+	return 0;
+}
+
 static int load(struct trace_run *r)
 {
 	uint32_t i;
@@ -1199,17 +1161,10 @@ static int load(struct trace_run *r)
 		return tool_err("trace: cannot load the BPF program: %s",
 				err == -EPERM ? "permission denied (needs root, or CAP_BPF and CAP_PERFMON)" :
 				tool_strerror(-err));
-	for (i = 0; i < r->ctx.probe_cnt; i++) {
-		/* Which arguments are strings, read how: the formats'. */
-		struct trace_probe_cfg cfg = r->ctx.probes[i].str_cfg;
-
-		cfg.role = r->ctx.probes[i].role;
-		err = bpf_map_update_elem(bpf_map__fd(r->skel->maps.probe_cfg),
-					  &i, &cfg, BPF_ANY);
-		if (err)
-			return tool_err("trace: cannot set up probe %u: %s", i,
-					tool_strerror(errno));
-	}
+	r->cfg_fd = bpf_map__fd(r->skel->maps.probe_cfg);
+	for (i = 0; i < r->ctx.probe_cnt; i++)
+		if (trace_set_probe_cfg(r, i))
+			return 1;
 	for (i = 0; r->by_pattern && i < r->ctx.site_cnt; i++) {
 		const struct site_ref *s = &r->ctx.site_refs[i];
 		const struct trace_file *f = &r->files[s->file];
@@ -1239,7 +1194,7 @@ static char *glob_escape(const char *s)
 	return out;
 }
 
-static struct usdt_link *attach_one(struct trace_run *r, size_t i)
+struct usdt_link *trace_attach_one(struct trace_run *r, size_t i)
 {
 	USDT_OPTS(usdt_attach_opts, aopts, .usr_cookie = i, .mode = r->o.mode);
 	struct probe_ent *p = &r->ctx.probes[i];
@@ -1328,7 +1283,7 @@ static bool probe_has_sema(const struct trace_run *r, const struct probe_ent *p)
 
 /* Why an attach failed, with the likely cause of EINVAL at a semaphore
  * site. */
-static const char *attach_why(const struct trace_run *r,
+const char *trace_attach_why(const struct trace_run *r,
 			      const struct probe_ent *p, int err)
 {
 	if (err == EINVAL && probe_has_sema(r, p))
@@ -1353,7 +1308,7 @@ static int attach_all(struct trace_run *r)
 
 		if (stop_signal)
 			return 128 + stop_signal;
-		p->link = attach_one(r, i);
+		p->link = trace_attach_one(r, i);
 		if (p->link) {
 			ok++;
 			continue;
@@ -1365,9 +1320,9 @@ static int attach_all(struct trace_run *r)
 			return probe_err(p, "cannot attach in %s: %s",
 					 r->files[p->file].target.shown,
 					 attach_error(err));
-		probe_err(p, "warning: skipped: %s", attach_why(r, p, err));
+		probe_err(p, "warning: skipped: %s", trace_attach_why(r, p, err));
 	}
-	if (!ok)
+	if (!ok && !(r->watch && !r->ctx.probe_cnt))
 		return tool_err("trace: %s: no probe could be attached",
 				r->shown);
 	r->attached = ok;
@@ -1497,6 +1452,12 @@ static int trace_loop(struct trace_run *r)
 				break;
 			next += r->o.interval;
 		}
+		if (r->watch && now_s() >= r->next_scan) {
+			err = trace_watch_scan(r);
+			if (err)
+				return err;
+			r->next_scan = now_s() + 0.2;
+		}
 		if (trace_over(r, deadline, &ret)) {
 			/* Hits made just before the end are still queued. */
 			ring_buffer__consume(r->rb);
@@ -1558,7 +1519,7 @@ static int trace_start(struct trace_run *r)
 }
 
 /* Open a file to trace; 0, or -errno of the open. */
-static int open_file(struct trace_file *f)
+int trace_open_file(struct trace_file *f)
 {
 	struct stat st;
 
@@ -1623,7 +1584,7 @@ static int build_tables(struct trace_run *r)
 	}
 	for (i = 0; i < r->file_cnt; i++)
 		if (r->files[i].file &&
-		    build_table(&r->files[i], i,
+		    trace_build_table(&r->files[i], i,
 				&r->groups[r->files[i].group].sel, &r->ctx))
 			return tool_err("trace: out of memory");
 	return 0;
@@ -1645,7 +1606,7 @@ static int open_group(struct trace_run *r, int g)
 	for (i = first; i < r->file_cnt; i++) {
 		struct trace_file *f = &r->files[i];
 
-		err = open_file(f);
+		err = trace_open_file(f);
 		if (!err)
 			continue;
 		if (err == -ENOMEM || !f->globbed)
@@ -1681,7 +1642,7 @@ static int open_files(struct trace_run *r)
 		/* Files that cannot be read or have no probes are not ours
 		 * to complain about. */
 		for (i = 0; i < r->file_cnt; i++)
-			if (open_file(&r->files[i]) == -ENOMEM)
+			if (trace_open_file(&r->files[i]) == -ENOMEM)
 				return tool_err("trace: out of memory");
 		return build_tables(r);
 	}
@@ -1783,7 +1744,13 @@ static int trace_prepare(struct trace_run *r)
 	if (err)
 		return err;
 	sel = &r->groups[0].sel;
-	if (!r->ctx.probe_cnt) {
+	/* -p PID alone: files it maps later are traced too (not with
+	 * --latency, whose roles are fixed at the start). */
+	r->watch = !r->o.pat_from && r->o.sum.mode != TRACE_LATENCY;
+	if (!r->ctx.probe_cnt && r->watch) {
+		fprintf(stderr, "%s: trace: %s: no %sprobes yet; waiting for the files it maps\n",
+			tool_name, r->shown, sel->pat_cnt ? "matching " : "");
+	} else if (!r->ctx.probe_cnt) {
 		if (sel->pat_cnt)
 			return tool_err("trace: %s: no probes matching %s:%s%s",
 					r->shown, sel->pats[0].provider,
@@ -1792,7 +1759,8 @@ static int trace_prepare(struct trace_run *r)
 					" ..." : "");
 		return tool_err("trace: %s: no USDT probes", r->shown);
 	}
-	warn_patterns(r);
+	if (!r->watch)	/* else they may match files mapped later */
+		warn_patterns(r);
 	/* --latency: every group's first two patterns are START and END. */
 	err = check_table(&r->ctx, &r->o, sel);
 	if (err)

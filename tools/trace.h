@@ -166,5 +166,92 @@ int sum_print(struct sum_state *s, double t, uint64_t lost, bool final,
 void sum_free(struct sum_state *s);
 /* Entries the summary map needs. */
 uint32_t sum_map_size(const struct sum_cfg *cfg, size_t probe_cnt);
+/* The probe table moved or grew (trace_watch.c). */
+void sum_set_probes(struct sum_state *s, const struct probe_ent *probes,
+		    size_t probe_cnt);
+
+/* The command line of `usdt trace` (trace.c). */
+struct trace_opts {
+	pid_t pid;
+	const char *cmd;
+	const char *filter;
+	double duration, interval;
+	enum usdt_attach_mode mode;
+	struct sum_cfg sum;
+	unsigned int str_size;
+	uint32_t rb_size;	/* the ring buffer's bytes; 0: the default */
+	bool quiet;
+	char **enables;		/* --enable's patterns */
+	int enable_cnt;
+	char **pos;		/* TARGET, patterns and formats */
+	int pos_cnt;
+	int pat_from;		/* where the patterns start: 0 without TARGET */
+};
+
+/* A TARGET word and the patterns and formats after it, up to the next. */
+struct trace_group {
+	const char *target;	/* NULL: every file of -p PID */
+	int from, to;		/* its words in o.pos */
+	struct selection sel;
+};
+
+struct sum_state;
+struct usdt_trace;
+struct ring_buffer;
+struct usdt_manager;
+
+/* One run of `usdt trace`, from the command line to the end. */
+struct trace_run {
+	struct trace_opts o;
+	struct trace_ctx ctx;
+	struct trace_group *groups;
+	int group_cnt;
+	struct trace_file *files;
+	int file_cnt;
+	const char *shown;	/* TARGET, or "pid N" */
+	char shown_buf[32];
+	struct usdt_trace *skel;
+	struct usdt_manager *man;
+	struct ring_buffer *rb;
+	struct sum_state *sums;
+	pid_t child, attach_pid;
+	int go_fd, pid_fd;
+	bool child_done;
+	/* Attached a pattern at a time (see TRACE_COOKIE_BY_OFFSET). */
+	bool by_pattern;
+	/* The BPF program looks call sites up (bpf_find_vma()); the kernel
+	 * cannot run that for us (see retry_without_vma()). */
+	bool use_sites, no_vma;
+	/* libbpf finds no kernel BTF: it gets an empty one (empty_btf()). */
+	bool no_kernel_btf;
+	struct usdt_link **pat_links;
+	int pat_link_cnt;
+	size_t attached;	/* probes attached */
+	int cfg_fd;		/* the probe_cfg map, once loaded */
+	/* -p PID without TARGET: files mapped later are looked for
+	 * (trace_watch.c), with room for probe_cap probes in the maps. */
+	bool watch;
+	size_t probe_cap;
+	double next_scan;
+	bool watch_full;	/* said once: no room left */
+};
+
+/* trace.c: the steps trace_watch.c takes again for a file mapped later. */
+int trace_open_file(struct trace_file *f);
+int trace_build_table(struct trace_file *tf, int fi, struct selection *sel,
+		      struct trace_ctx *ctx);
+int trace_check_fmts(struct probe_ent *p);
+int trace_set_probe_cfg(struct trace_run *r, uint32_t i);
+struct usdt_link *trace_attach_one(struct trace_run *r, size_t i);
+const char *trace_attach_why(const struct trace_run *r,
+			     const struct probe_ent *p, int err);
+
+/* trace_watch.c */
+/* Probes of files mapped after the start that the BPF maps keep room
+ * for. */
+#define TRACE_WATCH_SPARE 1024
+/* Look at the process's maps again and trace the matching probes of the
+ * files it mapped since; 0 or the exit status (out of memory). */
+int trace_watch_scan(struct trace_run *r);
 
 #endif /* __USDT_TRACE_H */

@@ -69,6 +69,15 @@ struct sum_state *sum_new(const struct sum_cfg *cfg, int map_fd,
 	return s;
 }
 
+void sum_set_probes(struct sum_state *s, const struct probe_ent *probes,
+		    size_t probe_cnt)
+{
+	if (!s)
+		return;
+	s->probes = probes;
+	s->probe_cnt = probe_cnt;
+}
+
 void sum_free(struct sum_state *s)
 {
 	if (!s)

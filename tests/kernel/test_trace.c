@@ -907,6 +907,107 @@ static void test_several_targets(void **state)
 	assert_nothing_left();
 }
 
+#define DLT FIXTURE_DIR "/dlopen_target"
+
+/* Start argv with stdin from *in_w's pipe, stdout to a pipe (*out_r) and
+ * stderr to another (*err_r, or merged into stdout if err_r is NULL). */
+static pid_t spawn_piped(const char *const argv[], int *in_w, int *out_r,
+			 int *err_r)
+{
+	int in[2], out[2], err[2] = { -1, -1 };
+	pid_t pid;
+
+	assert_int_equal(pipe(in), 0);
+	assert_int_equal(pipe(out), 0);
+	if (err_r)
+		assert_int_equal(pipe(err), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		dup2(err_r ? err[1] : out[1], 2);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	*in_w = in[1];
+	*out_r = out[0];
+	if (err_r) {
+		close(err[1]);
+		*err_r = err[0];
+	}
+	return pid;
+}
+
+/* Read fd into buf until it holds needle (or EOF); buf is NUL-ended. */
+static void read_until(int fd, char *buf, size_t size, const char *needle)
+{
+	size_t len = 0;
+	ssize_t n;
+
+	buf[0] = '\0';
+	while (!strstr(buf, needle) && len + 1 < size) {
+		n = read(fd, buf + len, size - 1 - len);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		buf[len] = '\0';
+	}
+}
+
+/*
+ * -p PID alone also traces a library the process maps after the start
+ * (dlopen()): the tool finds it in the process's maps and attaches.
+ */
+static void test_dlopen_later(void **state)
+{
+	char lib[PATH_MAX], pid[16], out[4096], err[4096], *p;
+	int t_in, t_out, u_in, u_out, u_err, st;
+	pid_t target, tool;
+
+	assert_non_null(realpath(FIXTURE_DIR "/libtracelib.so", lib));
+	target = spawn_piped((const char *const[]){ DLT, lib, "100000", NULL },
+			     &t_in, &t_out, NULL);
+	read_until(t_out, out, sizeof(out), "\n");
+	assert_int_equal(sscanf(out, "pid %15s", pid), 1);
+	tool = spawn_piped((const char *const[]){ USDT_BIN, "trace", "-p",
+						  pid, "-n", "3",
+						  "tracelib:hit", NULL },
+			   &u_in, &u_out, &u_err);
+	read_until(u_err, err, sizeof(err), "Ctrl-C to stop\n");
+	expect_in(err, "no matching probes yet; waiting for the files it maps\n");
+	/* Traced from now on: let it map the library. */
+	assert_int_equal(write(t_in, "g", 1), 1);
+	read_until(u_out, out, sizeof(out), "-");
+	p = out + strlen(out);
+	while (count_lines(out) < 3 && p < out + sizeof(out) - 1) {
+		ssize_t n = read(u_out, p, (size_t)(out + sizeof(out) - 1 - p));
+
+		if (n <= 0)
+			break;
+		p += n;
+		*p = '\0';
+	}
+	assert_int_equal(waitpid(tool, &st, 0), tool);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	p = err + strlen(err);
+	while (read(u_err, p, 1) == 1 && p < err + sizeof(err) - 2)
+		*++p = '\0';
+	expect_in(err, "usdt: tracing 1 more probe (1 call site) in ");
+	expect_in(err, "libtracelib.so, mapped since\n");
+	assert_int_equal(count_str(out, " dlopen_target tracelib:hit "), 3);
+	kill(target, SIGKILL);
+	assert_int_equal(waitpid(target, NULL, 0), target);
+	close(t_in);
+	close(t_out);
+	close(u_in);
+	close(u_out);
+	close(u_err);
+	assert_nothing_left();
+}
+
 /* -b sizes the ring buffer: rounded up to a power of two, bounded. */
 static void test_buffer_size(void **state)
 {
@@ -1171,6 +1272,7 @@ int main(void)
 		cmocka_unit_test(test_pattern_words),
 		cmocka_unit_test(test_several_formats),
 		cmocka_unit_test(test_several_targets),
+		cmocka_unit_test(test_dlopen_later),
 		cmocka_unit_test(test_buffer_size),
 		cmocka_unit_test(test_pid_errors),
 		cmocka_unit_test(test_pid_not_ours),
