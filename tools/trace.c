@@ -83,6 +83,9 @@ static const char trace_usage[] =
 "                       integer, joined by && and ||\n"
 "      --count          count hits per probe instead of printing them\n"
 "      --by-pid         with --count, per process too\n"
+"      --by ARG         with --count, per value of argument ARG too: argN,\n"
+"                       or str(argN) for the string it points to (up to\n"
+"                       63 bytes), most hits first\n"
 "      --hist ARGN      log2 histogram of argument ARGN per probe\n"
 "      --latency START END\n"
 "                       log2 histogram of the time from probe START to the\n"
@@ -177,6 +180,29 @@ static int set_mode(struct trace_opts *o, enum trace_mode m)
 	return 0;
 }
 
+/* --by argN or str(argN). */
+static int parse_by(struct trace_opts *o, const char *arg)
+{
+	bool str = !strncmp(arg, "str(", 4);
+	const char *p = str ? arg + 4 : arg;
+	char *end;
+	long n;
+
+	if (strncmp(p, "arg", 3))
+		goto bad;
+	errno = 0;
+	n = strtol(p + 3, &end, 10);
+	if (errno || end == p + 3 || n < 0 || n >= TRACE_MAX_ARGS ||
+	    strcmp(end, str ? ")" : ""))
+		goto bad;
+	o->sum.by_arg = (int)n;
+	o->sum.by_str = str;
+	return 0;
+bad:
+	return tool_err("trace: bad --by '%s' (argN or str(argN), N from 0 to %d)",
+			arg, TRACE_MAX_ARGS - 1);
+}
+
 /* The largest ring buffer -b takes: 1 GiB. */
 #define TRACE_RB_MAX (1u << 30)
 
@@ -235,6 +261,8 @@ static int parse_long_opt(struct trace_opts *o, int c, char *arg)
 		return set_mode(o, TRACE_LATENCY);
 	case 'b':
 		return parse_rb_size(o, arg);
+	case 'B':
+		return parse_by(o, arg);
 	case 'q':
 		o->quiet = true;
 		return 0;
@@ -318,6 +346,7 @@ static int parse_args(int argc, char **argv, struct trace_opts *o,
 		{ "latency", required_argument, NULL, 'L' },
 		{ "mode", required_argument, NULL, 'm' },
 		{ "buffer-size", required_argument, NULL, 'b' },
+		{ "by", required_argument, NULL, 'B' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "enable", required_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
@@ -361,6 +390,8 @@ static int parse_args(int argc, char **argv, struct trace_opts *o,
 		return tool_err("trace: -p and -c cannot be used together");
 	if (o->sum.by_pid && o->sum.mode != TRACE_COUNT)
 		return tool_err("trace: --by-pid goes with --count");
+	if (o->sum.by_arg >= 0 && o->sum.mode != TRACE_COUNT)
+		return tool_err("trace: --by goes with --count");
 	if (o->interval && o->sum.mode == TRACE_EVENTS)
 		return tool_err("trace: -i goes with --count, --hist or --latency");
 	return 0;
@@ -719,13 +750,16 @@ static int check_table(struct trace_ctx *ctx, const struct trace_opts *o,
 		return tool_err("trace: no probe matches %s",
 				roles & TRACE_ROLE_START ? o->sum.lat_end :
 							   o->sum.lat_start);
-	if (o->sum.mode == TRACE_HIST)
+	if (o->sum.mode == TRACE_HIST || o->sum.by_arg >= 0) {
+		int arg = o->sum.mode == TRACE_HIST ? o->sum.hist_arg :
+						       o->sum.by_arg;
+
 		for (i = 0; i < ctx->probe_cnt; i++)
-			if (ctx->probes[i].arg_cnt > o->sum.hist_arg)
+			if (ctx->probes[i].arg_cnt > arg)
 				return 0;
-	if (o->sum.mode == TRACE_HIST)
 		return tool_err("trace: no matching probe has argument %d",
-				o->sum.hist_arg);
+				arg);
+	}
 	return 0;
 }
 
@@ -975,6 +1009,9 @@ static int configure(struct trace_run *r)
 	skel->rodata->mode = r->o.sum.mode;
 	skel->rodata->by_pid = r->o.sum.by_pid;
 	skel->rodata->hist_arg = (uint32_t)r->o.sum.hist_arg;
+	skel->rodata->by_arg = r->o.sum.by_arg >= 0 ?
+			       (uint32_t)r->o.sum.by_arg : TRACE_BY_NONE;
+	skel->rodata->by_str = r->o.sum.by_str;
 	skel->rodata->str_size = r->o.str_size;
 	if (r->o.filter) {
 		if (filter_parse(r->o.filter, &f, why, sizeof(why)))
@@ -996,6 +1033,9 @@ static int configure(struct trace_run *r)
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.sums,
 			sum_map_size(&r->o.sum, r->probe_cap));
+	if (!err && r->o.sum.by_arg >= 0)
+		err = bpf_map__set_max_entries(skel->maps.by_sums,
+					       TRACE_BY_KEYS);
 	if (!err && r->o.rb_size)
 		err = bpf_map__set_max_entries(skel->maps.events,
 					       r->o.rb_size);
@@ -1499,7 +1539,10 @@ static int trace_start(struct trace_run *r)
 		return tool_err("trace: cannot open the ring buffer: %s",
 				tool_strerror(errno));
 	if (r->o.sum.mode != TRACE_EVENTS) {
-		r->sums = sum_new(&r->o.sum, bpf_map__fd(r->skel->maps.sums),
+		r->sums = sum_new(&r->o.sum,
+				  bpf_map__fd(r->o.sum.by_arg >= 0 ?
+					      r->skel->maps.by_sums :
+					      r->skel->maps.sums),
 				  r->ctx.probes, r->ctx.probe_cnt);
 		if (!r->sums)
 			return tool_err("trace: out of memory");
@@ -1818,7 +1861,7 @@ static void trace_cleanup(struct trace_run *r)
 int cmd_trace(int argc, char **argv)
 {
 	struct trace_run r = { .go_fd = -1, .pid_fd = -1,
-			       .o = { .str_size = 64 } };
+			       .o = { .str_size = 64, .sum.by_arg = -1 } };
 	struct sigaction sa;
 	char **args, *joined;
 	int n, ret;

@@ -149,11 +149,15 @@ int filter_parse(const char *s, struct trace_filter *f, char *why,
 
 /* trace_sum.c */
 struct sum_state;
+#define TRACE_BY_KEYS 16384	/* --by: distinct keys counted */
+
 struct sum_cfg {
 	enum trace_mode mode;
 	bool json;
 	bool by_pid;
 	int hist_arg;
+	int by_arg;		/* --by: the argument, or -1 */
+	bool by_str;		/* --by str(argN) */
 	const char *lat_start, *lat_end;
 };
 struct sum_state *sum_new(const struct sum_cfg *cfg, int map_fd,

@@ -101,6 +101,17 @@ struct trace_sum_key {
 	__u32 aux;
 };
 
+/* --count --by ARG: {cookie, pid or 0, argument ARG's value, or the
+ * string it points to (up to TRACE_BY_STR - 1 bytes)}, in map by_sums. */
+#define TRACE_BY_STR 64
+#define TRACE_BY_NONE 0xffffffffu
+struct trace_by_key {
+	__u32 cookie;
+	__u32 aux;
+	__u64 val;
+	char str[TRACE_BY_STR];
+};
+
 struct usdt_hit {
 	__u64 ts;		/* bpf_ktime_get_ns() */
 	__u64 cookie;		/* index into the tool's probe table */

@@ -15,8 +15,10 @@
 
 #include "trace.h"
 
+/* A map entry; the key of map sums widened to by_sums's (val and str
+ * zero). */
 struct sum_ent {
-	struct trace_sum_key key;
+	struct trace_by_key key;
 	uint64_t val;
 };
 
@@ -52,7 +54,44 @@ static int ent_cmp(const void *a, const void *b)
 		return x->key.cookie < y->key.cookie ? -1 : 1;
 	if (x->key.aux != y->key.aux)
 		return x->key.aux < y->key.aux ? -1 : 1;
+	if (x->key.val != y->key.val)
+		return x->key.val < y->key.val ? -1 : 1;
+	return memcmp(x->key.str, y->key.str, sizeof(x->key.str));
+}
+
+/* Read the entry after *prev (NULL: the first) of the map: sums's keys
+ * are widened. 0, or -ENOENT at the end. */
+static int map_next(const struct sum_state *s, const struct sum_ent *prev,
+		    struct sum_ent *out)
+{
+	struct trace_sum_key small, next_small;
+
+	memset(&out->key, 0, sizeof(out->key));
+	if (s->cfg.by_arg >= 0) {
+		if (bpf_map_get_next_key(s->fd, prev ? &prev->key : NULL,
+					 &out->key))
+			return -ENOENT;
+	} else {
+		if (prev) {
+			small.cookie = prev->key.cookie;
+			small.aux = prev->key.aux;
+		}
+		if (bpf_map_get_next_key(s->fd, prev ? &small : NULL,
+					 &next_small))
+			return -ENOENT;
+		out->key.cookie = next_small.cookie;
+		out->key.aux = next_small.aux;
+	}
 	return 0;
+}
+
+static int map_value(const struct sum_state *s, const struct sum_ent *e,
+		     uint64_t *v)
+{
+	struct trace_sum_key small = { e->key.cookie, e->key.aux };
+
+	return bpf_map_lookup_elem(s->fd, s->cfg.by_arg >= 0 ?
+				   (const void *)&e->key : &small, v);
 }
 
 struct sum_state *sum_new(const struct sum_cfg *cfg, int map_fd,
@@ -92,16 +131,15 @@ void sum_free(struct sum_state *s)
  * prev). Returns 0 or -ENOMEM. */
 static int sum_read(struct sum_state *s)
 {
-	struct trace_sum_key key, next, *kp = NULL;
+	struct sum_ent e, prev;
 	struct sum_ent *t;
+	bool first = true;
 
 	s->cur_cnt = 0;
-	while (!bpf_map_get_next_key(s->fd, kp, &next)) {
-		uint64_t v;
-
-		key = next;
-		kp = &key;
-		if (bpf_map_lookup_elem(s->fd, &key, &v))
+	while (!map_next(s, first ? NULL : &prev, &e)) {
+		first = false;
+		prev = e;
+		if (map_value(s, &e, &e.val))
 			continue;
 		if (s->cur_cnt == s->cap) {
 			size_t cap = s->cap ? s->cap * 2 : 256;
@@ -116,9 +154,7 @@ static int sum_read(struct sum_state *s)
 			s->prev = t;
 			s->cap = cap;
 		}
-		s->cur[s->cur_cnt].key = key;
-		s->cur[s->cur_cnt].val = v;
-		s->cur_cnt++;
+		s->cur[s->cur_cnt++] = e;
 	}
 	/* Before the first hit cur is still NULL, and qsort() takes no NULL
 	 * even for no elements. */
@@ -156,34 +192,92 @@ static void print_probe(const struct sum_state *s, uint32_t cookie)
 	print_escaped(stdout, p->name, strlen(p->name));
 }
 
+/* --by's value of an entry: the argument as its probe types it, or the
+ * string. */
+static void print_by(const struct sum_state *s, const struct sum_ent *e)
+{
+	const struct probe_ent *p = &s->probes[e->key.cookie];
+	bool sgn = s->cfg.by_arg < p->arg_cnt && p->args[s->cfg.by_arg].is_signed;
+	char str[TRACE_BY_STR + 1];
+
+	if (s->cfg.by_str) {
+		memcpy(str, e->key.str, TRACE_BY_STR);
+		str[TRACE_BY_STR] = '\0';
+		if (s->cfg.json) {
+			fputs(", \"value\": ", stdout);
+			json_str(stdout, str);
+		} else {
+			fputc(' ', stdout);
+			print_escaped(stdout, str, strlen(str));
+		}
+		return;
+	}
+	fputs(s->cfg.json ? ", \"value\": " : " ", stdout);
+	if (sgn)
+		printf("%" PRId64, (int64_t)e->key.val);
+	else
+		printf("%" PRIu64, (uint64_t)e->key.val);
+}
+
+struct count_line {
+	const struct sum_ent *e;
+	uint64_t d;
+};
+
+/* By probe, then (--by) the most hits first, then by key. */
+static int line_cmp(const void *a, const void *b)
+{
+	const struct count_line *x = a, *y = b;
+
+	if (x->e->key.cookie != y->e->key.cookie)
+		return x->e->key.cookie < y->e->key.cookie ? -1 : 1;
+	if (x->d != y->d)
+		return x->d > y->d ? -1 : 1;
+	return ent_cmp(x->e, y->e);
+}
+
+static void print_count(const struct sum_state *s, const struct count_line *l,
+			bool first)
+{
+	const struct sum_ent *e = l->e;
+
+	if (s->cfg.json) {
+		fputs(first ? "{\"probe\": " : ", {\"probe\": ", stdout);
+		print_probe(s, e->key.cookie);
+		if (s->cfg.by_pid)
+			printf(", \"pid\": %u", e->key.aux);
+		if (s->cfg.by_arg >= 0)
+			print_by(s, e);
+		printf(", \"count\": %" PRIu64 "}", l->d);
+		return;
+	}
+	printf("%12" PRIu64 " ", l->d);
+	if (s->cfg.by_pid)
+		printf("%8u ", e->key.aux);
+	print_probe(s, e->key.cookie);
+	if (s->cfg.by_arg >= 0)
+		print_by(s, e);
+	fputc('\n', stdout);
+}
+
 static void print_counts(const struct sum_state *s)
 {
-	bool first = true;
-	size_t i;
+	struct count_line *lines = calloc(s->cur_cnt + 1, sizeof(*lines));
+	size_t i, n = 0;
 
 	if (s->cfg.json)
 		fputs(", \"counts\": [", stdout);
-	for (i = 0; i < s->cur_cnt; i++) {
-		const struct sum_ent *e = &s->cur[i];
-		uint64_t d = delta(s, e);
+	for (i = 0; lines && i < s->cur_cnt; i++) {
+		uint64_t d = delta(s, &s->cur[i]);
 
-		if (!d || e->key.cookie >= s->probe_cnt)
-			continue;
-		if (s->cfg.json) {
-			fputs(first ? "{\"probe\": " : ", {\"probe\": ", stdout);
-			print_probe(s, e->key.cookie);
-			if (s->cfg.by_pid)
-				printf(", \"pid\": %u", e->key.aux);
-			printf(", \"count\": %" PRIu64 "}", d);
-		} else {
-			printf("%12" PRIu64 " ", d);
-			if (s->cfg.by_pid)
-				printf("%8u ", e->key.aux);
-			print_probe(s, e->key.cookie);
-			fputc('\n', stdout);
-		}
-		first = false;
+		if (d && s->cur[i].key.cookie < s->probe_cnt)
+			lines[n++] = (struct count_line){ &s->cur[i], d };
 	}
+	if (n && s->cfg.by_arg >= 0)
+		qsort(lines, n, sizeof(*lines), line_cmp);
+	for (i = 0; i < n; i++)
+		print_count(s, &lines[i], !i);
+	free(lines);
 	if (s->cfg.json)
 		fputs("]", stdout);
 }

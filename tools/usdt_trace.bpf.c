@@ -29,6 +29,10 @@ const volatile __u64 pidns_dev = 0;
 const volatile __u64 pidns_ino = 0;
 const volatile __u32 mode = TRACE_EVENTS;
 const volatile __u32 by_pid = 0;	/* TRACE_COUNT: one count per pid */
+/* TRACE_COUNT --by: the argument counted by (TRACE_BY_NONE: none), by its
+ * value or (by_str) the string it points to. */
+const volatile __u32 by_arg = TRACE_BY_NONE;
+const volatile __u32 by_str = 0;
 const volatile __u32 hist_arg = 0;	/* TRACE_HIST: the argument */
 const volatile __u32 str_size = 64;	/* longest string read, with NUL */
 const volatile struct trace_filter filter = { 0 };
@@ -65,6 +69,14 @@ struct {
 	__type(key, struct trace_sum_key);
 	__type(value, __u64);
 } sums SEC(".maps");
+
+/* --count --by: struct trace_by_key -> hits; sized before load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, struct trace_by_key);
+	__type(value, __u64);
+} by_sums SEC(".maps");
 
 /* File offset of a call site -> its probe, for TRACE_COOKIE_BY_OFFSET. */
 struct {
@@ -161,6 +173,51 @@ static __always_inline bool passes(struct pt_regs *ctx, __u64 id)
 		}
 	}
 	return false;
+}
+
+/* One per-CPU key under construction (80 bytes: more than the stack
+ * should hold next to the rest). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct trace_by_key);
+} by_scratch SEC(".maps");
+
+/* Count a hit under argument by_arg's value or string. An argument that
+ * cannot be read counts under value 0 and an empty string. */
+static __always_inline void by_add(struct pt_regs *ctx, __u32 cookie,
+				   __u32 aux)
+{
+	__u32 zero = 0;
+	struct trace_by_key *k = bpf_map_lookup_elem(&by_scratch, &zero);
+	__u64 one = 1, *v;
+	long val = 0;
+
+	if (!k)
+		return;
+	__builtin_memset(k, 0, sizeof(*k));
+	k->cookie = cookie;
+	k->aux = aux;
+	bpf_usdt_arg(ctx, by_arg, &val);
+	if (!by_str)
+		k->val = (__u64)val;
+	else if (val &&
+		 bpf_probe_read_user_str(k->str, sizeof(k->str),
+					 (const void *)val) < 0)
+		k->str[0] = 0;
+	v = bpf_map_lookup_elem(&by_sums, k);
+	if (v) {
+		__sync_fetch_and_add(v, 1);
+		return;
+	}
+	if (!bpf_map_update_elem(&by_sums, k, &one, BPF_NOEXIST))
+		return;
+	v = bpf_map_lookup_elem(&by_sums, k);
+	if (v)
+		__sync_fetch_and_add(v, 1);
+	else
+		__sync_fetch_and_add(&lost_sums, 1);
 }
 
 static __always_inline void sum_add(__u32 cookie, __u32 aux, __u64 n)
@@ -502,7 +559,10 @@ int usdt_trace(struct pt_regs *ctx)
 		return 0;
 	switch (mode) {
 	case TRACE_COUNT:
-		sum_add(key, by_pid ? (__u32)(id >> 32) : 0, 1);
+		if (by_arg != TRACE_BY_NONE)
+			by_add(ctx, key, by_pid ? (__u32)(id >> 32) : 0);
+		else
+			sum_add(key, by_pid ? (__u32)(id >> 32) : 0, 1);
 		return 0;
 	case TRACE_HIST:
 		if (!bpf_usdt_arg(ctx, hist_arg, &v))

@@ -1008,6 +1008,67 @@ static void test_dlopen_later(void **state)
 	assert_nothing_left();
 }
 
+/* --count --by: counts per argument value (most first), or per string. */
+static void test_count_by(void **state)
+{
+	static const char *const bad[][3] = {
+		{ "--by", "arg0", NULL },	/* without --count */
+		{ "--count", "--by", "str(arg0" },
+		{ "--count", "--by", "arg12" },
+		{ "--count", "--by", "x" },
+	};
+	char pid[16], line[64];
+	struct run_result r;
+	size_t i;
+
+	run_tool(&r, "trace", "-q", "--count", "--by", "arg0", "-c", PT " 3",
+		 PT, "pt:stop");
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	for (i = 1; i <= 3; i++) {
+		snprintf(line, sizeof(line), "           1 pt:stop %zu\n", i);
+		expect_in(r.out, line);
+	}
+	run_result_free(&r);
+
+	/* pattern_target execs trace_target: tt:two's arg0 is the round. */
+	run_tool(&r, "trace", "-q", "--count", "--by-pid", "--by", "arg1",
+		 "-c", PT " 1 " TT " 3 0 0", TT, "tt:two");
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	assert_int_equal(sscanf(r.out, "pid %15s", pid), 1);
+	for (i = 1; i <= 3; i++) {
+		snprintf(line, sizeof(line), "%8s tt:two -%zu\n", pid, i);
+		expect_in(r.out, line);
+	}
+	run_result_free(&r);
+
+	run_tool(&r, "trace", "-q", "--json", "--count", "--by", "arg0", "-c",
+		 PT " 2", PT, "pt:start");
+	expect_in(r.out, "{\"probe\": \"pt:start\", \"value\": 2, \"count\": 1}");
+	run_result_free(&r);
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		const char *argv[8] = { USDT_BIN, "trace", bad[i][0], bad[i][1],
+					bad[i][2], PT, NULL };
+
+		if (!bad[i][2]) {
+			argv[4] = PT;
+			argv[5] = NULL;
+		}
+		run_argv(argv, &r);
+		assert_int_equal(r.status, 1);
+		if (!strstr(r.err, "--by"))
+			fail_msg("%s %s: %s", bad[i][0], bad[i][1], r.err);
+		run_result_free(&r);
+	}
+	run_tool(&r, "trace", "--count", "--by", "arg3", PT, "pt:stop");
+	assert_int_equal(r.status, 1);
+	expect_in(r.err, "no matching probe has argument 3");
+	run_result_free(&r);
+	assert_nothing_left();
+}
+
 /* -b sizes the ring buffer: rounded up to a power of two, bounded. */
 static void test_buffer_size(void **state)
 {
@@ -1273,6 +1334,7 @@ int main(void)
 		cmocka_unit_test(test_several_formats),
 		cmocka_unit_test(test_several_targets),
 		cmocka_unit_test(test_dlopen_later),
+		cmocka_unit_test(test_count_by),
 		cmocka_unit_test(test_buffer_size),
 		cmocka_unit_test(test_pid_errors),
 		cmocka_unit_test(test_pid_not_ours),

@@ -77,6 +77,11 @@ static void trace_functions(void)
 	if (strstr(r.out, "python:line"))
 		fail_msg("-e python:line counted its hits:\n%s", r.out);
 	run_result_free(&r);
+	/* Calls per function name, as bcc's ucalls counts them. */
+	run_ok(&r, "trace", "--count", "--by", "str(arg1)", "-e",
+	       "python:line", "-c", cmd, py, "python:function__entry");
+	expect_in(r.out, "           1 python:function__entry visit_me\n");
+	run_result_free(&r);
 	unlink(script);
 	rmdir(dir);
 }
@@ -99,6 +104,12 @@ static void trace_imports(void)
 	       "%s", "python:gc__start", "gen %d");
 	expect_in(r.out, " python:import__find__load__start probe_me_mod\n");
 	expect_in(r.out, " python:gc__start gen 1\n");
+	run_result_free(&r);
+
+	/* Imports per module name. */
+	run_ok(&r, "trace", "--count", "--by", "str(arg0)", "-c", cmd, py,
+	       "python:import__find__load__start");
+	expect_in(r.out, "           1 python:import__find__load__start probe_me_mod\n");
 	run_result_free(&r);
 
 	run_ok(&r, "trace", "--count", "-c", cmd, py, "python:gc__*");
