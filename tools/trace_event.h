@@ -72,10 +72,14 @@ struct trace_probe_cfg {
  */
 #define TRACE_MAX_TERMS 16
 enum trace_operand { TRACE_OPD_PID = TRACE_MAX_ARGS, TRACE_OPD_TID };
-enum trace_op { TRACE_EQ, TRACE_NE, TRACE_LT, TRACE_LE, TRACE_GT, TRACE_GE };
+/* TRACE_SEQ, TRACE_SNE: the string argN points to is (is not) strs[i]
+ * of term i, whose value is then its length (below TRACE_FSTR - 1). */
+enum trace_op { TRACE_EQ, TRACE_NE, TRACE_LT, TRACE_LE, TRACE_GT, TRACE_GE,
+		TRACE_SEQ, TRACE_SNE };
+#define TRACE_FSTR 64
 struct trace_term {
 	__u8 operand;		/* 0..11: argN; or enum trace_operand */
-	__u8 op;		/* enum trace_op, signed 64-bit compare */
+	__u8 op;		/* enum trace_op: signed 64-bit, or string */
 	__u8 group_end;
 	__u8 pad[5];
 	__s64 value;
@@ -84,6 +88,7 @@ struct trace_filter {
 	__u32 term_cnt;
 	__u32 pad;
 	struct trace_term terms[TRACE_MAX_TERMS];
+	char strs[TRACE_MAX_TERMS][TRACE_FSTR];
 };
 
 /*

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * --filter EXPR: comparisons of argN, pid or tid with an integer, joined
- * by && (binds tighter) and ||, e.g. "arg2 > 100 && pid == 42 || arg0 == 0".
+ * --filter EXPR: comparisons of argN, pid or tid with an integer, or of
+ * the string argN points to with a "string" (== and !=), joined by &&
+ * (binds tighter) and ||, e.g. "arg2 > 100 && pid == 42 || arg0 == 0" or
+ * 'arg1 == "GET"'.
  * The result is the DNF struct trace_filter that the BPF program
  * evaluates, so hits filtered out never reach user space.
  */
@@ -94,6 +96,35 @@ static int parse_value(const char **sp, struct trace_term *t)
 	return errno == ERANGE ? -ERANGE : 0;
 }
 
+/*
+ * A string constant, "..." with \" and \\ (the only escapes), for argN ==
+ * or != (the string the argument points to): into out, its length in
+ * t->value. -EINVAL, or -E2BIG past TRACE_FSTR - 2 bytes.
+ */
+static int parse_string(const char **sp, struct trace_term *t, char *out)
+{
+	const char *s = *sp + 1;
+	size_t n = 0;
+
+	if (t->operand >= TRACE_MAX_ARGS ||
+	    (t->op != TRACE_EQ && t->op != TRACE_NE))
+		return -EINVAL;
+	for (; *s && *s != '"'; s++) {
+		if (*s == '\\' && (s[1] == '"' || s[1] == '\\'))
+			s++;
+		if (n == TRACE_FSTR - 2)
+			return -E2BIG;
+		out[n++] = *s;
+	}
+	if (*s != '"')
+		return -EINVAL;
+	out[n] = '\0';
+	t->value = (__s64)n;
+	t->op = t->op == TRACE_EQ ? TRACE_SEQ : TRACE_SNE;
+	*sp = s + 1;
+	return 0;
+}
+
 int filter_parse(const char *s, struct trace_filter *f, char *why,
 		 size_t len)
 {
@@ -117,7 +148,16 @@ int filter_parse(const char *s, struct trace_filter *f, char *why,
 			goto bad;
 		s = skip_ws(s);
 		value = s;
-		err = parse_value(&s, t);
+		if (*s == '"') {
+			err = parse_string(&s, t, f->strs[t - f->terms]);
+			if (err == -E2BIG) {
+				snprintf(why, len, "string '%.20s...' longer than %d bytes",
+					 value + 1, TRACE_FSTR - 2);
+				return err;
+			}
+		} else {
+			err = parse_value(&s, t);
+		}
 		if (err == -ERANGE) {
 			snprintf(why, len, "constant '%.*s' out of range (signed 64-bit: %lld to %lld)",
 				 (int)(s - value), value, (long long)INT64_MIN,
@@ -138,7 +178,7 @@ int filter_parse(const char *s, struct trace_filter *f, char *why,
 		s += 2;
 	}
 bad:
-	snprintf(why, len, "cannot parse at column %d: want argN, pid or tid, then == != < <= > >=, an integer, and && or || between comparisons",
+	snprintf(why, len, "cannot parse at column %d: want argN, pid or tid, then == != < <= > >=, an integer (or for argN == and != a \"string\"), and && or || between comparisons",
 		 (int)(s - start) + 1);
 	return -EINVAL;
 }

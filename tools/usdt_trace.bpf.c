@@ -124,9 +124,35 @@ struct {
 	__type(value, struct scratch);
 } scratch SEC(".maps");
 
-static __always_inline bool term_holds(struct pt_regs *ctx, __u64 id,
-				       const volatile struct trace_term *t)
+/*
+ * Is the string at user address ptr filter string i (term i's)? A global
+ * function, verified once for all the terms. The read takes one byte more
+ * than any filter string has, so a longer string never matches its prefix.
+ */
+__noinline int trace_str_is(__u32 i, long ptr)
 {
+	char buf[TRACE_FSTR];
+	long n;
+	__u32 k;
+
+	if (i >= TRACE_MAX_TERMS || !ptr)
+		return 0;
+	n = bpf_probe_read_user_str(buf, sizeof(buf), (const void *)ptr);
+	if (n <= 0 || n - 1 != filter.terms[i].value)
+		return 0;
+	for (k = 0; k < TRACE_FSTR - 1; k++) {
+		if (k >= n - 1)
+			break;
+		if (buf[k] != filter.strs[i][k])
+			return 0;
+	}
+	return 1;
+}
+
+static __always_inline bool term_holds(struct pt_regs *ctx, __u64 id,
+				       __u32 i)
+{
+	const volatile struct trace_term *t = &filter.terms[i];
 	long v = 0;
 	__s64 x;
 
@@ -138,6 +164,8 @@ static __always_inline bool term_holds(struct pt_regs *ctx, __u64 id,
 		return false;
 	else
 		x = v;
+	if (t->op == TRACE_SEQ || t->op == TRACE_SNE)
+		return trace_str_is(i, v) == (t->op == TRACE_SEQ);
 	switch (t->op) {
 	case TRACE_EQ:
 		return x == t->value;
@@ -164,7 +192,7 @@ static __always_inline bool passes(struct pt_regs *ctx, __u64 id)
 	for (i = 0; i < TRACE_MAX_TERMS; i++) {
 		if (i >= filter.term_cnt)
 			break;
-		if (group && !term_holds(ctx, id, &filter.terms[i]))
+		if (group && !term_holds(ctx, id, (__u32)i))
 			group = false;
 		if (filter.terms[i].group_end) {
 			if (group)

@@ -437,6 +437,37 @@ static void test_latency(void **state)
 }
 
 /* The filter runs in BPF: exactly the hits it admits arrive. */
+/* String equality: the string an argument points to, == or != a
+ * constant; a longer string does not match its prefix. */
+static void test_filter_strings(void **state)
+{
+	static const struct {
+		const char *expr;
+		int hits;	/* of tf:str in 3 rounds */
+	} cases[] = {
+		{ "arg1 == \"round\"", 3 },
+		{ "arg1 == \"roun\"", 0 },
+		{ "arg1 == \"rounds\"", 0 },
+		{ "arg1 != \"round\"", 0 },
+		{ "arg1 != \"x\" && arg2 == 2", 1 },
+		{ "arg0 == \"hello\\tworld\\x1b[31m\" || arg1 == \"\"", 0 },
+		{ "arg1 == \"\\\"\" || arg2 == 3", 1 },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct run_result r;
+
+		run_ok(&r, "trace", "-q", "--filter", cases[i].expr, "-c",
+		       TF " 3", TF, "tf:str");
+		if (count_str(r.out, " tf:str ") != cases[i].hits)
+			fail_msg("'%s': %d hits, want %d:\n%s", cases[i].expr,
+				 count_str(r.out, " tf:str "), cases[i].hits,
+				 r.out);
+		run_result_free(&r);
+	}
+}
+
 static void test_filter(void **state)
 {
 	static const struct {
@@ -485,6 +516,10 @@ static void test_filter_errors(void **state)
 	static const char *const bad[] = {
 		"arg0 >", "arg12 == 1", "foo == 1", "arg0 == 1 &&",
 		"(arg0 == 1)", "arg0 = 1", "arg0 == 1x",
+		/* Strings: for argN == and != only, closed, at most 62. */
+		"pid == \"x\"", "arg0 < \"a\"", "arg0 == \"abc",
+		"arg0 == \"abc\"x",
+		"arg0 == \"0123456789012345678901234567890123456789012345678901234567890123\"",
 	};
 	size_t i;
 
@@ -1033,6 +1068,7 @@ int main(void)
 		cmocka_unit_test(test_hist),
 		cmocka_unit_test(test_latency),
 		cmocka_unit_test(test_filter),
+		cmocka_unit_test(test_filter_strings),
 		cmocka_unit_test(test_filter_errors),
 		cmocka_unit_test(test_filter_range),
 		cmocka_unit_test(test_many_probes),
