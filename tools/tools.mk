@@ -102,7 +102,9 @@ DEPS_test_trace_jvm = $(TOOL)
 LDFLAGS_test_trace_python = $(TOOL_TEST_DEFS)
 DEPS_test_trace_python = $(TOOL)
 
-# make bench-trace: start and end times of `usdt trace` on many probes.
-bench-trace: $(TOOL)
+# make bench-trace: start and end times of `usdt trace` on many probes,
+# and its time to a first event next to bpftrace's.
+bench-trace: $(TOOL) $(TOOL_FIX)/trace_target
 	$(Q)tests/bench/trace_scale.sh $(TOOL) $(OBJDIR)
+	$(Q)tests/bench/startup.sh $(TOOL) $(OBJDIR)
 .PHONY: bench-trace
