@@ -97,6 +97,7 @@ static const char trace_usage[] =
 "  -b, --buffer-size N  the ring buffer's size in bytes (K and M suffixes;\n"
 "                       rounded up to a power of two; default 8M)\n"
 "  -q, --quiet          no \"tracing N probes\" line on stderr at the start\n"
+"      --ustack         each hit's user stack, a frame a line\n"
 "  -e, --enable PATTERN also attach these probes, only to set their\n"
 "                       semaphores (their hits are not reported); e.g.\n"
 "                       python:line, without which CPython 3.11 reports\n"
@@ -264,6 +265,9 @@ static int parse_long_opt(struct trace_opts *o, int c, char *arg)
 		return parse_rb_size(o, arg);
 	case 'B':
 		return parse_by(o, arg);
+	case 'U':
+		o->ustack = true;
+		return 0;
 	case 'q':
 		o->quiet = true;
 		return 0;
@@ -348,6 +352,7 @@ static int parse_args(int argc, char **argv, struct trace_opts *o,
 		{ "mode", required_argument, NULL, 'm' },
 		{ "buffer-size", required_argument, NULL, 'b' },
 		{ "by", required_argument, NULL, 'B' },
+		{ "ustack", no_argument, NULL, 'U' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "enable", required_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
@@ -393,6 +398,9 @@ static int parse_args(int argc, char **argv, struct trace_opts *o,
 		return tool_err("trace: --by-pid goes with --count");
 	if (o->sum.by_arg >= 0 && o->sum.mode != TRACE_COUNT)
 		return tool_err("trace: --by goes with --count");
+	if (o->ustack && o->sum.mode != TRACE_EVENTS)
+		return tool_err("trace: --ustack goes with events, not with --count, --hist or --latency");
+	ctx->ustack = o->ustack;
 	if (o->interval && o->sum.mode == TRACE_EVENTS)
 		return tool_err("trace: -i goes with --count, --hist or --latency");
 	return 0;
@@ -1013,6 +1021,7 @@ static int configure(struct trace_run *r)
 	skel->rodata->by_arg = r->o.sum.by_arg >= 0 ?
 			       (uint32_t)r->o.sum.by_arg : TRACE_BY_NONE;
 	skel->rodata->by_str = r->o.sum.by_str;
+	skel->rodata->ustack = r->o.ustack;
 	skel->rodata->str_size = r->o.str_size;
 	if (r->o.filter) {
 		if (filter_parse(r->o.filter, &f, why, sizeof(why)))
@@ -1854,6 +1863,7 @@ static void trace_cleanup(struct trace_run *r)
 		close(r->pid_fd);
 	free(r->ctx.probes);
 	trace_files_free(r->files, r->file_cnt);
+	stack_free(r->ctx.stacks);
 	for (i = 0; r->groups && i < (size_t)r->group_cnt; i++)
 		selection_free(&r->groups[i].sel);
 	free(r->groups);

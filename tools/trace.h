@@ -97,6 +97,8 @@ struct trace_ctx {
 	size_t site_cnt;	/* good call sites of the probes */
 	struct site_ref { uint64_t off; uint32_t probe, file; } *site_refs;
 	struct arg_fmt hit_args[TRACE_MAX_ARGS];	/* site_args()'s */
+	bool ustack;		/* --ustack */
+	struct stack_state *stacks;	/* trace_stack.c's, made at first use */
 	int write_err;		/* errno of a failed write to stdout */
 };
 
@@ -185,6 +187,7 @@ struct trace_opts {
 	unsigned int str_size;
 	uint32_t rb_size;	/* the ring buffer's bytes; 0: the default */
 	bool quiet;
+	bool ustack;		/* --ustack */
 	char **enables;		/* --enable's patterns */
 	int enable_cnt;
 	char **pos;		/* TARGET, patterns and formats */
@@ -249,6 +252,12 @@ int trace_set_probe_cfg(struct trace_run *r, uint32_t i);
 struct usdt_link *trace_attach_one(struct trace_run *r, size_t i);
 const char *trace_attach_why(const struct trace_run *r,
 			     const struct probe_ent *p, int err);
+
+/* trace_stack.c: the user stack a hit carries, symbolized. */
+struct stack_state;
+void stack_print(struct trace_ctx *ctx, const struct usdt_hit *e,
+		 size_t len);
+void stack_free(struct stack_state *st);
 
 /* trace_watch.c */
 /* Probes of files mapped after the start that the BPF maps keep room

@@ -140,9 +140,17 @@ struct usdt_hit {
 	 * its own site's types, without finding which site it was. */
 	__u16 signed_mask;	/* bit i: argument i is signed */
 	__u16 float_mask;	/* bit i: argument i is a float */
+	/* --ustack: bytes of user stack (u64 return addresses, innermost
+	 * first) after the strings; 0 without or when it failed. */
+	__u32 stack_len;
+	__u32 pad;
 };
 
-_Static_assert(sizeof(struct usdt_hit) == 224, "usdt_hit layout");
+#define TRACE_STACK_MAX (127 * 8)	/* --ustack: 127 frames */
+
+_Static_assert(sizeof(struct usdt_hit) == 232, "usdt_hit layout");
+_Static_assert(TRACE_STR_AREA + TRACE_STACK_MAX <= 2 * TRACE_STR_AREA,
+	       "the stack fits after the strings");
 _Static_assert(sizeof(struct trace_probe_cfg) == 48, "trace_probe_cfg layout");
 
 #endif /* __USDT_TRACE_EVENT_H */

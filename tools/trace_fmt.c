@@ -873,8 +873,13 @@ int on_hit(void *data, void *raw, size_t len)
 		if (!ctx->json && pf)
 			fputc(' ', stdout);
 		print_args(ctx, p, pf, e, len);
-		fputs(ctx->json ? "]}\n" : "\n", stdout);
+		fputs(ctx->json ? "]" : "", stdout);
+		if (ctx->json && ctx->ustack)
+			stack_print(ctx, e, len);
+		fputs(ctx->json ? "}\n" : "\n", stdout);
 	}
+	if (!ctx->json && ctx->ustack)
+		stack_print(ctx, e, len);
 	if (output_check(ctx))
 		return -ECANCELED;
 	ctx->count++;

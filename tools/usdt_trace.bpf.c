@@ -33,6 +33,7 @@ const volatile __u32 by_pid = 0;	/* TRACE_COUNT: one count per pid */
  * value or (by_str) the string it points to. */
 const volatile __u32 by_arg = TRACE_BY_NONE;
 const volatile __u32 by_str = 0;
+const volatile __u32 ustack = 0;	/* events carry the user stack */
 const volatile __u32 hist_arg = 0;	/* TRACE_HIST: the argument */
 const volatile __u32 str_size = 64;	/* longest string read, with NUL */
 const volatile struct trace_filter filter = { 0 };
@@ -528,6 +529,18 @@ static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
 	if (off > TRACE_STR_AREA)
 		off = TRACE_STR_AREA;
 	s->hit.str_total = off;
+	s->hit.stack_len = 0;
+	if (ustack) {
+		long n = bpf_get_stack(ctx, &s->str[off], TRACE_STACK_MAX,
+				       BPF_F_USER_STACK);
+
+		if (n > 0 && n <= TRACE_STACK_MAX) {
+			s->hit.stack_len = (__u32)n;
+			off += (__u32)n;
+		}
+	}
+	if (off > 2 * TRACE_STR_AREA)
+		off = 2 * TRACE_STR_AREA;
 	if (bpf_ringbuf_output(&events, s, sizeof(s->hit) + off, 0))
 		__sync_fetch_and_add(&lost_events, 1);
 	return 0;

@@ -1069,6 +1069,36 @@ static void test_count_by(void **state)
 	assert_nothing_left();
 }
 
+/*
+ * --ustack: a frame a line under each hit, symbolized from the file's
+ * symbols (the first frame is the call site's function, fire(); more need
+ * frame pointers, which the fixture has not). The target lives on between
+ * hits, so its maps can still be read.
+ */
+static void test_ustack(void **state)
+{
+	struct run_result r;
+
+	run_tool(&r, "trace", "-q", "--ustack", "-c", TT " 2 300 0", TT,
+		 "tt:one");
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	assert_int_equal(count_str(r.out, " trace_target tt:one "), 2);
+	assert_int_equal(count_str(r.out, "\n    fire+0x"), 2);
+	assert_int_equal(count_str(r.out, "/trace_target)\n"), 2);
+	run_result_free(&r);
+	run_tool(&r, "trace", "-q", "-j", "--ustack", "-c", TT " 1 300 0", TT,
+		 "tt:one");
+	assert_int_equal(r.status, 0);
+	expect_in(r.out, "\"args\": [1], \"ustack\": [\"fire+0x");
+	run_result_free(&r);
+	run_tool(&r, "trace", "--ustack", "--count", TT, "tt:one");
+	assert_int_equal(r.status, 1);
+	expect_in(r.err, "--ustack goes with events");
+	run_result_free(&r);
+	assert_nothing_left();
+}
+
 /* -b sizes the ring buffer: rounded up to a power of two, bounded. */
 static void test_buffer_size(void **state)
 {
@@ -1335,6 +1365,7 @@ int main(void)
 		cmocka_unit_test(test_several_targets),
 		cmocka_unit_test(test_dlopen_later),
 		cmocka_unit_test(test_count_by),
+		cmocka_unit_test(test_ustack),
 		cmocka_unit_test(test_buffer_size),
 		cmocka_unit_test(test_pid_errors),
 		cmocka_unit_test(test_pid_not_ours),

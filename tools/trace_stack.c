@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * --ustack: the user stack of each hit, one frame a line, as
+ * "function+0xOFF (file)". The BPF side sends the return addresses; here
+ * each is placed in the process's maps (read again when an address is in
+ * none known) and looked up in its file's function symbols (.symtab, else
+ * .dynsym), each file read once. Files come from other users: a file is
+ * opened through /proc/PID/map_files/ or its path as a regular file only,
+ * and at most STACK_SYMS symbols of it are kept.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "trace.h"
+
+#define STACK_SYMS (1u << 21)	/* function symbols kept per file */
+#define STACK_MAPS 4096		/* mappings kept per process */
+
+struct stack_sym {
+	uint64_t start, size;
+	char *name;
+};
+
+struct stack_file {
+	dev_t dev;
+	ino_t ino;
+	struct stack_sym *syms;	/* by start */
+	size_t cnt, cap;
+	struct { uint64_t off, vaddr, filesz; } seg[16];	/* PT_LOAD */
+	int seg_cnt;
+};
+
+struct stack_map {
+	uint64_t start, end, pgoff;
+	dev_t dev;
+	ino_t ino;
+	char *path;
+};
+
+struct stack_state {
+	pid_t pid;
+	struct stack_map *maps;
+	size_t map_cnt;
+	struct stack_file *files;
+	size_t file_cnt;
+};
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct stack_sym *x = a, *y = b;
+
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/* The function symbols of one symbol section; 0 or -ENOMEM. */
+static int read_syms(Elf *elf, Elf_Scn *scn, struct stack_file *f)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	GElf_Shdr sh;
+	GElf_Sym sym;
+	size_t i, n;
+	void *v;
+
+	if (!data || !gelf_getshdr(scn, &sh) || !sh.sh_entsize)
+		return 0;
+	n = sh.sh_size / sh.sh_entsize;
+	for (i = 0; i < n && f->cnt < STACK_SYMS; i++) {
+		const char *name;
+
+		if (!gelf_getsym(data, (int)i, &sym) ||
+		    GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_value)
+			continue;
+		name = elf_strptr(elf, sh.sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		if (f->cnt == f->cap) {
+			size_t cap = f->cap ? f->cap * 2 : 256;
+
+			v = realloc(f->syms, cap * sizeof(*f->syms));
+			if (!v)
+				return -ENOMEM;
+			f->syms = v;
+			f->cap = cap;
+		}
+		f->syms[f->cnt].start = sym.st_value;
+		f->syms[f->cnt].size = sym.st_size;
+		f->syms[f->cnt].name = strdup(name);
+		if (!f->syms[f->cnt].name)
+			return -ENOMEM;
+		f->cnt++;
+	}
+	return 0;
+}
+
+/* The loadable segments and function symbols of the ELF file at fd. */
+static void read_elf(int fd, struct stack_file *f)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	Elf_Scn *scn = NULL, *dyn = NULL, *tab = NULL;
+	size_t i, phnum;
+	GElf_Phdr ph;
+	GElf_Shdr sh;
+
+	if (!elf)
+		return;
+	for (i = 0; !elf_getphdrnum(elf, &phnum) && i < phnum; i++)
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+		    f->seg_cnt < 16) {
+			f->seg[f->seg_cnt].off = ph.p_offset;
+			f->seg[f->seg_cnt].vaddr = ph.p_vaddr;
+			f->seg[f->seg_cnt++].filesz = ph.p_filesz;
+		}
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			tab = scn;
+		else if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_DYNSYM)
+			dyn = scn;
+	if (read_syms(elf, tab ? tab : dyn, f) == 0 && f->cnt)
+		qsort(f->syms, f->cnt, sizeof(*f->syms), sym_cmp);
+	elf_end(elf);
+}
+
+/* The file of mapping m, read once (by device and inode). */
+static struct stack_file *file_of(struct stack_state *st,
+				  const struct stack_map *m)
+{
+	struct stack_file *f;
+	char path[96];
+	struct stat sb;
+	size_t i;
+	int fd;
+
+	for (i = 0; i < st->file_cnt; i++)
+		if (st->files[i].dev == m->dev && st->files[i].ino == m->ino)
+			return &st->files[i];
+	f = realloc(st->files, (st->file_cnt + 1) * sizeof(*f));
+	if (!f)
+		return NULL;
+	st->files = f;
+	f = &st->files[st->file_cnt++];
+	memset(f, 0, sizeof(*f));
+	f->dev = m->dev;
+	f->ino = m->ino;
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+		 (int)st->pid, m->start, m->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0 && m->path[0] == '/')
+		fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd >= 0 && !fstat(fd, &sb) && S_ISREG(sb.st_mode))
+		read_elf(fd, f);
+	if (fd >= 0)
+		close(fd);
+	return f;
+}
+
+static void maps_clear(struct stack_state *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->map_cnt; i++)
+		free(st->maps[i].path);
+	free(st->maps);
+	st->maps = NULL;
+	st->map_cnt = 0;
+}
+
+/* Read pid's file mappings (those with an inode) again; those known of
+ * pid stay when it has gone (its last hits print after its exit). */
+static void maps_read(struct stack_state *st, pid_t pid)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	FILE *mf;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	mf = fopen(path, "re");
+	if (!mf && st->pid == pid)
+		return;
+	maps_clear(st);
+	st->pid = pid;
+	while (mf && getline(&line, &cap, mf) > 0 && st->map_cnt < STACK_MAPS) {
+		unsigned long long s, e, off, ino;
+		unsigned int maj, mn;
+		struct stack_map *v;
+		int at = 0;
+
+		if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu %n", &s, &e,
+			   &off, &maj, &mn, &ino, &at) < 6 || !ino || !at)
+			continue;
+		v = realloc(st->maps, (st->map_cnt + 1) * sizeof(*v));
+		if (!v)
+			break;
+		st->maps = v;
+		v = &st->maps[st->map_cnt];
+		line[strcspn(line, "\n")] = '\0';
+		*v = (struct stack_map){ s, e, off, makedev(maj, mn),
+					 (ino_t)ino, strdup(line + at) };
+		if (v->path)
+			st->map_cnt++;
+	}
+	free(line);
+	if (mf)
+		fclose(mf);
+}
+
+static const struct stack_map *map_at(struct stack_state *st, pid_t pid,
+				      uint64_t addr)
+{
+	size_t i;
+	int pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		if (pass || st->pid != pid)
+			maps_read(st, pid);
+		for (i = 0; i < st->map_cnt; i++)
+			if (addr >= st->maps[i].start && addr < st->maps[i].end)
+				return &st->maps[i];
+	}
+	return NULL;
+}
+
+/* The function of file f that holds file offset off, and the offset in
+ * it; NULL if none. */
+static const char *sym_at(const struct stack_file *f, uint64_t off,
+			  uint64_t *in)
+{
+	uint64_t vaddr = 0;
+	size_t lo = 0, hi = f->cnt;
+	int i;
+
+	for (i = 0; i < f->seg_cnt; i++)
+		if (off >= f->seg[i].off && off < f->seg[i].off + f->seg[i].filesz)
+			break;
+	if (i == f->seg_cnt)
+		return NULL;
+	vaddr = off - f->seg[i].off + f->seg[i].vaddr;
+	while (lo < hi) {	/* the last symbol starting at or below */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->syms[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || (f->syms[lo - 1].size &&
+		    vaddr >= f->syms[lo - 1].start + f->syms[lo - 1].size))
+		return NULL;
+	*in = vaddr - f->syms[lo - 1].start;
+	return f->syms[lo - 1].name;
+}
+
+/* One frame, as text ("    name+0x1f (path)") or a JSON string. */
+static void print_frame(struct stack_state *st, pid_t pid, uint64_t addr,
+			bool json, bool first)
+{
+	const struct stack_map *m = map_at(st, pid, addr);
+	const struct stack_file *f = m ? file_of(st, m) : NULL;
+	uint64_t in = 0, off = m ? addr - m->start + m->pgoff : 0;
+	const char *name = f ? sym_at(f, off, &in) : NULL;
+	char buf[512];
+
+	if (name)
+		snprintf(buf, sizeof(buf), "%s+0x%" PRIx64 " (%s)", name, in,
+			 m->path);
+	else if (m)
+		snprintf(buf, sizeof(buf), "0x%" PRIx64 " (%s+0x%" PRIx64 ")",
+			 addr, m->path, off);
+	else
+		snprintf(buf, sizeof(buf), "0x%" PRIx64, addr);
+	if (json) {
+		fputs(first ? "" : ", ", stdout);
+		json_str(stdout, buf);
+		return;
+	}
+	fputs("    ", stdout);
+	print_escaped(stdout, buf, strlen(buf));
+	fputc('\n', stdout);
+}
+
+void stack_print(struct trace_ctx *ctx, const struct usdt_hit *e, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)(e + 1) + e->str_total;
+	size_t n = e->stack_len / 8, i;
+	uint64_t addr;
+
+	if (!ctx->stacks) {
+		ctx->stacks = calloc(1, sizeof(*ctx->stacks));
+		if (!ctx->stacks)
+			return;
+		elf_version(EV_CURRENT);
+	}
+	if (sizeof(*e) + e->str_total + e->stack_len > len)
+		n = 0;	/* not all sent: nothing to trust */
+	if (ctx->json)
+		fputs(", \"ustack\": [", stdout);
+	for (i = 0; i < n; i++) {
+		memcpy(&addr, p + i * 8, 8);
+		print_frame(ctx->stacks, (pid_t)e->pid, addr, ctx->json, !i);
+	}
+	if (ctx->json)
+		fputs("]", stdout);
+}
+
+void stack_free(struct stack_state *st)
+{
+	size_t i, j;
+
+	if (!st)
+		return;
+	maps_clear(st);
+	for (i = 0; i < st->file_cnt; i++) {
+		for (j = 0; j < st->files[i].cnt; j++)
+			free(st->files[i].syms[j].name);
+		free(st->files[i].syms);
+	}
+	free(st->files);
+	free(st);
+}
