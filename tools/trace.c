@@ -61,8 +61,10 @@ static const char trace_usage[] =
 "%d %i %u %x %X %o %p %c %f, with flags, width and precision (%-10s %08x\n"
 "%.3f), length modifiers (%hhu %hd %ld), %.*s (exactly as many bytes as the\n"
 "argument before the string says, no NUL needed) and numbered arguments\n"
-"(%2$d). Without a pattern every probe of TARGET is traced. Needs root, or\n"
-"CAP_BPF and CAP_PERFMON (and CAP_SYS_PTRACE for others' processes).\n"
+"(%2$d); or bcc's '\"FMT\", EXPR, ...' with typed loads such as\n"
+"*(int32 *)(arg2 + 16). Without a pattern every probe of TARGET is traced.\n"
+"Needs root, or CAP_BPF and CAP_PERFMON (and CAP_SYS_PTRACE for others'\n"
+"processes).\n"
 "Options may come before or after TARGET. With -p PID and no TARGET, every\n"
 "file the process maps is traced (one replaced on disk too: the old one),\n"
 "and each one it maps later (dlopen()).\n"
@@ -108,9 +110,13 @@ static const char trace_usage[] =
 "  usdt trace -c './app -v' ./app 'myapp:*'\n"
 "  usdt trace ./app -n 1\n"
 "  usdt trace -p 1234 --count\n"
-"  usdt trace -p 1234 /usr/bin/python3 python:function__entry '%s %s:%d'\n"
+"  usdt trace -p 1234 -e python:line /usr/bin/python3 \\\n"
+"      python:function__entry '%s %s:%d'\n"
 "  usdt trace -p 1234 libjvm.so hotspot:method__entry '%2$.*3$s.%4$.*5$s'\n"
-"  usdt trace ./app myapp:request '%2$-20.20s status %1$03hhu'\n"
+"  usdt trace ./app myapp:request '%2$-20.20s status %1$03hhu'\n""  usdt trace ./app myapp:request '\"%d\", *(int32 *)(arg2 + 16)'\n"
+"  usdt trace --count --by 'str(arg1)' -e python:line -p 1234 \\\n"
+"      python:function__entry\n"
+"  usdt trace -p 1234 --ustack myapp:request\n"
 "  usdt trace --count --by-pid -i 1 /usr/bin/python3 'python:*'\n"
 "  usdt trace --hist 2 /usr/bin/python3 python:function__entry\n"
 "  usdt trace --latency python:gc__start python:gc__done /usr/bin/python3\n"
@@ -411,6 +417,10 @@ static int parse_args(int argc, char **argv, struct trace_opts *o,
 
 static void selection_free(struct selection *sel)
 {
+	int i;
+
+	for (i = 0; sel->fmts && i < sel->pat_cnt; i++)
+		free(sel->fmts[i].text);
 	patterns_free(sel->pats, sel->pat_cnt);
 	free(sel->fmts);
 	free(sel->has_fmt);
@@ -471,7 +481,8 @@ static int selection_parse(const struct trace_opts *o, int from, int to,
 	for (i = 0; i < n; i++) {
 		if (!fmt_of[i])
 			continue;
-		if (fmt_parse(fmt_of[i], &sel->fmts[i], why, sizeof(why))) {
+		if (fmt_parse_word(fmt_of[i], &sel->fmts[i], why,
+				   sizeof(why))) {
 			tool_err("trace: format '%s': %s", fmt_of[i], why);
 			goto out;
 		}
@@ -725,7 +736,7 @@ int trace_check_fmts(struct probe_ent *p)
 			return probe_err(p, "has %d arguments; its format wants %d",
 					 p->arg_cnt, p->fmts[k]->arg_need);
 		if (fmt_cfg_merge(&p->str_cfg, &p->fmts[k]->str_cfg))
-			return probe_err(p, "two formats read one argument as a string in two ways (%%.*s and %%s, or two lengths)");
+			return probe_err(p, "two formats read one argument as a string in two ways (%%.*s and %%s, or two lengths), or have different typed loads");
 	}
 	return 0;
 }

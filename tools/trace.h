@@ -59,9 +59,10 @@ struct probe_fmt {
 	int conv_cnt;
 	int arg_need;		/* 1 + the highest argument it takes */
 	const char *tail;	/* text after the last conversion */
-	/* Which arguments the BPF side reads as strings, and how (role
-	 * left 0). */
+	/* Which arguments the BPF side reads as strings, and how, and its
+	 * typed loads (role left 0). */
 	struct trace_probe_cfg str_cfg;
+	char *text;		/* a quoted format's, unescaped: free() */
 };
 
 #define TRACE_PROBE_FMTS 8	/* formats one probe takes */
@@ -130,6 +131,15 @@ void trace_files_free(struct trace_file *t, int cnt);
 
 /* trace_fmt.c */
 int fmt_parse(const char *s, struct probe_fmt *out, char *why, size_t len);
+/*
+ * A FORMAT word: fmt_parse()'s, or bcc's way, '"FMT", EXPR, ...' where
+ * each conversion takes the value of its EXPR: argN, or a typed load
+ * *(TYPE *)argN or *(TYPE *)(argN + K) (TYPE int8..int64, uint8..uint64,
+ * or char, short, int, long, unsigned ...; at most TRACE_MAX_LOADS).
+ * Returns 0 or -EINVAL with why; out->text is then to be freed.
+ */
+int fmt_parse_word(const char *w, struct probe_fmt *out, char *why,
+		   size_t len);
 /* Add from's string reads to into's (several formats of one probe): the
  * wider bound wins; 0, or -EINVAL when they read one argument two ways
  * (up to a NUL and counted, or counted by two lengths). */

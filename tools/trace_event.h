@@ -14,6 +14,9 @@
 #endif
 
 #define TRACE_MAX_ARGS 12
+#define TRACE_MAX_LOADS 4	/* typed loads per probe */
+/* A hit's values: its arguments, then its loads. */
+#define TRACE_MAX_VALS (TRACE_MAX_ARGS + TRACE_MAX_LOADS)
 #define TRACE_COMM_LEN 16
 /* Bytes of string data one event can carry, all its strings together, and
  * the longest string (including its NUL) --string-size accepts. */
@@ -63,6 +66,16 @@ struct trace_probe_cfg {
 	/* String i (NUL-terminated): at most this many bytes, the NUL
 	 * included (%.Ns: N + 1); 0: str_size. */
 	__u16 str_max[TRACE_MAX_ARGS];
+	/* A format's typed loads, *(int32 *)(arg2 + 16): value
+	 * TRACE_MAX_ARGS + k of the hit is loads[k] read. */
+	__u32 load_cnt;
+	struct trace_load {
+		__u8 arg;	/* the pointer: argument arg, plus off */
+		__u8 size;	/* 1, 2, 4 or 8 bytes */
+		__u8 is_signed;
+		__u8 pad;
+		__s32 off;
+	} loads[TRACE_MAX_LOADS];
 };
 
 /*
@@ -126,9 +139,9 @@ struct usdt_hit {
 	__s32 arg_cnt;		/* the call site's, or its negative errno */
 	__u32 err_mask;		/* bit i: argument i could not be read */
 	char comm[TRACE_COMM_LEN];
-	__u64 args[TRACE_MAX_ARGS];
-	__s16 errs[TRACE_MAX_ARGS];	/* bpf_usdt_arg()'s errno, when set */
-	__u8 sizes[TRACE_MAX_ARGS];	/* bpf_usdt_arg_size(), 0 if unknown */
+	__u64 args[TRACE_MAX_VALS];	/* then the loads' values */
+	__s16 errs[TRACE_MAX_VALS];	/* bpf_usdt_arg()'s errno, when set */
+	__u8 sizes[TRACE_MAX_VALS];	/* bpf_usdt_arg_size(), 0 if unknown */
 	/* For string arguments: bytes of str[] used, with the NUL; 0 when
 	 * the string could not be read (errs[] says why). The strings
 	 * follow the record, at sizeof(struct usdt_hit), one after another
@@ -148,9 +161,9 @@ struct usdt_hit {
 
 #define TRACE_STACK_MAX (127 * 8)	/* --ustack: 127 frames */
 
-_Static_assert(sizeof(struct usdt_hit) == 232, "usdt_hit layout");
+_Static_assert(sizeof(struct usdt_hit) == 272, "usdt_hit layout");
 _Static_assert(TRACE_STR_AREA + TRACE_STACK_MAX <= 2 * TRACE_STR_AREA,
 	       "the stack fits after the strings");
-_Static_assert(sizeof(struct trace_probe_cfg) == 48, "trace_probe_cfg layout");
+_Static_assert(sizeof(struct trace_probe_cfg) == 84, "trace_probe_cfg layout");
 
 #endif /* __USDT_TRACE_EVENT_H */

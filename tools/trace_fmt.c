@@ -335,6 +335,235 @@ int fmt_parse(const char *s, struct probe_fmt *out, char *why, size_t len)
 	out->arg_need = st.arg_need;
 	return fmt_strings(&st, out);
 }
+/* ---------------------------------------------------------------------- */
+/* Formats with their values: "FMT", EXPR, ...                            */
+
+static const struct {
+	const char *name;
+	uint8_t size, is_signed;
+} load_types[] = {	/* longer names first where one starts another */
+	{ "unsigned char", 1, 0 }, { "unsigned short", 2, 0 },
+	{ "unsigned int", 4, 0 }, { "unsigned long", 8, 0 },
+	{ "unsigned", 4, 0 }, { "char", 1, 1 }, { "short", 2, 1 },
+	{ "int8", 1, 1 }, { "int16", 2, 1 }, { "int32", 4, 1 },
+	{ "int64", 8, 1 }, { "uint8", 1, 0 }, { "uint16", 2, 0 },
+	{ "uint32", 4, 0 }, { "uint64", 8, 0 }, { "int", 4, 1 },
+	{ "long", 8, 1 }, { "u8", 1, 0 }, { "u16", 2, 0 }, { "u32", 4, 0 },
+	{ "u64", 8, 0 }, { "s8", 1, 1 }, { "s16", 2, 1 }, { "s32", 4, 1 },
+	{ "s64", 8, 1 },
+};
+
+static const char *ws(const char *p)
+{
+	while (*p == ' ' || *p == '\t')
+		p++;
+	return p;
+}
+
+/* "argN" at *p: N, consumed; -1 if not one. */
+static int expr_arg(const char **p)
+{
+	const char *q = ws(*p);
+	int n = 0;
+
+	if (strncmp(q, "arg", 3) || q[3] < '0' || q[3] > '9')
+		return -1;
+	for (q += 3; *q >= '0' && *q <= '9' && n < 100; q++)
+		n = n * 10 + (*q - '0');
+	if (n >= TRACE_MAX_ARGS)
+		return -1;
+	*p = q;
+	return n;
+}
+
+/* "*(TYPE *)" at *p, consumed, into l; -1 if not one. */
+static int expr_cast(const char **p, struct trace_load *l)
+{
+	const char *q = ws(*p);
+	size_t i, n;
+
+	if (*q != '*')
+		return -1;
+	q = ws(q + 1);
+	if (*q != '(')
+		return -1;
+	q = ws(q + 1);
+	for (i = 0; i < sizeof(load_types) / sizeof(load_types[0]); i++) {
+		n = strlen(load_types[i].name);
+		if (!strncmp(q, load_types[i].name, n) &&
+		    (q[n] == ' ' || q[n] == '*'))
+			break;
+	}
+	if (i == sizeof(load_types) / sizeof(load_types[0]))
+		return -1;
+	q = ws(q + n);
+	if (*q != '*' || *(q = ws(q + 1)) != ')')
+		return -1;
+	l->size = load_types[i].size;
+	l->is_signed = load_types[i].is_signed;
+	*p = q + 1;
+	return 0;
+}
+
+/* "+ K" or "- K" (decimal or 0x) at *p, consumed, into *off. */
+static int expr_off(const char **p, int32_t *off)
+{
+	const char *q = ws(*p);
+	long long v;
+	char *end;
+	int neg;
+
+	if (*q != '+' && *q != '-')
+		return -1;
+	neg = *q == '-';
+	q = ws(q + 1);
+	if (*q < '0' || *q > '9')
+		return -1;
+	errno = 0;
+	v = strtoll(q, &end, q[0] == '0' && (q[1] == 'x' || q[1] == 'X') ?
+		    16 : 10);
+	if (errno || v > INT32_MAX)
+		return -1;
+	*off = (int32_t)(neg ? -v : v);
+	*p = end;
+	return 0;
+}
+
+/* One EXPR at *p: its value index (an argument, or TRACE_MAX_ARGS + k
+ * for a new load k of c); -1 if it is none of them. */
+static int expr_parse(const char **p, struct trace_probe_cfg *c)
+{
+	struct trace_load l = { 0 };
+	const char *q = *p;
+	int a, paren;
+
+	a = expr_arg(&q);
+	if (a >= 0) {
+		*p = q;
+		return a;
+	}
+	if (expr_cast(&q, &l) || c->load_cnt == TRACE_MAX_LOADS)
+		return -1;
+	q = ws(q);
+	paren = *q == '(';
+	if (paren)
+		q++;
+	a = expr_arg(&q);
+	if (a < 0 || (paren && expr_off(&q, &l.off) && *ws(q) != ')'))
+		return -1;
+	if (paren && *(q = ws(q)) != ')')
+		return -1;
+	l.arg = (uint8_t)a;
+	c->loads[c->load_cnt] = l;
+	*p = paren ? q + 1 : q;
+	return TRACE_MAX_ARGS + (int)c->load_cnt++;
+}
+
+/* The text between the quotes of w, unescaped (\" and \\), malloc'ed,
+ * and where the rest starts; NULL if the quote is not closed. */
+static char *quoted_text(const char *w, const char **rest)
+{
+	char *t = malloc(strlen(w) + 1), *o = t;
+
+	if (!t)
+		return NULL;
+	for (w++; *w && *w != '"'; w++) {
+		if (*w == '\\' && (w[1] == '"' || w[1] == '\\'))
+			w++;
+		*o++ = *w;
+	}
+	*o = '\0';
+	if (*w != '"') {
+		free(t);
+		return NULL;
+	}
+	*rest = w + 1;
+	return t;
+}
+
+/* Send conversions' value numbers (from 0, in EXPR order) through map. */
+static int remap_convs(struct probe_fmt *out, const int *map, int n,
+		       char *why, size_t len)
+{
+	int i, top = 0;
+
+	for (i = 0; i < out->conv_cnt; i++) {
+		struct conv *cv = &out->convs[i];
+		int8_t *v[3] = { &cv->arg, &cv->width_arg, &cv->prec_arg };
+		int j;
+
+		for (j = 0; j < 3; j++) {
+			if (*v[j] < 0)
+				continue;
+			if (*v[j] >= n) {
+				snprintf(why, len, "the format takes %d values; %d given after it",
+					 out->arg_need, n);
+				return -EINVAL;
+			}
+			*v[j] = (int8_t)map[*v[j]];
+		}
+		if (cv->c == 's' && cv->arg >= TRACE_MAX_ARGS) {
+			snprintf(why, len, "%%s of a typed load: a load is a number (use argN)");
+			return -EINVAL;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		int a = map[i] < TRACE_MAX_ARGS ? map[i] :
+			out->str_cfg.loads[map[i] - TRACE_MAX_ARGS].arg;
+
+		if (a + 1 > top)
+			top = a + 1;
+	}
+	out->arg_need = top;
+	return 0;
+}
+
+int fmt_parse_word(const char *w, struct probe_fmt *out, char *why,
+		   size_t len)
+{
+	struct fmt_parse_state st = { .why = why, .len = len };
+	struct trace_probe_cfg loads = { 0 };
+	int map[TRACE_MAX_ARGS], n = 0, err;
+	const char *p;
+	char *text;
+
+	if (*w != '"')
+		return fmt_parse(w, out, why, len);
+	text = quoted_text(w, &p);
+	if (!text) {
+		snprintf(why, len, "no closing '\"' (a quoted format: '\"FMT\", EXPR, ...')");
+		return -EINVAL;
+	}
+	while (*(p = ws(p)) == ',' && n < TRACE_MAX_ARGS) {
+		p++;
+		map[n] = expr_parse(&p, &loads);
+		if (map[n++] < 0) {
+			snprintf(why, len, "cannot parse value %d at '%.24s': want argN, *(TYPE *)argN or *(TYPE *)(argN + K), at most %d loads",
+				 n, ws(p), TRACE_MAX_LOADS);
+			free(text);
+			return -EINVAL;
+		}
+	}
+	err = *p ? -EINVAL : fmt_parse(text, out, why, len);
+	if (*p)
+		snprintf(why, len, "cannot parse after the values at '%.24s'", p);
+	memcpy(out->str_cfg.loads, loads.loads, sizeof(loads.loads));
+	out->str_cfg.load_cnt = loads.load_cnt;
+	if (!err)
+		err = remap_convs(out, map, n, why, len);
+	if (!err) {
+		/* The string reads, by the arguments now named. */
+		memset(&out->str_cfg, 0, offsetof(struct trace_probe_cfg, load_cnt));
+		err = fmt_strings(&st, out);
+	}
+	if (err) {
+		free(text);
+		return err;
+	}
+	out->text = text;
+	return 0;
+}
+
 /* Literal text of a format, with %% made %. */
 static void put_lit(FILE *f, const char *s, size_t n)
 {
@@ -643,6 +872,15 @@ int fmt_cfg_merge(struct trace_probe_cfg *into,
 	}
 	into->str_mask |= from->str_mask;
 	into->fixed_mask |= from->fixed_mask;
+	/* Loads are numbered per format: two formats may share theirs. */
+	if (from->load_cnt && into->load_cnt &&
+	    (from->load_cnt != into->load_cnt ||
+	     memcmp(from->loads, into->loads, sizeof(from->loads))))
+		return -EINVAL;
+	if (from->load_cnt) {
+		into->load_cnt = from->load_cnt;
+		memcpy(into->loads, from->loads, sizeof(from->loads));
+	}
 	return 0;
 }
 
@@ -693,24 +931,32 @@ int probe_err(const struct probe_ent *p, const char *fmt, ...)
 
 static void warn_unreadable(struct probe_ent *p, int i, int err)
 {
-	if (i >= TRACE_MAX_ARGS || (p->warned & (1u << i)))
+	if (i >= TRACE_MAX_VALS || (p->warned & (1u << i)))
 		return;
 	/* Not flushing stdout first: a half line there could be split by
 	 * another writer to the same pipe (the -c command). */
 	p->warned |= 1u << i;
+	if (i >= TRACE_MAX_ARGS) {
+		probe_err(p, "typed load %d cannot be read: %s",
+			  i - TRACE_MAX_ARGS, tool_strerror(err ? err : EFAULT));
+		return;
+	}
 	probe_err(p, "argument %d cannot be read: %s", i,
 		  (err == EOPNOTSUPP || err == ENOTSUP) && p->reasons[i] ?
 		  p->reasons[i] : tool_strerror(err ? err : EFAULT));
 }
 
-/* Where each string argument's text is in the event, or NULL. */
+/* Where each string argument's text is in the event, or NULL (and for
+ * every load). */
 static void find_strings(const struct usdt_hit *e, size_t len,
-			 const char *strs[TRACE_MAX_ARGS])
+			 const char *strs[TRACE_MAX_VALS])
 {
 	const char *base = (const char *)e + sizeof(*e);
 	size_t off = 0, avail = len - sizeof(*e);
 	int i;
 
+	for (i = TRACE_MAX_ARGS; i < TRACE_MAX_VALS; i++)
+		strs[i] = NULL;
 	if (avail > e->str_total)
 		avail = e->str_total;
 	for (i = 0; i < TRACE_MAX_ARGS; i++) {
@@ -753,7 +999,7 @@ static void print_head(struct trace_ctx *ctx, const struct usdt_hit *e,
 /* The first argument cv needs that e does not have or could not read
  * (its string included), or -1. */
 static int conv_bad_arg(const struct conv *cv, const struct usdt_hit *e,
-			const char *const strs[TRACE_MAX_ARGS])
+			const char *const strs[TRACE_MAX_VALS])
 {
 	int need[3] = { cv->arg, cv->width_arg, cv->prec_arg }, i;
 
@@ -765,16 +1011,38 @@ static int conv_bad_arg(const struct conv *cv, const struct usdt_hit *e,
 	return -1;
 }
 
-/* The highest argument cv takes. */
-static int conv_top_arg(const struct conv *cv)
+/* Has the hit every value cv takes: arguments below cnt (the site's),
+ * loads of pf's? */
+static bool conv_fits(const struct conv *cv, const struct probe_fmt *pf,
+		      int cnt)
 {
-	int top = cv->arg;
+	int v[3] = { cv->arg, cv->width_arg, cv->prec_arg }, i;
 
-	if (cv->width_arg > top)
-		top = cv->width_arg;
-	if (cv->prec_arg > top)
-		top = cv->prec_arg;
-	return top;
+	for (i = 0; i < 3; i++)
+		if (v[i] >= 0 &&
+		    !(v[i] < cnt ||
+		      (v[i] >= TRACE_MAX_ARGS &&
+		       v[i] < TRACE_MAX_ARGS + (int)pf->str_cfg.load_cnt)))
+			return false;
+	return true;
+}
+
+/* How value v of a hit prints by default: an argument as its site says,
+ * a load as its type. */
+static const struct arg_fmt *val_fmt(const struct probe_fmt *pf,
+				     const struct arg_fmt *fmts, int fcnt,
+				     int v, struct arg_fmt *tmp)
+{
+	static const struct arg_fmt unknown = { .size = 8 };
+	const struct trace_load *l;
+
+	if (v < fcnt)
+		return &fmts[v];
+	if (v < TRACE_MAX_ARGS)
+		return &unknown;
+	l = &pf->str_cfg.loads[v - TRACE_MAX_ARGS];
+	*tmp = (struct arg_fmt){ .is_signed = l->is_signed, .size = l->size };
+	return tmp;
 }
 
 /* With the user's format: its text, and each conversion as it says. A
@@ -782,17 +1050,17 @@ static int conv_top_arg(const struct conv *cv)
  * the first conversion it cannot fill. */
 static void print_formatted(struct trace_ctx *ctx, struct probe_ent *p,
 			    const struct probe_fmt *pf, const struct usdt_hit *e,
-			    int cnt, const char *const strs[TRACE_MAX_ARGS])
+			    int cnt, const char *const strs[TRACE_MAX_VALS])
 {
-	static const struct arg_fmt unknown = { .size = 8 };
 	const struct arg_fmt *fmts;
+	struct arg_fmt tmp;
 	int i, fcnt, bad;
 
 	fmts = site_args(ctx, p, e, &fcnt);
 	for (i = 0; i < pf->conv_cnt; i++) {
 		const struct conv *cv = &pf->convs[i];
 
-		if (conv_top_arg(cv) >= cnt)
+		if (!conv_fits(cv, pf, cnt))
 			break;
 		if (ctx->json)
 			fputs(i ? ", " : "", stdout);
@@ -804,8 +1072,7 @@ static void print_formatted(struct trace_ctx *ctx, struct probe_ent *p,
 			warn_unreadable(p, bad, e->errs[bad]);
 			continue;
 		}
-		print_conv(stdout, cv, e,
-			   cv->arg < fcnt ? &fmts[cv->arg] : &unknown,
+		print_conv(stdout, cv, e, val_fmt(pf, fmts, fcnt, cv->arg, &tmp),
 			   e->args[cv->arg] ? strs[cv->arg] : NULL, ctx->json);
 	}
 	if (!ctx->json && i == pf->conv_cnt)
@@ -818,7 +1085,7 @@ static void print_args(struct trace_ctx *ctx, struct probe_ent *p,
 		       size_t len)
 {
 	static const struct arg_fmt unknown = { .size = 8 };
-	const char *strs[TRACE_MAX_ARGS];
+	const char *strs[TRACE_MAX_VALS];
 	const struct arg_fmt *fmts;
 	int i, cnt, fcnt;
 

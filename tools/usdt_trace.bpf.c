@@ -478,6 +478,71 @@ static __always_inline void site_types(struct pt_regs *ctx,
 	}
 }
 
+/*
+ * Typed load k of the probe's format: size bytes at its argument plus off,
+ * read from user memory and sign-extended if it says so, into value
+ * TRACE_MAX_ARGS + k. A global function, verified once. Returns 0.
+ */
+__noinline int trace_load(struct scratch *s, const struct trace_probe_cfg *cfg,
+			  __u32 k)
+{
+	__u32 a, v = TRACE_MAX_ARGS + k;
+	const struct trace_load *l;
+	const void *ptr;
+	__u64 val = 0;
+	long err = 0;
+
+	if (!s || !cfg || k >= TRACE_MAX_LOADS)
+		return 0;
+	l = &cfg->loads[k];
+	a = l->arg;
+	s->hit.args[v] = 0;
+	s->hit.errs[v] = 0;
+	s->hit.sizes[v] = l->size;
+	if (a >= TRACE_MAX_ARGS || (s->hit.err_mask & (1u << a)) ||
+	    (__s32)a >= s->hit.arg_cnt) {
+		s->hit.err_mask |= 1u << v;
+		s->hit.errs[v] = 2;	/* ENOENT: no such argument to read */
+		return 0;
+	}
+	ptr = (const void *)(s->hit.args[a] + (__s64)l->off);
+	switch (l->size) {
+	case 1: {
+		__u8 t = 0;
+
+		err = bpf_probe_read_user(&t, 1, ptr);
+		val = l->is_signed ? (__u64)(__s64)(__s8)t : t;
+		break;
+	}
+	case 2: {
+		__u16 t = 0;
+
+		err = bpf_probe_read_user(&t, 2, ptr);
+		val = l->is_signed ? (__u64)(__s64)(__s16)t : t;
+		break;
+	}
+	case 4: {
+		__u32 t = 0;
+
+		err = bpf_probe_read_user(&t, 4, ptr);
+		val = l->is_signed ? (__u64)(__s64)(__s32)t : t;
+		break;
+	}
+	default:
+		err = bpf_probe_read_user(&val, 8, ptr);
+		break;
+	}
+	if (err) {
+		s->hit.err_mask |= 1u << v;
+		s->hit.errs[v] = (__s16)-err;
+		return 0;
+	}
+	s->hit.args[v] = val;
+	if (l->is_signed)
+		s->hit.signed_mask |= 1u << v;
+	return 0;
+}
+
 static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
 				      __u64 cookie,
 				      struct trace_probe_cfg *cfg)
@@ -517,6 +582,9 @@ static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
 		s->hit.sizes[i] = sz > 0 ? sz : 0;
 	}
 	site_types(ctx, &s->hit);
+	for (i = 0; cfg && i < TRACE_MAX_LOADS; i++)
+		if (i < cfg->load_cnt)
+			trace_load(s, cfg, (__u32)i);
 	/* After every argument: a string's length may be a later one. A
 	 * NULL pointer is not read (the tool prints "(null)"). The offset
 	 * into the strings is hit.str_total. */

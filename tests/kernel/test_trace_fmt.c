@@ -437,6 +437,38 @@ static void test_latency(void **state)
 }
 
 /* The filter runs in BPF: exactly the hits it admits arrive. */
+/*
+ * Typed loads, '"FMT", EXPR, ...': bytes through tf:str's string pointers
+ * ("hello\t..." and "round"), read in the kernel at the offsets given;
+ * one through a non-pointer fails and says so.
+ */
+static void test_format_loads(void **state)
+{
+	char want[128];
+	struct run_result r;
+	uint16_t ro;
+
+	memcpy(&ro, "ro", 2);	/* this host's byte order: the target's */
+	snprintf(want, sizeof(want), " tf:str 104 o %u e round\n", ro);
+	run_ok(&r, "trace", "-q", "-c", TF " 2", TF, "tf:str",
+	       "\"%d %c %u %c %s\", *(uint8 *)arg0, *(char *)(arg1 + 1), "
+	       "*(uint16 *)arg1, *(unsigned char *)(arg0 + 0x1), arg1");
+	assert_int_equal(count_str(r.out, want), 2);
+	run_result_free(&r);
+
+	run_ok(&r, "trace", "-j", "-q", "-c", TF " 1", TF, "tf:str",
+	       "\"%d\", *(int8 *)(arg1 - 0)");
+	expect_in(r.out, "\"args\": [114]}");
+	run_result_free(&r);
+
+	/* arg2 is the round, 1: not a pointer. */
+	run_ok(&r, "trace", "-c", TF " 1", TF, "tf:str",
+	       "\"%d %d\", arg2, *(int64 *)arg2");
+	expect_in(r.out, " tf:str 1 ?\n");
+	expect_in(r.err, "tf:str: typed load 0 cannot be read: Bad address\n");
+	run_result_free(&r);
+}
+
 /* String equality: the string an argument points to, == or != a
  * constant; a longer string does not match its prefix. */
 static void test_filter_strings(void **state)
@@ -1069,6 +1101,7 @@ int main(void)
 		cmocka_unit_test(test_latency),
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_filter_strings),
+		cmocka_unit_test(test_format_loads),
 		cmocka_unit_test(test_filter_errors),
 		cmocka_unit_test(test_filter_range),
 		cmocka_unit_test(test_many_probes),

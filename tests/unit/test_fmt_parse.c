@@ -10,6 +10,7 @@
 
 #include "../../tools/common.c"
 #include "../../tools/trace_fmt.c"
+#include "../../tools/trace_stack.c"
 
 static void parse_ok(const char *s, struct probe_fmt *f)
 {
@@ -230,6 +231,76 @@ static void test_print(void **state)
 		     "x  ");
 }
 
+/* '"FMT", EXPR, ...': each conversion takes its EXPR, an argument or a
+ * typed load (values TRACE_MAX_ARGS + k). */
+static void test_parse_loads(void **state)
+{
+	char why[256] = "";
+	struct probe_fmt f;
+	const struct trace_load *l;
+
+	if (fmt_parse_word("\"a=%d b=%u c=%s d=%x\", *(int32 *)(arg2 + 16), "
+			   "*(unsigned char *)arg3, arg1, *(u64*)(arg0 - 0x8)",
+			   &f, why, sizeof(why)))
+		fail_msg("%s", why);
+	assert_int_equal(f.conv_cnt, 4);
+	assert_int_equal(f.convs[0].arg, TRACE_MAX_ARGS);
+	assert_int_equal(f.convs[1].arg, TRACE_MAX_ARGS + 1);
+	assert_int_equal(f.convs[2].arg, 1);
+	assert_int_equal(f.convs[3].arg, TRACE_MAX_ARGS + 2);
+	assert_int_equal(f.str_cfg.load_cnt, 3);
+	l = f.str_cfg.loads;
+	assert_int_equal(l[0].arg, 2);
+	assert_int_equal(l[0].size, 4);
+	assert_int_equal(l[0].is_signed, 1);
+	assert_int_equal(l[0].off, 16);
+	assert_int_equal(l[1].arg, 3);
+	assert_int_equal(l[1].size, 1);
+	assert_int_equal(l[1].is_signed, 0);
+	assert_int_equal(l[1].off, 0);
+	assert_int_equal(l[2].size, 8);
+	assert_int_equal(l[2].off, -8);
+	/* The string is arg1's, and the probe needs four arguments. */
+	assert_int_equal(f.str_cfg.str_mask, 1u << 1);
+	assert_int_equal(f.arg_need, 4);
+	assert_string_equal(f.text, "a=%d b=%u c=%s d=%x");
+	free(f.text);
+
+	/* A quoted format with \" inside, %N$ over the values. */
+	if (fmt_parse_word("\"\\\"%2$d\\\" %1$d\", arg0, *(short *)arg5",
+			   &f, why, sizeof(why)))
+		fail_msg("%s", why);
+	assert_int_equal(f.convs[0].arg, TRACE_MAX_ARGS);
+	assert_int_equal(f.convs[1].arg, 0);
+	assert_int_equal(f.arg_need, 6);
+	assert_int_equal(f.str_cfg.loads[0].size, 2);
+	free(f.text);
+}
+
+static void test_parse_load_errors(void **state)
+{
+	static const char *const bad[] = {
+		"\"%d", "\"%d\", arg12", "\"%d\", *(float *)arg0",
+		"\"%d\", *(int *)(arg0 * 2)", "\"%d %d\", arg0",
+		"\"%s\", *(int *)arg0", "\"%d\" arg0",
+		"\"%d\", *(int *)(arg0 + 99999999999)",
+		"\"%d%d%d%d%d\", *(int *)arg0, *(int *)arg0, *(int *)arg0, "
+		"*(int *)arg0, *(int *)arg0",
+	};
+	char why[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct probe_fmt f;
+
+		why[0] = '\0';
+		if (fmt_parse_word(bad[i], &f, why, sizeof(why)) != -EINVAL)
+			fail_msg("'%s' was taken", bad[i]);
+		if (!why[0])
+			fail_msg("'%s': no reason", bad[i]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +309,8 @@ int main(void)
 		cmocka_unit_test(test_parse_strings),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_print),
+		cmocka_unit_test(test_parse_loads),
+		cmocka_unit_test(test_parse_load_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

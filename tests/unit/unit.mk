@@ -20,4 +20,4 @@ valgrind: $(UNIT_BINS) $(TEST_DEPS)
 
 # test_fmt_parse compiles the tool's format code into itself.
 $(OBJDIR)/tests/unit/test_fmt_parse: tools/common.c tools/trace_fmt.c \
-	tools/trace.h tools/trace_event.h tools/tool.h
+	tools/trace_stack.c tools/trace.h tools/trace_event.h tools/tool.h
