@@ -77,6 +77,11 @@ static void trace_functions(void)
 	if (strstr(r.out, "python:line"))
 		fail_msg("-e python:line counted its hits:\n%s", r.out);
 	run_result_free(&r);
+	/* --latency with python:line enabled (-e): function times. */
+	run_ok(&r, "trace", "--latency", "python:function__entry",
+	       "python:function__return", "-e", "python:line", "-c", cmd, py);
+	expect_in(r.out, "latency python:function__entry -> python:function__return (ns)\n  [");
+	run_result_free(&r);
 	/* Calls per function name, as bcc's ucalls counts them. */
 	run_ok(&r, "trace", "--count", "--by", "str(arg1)", "-e",
 	       "python:line", "-c", cmd, py, "python:function__entry");
