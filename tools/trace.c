@@ -969,7 +969,9 @@ static int silent_print(enum libbpf_print_level level, const char *fmt,
 {
 	if (level != LIBBPF_WARN)
 		return 0;
-	if (getenv("USDT_DEBUG"))
+	/* One variable for both libraries' messages (USDT_DEBUG: its
+	 * older name, still taken). */
+	if (getenv("USDT_LOG_LEVEL") || getenv("USDT_DEBUG"))
 		return vfprintf(stderr, fmt, ap);
 	return 0;
 }
