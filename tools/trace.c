@@ -1282,6 +1282,18 @@ struct usdt_link *trace_attach_one(struct trace_run *r, size_t i)
 	return link;
 }
 
+/*
+ * Why an attach to process pid failed with ESRCH, which the library says
+ * for two causes: it exited, or it runs another file of that name (a copy,
+ * an upgrade, or an overlay's layer rather than the file it sees).
+ */
+static const char *esrch_why(pid_t pid)
+{
+	if (pid > 0 && !kill(pid, 0))
+		return "the process does not run this file: it maps another of that name (a copy, or an overlay's layer rather than the merged file it sees? give the path as the process sees it, or /proc/PID/root/PATH)";
+	return "the process has exited";
+}
+
 /* Attach a pattern at a time; the BPF program tells the probes apart by
  * their call sites. Returns 0 or the exit status. */
 static int attach_patterns(struct trace_run *r)
@@ -1317,6 +1329,8 @@ static int attach_patterns(struct trace_run *r)
 				return tool_err("trace: cannot attach to %s:%s in %s: %s",
 						p->provider, p->name,
 						f->target.shown,
+						errno == ESRCH ?
+						esrch_why(r->attach_pid) :
 						attach_error(errno));
 		}
 	}
@@ -1351,6 +1365,8 @@ const char *trace_attach_why(const struct trace_run *r,
 {
 	if (err == EINVAL && probe_has_sema(r, p))
 		return "invalid argument: the kernel refuses a site with a semaphore where another uprobe sits with another semaphore offset or none (another tracer's?); dmesg says \"ref_ctr_offset mismatch\"";
+	if (err == ESRCH)
+		return esrch_why(r->attach_pid);
 	return attach_error(err);
 }
 
@@ -1382,7 +1398,7 @@ static int attach_all(struct trace_run *r)
 		if (err != EINVAL && err != ENOTSUP && err != ENOENT)
 			return probe_err(p, "cannot attach in %s: %s",
 					 r->files[p->file].target.shown,
-					 attach_error(err));
+					 trace_attach_why(r, p, err));
 		probe_err(p, "warning: skipped: %s", trace_attach_why(r, p, err));
 	}
 	if (!ok && !(r->watch && !r->ctx.probe_cnt))

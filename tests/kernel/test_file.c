@@ -796,13 +796,27 @@ static void trace_by_pid(const char *path)
 /* `usdt trace -p PID NAME` of a process on the overlay. */
 static void test_overlay_trace(void **state)
 {
-	char path[160];
+	char path[160], lower[160], pid[16];
+	struct run_result r;
+	struct firer fr;
 
 	(void)state;
 	if (!ovl_merged[0])
 		skip();
 	ovl_path(path, sizeof(path), "merged", "ofirer");
 	trace_by_pid(path);
+
+	/* The lower layer's file is not the one the process maps: said so,
+	 * not "No such process" (it runs). */
+	ovl_path(lower, sizeof(lower), "lower", "ofirer");
+	fr = spawn_firer(path);
+	snprintf(pid, sizeof(pid), "%d", (int)fr.pid);
+	run_tool(&r, "trace", "-p", pid, "-n", "1", lower, "tf:fire");
+	firer_reap(&fr);
+	assert_int_equal(r.status, 1);
+	if (!strstr(r.err, "the process does not run this file: it maps another of that name"))
+		fail_msg("stderr:\n%s", r.err);
+	run_result_free(&r);
 }
 
 /* ---------------------------------------------------------------------- */
