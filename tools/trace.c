@@ -407,6 +407,7 @@ static int parse_args(int argc, char **argv, struct trace_opts *o,
 	if (o->ustack && o->sum.mode != TRACE_EVENTS)
 		return tool_err("trace: --ustack goes with events, not with --count, --hist or --latency");
 	ctx->ustack = o->ustack;
+	ctx->str_size = o->str_size;
 	if (o->interval && o->sum.mode == TRACE_EVENTS)
 		return tool_err("trace: -i goes with --count, --hist or --latency");
 	return 0;

@@ -99,6 +99,9 @@ struct trace_ctx {
 	struct site_ref { uint64_t off; uint32_t probe, file; } *site_refs;
 	struct arg_fmt hit_args[TRACE_MAX_ARGS];	/* site_args()'s */
 	bool ustack;		/* --ustack */
+	unsigned int str_size;	/* -s */
+	/* Strings read again from user space (trace_fmt.c's refetch()). */
+	char refetched[TRACE_MAX_ARGS][TRACE_STR_MAX + 1];
 	struct stack_state *stacks;	/* trace_stack.c's, made at first use */
 	int write_err;		/* errno of a failed write to stdout */
 };

@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "trace.h"
 
@@ -1080,6 +1081,72 @@ static void print_formatted(struct trace_ctx *ctx, struct probe_ent *p,
 }
 
 /* The arguments of a hit, with format pf (the user's) or as they are. */
+/*
+ * String argument i of hit e, which the BPF side could not read (EFAULT:
+ * its page is not in memory, and a uprobe's read may not fault it in),
+ * read again here from the process's memory, which may: a literal in a
+ * page the program has not touched yet, the first probe users write. The
+ * memory as it is now (for a literal, as it was). Page by page, so that a
+ * string just before an unmapped page is still read. NULL if it cannot
+ * be (the process has gone, say).
+ */
+static const char *refetch(struct trace_ctx *ctx, const struct probe_fmt *pf,
+			   const struct usdt_hit *e, int i)
+{
+	const struct trace_probe_cfg *c = &pf->str_cfg;
+	size_t max = ctx->str_size ? ctx->str_size - 1 : 63, n = 0, k;
+	uint64_t ptr = e->args[i], page = 4096;
+	struct iovec local, remote[TRACE_STR_MAX / 4096 + 2];
+	char *buf = ctx->refetched[i];
+	bool fixed = c->fixed_mask & (1u << i);
+	ssize_t got;
+
+	if (fixed) {
+		int64_t want = (int64_t)e->args[c->len_arg[i]];
+
+		max = want < 0 ? 0 : (size_t)want < max ? (size_t)want : max;
+	} else if (c->str_max[i] && c->str_max[i] - 1u < max) {
+		max = c->str_max[i] - 1u;
+	}
+	if (max > TRACE_STR_MAX)
+		max = TRACE_STR_MAX;
+	for (k = 0; n < max && k < sizeof(remote) / sizeof(remote[0]); k++) {
+		size_t room = page - ((ptr + n) & (page - 1));
+
+		remote[k].iov_base = (void *)(uintptr_t)(ptr + n);
+		remote[k].iov_len = room < max - n ? room : max - n;
+		n += remote[k].iov_len;
+	}
+	local = (struct iovec){ buf, n };
+	got = process_vm_readv((pid_t)e->pid, &local, 1, remote, k, 0);
+	if (got < 0 || (fixed && (size_t)got < max))
+		return NULL;
+	buf[got] = '\0';
+	/* Up to a NUL, as the BPF side reads; or the count, fixed. */
+	if (!fixed && !memchr(buf, '\0', (size_t)got) && (size_t)got < max)
+		return NULL;
+	return buf;
+}
+
+/* The hit with its unread strings read again where they can be: a copy
+ * of e's header, strs filled in. */
+static void refetch_all(struct trace_ctx *ctx, const struct probe_fmt *pf,
+			struct usdt_hit *h, const char *strs[TRACE_MAX_VALS])
+{
+	int i;
+
+	for (i = 0; i < TRACE_MAX_ARGS; i++) {
+		uint32_t bit = 1u << i;
+
+		if (!(pf->str_cfg.str_mask & bit) || strs[i] ||
+		    !(h->err_mask & bit) || h->errs[i] != EFAULT || !h->args[i])
+			continue;
+		strs[i] = refetch(ctx, pf, h, i);
+		if (strs[i])
+			h->err_mask &= ~bit;
+	}
+}
+
 static void print_args(struct trace_ctx *ctx, struct probe_ent *p,
 		       const struct probe_fmt *pf, const struct usdt_hit *e,
 		       size_t len)
@@ -1087,6 +1154,7 @@ static void print_args(struct trace_ctx *ctx, struct probe_ent *p,
 	static const struct arg_fmt unknown = { .size = 8 };
 	const char *strs[TRACE_MAX_VALS];
 	const struct arg_fmt *fmts;
+	struct usdt_hit h;
 	int i, cnt, fcnt;
 
 	find_strings(e, len, strs);
@@ -1094,7 +1162,9 @@ static void print_args(struct trace_ctx *ctx, struct probe_ent *p,
 	if (cnt > TRACE_MAX_ARGS)
 		cnt = TRACE_MAX_ARGS;
 	if (pf) {
-		print_formatted(ctx, p, pf, e, cnt, strs);
+		h = *e;
+		refetch_all(ctx, pf, &h, strs);
+		print_formatted(ctx, p, pf, &h, cnt, strs);
 		return;
 	}
 	fmts = site_args(ctx, p, e, &fcnt);

@@ -1099,6 +1099,38 @@ static void test_ustack(void **state)
 	assert_nothing_left();
 }
 
+#define CT FIXTURE_DIR "/cold_target"
+
+/*
+ * A string in a page the process has not touched: the BPF side's read of
+ * it fails (no fault in a uprobe), and the tool reads it again from the
+ * process's memory as it prints (it printed "?" and "Bad address").
+ */
+static void test_cold_string(void **state)
+{
+	struct run_result r;
+
+	run_tool(&r, "trace", "-q", "-c", CT " 2", CT, "ct:cold", "%s #%d");
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	assert_int_equal(count_str(r.out, " ct:cold cold page #1\n"), 1);
+	assert_int_equal(count_str(r.out, " ct:cold cold page #2\n"), 1);
+	assert_string_equal(r.err, "");
+	run_result_free(&r);
+	/* Bounded and counted reads are read again too. */
+	run_tool(&r, "trace", "-q", "-c", CT " 1", CT, "ct:cold", "%.4s|");
+	assert_int_equal(r.status, 0);
+	expect_in(r.out, " ct:cold cold|\n");
+	run_result_free(&r);
+	run_tool(&r, "trace", "-q", "-c", CT " 2", CT, "ct:cold",
+		 "\"<%.*s>\", arg1, arg0");
+	assert_int_equal(r.status, 0);
+	expect_in(r.out, " ct:cold <c>\n");
+	expect_in(r.out, " ct:cold <co>\n");
+	run_result_free(&r);
+	assert_nothing_left();
+}
+
 /* -b sizes the ring buffer: rounded up to a power of two, bounded. */
 static void test_buffer_size(void **state)
 {
@@ -1366,6 +1398,7 @@ int main(void)
 		cmocka_unit_test(test_dlopen_later),
 		cmocka_unit_test(test_count_by),
 		cmocka_unit_test(test_ustack),
+		cmocka_unit_test(test_cold_string),
 		cmocka_unit_test(test_buffer_size),
 		cmocka_unit_test(test_pid_errors),
 		cmocka_unit_test(test_pid_not_ours),
