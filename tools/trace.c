@@ -117,6 +117,8 @@ static const char trace_usage[] =
 "  usdt trace --count --by 'str(arg1)' -e python:line -p 1234 \\\n"
 "      python:function__entry\n"
 "  usdt trace -p 1234 --ustack myapp:request\n"
+"  usdt trace ./a 'p:*' ./b 'q:*'         (two files, each its patterns)\n"
+"  usdt trace --filter 'arg1 == \"GET\"' ./app myapp:request\n"
 "  usdt trace --count --by-pid -i 1 /usr/bin/python3 'python:*'\n"
 "  usdt trace --hist 2 /usr/bin/python3 python:function__entry\n"
 "  usdt trace --latency python:gc__start python:gc__done /usr/bin/python3\n"

@@ -1128,13 +1128,49 @@ static const char *refetch(struct trace_ctx *ctx, const struct probe_fmt *pf,
 	return buf;
 }
 
-/* The hit with its unread strings read again where they can be: a copy
- * of e's header, strs filled in. */
+/* Typed load k that faulted, read again the same way: 0 or -1. */
+static int refetch_load(const struct probe_fmt *pf, struct usdt_hit *h,
+			int k)
+{
+	const struct trace_load *l = &pf->str_cfg.loads[k];
+	unsigned char b[8] = { 0 };
+	struct iovec local = { b, l->size }, remote;
+	uint64_t v = 0;
+	int j;
+
+	if (l->arg >= TRACE_MAX_ARGS || l->size > 8 || !l->size)
+		return -1;
+	remote.iov_base = (void *)(uintptr_t)(h->args[l->arg] + (int64_t)l->off);
+	remote.iov_len = l->size;
+	if (process_vm_readv((pid_t)h->pid, &local, 1, &remote, 1, 0) !=
+	    (ssize_t)l->size)
+		return -1;
+	/* The bytes in this host's order: the traced process's. */
+	for (j = 0; j < l->size; j++)
+		((unsigned char *)&v)[__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ?
+				      8 - l->size + j : j] = b[j];
+	if (l->is_signed && l->size < 8 && (v >> (l->size * 8 - 1)) & 1)
+		v |= ~0ull << (l->size * 8);
+	h->args[TRACE_MAX_ARGS + k] = v;
+	return 0;
+}
+
+/* The hit with its unread strings and loads read again where they can
+ * be: a copy of e's header, strs filled in. */
 static void refetch_all(struct trace_ctx *ctx, const struct probe_fmt *pf,
 			struct usdt_hit *h, const char *strs[TRACE_MAX_VALS])
 {
+	uint32_t k;
 	int i;
 
+	for (k = 0; k < pf->str_cfg.load_cnt && k < TRACE_MAX_LOADS; k++) {
+		uint32_t bit = 1u << (TRACE_MAX_ARGS + k);
+
+		if ((h->err_mask & bit) &&
+		    h->errs[TRACE_MAX_ARGS + k] == EFAULT &&
+		    !refetch_load(pf, h, (int)k))
+			h->err_mask &= ~bit;
+	}
 	for (i = 0; i < TRACE_MAX_ARGS; i++) {
 		uint32_t bit = 1u << i;
 

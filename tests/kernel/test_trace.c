@@ -1128,6 +1128,14 @@ static void test_cold_string(void **state)
 	expect_in(r.out, " ct:cold <c>\n");
 	expect_in(r.out, " ct:cold <co>\n");
 	run_result_free(&r);
+	/* And so are typed loads through the pointer. */
+	run_tool(&r, "trace", "-q", "-c", CT " 1", CT, "ct:cold",
+		 "\"%c%c%d\", *(char *)arg0, *(uint8 *)(arg0 + 1), "
+		 "*(int16 *)(arg0 + 9)");
+	assert_int_equal(r.status, 0);
+	expect_in(r.out, " ct:cold co0\n");
+	assert_string_equal(r.err, "");
+	run_result_free(&r);
 	assert_nothing_left();
 }
 
