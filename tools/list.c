@@ -454,8 +454,6 @@ static const char *open_error(int err)
 		return "permission denied";
 	case -ENOEXEC:
 		return "not a 64-bit ELF file";
-	case -ENOSYS:
-		return "this libusdt cannot read ELF files yet (ENOSYS)";
 	default:
 		return tool_strerror(-err);
 	}
@@ -549,7 +547,7 @@ static int list_all(const struct list_opts *o, const struct target *targets,
 		if (n < 0) {
 			/* In a whole process, files that are not ELF (locale
 			 * archives, caches) are normal and skipped. */
-			if (whole && n != -ENOSYS)
+			if (whole)
 				continue;
 			tool_err("list: %s: %s", targets[i].shown,
 				 open_error(n));

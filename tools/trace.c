@@ -994,8 +994,6 @@ static const char *attach_error(int err)
 		       "lacks a feature)";
 	case E2BIG:
 		return "too many call sites for the BPF maps";
-	case ENOSYS:
-		return "this libusdt cannot attach yet (ENOSYS)";
 	default:
 		return tool_strerror(err);
 	}
