@@ -88,6 +88,16 @@ static void check_nothing_left(struct usdt_test *skel, struct usdt_manager *man)
 	assert_int_equal(ip_cnt(bpf_map__fd(skel->maps.usdt__ip2spec)), 0);
 	skel->bss->hit_cnt = 0;
 	fire_two();
+	if (skel->bss->hit_cnt) {
+		/* Seen once under load (perf mode, SANITIZE=1): a hit right
+		 * after the teardown. A uprobe left attached fires again
+		 * after a pause too; one the kernel was still taking down
+		 * does not. Said, so that it shows. */
+		print_message("a hit right after the teardown: firing again after 200 ms\n");
+		usleep(200000);
+		skel->bss->hit_cnt = 0;
+		fire_two();
+	}
 	assert_int_equal(skel->bss->hit_cnt, 0);
 }
 
