@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <linux/perf_event.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -1209,25 +1210,34 @@ static void plain_nobody(void *arg)
 		_exit(126);
 }
 
-/* -p of another user's process, by a user who may not read its maps. */
+/* -p of another user's process, by a user who may not read its maps.
+ * The tool runs from a copy nobody can reach (the tree may sit under a
+ * directory only root may enter: a chroot's copy of it does). */
 static void test_pid_not_ours(void **state)
 {
-	char pid[16], expect[160];
+	char pid[16], expect[160], dir[] = "/tmp/usdt-nobody-XXXXXX";
+	char bin[64], cmd[256];
 	struct run_result r;
 
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chmod(dir, 0755), 0);
+	snprintf(bin, sizeof(bin), "%s/usdt", dir);
+	snprintf(cmd, sizeof(cmd), "cp %s %s && chmod 755 %s", USDT_BIN, bin,
+		 bin);
+	assert_int_equal(system(cmd), 0);
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	snprintf(expect, sizeof(expect),
 		 "pid %d: cannot read /proc/%d/maps: Permission denied (another user's process",
 		 (int)getpid(), (int)getpid());
-	run_argv_setup((const char *const[]){ USDT_BIN, "list", "-p", pid,
-					      NULL },
+	run_argv_setup((const char *const[]){ bin, "list", "-p", pid, NULL },
 		       &r, plain_nobody, NULL);
 	assert_int_equal(r.status, 1);
 	expect_in(r.err, expect);
 	run_result_free(&r);
-	run_argv_setup((const char *const[]){ USDT_BIN, "trace", "-p", pid,
-					      NULL },
+	run_argv_setup((const char *const[]){ bin, "trace", "-p", pid, NULL },
 		       &r, plain_nobody, NULL);
+	unlink(bin);
+	rmdir(dir);
 	assert_int_equal(r.status, 1);
 	expect_in(r.err, expect);
 	run_result_free(&r);
