@@ -154,7 +154,8 @@ struct usdt_hit {
 	__u16 signed_mask;	/* bit i: argument i is signed */
 	__u16 float_mask;	/* bit i: argument i is a float */
 	/* --ustack: bytes of user stack (u64 return addresses, innermost
-	 * first) after the strings; 0 without or when it failed. */
+	 * first) TRACE_STR_AREA bytes past the record (after the strings'
+	 * area); 0 without or when it failed. */
 	__u32 stack_len;
 	__u32 pad;
 };

@@ -286,7 +286,7 @@ static void print_frame(struct stack_state *st, pid_t pid, uint64_t addr,
 
 void stack_print(struct trace_ctx *ctx, const struct usdt_hit *e, size_t len)
 {
-	const unsigned char *p = (const unsigned char *)(e + 1) + e->str_total;
+	const unsigned char *p = (const unsigned char *)(e + 1) + TRACE_STR_AREA;
 	size_t n = e->stack_len / 8, i;
 	uint64_t addr;
 
@@ -296,7 +296,7 @@ void stack_print(struct trace_ctx *ctx, const struct usdt_hit *e, size_t len)
 			return;
 		elf_version(EV_CURRENT);
 	}
-	if (sizeof(*e) + e->str_total + e->stack_len > len)
+	if (sizeof(*e) + TRACE_STR_AREA + e->stack_len > len)
 		n = 0;	/* not all sent: nothing to trust */
 	if (ctx->json)
 		fputs(", \"ustack\": [", stdout);

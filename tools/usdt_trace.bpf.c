@@ -132,19 +132,25 @@ struct {
  */
 __noinline int trace_str_is(__u32 i, long ptr)
 {
+	const volatile char *want;
 	char buf[TRACE_FSTR];
 	long n;
 	__u32 k;
 
 	if (i >= TRACE_MAX_TERMS || !ptr)
 		return 0;
+	/* Masked as well as checked: the verifier then bounds the offsets
+	 * whatever code the compiler made of the checks (GCC's BPF backend
+	 * kept i unbounded). */
+	i &= TRACE_MAX_TERMS - 1;
+	want = filter.strs[i];
 	n = bpf_probe_read_user_str(buf, sizeof(buf), (const void *)ptr);
 	if (n <= 0 || n - 1 != filter.terms[i].value)
 		return 0;
 	for (k = 0; k < TRACE_FSTR - 1; k++) {
 		if (k >= n - 1)
 			break;
-		if (buf[k] != filter.strs[i][k])
+		if (buf[k] != want[k & (TRACE_FSTR - 1)])
 			return 0;
 	}
 	return 1;
@@ -409,15 +415,21 @@ static __always_inline long read_fixed(struct scratch *s, __u32 o, __u32 len,
  * Read argument i's string into the scratch area at hit.str_total: up to
  * its NUL, or (fixed_mask) exactly fixed_len() bytes, then a NUL of ours.
  * A global function, verified once rather than at each of the twelve
- * calls with every mix of lengths and failures before it. Returns 0.
+ * calls with every mix of lengths and failures before it. It takes
+ * scalars only (probe key, argument) and looks its maps up itself:
+ * Linux 6.1 takes no map value pointer as a global function's argument.
+ * Returns 0.
  */
-__noinline int trace_read_str(struct scratch *s,
-			      const struct trace_probe_cfg *cfg, __u32 i)
+__noinline int trace_read_str(__u32 key, __u32 i)
 {
-	__u32 o, n = str_size, max;
+	__u32 o, n = str_size, max, zero = 0;
+	const struct trace_probe_cfg *cfg;
+	struct scratch *s;
 	const void *ptr;
 	long len;
 
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	cfg = bpf_map_lookup_elem(&probe_cfg, &key);
 	if (!s || !cfg || i >= TRACE_MAX_ARGS)
 		return 0;
 	o = s->hit.str_total;
@@ -483,15 +495,18 @@ static __always_inline void site_types(struct pt_regs *ctx,
  * read from user memory and sign-extended if it says so, into value
  * TRACE_MAX_ARGS + k. A global function, verified once. Returns 0.
  */
-__noinline int trace_load(struct scratch *s, const struct trace_probe_cfg *cfg,
-			  __u32 k)
+__noinline int trace_load(__u32 key, __u32 k)
 {
-	__u32 a, v = TRACE_MAX_ARGS + k;
+	__u32 a, v = TRACE_MAX_ARGS + k, zero = 0;
+	const struct trace_probe_cfg *cfg;
 	const struct trace_load *l;
+	struct scratch *s;
 	const void *ptr;
 	__u64 val = 0;
 	long err = 0;
 
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	cfg = bpf_map_lookup_elem(&probe_cfg, &key);
 	if (!s || !cfg || k >= TRACE_MAX_LOADS)
 		return 0;
 	l = &cfg->loads[k];
@@ -584,7 +599,7 @@ static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
 	site_types(ctx, &s->hit);
 	for (i = 0; cfg && i < TRACE_MAX_LOADS; i++)
 		if (i < cfg->load_cnt)
-			trace_load(s, cfg, (__u32)i);
+			trace_load((__u32)cookie, (__u32)i);
 	/* After every argument: a string's length may be a later one. A
 	 * NULL pointer is not read (the tool prints "(null)"). The offset
 	 * into the strings is hit.str_total. */
@@ -592,19 +607,21 @@ static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
 	for (i = 0; cfg && i < TRACE_MAX_ARGS; i++)
 		if (i < cnt && (str_mask & (1u << i)) &&
 		    !(s->hit.err_mask & (1u << i)) && s->hit.args[i])
-			trace_read_str(s, cfg, i);
+			trace_read_str((__u32)cookie, (__u32)i);
 	off = s->hit.str_total;
 	if (off > TRACE_STR_AREA)
 		off = TRACE_STR_AREA;
 	s->hit.str_total = off;
 	s->hit.stack_len = 0;
 	if (ustack) {
-		long n = bpf_get_stack(ctx, &s->str[off], TRACE_STACK_MAX,
-				       BPF_F_USER_STACK);
+		/* At a fixed offset past the strings' area: a variable one
+		 * is refused by older verifiers (arm64 6.12). */
+		long n = bpf_get_stack(ctx, &s->str[TRACE_STR_AREA],
+				       TRACE_STACK_MAX, BPF_F_USER_STACK);
 
 		if (n > 0 && n <= TRACE_STACK_MAX) {
 			s->hit.stack_len = (__u32)n;
-			off += (__u32)n;
+			off = TRACE_STR_AREA + (__u32)n;
 		}
 	}
 	if (off > 2 * TRACE_STR_AREA)
