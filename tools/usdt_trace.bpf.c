@@ -403,6 +403,7 @@ static __always_inline __u32 fixed_len(const struct scratch *s,
 static __always_inline long read_fixed(struct scratch *s, __u32 o, __u32 len,
 				       const void *ptr)
 {
+	asm volatile("" : "+r"(len));	/* the test below stays: see there */
 	if (o >= TRACE_STR_AREA || len >= TRACE_STR_MAX)
 		return -7;	/* not reached: for the verifier */
 	if (bpf_probe_read_user(&s->str[o], len, ptr))
@@ -444,6 +445,14 @@ __noinline int trace_read_str(__u32 key, __u32 i)
 		n = max;
 	if (n > TRACE_STR_AREA - o)
 		n = TRACE_STR_AREA - o;
+	/* Again against a constant, the value hidden from the compiler
+	 * first (else it drops a test it can prove): Linux 6.1's verifier
+	 * keeps no bound from the comparisons above between two registers
+	 * ("R1 min value is outside of the allowed memory range", size
+	 * 65535). */
+	asm volatile("" : "+r"(n));
+	if (n > TRACE_STR_MAX)
+		n = TRACE_STR_MAX;
 	if (cfg->fixed_mask & (1u << i)) {
 		len = read_fixed(s, o, fixed_len(s, cfg, i, n), ptr);
 	} else {
