@@ -573,6 +573,7 @@ static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
 {
 	__u32 str_mask = cfg ? cfg->str_mask : 0;
 	__u32 zero = 0, off;
+	__u64 size;
 	struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
 	int i, cnt, err, sz;
 	long val;
@@ -633,9 +634,13 @@ static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
 			off = TRACE_STR_AREA + (__u32)n;
 		}
 	}
-	if (off > 2 * TRACE_STR_AREA)
-		off = 2 * TRACE_STR_AREA;
-	if (bpf_ringbuf_output(&events, s, sizeof(s->hit) + off, 0))
+	/* The size bounded against a constant the compiler keeps (see
+	 * trace_read_str()): with the stack, 6.1's verifier lost it. */
+	size = sizeof(s->hit) + (__u64)off;
+	asm volatile("" : "+r"(size));
+	if (size > sizeof(*s))
+		size = sizeof(*s);
+	if (bpf_ringbuf_output(&events, s, size, 0))
 		__sync_fetch_and_add(&lost_events, 1);
 	return 0;
 }
