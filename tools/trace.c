@@ -1191,6 +1191,29 @@ static bool retry_without_vma(struct trace_run *r, int err)
 	return false;
 }
 
+/* The filter's strings into map filter_strs, each with its terms. */
+static int set_filter_strs(struct trace_run *r)
+{
+	const volatile struct trace_filter *f = &r->skel->rodata->filter;
+	int fd = bpf_map__fd(r->skel->maps.filter_strs);
+	uint32_t i, terms;
+
+	for (i = 0; i < f->term_cnt && i < TRACE_MAX_TERMS; i++) {
+		char key[TRACE_FSTR] = { 0 };
+
+		if (f->terms[i].op != TRACE_SEQ && f->terms[i].op != TRACE_SNE)
+			continue;
+		memcpy(key, (const char *)f->strs[i], TRACE_FSTR - 1);
+		terms = 0;
+		bpf_map_lookup_elem(fd, key, &terms);
+		terms |= 1u << i;
+		if (bpf_map_update_elem(fd, key, &terms, BPF_ANY))
+			return tool_err("trace: cannot set up the filter: %s",
+					tool_strerror(errno));
+	}
+	return 0;
+}
+
 int trace_set_probe_cfg(struct trace_run *r, uint32_t i)
 {
 	/* Which arguments are strings, read how: the formats'. */
@@ -1225,6 +1248,8 @@ static int load(struct trace_run *r)
 		return tool_err("trace: cannot load the BPF program: %s",
 				err == -EPERM ? "permission denied (needs root, or CAP_BPF and CAP_PERFMON)" :
 				tool_strerror(-err));
+	if (set_filter_strs(r))
+		return 1;
 	r->cfg_fd = bpf_map__fd(r->skel->maps.probe_cfg);
 	for (i = 0; i < r->ctx.probe_cnt; i++)
 		if (trace_set_probe_cfg(r, i))

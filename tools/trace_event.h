@@ -86,7 +86,8 @@ struct trace_probe_cfg {
 #define TRACE_MAX_TERMS 16
 enum trace_operand { TRACE_OPD_PID = TRACE_MAX_ARGS, TRACE_OPD_TID };
 /* TRACE_SEQ, TRACE_SNE: the string argN points to is (is not) strs[i]
- * of term i, whose value is then its length (below TRACE_FSTR - 1). */
+ * of term i (below TRACE_FSTR - 1 bytes), which user space also puts in
+ * the map filter_strs; the term's value is then its length. */
 enum trace_op { TRACE_EQ, TRACE_NE, TRACE_LT, TRACE_LE, TRACE_GT, TRACE_GE,
 		TRACE_SEQ, TRACE_SNE };
 #define TRACE_FSTR 64

@@ -125,35 +125,34 @@ struct {
 	__type(value, struct scratch);
 } scratch SEC(".maps");
 
+/* The filter's strings (zero-padded to TRACE_FSTR) -> the terms that
+ * compare with each (bit i: term i); filled after load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TRACE_MAX_TERMS);
+	__type(key, char[TRACE_FSTR]);
+	__type(value, __u32);
+} filter_strs SEC(".maps");
+
 /*
- * Is the string at user address ptr filter string i (term i's)? A global
- * function, verified once for all the terms. The read takes one byte more
- * than any filter string has, so a longer string never matches its prefix.
+ * Is the string at user address ptr filter string i (term i's)? The
+ * string, zero-padded, is looked up: no loop for either compiler to turn
+ * into one the verifier cannot follow. The read takes one byte more than
+ * any filter string has, so a longer string never matches its prefix. A
+ * global function, verified once for all the terms.
  */
 __noinline int trace_str_is(__u32 i, long ptr)
 {
-	const volatile char *want;
 	char buf[TRACE_FSTR];
-	long n;
-	__u32 k;
+	__u32 *terms;
 
 	if (i >= TRACE_MAX_TERMS || !ptr)
 		return 0;
-	/* Masked as well as checked: the verifier then bounds the offsets
-	 * whatever code the compiler made of the checks (GCC's BPF backend
-	 * kept i unbounded). */
-	i &= TRACE_MAX_TERMS - 1;
-	want = filter.strs[i];
-	n = bpf_probe_read_user_str(buf, sizeof(buf), (const void *)ptr);
-	if (n <= 0 || n - 1 != filter.terms[i].value)
+	__builtin_memset(buf, 0, sizeof(buf));
+	if (bpf_probe_read_user_str(buf, sizeof(buf), (const void *)ptr) <= 0)
 		return 0;
-	for (k = 0; k < TRACE_FSTR - 1; k++) {
-		if (k >= n - 1)
-			break;
-		if (buf[k] != want[k & (TRACE_FSTR - 1)])
-			return 0;
-	}
-	return 1;
+	terms = bpf_map_lookup_elem(&filter_strs, buf);
+	return terms && (*terms >> i) & 1;
 }
 
 static __always_inline bool term_holds(struct pt_regs *ctx, __u64 id,
