@@ -1073,8 +1073,8 @@ static void test_count_by(void **state)
 /*
  * --ustack: a frame a line under each hit, symbolized from the file's
  * symbols (the first frame is the call site's function, fire(); more need
- * frame pointers, which the fixture has not). The target lives on between
- * hits, so its maps can still be read.
+ * frame pointers, which x86's build of the fixture has not). The target
+ * lives on between hits, so its maps can still be read.
  */
 static void test_ustack(void **state)
 {
@@ -1085,8 +1085,11 @@ static void test_ustack(void **state)
 	if (r.status)
 		fail_msg("status %d, stderr:\n%s", r.status, r.err);
 	assert_int_equal(count_str(r.out, " trace_target tt:one "), 2);
-	assert_int_equal(count_str(r.out, "\n    fire+0x"), 2);
-	assert_int_equal(count_str(r.out, "/trace_target)\n"), 2);
+	/* Each hit's first frame; more follow where the code keeps frame
+	 * pointers (arm64's does). */
+	assert_int_equal(count_str(r.out, " tt:one 1\n    fire+0x"), 1);
+	assert_int_equal(count_str(r.out, " tt:one 2\n    fire+0x"), 1);
+	assert_true(count_str(r.out, "/trace_target)\n") >= 2);
 	run_result_free(&r);
 	run_tool(&r, "trace", "-q", "-j", "--ustack", "-c", TT " 1 300 0", TT,
 		 "tt:one");
