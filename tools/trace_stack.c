@@ -45,6 +45,7 @@ struct stack_map {
 };
 
 struct stack_state {
+	bool warned;		/* an empty stack has been said */
 	pid_t pid;
 	struct stack_map *maps;
 	size_t map_cnt;
@@ -298,6 +299,11 @@ void stack_print(struct trace_ctx *ctx, const struct usdt_hit *e, size_t len)
 	}
 	if (sizeof(*e) + TRACE_STR_AREA + e->stack_len > len)
 		n = 0;	/* not all sent: nothing to trust */
+	if (!e->stack_len && !ctx->stacks->warned) {
+		ctx->stacks->warned = true;
+		fprintf(stderr, "%s: trace: warning: the kernel gives no user stack for these hits (on s390x it unwinds none for BPF)\n",
+			tool_name);
+	}
 	if (ctx->json)
 		fputs(", \"ustack\": [", stdout);
 	for (i = 0; i < n; i++) {

@@ -1085,11 +1085,17 @@ static void test_ustack(void **state)
 	if (r.status)
 		fail_msg("status %d, stderr:\n%s", r.status, r.err);
 	assert_int_equal(count_str(r.out, " trace_target tt:one "), 2);
+#if defined(__s390x__)
+	/* The kernel unwinds no user stack there: said once. */
+	expect_in(r.err, "warning: the kernel gives no user stack for these hits");
+	assert_int_equal(count_str(r.out, "\n    "), 0);
+#else
 	/* Each hit's first frame; more follow where the code keeps frame
 	 * pointers (arm64's does). */
 	assert_int_equal(count_str(r.out, " tt:one 1\n    fire+0x"), 1);
 	assert_int_equal(count_str(r.out, " tt:one 2\n    fire+0x"), 1);
 	assert_true(count_str(r.out, "/trace_target)\n") >= 2);
+#endif
 	run_result_free(&r);
 	run_tool(&r, "trace", "-q", "-j", "--ustack", "-c", TT " 1 300 0", TT,
 		 "tt:one");
