@@ -1100,7 +1100,11 @@ static void test_ustack(void **state)
 	run_tool(&r, "trace", "-q", "-j", "--ustack", "-c", TT " 1 300 0", TT,
 		 "tt:one");
 	assert_int_equal(r.status, 0);
+#if defined(__s390x__)
+	expect_in(r.out, "\"args\": [1], \"ustack\": []}");
+#else
 	expect_in(r.out, "\"args\": [1], \"ustack\": [\"fire+0x");
+#endif
 	run_result_free(&r);
 	run_tool(&r, "trace", "--ustack", "--count", TT, "tt:one");
 	assert_int_equal(r.status, 1);
