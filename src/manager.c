@@ -105,16 +105,16 @@ static bool probe_uprobe_multi(void)
 /*
  * x86 optimized uprobes (6.18, "uprobes/x86: Add uprobe syscall to speed
  * up uprobe") add a uprobe() syscall for the kernel's uprobe trampolines;
- * called from anywhere else it fails with ENXIO (measured on 6.18 and
- * 7.2), and a kernel without it says ENOSYS. Any other answer (a seccomp
- * filter's EPERM, say) is taken as absent: the uprobe then goes at the
- * site itself, as on every kernel before. Asked here directly: an earlier
- * version forked a child for it, which a library must not do.
+ * called from anywhere else it fails (ENXIO on 6.18; 7.2 answers with
+ * another error), and a kernel without it says ENOSYS. So: present unless
+ * ENOSYS, as the earlier probe, which asked in a forked child, decided;
+ * a library must not fork, and the call returns here on every kernel
+ * seen (6.1 to 7.2).
  */
 static bool probe_uprobe_syscall(void)
 {
 #if defined(__x86_64__)
-	return syscall(336 /* __NR_uprobe */) < 0 && errno == ENXIO;
+	return syscall(336 /* __NR_uprobe */) < 0 && errno != ENOSYS;
 #else
 	return false;
 #endif
