@@ -25,6 +25,12 @@
 #ifndef FIXTURE_DIR
 #define FIXTURE_DIR "build/tests/fixtures"
 #endif
+/* A run that takes longer is a hang: its process group is killed, so that
+ * one test fails with what the tool printed instead of the whole suite
+ * (or a guest) waiting for its time limit. Generous for TCG guests. */
+#ifndef RUN_TIMEOUT_MS
+#define RUN_TIMEOUT_MS (300 * 1000)
+#endif
 
 struct run_result {
 	int status;		/* exit status, or 128 + signal */
@@ -61,6 +67,7 @@ static inline int run_argv_setup(const char *const argv[],
 				 void (*setup)(void *arg), void *arg)
 {
 	int out[2], err[2], status, open_cnt = 2;
+	bool killed = false;
 	struct pollfd pfd[2];
 	char buf[4096];
 	pid_t pid;
@@ -75,6 +82,7 @@ static inline int run_argv_setup(const char *const argv[],
 	if (pid < 0)
 		abort();
 	if (!pid) {
+		setpgid(0, 0);
 		dup2(out[1], 1);
 		dup2(err[1], 2);
 		close(out[0]);
@@ -92,12 +100,25 @@ static inline int run_argv_setup(const char *const argv[],
 	pfd[0] = (struct pollfd){ .fd = out[0], .events = POLLIN };
 	pfd[1] = (struct pollfd){ .fd = err[0], .events = POLLIN };
 	while (open_cnt) {
-		int i;
+		int i, ready = poll(pfd, 2, RUN_TIMEOUT_MS);
 
-		if (poll(pfd, 2, -1) < 0) {
+		if (ready < 0) {
 			if (errno == EINTR)
 				continue;
 			abort();
+		}
+		if (!ready && killed)
+			break;	/* something outside its group holds a pipe */
+		if (!ready) {
+			int n = snprintf(buf, sizeof(buf),
+					 "\n[run: silent for %d ms, killed]\n",
+					 RUN_TIMEOUT_MS);
+
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			run_append(&r->err, &r->err_len, buf, (size_t)n);
+			killed = true;
+			continue;
 		}
 		for (i = 0; i < 2; i++) {
 			ssize_t n;
@@ -117,6 +138,9 @@ static inline int run_argv_setup(const char *const argv[],
 			}
 		}
 	}
+	for (int i = 0; i < 2; i++)
+		if (pfd[i].fd >= 0)
+			close(pfd[i].fd);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	r->status = WIFEXITED(status) ? WEXITSTATUS(status) :
