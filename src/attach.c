@@ -352,7 +352,17 @@ static int link_detach(struct usdt_link *link)
 		err = -errno;
 	link->multi_fd = -1;
 	for (i = 0; i < link->perf_cnt; i++) {
-		e = bpf_link__destroy(link_perf(link)[i]);
+		struct bpf_link *l = link_perf(link)[i];
+
+		/* libbpf's detach disables the perf event, which a fork()
+		 * shares with the parent: a child only closes its fd. The
+		 * perf event's own fd, when libbpf holds a second one,
+		 * stays open in the child: libbpf does not give it out. */
+		if (usdt__manager_forked(link->man)) {
+			bpf_link__disconnect(l);
+			close(bpf_link__fd(l));
+		}
+		e = bpf_link__destroy(l);
 		err = err ? err : e;
 	}
 	link->perf_cnt = 0;
@@ -366,8 +376,9 @@ static int link_release(struct usdt_link *link)
 	int err = 0, e;
 	size_t i;
 
-	/* A pinned kernel link goes on reading its specs and storage. */
-	if (link->pinned)
+	/* A pinned kernel link goes on reading its specs and storage, and
+	 * after a fork() the parent's does. */
+	if (link->pinned || usdt__manager_forked(man))
 		link->ip_cnt = link->site_cnt = link->slot_cnt = 0;
 	for (i = 0; i < link->ip_cnt; i++) {
 		e = usdt__ipmap_del(man, link_ips(link)[i]);
@@ -926,6 +937,18 @@ static bool attach_args_ok(const struct usdt_manager *man,
 	       OPTS_VALID(opts, usdt_attach_opts) && !man->freed;
 }
 
+/* -EBUSY, said, in a child of the manager's owner: its spec IDs and
+ * storage slots are the parent's to give, which it goes on doing. */
+static int attach_forked(const struct usdt_manager *man, const char *provider,
+			 const char *name)
+{
+	if (!usdt__manager_forked(man))
+		return 0;
+	pr_warn("%s:%s: the manager belongs to process %d, of which this is a child: its maps are the parent's; make a BPF object and a manager here\n",
+		provider, name, (int)man->owner);
+	return -EBUSY;
+}
+
 struct usdt_link *usdt_manager__attach_file(struct usdt_manager *man,
 					    const struct bpf_program *prog,
 					    pid_t pid,
@@ -941,7 +964,9 @@ struct usdt_link *usdt_manager__attach_file(struct usdt_manager *man,
 
 	if (!attach_args_ok(man, prog, pid, provider, name, opts) || !file)
 		return usdt__err_ptr(-EINVAL);
-	err = attach_prepare(&c, opts);
+	err = attach_forked(man, provider, name);
+	if (!err)
+		err = attach_prepare(&c, opts);
 	if (err)
 		return usdt__err_ptr(err);
 	return attach_sites(&c);
@@ -961,7 +986,9 @@ struct usdt_link *usdt_manager__attach(struct usdt_manager *man,
 
 	if (!attach_args_ok(man, prog, pid, provider, name, opts) || !path)
 		return usdt__err_ptr(-EINVAL);
-	err = attach_prepare(&c, opts);
+	err = attach_forked(man, provider, name);
+	if (!err)
+		err = attach_prepare(&c, opts);
 	if (err)
 		return usdt__err_ptr(err);
 	/* Resolved and opened once: from here on, only this fd counts. */

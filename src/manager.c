@@ -684,6 +684,7 @@ struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 	if (!man)
 		return usdt__err_ptr(-ENOMEM);
 	man->obj = obj;
+	man->owner = getpid();
 	man->ips.outer_fd = man->ips.fd = -1;
 	man->specs_map = bpf_object__find_map_by_name(obj, "usdt__specs");
 	man->ip_map = bpf_object__find_map_by_name(obj, "usdt__ip2spec");
@@ -732,8 +733,9 @@ err_out:
 
 void usdt__manager_release(struct usdt_manager *man)
 {
-	/* Pinned links go on reading the chunks: they stay in the maps. */
-	bool keep = man->pinned_cnt > 0;
+	/* Pinned links go on reading the chunks: they stay in the maps; so
+	 * do the parent's links after a fork(). */
+	bool keep = man->pinned_cnt > 0 || usdt__manager_forked(man);
 
 	usdt__chunks_close(&man->specs, keep);
 	usdt__ipmap_close(&man->ips, keep);

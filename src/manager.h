@@ -4,6 +4,8 @@
 #ifndef __LIBUSDT_MANAGER_H
 #define __LIBUSDT_MANAGER_H
 
+#include <unistd.h>
+
 #include <bpf/libbpf.h>
 
 #include "internal.h"
@@ -151,6 +153,10 @@ struct usdt_manager {
 	size_t owned_cnt, owned_cap;
 
 	size_t link_cnt;		/* live links, owned ones included */
+	/* The process that made the manager. The maps are shared across
+	 * fork() and the kernel links live on in the parent, so a child's
+	 * copy only closes and frees, and attaches nothing. */
+	pid_t owner;
 	bool freed;			/* usdt_manager__free() called; the
 					 * last link frees the memory */
 };
@@ -178,6 +184,12 @@ int usdt__storage_get(struct usdt_manager *man, const void *init,
 void usdt__storage_put(struct usdt_manager *man, uint32_t slot);
 void *usdt__storage_at(const struct usdt__storage *st, uint32_t slot);
 void usdt__storage_release(struct usdt__storage *st, bool keep);
+
+/* Is this a copy of the manager in a child of its owner? */
+static inline bool usdt__manager_forked(const struct usdt_manager *man)
+{
+	return getpid() != man->owner;
+}
 
 /* Release the memory of a manager already freed by its user. */
 void usdt__manager_release(struct usdt_manager *man);

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <bpf/bpf.h>
 
@@ -26,7 +27,8 @@ struct fix {
 
 static int setup(void **state, bool per_site)
 {
-	USDT_OPTS(usdt_manager_opts, mo, .no_uprobe_multi = per_site);
+	USDT_OPTS(usdt_manager_opts, mo, .no_uprobe_multi = per_site,
+		  .keep_ip_map = true);
 	struct fix *f = calloc(1, sizeof(*f));
 
 	assert_non_null(f);
@@ -222,6 +224,60 @@ static void test_pin(void **state)
 	rmdir(dir);
 }
 
+/*
+ * A child that destroys its copies of a link and of the manager leaves the
+ * parent's link working: its spec, cookie and IP-map entry; and the child
+ * can attach nothing through the parent's manager.
+ */
+static void fork_destroys(struct fix *f, bool ip)
+{
+	USDT_OPTS(usdt_attach_opts, ao, .usdt_cookie = 0x55,
+		  .force_ip_map = ip);
+	struct usdt_link *l = attach_lib(f, &ao);
+	__u32 hits;
+	int status;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		struct usdt_link *l2;
+		int bad = 0;
+
+		bad |= usdt_link__destroy(l) != 0;
+		l2 = usdt_manager__attach(f->man, f->skel->progs.on_lib_fire,
+					  0, "libusdttest.so", "testlib",
+					  "fire", NULL);
+		bad |= (l2 || errno != EBUSY) << 1;
+		usdt_manager__free(f->man);
+		_exit(bad);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+
+	hits = f->skel->bss->lib_hits;
+	lib_fire(5);
+	assert_int_equal(f->skel->bss->lib_hits, hits + 1);
+	assert_int_equal(f->skel->bss->lib_x, 5);
+	assert_int_equal(f->skel->bss->lib_cookie, 0x55);
+	assert_int_equal(f->man->specs.live_cnt, 1);
+	assert_int_equal(f->man->ips.cnt, ip ? 1 : 0);
+	assert_int_equal(usdt_link__destroy(l), 0);
+	assert_int_equal(f->man->specs.live_cnt, 0);
+	assert_int_equal(f->man->ips.cnt, 0);
+	hits = f->skel->bss->lib_hits;
+	lib_fire(6);
+	assert_int_equal(f->skel->bss->lib_hits, hits);
+}
+
+static void test_fork(void **state)
+{
+	fork_destroys(*state, false);
+	fork_destroys(*state, true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -233,6 +289,10 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_fd_pin_per_site,
 						setup_per_site, teardown),
+		cmocka_unit_test_setup_teardown(test_fork, setup_multi,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_fork, setup_per_site,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_pin, setup_multi,
 						teardown),
 	};
