@@ -1078,6 +1078,7 @@ static void test_count_by(void **state)
  */
 static void test_ustack(void **state)
 {
+	bool nostack = false;
 	struct run_result r;
 
 	run_tool(&r, "trace", "-q", "--ustack", "-c", TT " 2 300 0", TT,
@@ -1085,26 +1086,29 @@ static void test_ustack(void **state)
 	if (r.status)
 		fail_msg("status %d, stderr:\n%s", r.status, r.err);
 	assert_int_equal(count_str(r.out, " trace_target tt:one "), 2);
-#if defined(__s390x__)
-	/* The kernel unwinds no user stack there: said once. */
-	expect_in(r.err, "warning: the kernel gives no user stack for these hits");
-	assert_int_equal(count_str(r.out, "\n    "), 0);
-#else
-	/* Each hit's first frame; more follow where the code keeps frame
-	 * pointers (arm64's does). */
-	assert_int_equal(count_str(r.out, " tt:one 1\n    fire+0x"), 1);
-	assert_int_equal(count_str(r.out, " tt:one 2\n    fire+0x"), 1);
-	assert_true(count_str(r.out, "/trace_target)\n") >= 2);
+	/* s390x's kernels before 6.12 (or so) unwind no user stack: said
+	 * once, and no frame printed. */
+	if (strstr(r.err, "warning: the kernel gives no user stack")) {
+#if !defined(__s390x__)
+		fail_msg("no user stack here:\n%s", r.err);
 #endif
+		nostack = true;
+		assert_int_equal(count_str(r.out, "\n    "), 0);
+	} else {
+		/* Each hit's first frame; more follow where the code keeps
+		 * frame pointers (arm64's does). */
+		assert_int_equal(count_str(r.out, " tt:one 1\n    fire+0x"), 1);
+		assert_int_equal(count_str(r.out, " tt:one 2\n    fire+0x"), 1);
+		assert_true(count_str(r.out, "/trace_target)\n") >= 2);
+	}
 	run_result_free(&r);
 	run_tool(&r, "trace", "-q", "-j", "--ustack", "-c", TT " 1 300 0", TT,
 		 "tt:one");
 	assert_int_equal(r.status, 0);
-#if defined(__s390x__)
-	expect_in(r.out, "\"args\": [1], \"ustack\": []}");
-#else
-	expect_in(r.out, "\"args\": [1], \"ustack\": [\"fire+0x");
-#endif
+	if (nostack)
+		expect_in(r.out, "\"args\": [1], \"ustack\": []}");
+	else
+		expect_in(r.out, "\"args\": [1], \"ustack\": [\"fire+0x");
 	run_result_free(&r);
 	run_tool(&r, "trace", "--ustack", "--count", TT, "tt:one");
 	assert_int_equal(r.status, 1);
