@@ -505,6 +505,46 @@ USDT_API int usdt_link__fd(const struct usdt_link *link);
  */
 USDT_API int usdt_link__pin(struct usdt_link *link, const char *path);
 
+/* ---------------------------------------------------------------------- */
+/* libbpf's own flow: skeletons and struct bpf_link                       */
+
+struct bpf_link;
+struct bpf_usdt_opts;
+
+/**
+ * @brief **usdt_program__attach()** is bpf_program__attach_usdt() for
+ * programs built on libusdt's usdt.bpf.h: the same arguments (libbpf's
+ * struct bpf_usdt_opts, its usdt_cookie read by bpf_usdt_cookie()), and a
+ * struct bpf_link of libbpf's, destroyed by bpf_link__destroy().
+ * @return the link, or NULL with errno set (EINVAL, ENOENT for no such
+ * probe, E2BIG when the spec map is full, EBUSY when the object has a
+ * usdt_manager that already attached, EOPNOTSUPP where no one struct
+ * bpf_link can hold the call sites: see below).
+ *
+ * A program built on libbpf's header is handed to bpf_program__attach_usdt().
+ * libusdt also registers itself as libbpf's handler of SEC("usdt") when it
+ * is loaded, so that a skeleton's __attach() attaches
+ * SEC("usdt/PATH:PROVIDER:NAME") programs this way, into skel->links, for
+ * objects with no usdt_manager (a manager attaches its own programs).
+ *
+ * The link is one uprobe_multi link (Linux 6.6, and a libusdt built with
+ * libbpf 1.3 or later), or, for a single call site, a perf uprobe. Several
+ * call sites without uprobe_multi: EOPNOTSUPP, and usdt_manager__attach()
+ * attaches them. What a link holds in the maps is given back once the
+ * kernel link is gone (destroyed, and not pinned), when the spec map runs
+ * short; without CAP_SYS_ADMIN only links whose fd this process still has
+ * can be told apart from pinned ones, and the others are kept.
+ */
+USDT_API struct bpf_link *
+usdt_program__attach(const struct bpf_program *prog, pid_t pid,
+		     const char *binary_path, const char *usdt_provider,
+		     const char *usdt_name, const struct bpf_usdt_opts *opts);
+
+/* Referenced so that a static link of libusdt keeps its section handler. */
+USDT_API extern int usdt__handler_anchor;
+static int *const usdt__handler_ref __attribute__((used, unused)) =
+	&usdt__handler_anchor;
+
 #ifdef __cplusplus
 }
 #endif

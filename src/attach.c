@@ -68,6 +68,12 @@ struct usdt_link {
 				 * spec IDs and IP-map entries */
 	bool slot_per_site;
 	bool has_ips, has_perf;
+	/* The kernel side is a struct bpf_link of libbpf's that the user
+	 * holds (usdt__attach_ext()): its kernel ID, and the fd it had. */
+	bool ext;
+	uint32_t ext_id;
+	int ext_fd;
+	struct bpf_link *ext_link;	/* until handed out */
 };
 
 static uint64_t *link_offsets(const struct usdt_link *link)
@@ -109,6 +115,7 @@ struct attach_ctx {
 	const void *storage;		/* initial value, or NULL */
 	bool per_site;
 	bool use_ip, use_multi;
+	bool ext;			/* make a struct bpf_link of libbpf's */
 	const struct usdt_probe **sites;
 	size_t cnt, broken;
 	struct usdt_probe *picked;	/* a compact file's sites, read now */
@@ -455,8 +462,9 @@ static int attach_prepare(struct attach_ctx *c,
 	c->per_site = OPTS_GET(opts, storage_per_site, false);
 	if (mode > USDT_MODE_PERF)
 		return -EINVAL;
-	/* Its spec IDs would go to our maps and never be read. */
-	if (!prog_of_object(c->prog, c->man->obj)) {
+	/* Its spec IDs would go to our maps and never be read. (An implicit
+	 * manager's maps are the program's own.) */
+	if (c->man->obj && !prog_of_object(c->prog, c->man->obj)) {
 		pr_warn("%s:%s: program '%s' is not of the manager's BPF object '%s'\n",
 			c->provider, c->name, pname,
 			bpf_object__name(c->man->obj));
@@ -602,7 +610,7 @@ static int attach_match(struct attach_ctx *c)
 static struct usdt_link *link_alloc(const struct attach_ctx *c)
 {
 	size_t n = c->cnt, ips = c->use_ip ? n : 0;
-	size_t perf = c->use_multi ? 0 : n;
+	size_t perf = c->use_multi || c->ext ? 0 : n;
 	size_t slots = c->storage ? (c->per_site ? n : 1) : 0;
 	struct usdt_link *link;
 
@@ -619,6 +627,8 @@ static struct usdt_link *link_alloc(const struct attach_ctx *c)
 	link->has_ips = ips;
 	link->has_perf = perf;
 	link->slot_per_site = c->per_site;
+	link->ext = c->ext;
+	link->ext_fd = -1;
 	return link;
 }
 
@@ -840,6 +850,150 @@ static const char *clash_hint(int err, const uint64_t *refs, size_t n)
 	return "";
 }
 
+#if !(LIBBPF_MAJOR_VERSION > 1 || LIBBPF_MINOR_VERSION >= 3)
+/* A BPF file system's mount point, from /proc/self/mounts; 0 or -ENOENT. */
+static int bpffs_dir(char *dir, size_t size)
+{
+	char *line = NULL, mnt[PATH_MAX], type[32];
+	size_t cap = 0;
+	int err = -ENOENT;
+	FILE *f = fopen("/proc/self/mounts", "re");
+
+	if (!f)
+		return -ENOENT;
+	while (err && getline(&line, &cap, f) > 0) {
+		if (sscanf(line, "%*s %4095s %31s", mnt, type) == 2 &&
+		    !strcmp(type, "bpf") && strlen(mnt) < size &&
+		    !strchr(mnt, '\\')) {	/* no escaped characters */
+			strcpy(dir, mnt);
+			err = 0;
+		}
+	}
+	free(line);
+	fclose(f);
+	return err;
+}
+
+/*
+ * libbpf before 1.3 makes no uprobe_multi link of its own; it opens a
+ * pinned one. So: our link, pinned in a BPF file system for a moment and
+ * opened by libbpf (bpf_link__open()), which then holds its own fd.
+ */
+static struct bpf_link *ext_multi(const struct attach_ctx *c,
+				  const struct usdt_link *link,
+				  const uint64_t *refs, const uint64_t *cookies)
+{
+	static unsigned int seq;
+	char dir[PATH_MAX], pin[PATH_MAX + 64];
+	struct bpf_link *l = NULL;
+	int fd, err;
+
+	if (bpffs_dir(dir, sizeof(dir))) {
+		pr_warn("%s:%s: with libbpf %d.%d, a uprobe_multi link becomes libbpf's through a BPF file system, and none is mounted: use usdt_manager__attach()\n",
+			c->provider, c->name, LIBBPF_MAJOR_VERSION,
+			LIBBPF_MINOR_VERSION);
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	fd = attach_multi(c->prog, c->pid, c->kpath, link_offsets(link), refs,
+			  cookies, c->cnt);
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	/* No "." in a BPF file system name. */
+	snprintf(pin, sizeof(pin), "%s/libusdt_%d_%u", dir, (int)getpid(),
+		 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
+	err = bpf_obj_pin(fd, pin) ? -errno : 0;
+	if (!err) {
+		/* Unpinned through libbpf, so that the link has no pin path
+		 * and the user can pin it. */
+		l = bpf_link__open(pin);
+		err = l ? bpf_link__unpin(l) : -errno;
+		if (!l || err)
+			unlink(pin);
+		if (err && l) {
+			bpf_link__destroy(l);
+			l = NULL;
+		}
+	}
+	close(fd);
+	if (err)
+		pr_warn("%s:%s: cannot hand the uprobe_multi link to libbpf through '%s': %s\n",
+			c->provider, c->name, pin, usdt__errstr(err));
+	errno = -err;
+	return l;
+}
+#endif
+
+/* libbpf's struct bpf_link for the sites: a uprobe_multi link, or one
+ * site's perf uprobe. */
+static struct bpf_link *ext_kernel_link(const struct attach_ctx *c,
+					const struct usdt_link *link,
+					const uint64_t *refs,
+					const uint64_t *cookies)
+{
+	if (c->use_multi) {
+#if LIBBPF_MAJOR_VERSION > 1 || LIBBPF_MINOR_VERSION >= 3
+		LIBBPF_OPTS(bpf_uprobe_multi_opts, mo,
+			    .offsets = (const unsigned long *)link_offsets(link),
+			    .ref_ctr_offsets = (const unsigned long *)refs,
+			    .cookies = (const __u64 *)cookies, .cnt = c->cnt);
+
+		return bpf_program__attach_uprobe_multi(c->prog, c->pid,
+							c->kpath, NULL, &mo);
+#else
+		return ext_multi(c, link, refs, cookies);
+#endif
+	}
+	if (c->cnt != 1) {
+		pr_warn("%s:%s: %zu call sites in '%s' need a uprobe_multi link (Linux 6.6) or a perf uprobe each, which no one struct bpf_link holds: use usdt_manager__attach()\n",
+			c->provider, c->name, c->cnt, c->file->path);
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	{
+		LIBBPF_OPTS(bpf_uprobe_opts, uo,
+			    .ref_ctr_offset = (size_t)refs[0],
+			    .bpf_cookie = cookies[0]);
+
+		return bpf_program__attach_uprobe_opts(c->prog, c->pid, c->kpath,
+						       (size_t)link_offsets(link)[0],
+						       &uo);
+	}
+}
+
+static int attach_ext(const struct attach_ctx *c, struct usdt_link *link,
+		      const uint64_t *refs, const uint64_t *cookies)
+{
+	struct bpf_link *l = ext_kernel_link(c, link, refs, cookies);
+	struct bpf_link_info info;
+	__u32 len = sizeof(info);
+	int err;
+
+	if (!l) {
+		err = -errno;
+		if (err != -EOPNOTSUPP)
+			pr_warn("%s:%s: attach to '%s' (%zu sites) failed: %s%s\n",
+				c->provider, c->name, c->file->path, c->cnt,
+				usdt__errstr(err), clash_hint(err, refs, c->cnt));
+		return err;
+	}
+	memset(&info, 0, sizeof(info));
+	err = bpf_obj_get_info_by_fd(bpf_link__fd(l), &info, &len);
+	if (err) {
+		err = -errno;
+		pr_warn("%s:%s: cannot read the new link's ID: %s\n",
+			c->provider, c->name, usdt__errstr(err));
+		bpf_link__destroy(l);
+		return err;
+	}
+	link->ext_link = l;
+	link->ext_fd = bpf_link__fd(l);
+	link->ext_id = info.id;
+	return 0;
+}
+
 /* The kernel side: one uprobe_multi link, or a perf uprobe per site. */
 static int attach_kernel(const struct attach_ctx *c, struct usdt_link *link,
 			 const uint64_t *refs, const uint64_t *cookies)
@@ -848,6 +1002,8 @@ static int attach_kernel(const struct attach_ctx *c, struct usdt_link *link,
 	size_t i;
 	int err;
 
+	if (c->ext)
+		return attach_ext(c, link, refs, cookies);
 	if (c->use_multi) {
 		err = attach_multi(c->prog, c->pid, c->kpath, link_offsets(link),
 				   refs, cookies, c->cnt);
@@ -972,6 +1128,38 @@ struct usdt_link *usdt_manager__attach_file(struct usdt_manager *man,
 	return attach_sites(&c);
 }
 
+/* c (its manager, program, pid, probe) and path checked: attach. */
+static struct usdt_link *attach_by_path(struct attach_ctx *c, const char *path,
+					const struct usdt_attach_opts *opts)
+{
+	const char *provider = c->provider, *name = c->name;
+	struct usdt_file *file = NULL;
+	char real_path[PATH_MAX];
+	int err, fd;
+
+	err = attach_forked(c->man, provider, name);
+	if (!err)
+		err = attach_prepare(c, opts);
+	if (err)
+		return usdt__err_ptr(err);
+	/* Resolved and opened once: from here on, only this fd counts. */
+	fd = usdt__resolve_open(c->pid, path, real_path, sizeof(real_path));
+	if (fd < 0) {
+		pr_warn("%s:%s: cannot open '%s': %s\n", provider, name, path,
+			fd == -ENOEXEC ? "not a regular file" :
+					 usdt__errstr(fd));
+		return usdt__err_ptr(fd);
+	}
+	err = file_cached(c->man, fd, real_path, &file);
+	if (err) {
+		pr_warn("%s:%s: cannot read '%s': %s\n", provider, name,
+			real_path, usdt__errstr(err));
+		return usdt__err_ptr(err);
+	}
+	c->file = file;
+	return attach_sites(c);
+}
+
 struct usdt_link *usdt_manager__attach(struct usdt_manager *man,
 				       const struct bpf_program *prog,
 				       pid_t pid, const char *path,
@@ -980,33 +1168,115 @@ struct usdt_link *usdt_manager__attach(struct usdt_manager *man,
 {
 	struct attach_ctx c = { .man = man, .prog = prog, .pid = pid,
 				.provider = provider, .name = name };
-	struct usdt_file *file = NULL;
-	char real_path[PATH_MAX];
-	int err, fd;
 
 	if (!attach_args_ok(man, prog, pid, provider, name, opts) || !path)
 		return usdt__err_ptr(-EINVAL);
-	err = attach_forked(man, provider, name);
-	if (!err)
-		err = attach_prepare(&c, opts);
+	return attach_by_path(&c, path, opts);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Links of libbpf's (usdt_program__attach())                              */
+
+/* Does the kernel link still run? Through the fd it had when it is still
+ * that link, else by its ID; kept when that cannot be known (no
+ * CAP_SYS_ADMIN to look a link up by ID): a pin may hold it. */
+static bool ext_alive(const struct usdt_link *link)
+{
+	struct bpf_link_info info;
+	__u32 len = sizeof(info);
+	char path[32], what[32];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", link->ext_fd);
+	n = readlink(path, what, sizeof(what) - 1);
+	memset(&info, 0, sizeof(info));
+	if (n > 0 && (what[n] = '\0', !strcmp(what, "anon_inode:bpf_link")) &&
+	    !bpf_obj_get_info_by_fd(link->ext_fd, &info, &len) &&
+	    info.id == link->ext_id)
+		return true;
+	fd = bpf_link_get_fd_by_id(link->ext_id);
+	if (fd >= 0) {
+		close(fd);
+		return true;
+	}
+	return errno != ENOENT;
+}
+
+void usdt__ext_sweep(struct usdt_manager *man)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < man->ext_cnt; i++) {
+		struct usdt_link *l = man->ext[i];
+
+		if (ext_alive(l)) {
+			man->ext[n++] = l;
+			continue;
+		}
+		link_release(l);
+		man->link_cnt--;
+	}
+	man->ext_cnt = man->ext_swept = n;
+}
+
+void usdt__ext_drop(struct usdt_manager *man)
+{
+	size_t i;
+
+	for (i = 0; i < man->ext_cnt; i++) {
+		man->ext[i]->pinned = true;	/* the maps are left as they are */
+		link_release(man->ext[i]);
+		man->link_cnt--;
+	}
+	man->ext_cnt = man->ext_swept = 0;
+}
+
+/* Before an attach: room for its record, and the dead records' IDs back
+ * when there are twice as many records as at the last sweep, or when the
+ * spec IDs run short. */
+static int ext_room(struct usdt_manager *man)
+{
+	const struct usdt__chunks *s = &man->specs;
+	struct usdt_link **v;
+	size_t cap;
+
+	if (man->ext_cnt >= 2 * man->ext_swept + 16 ||
+	    (s->cap && (uint64_t)s->live_cnt * 8 >= (uint64_t)s->cap * 7))
+		usdt__ext_sweep(man);
+	if (man->ext_cnt < man->ext_cap)
+		return 0;
+	cap = man->ext_cap ? man->ext_cap * 2 : 16;
+	v = usdt__reallocarray(man->ext, cap, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	man->ext = v;
+	man->ext_cap = cap;
+	return 0;
+}
+
+struct bpf_link *usdt__attach_ext(struct usdt_manager *man,
+				  const struct bpf_program *prog, pid_t pid,
+				  const char *path, const char *provider,
+				  const char *name, uint64_t cookie)
+{
+	USDT_OPTS(usdt_attach_opts, o, .usdt_cookie = cookie);
+	struct attach_ctx c = { .man = man, .prog = prog, .pid = pid,
+				.provider = provider, .name = name,
+				.ext = true };
+	struct usdt_link *link;
+	struct bpf_link *out;
+	int err = ext_room(man);
+
 	if (err)
 		return usdt__err_ptr(err);
-	/* Resolved and opened once: from here on, only this fd counts. */
-	fd = usdt__resolve_open(c.pid, path, real_path, sizeof(real_path));
-	if (fd < 0) {
-		pr_warn("%s:%s: cannot open '%s': %s\n", provider, name, path,
-			fd == -ENOEXEC ? "not a regular file" :
-					 usdt__errstr(fd));
-		return usdt__err_ptr(fd);
-	}
-	err = file_cached(man, fd, real_path, &file);
-	if (err) {
-		pr_warn("%s:%s: cannot read '%s': %s\n", provider, name,
-			real_path, usdt__errstr(err));
-		return usdt__err_ptr(err);
-	}
-	c.file = file;
-	return attach_sites(&c);
+	link = attach_by_path(&c, path, &o);
+	if (!link)
+		return NULL;
+	out = link->ext_link;
+	link->ext_link = NULL;
+	man->ext[man->ext_cnt++] = link;
+	return out;
 }
 
 /* Drop a link's reference on its manager, and the manager's memory with

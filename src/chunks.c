@@ -106,15 +106,15 @@ int usdt__inner_def(const struct btf *btf, const char *map, uint32_t *per,
 	return 0;
 }
 
-int usdt__chunks_open(struct usdt__chunks *c, const struct bpf_map *outer,
+int usdt__chunks_open(struct usdt__chunks *c, const struct usdt__outer *outer,
 		      uint32_t value_sz, uint32_t per, uint32_t aux_sz,
 		      uint32_t cap)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	uint32_t max = bpf_map__max_entries(outer);
+	uint32_t max = outer->max_entries;
 
 	memset(c, 0, sizeof(*c));
-	snprintf(c->name, sizeof(c->name), "%s", bpf_map__name(outer));
+	snprintf(c->name, sizeof(c->name), "%s", outer->name);
 	c->value_sz = value_sz;
 	c->stride = (value_sz + 7) & ~7U;
 	c->per = per;
@@ -125,7 +125,7 @@ int usdt__chunks_open(struct usdt__chunks *c, const struct bpf_map *outer,
 	if (cap && cap < c->cap)
 		c->cap = cap;
 	c->chunk_sz = ((size_t)c->stride * per + page - 1) & ~(size_t)(page - 1);
-	c->fd = fcntl(bpf_map__fd(outer), F_DUPFD_CLOEXEC, 3);
+	c->fd = fcntl(outer->fd, F_DUPFD_CLOEXEC, 3);
 	if (c->fd < 0)
 		return -errno;
 	c->mem = calloc(max ? max : 1, sizeof(*c->mem));

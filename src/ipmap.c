@@ -65,7 +65,9 @@ int usdt__ipmap_reserve(struct usdt_manager *man, uint32_t n)
 	if (m->fd >= 0 && want <= m->size)
 		return 0;
 	if (m->outer_fd < 0) {
-		m->outer_fd = fcntl(bpf_map__fd(man->ip_map), F_DUPFD_CLOEXEC, 3);
+		m->outer_fd = fcntl(man->ip_map ? bpf_map__fd(man->ip_map) :
+					      man->ip_outer.fd,
+				    F_DUPFD_CLOEXEC, 3);
 		if (m->outer_fd < 0)
 			return -errno;
 		if (!bpf_map_lookup_elem(m->outer_fd, &zero, &id)) {

@@ -258,7 +258,9 @@ static int specs_init(struct usdt_manager *man)
 {
 	int err;
 
-	err = usdt__chunks_open(&man->specs, man->specs_map,
+	if (man->specs_map)
+		man->specs_outer = usdt__outer_of(man->specs_map);
+	err = usdt__chunks_open(&man->specs, &man->specs_outer,
 				sizeof(struct usdt_spec), USDT_SPEC_CHUNK,
 				sizeof(struct usdt__spec_aux), man->max_specs);
 	if (err)
@@ -507,8 +509,9 @@ bool usdt__ip_map_kept(struct usdt_manager *man)
 {
 	uint32_t v;
 
-	/* Objects without the variable always have the path. */
-	return rodata_u32(man->obj, "usdt__ip_map", &v) || v;
+	/* Objects without the variable always have the path, and so do
+	 * those that no manager set up before load. */
+	return !man->obj || rodata_u32(man->obj, "usdt__ip_map", &v) || v;
 }
 
 /*
@@ -535,8 +538,68 @@ static bool libbpf_forces_multi(void)
  * does instead) and BPF_F_SLEEPABLE for "usdt.s" (which only uprobe_multi
  * programs may have).
  */
-static int prepare_progs(struct bpf_object *obj, bool want_multi)
+/*
+ * The programs managers prepared, for the section handler (src/progh.c),
+ * which leaves them as they are at load.
+ */
+static pthread_mutex_t managed_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct managed_prog {
+	const struct bpf_program *prog;
+	const struct usdt_manager *man;
+} *managed;
+static size_t managed_cnt, managed_cap;
+
+static int managed_add(const struct usdt_manager *man,
+		       const struct bpf_program *prog)
 {
+	struct managed_prog *v;
+	int err = 0;
+
+	pthread_mutex_lock(&managed_lock);
+	if (managed_cnt == managed_cap) {
+		size_t cap = managed_cap ? managed_cap * 2 : 16;
+
+		v = usdt__reallocarray(managed, cap, sizeof(*v));
+		if (v) {
+			managed = v;
+			managed_cap = cap;
+		} else {
+			err = -ENOMEM;
+		}
+	}
+	if (!err)
+		managed[managed_cnt++] = (struct managed_prog){ prog, man };
+	pthread_mutex_unlock(&managed_lock);
+	return err;
+}
+
+static void managed_drop(const struct usdt_manager *man)
+{
+	size_t i, n = 0;
+
+	pthread_mutex_lock(&managed_lock);
+	for (i = 0; i < managed_cnt; i++)
+		if (managed[i].man != man)
+			managed[n++] = managed[i];
+	managed_cnt = n;
+	pthread_mutex_unlock(&managed_lock);
+}
+
+bool usdt__prog_managed(const struct bpf_program *prog)
+{
+	bool found = false;
+	size_t i;
+
+	pthread_mutex_lock(&managed_lock);
+	for (i = 0; i < managed_cnt && !found; i++)
+		found = managed[i].prog == prog;
+	pthread_mutex_unlock(&managed_lock);
+	return found;
+}
+
+static int prepare_progs(struct usdt_manager *man, bool want_multi)
+{
+	struct bpf_object *obj = man->obj;
 	bool multi = want_multi && usdt__features()->uprobe_multi;
 	bool drop_handler = !multi && usdt__features()->uprobe_multi &&
 			    libbpf_forces_multi();
@@ -546,6 +609,9 @@ static int prepare_progs(struct bpf_object *obj, bool want_multi)
 	bpf_object__for_each_program(prog, obj) {
 		if (!is_usdt_prog(prog))
 			continue;
+		err = managed_add(man, prog);
+		if (err)
+			return err;
 		if (multi) {
 			err = bpf_program__set_expected_attach_type(
 				prog, USDT__TRACE_UPROBE_MULTI);
@@ -628,7 +694,7 @@ static uint32_t cap_of(struct usdt_manager *man, uint32_t opt,
 {
 	uint32_t v = opt;
 
-	if (!v && rodata_u32(man->obj, var, &v))
+	if (!v && (!man->obj || rodata_u32(man->obj, var, &v)))
 		v = 0;
 	return v;
 }
@@ -718,7 +784,7 @@ struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 			goto err_out;
 		set_load_vars(man, OPTS_GET(opts, keep_ip_map, false));
 		usdt__fit_ctx_funcs(bpf_object__btf(obj), usdt__features());
-		err = prepare_progs(obj, !OPTS_GET(opts, no_uprobe_multi,
+		err = prepare_progs(man, !OPTS_GET(opts, no_uprobe_multi,
 						   false));
 		if (err)
 			goto err_out;
@@ -727,19 +793,40 @@ struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 	return man;
 
 err_out:
+	managed_drop(man);
 	free(man);
 	return usdt__err_ptr(err);
+}
+
+struct usdt_manager *usdt__manager_implicit(const struct usdt__outer *specs,
+					    const struct usdt__outer *ips,
+					    uint32_t specs_id)
+{
+	struct usdt_manager *man = calloc(1, sizeof(*man));
+
+	if (!man)
+		return NULL;
+	man->owner = getpid();
+	man->ips.outer_fd = man->ips.fd = -1;
+	man->specs_outer = *specs;
+	man->ip_outer = *ips;
+	man->specs_id = specs_id;
+	man->implicit = true;
+	set_caps(man, 0, 0, 0);
+	return man;
 }
 
 void usdt__manager_release(struct usdt_manager *man)
 {
 	/* Pinned links go on reading the chunks: they stay in the maps; so
 	 * do the parent's links after a fork(). */
-	bool keep = man->pinned_cnt > 0 || usdt__manager_forked(man);
+	bool keep = man->pinned_cnt > 0 || usdt__manager_forked(man) ||
+		    man->implicit;
 
 	usdt__chunks_close(&man->specs, keep);
 	usdt__ipmap_close(&man->ips, keep);
 	usdt__storage_release(&man->storage, keep);
+	free(man->ext);
 	free(man->buckets);
 	free(man);
 }
@@ -756,6 +843,7 @@ void usdt_manager__free(struct usdt_manager *man)
 		return;
 	usdt__skel_release(man);
 	usdt__file_cache_clear(man);
+	managed_drop(man);
 	man->freed = true;
 	man->obj = NULL;
 	man->specs_map = man->ip_map = man->storage.map = NULL;

@@ -69,13 +69,27 @@ struct usdt__chunks {
 	uint32_t live_cnt;
 };
 
+/* An outer map (an array of maps): the object's, or one found by its fd. */
+struct usdt__outer {
+	int fd;			/* borrowed */
+	uint32_t max_entries;
+	const char *name;
+};
+
+static inline struct usdt__outer usdt__outer_of(const struct bpf_map *map)
+{
+	return (struct usdt__outer){ .fd = bpf_map__fd(map),
+				     .max_entries = bpf_map__max_entries(map),
+				     .name = bpf_map__name(map) };
+}
+
 /* The size of each chunk (per) and of its values in the BTF definition of
  * the array of maps named map; -ENOENT if it is not one. */
 int usdt__inner_def(const struct btf *btf, const char *map, uint32_t *per,
 		    uint32_t *value_sz);
 /* Open outer's chunks (none created yet); aux_sz bytes of bookkeeping per
  * index; cap 0: as many as the outer map holds. */
-int usdt__chunks_open(struct usdt__chunks *c, const struct bpf_map *outer,
+int usdt__chunks_open(struct usdt__chunks *c, const struct usdt__outer *outer,
 		      uint32_t value_sz, uint32_t per, uint32_t aux_sz,
 		      uint32_t cap);
 /* Take an index, creating a chunk for it if needed; its value is zero.
@@ -130,9 +144,22 @@ struct usdt__storage {
 };
 
 struct usdt_manager {
-	struct bpf_object *obj;		/* borrowed */
+	struct bpf_object *obj;		/* borrowed; NULL: implicit */
 	struct bpf_map *specs_map;	/* borrowed from obj */
 	struct bpf_map *ip_map;
+	/*
+	 * An implicit manager (usdt__manager_implicit()) is the spec store
+	 * of an object that has no manager of its own, made from its maps'
+	 * fds (borrowed, as the object holds them) by usdt_program__attach()
+	 * (src/progh.c), which also frees it. Its records are links of
+	 * libbpf's that the user holds: ext[0..ext_cnt).
+	 */
+	struct usdt__outer specs_outer, ip_outer;
+	uint32_t specs_id;		/* the spec map's kernel ID */
+	struct usdt_link **ext;
+	size_t ext_cnt, ext_cap;
+	size_t ext_swept;		/* ext_cnt after the last sweep */
+	bool implicit;
 	/* The files read lately, newest first (see usdt_manager__attach()). */
 	struct usdt_file *files[USDT__FILE_CACHE];
 
@@ -191,6 +218,13 @@ static inline bool usdt__manager_forked(const struct usdt_manager *man)
 	return getpid() != man->owner;
 }
 
+/* An implicit manager of the maps specs and ips (see struct usdt_manager);
+ * NULL when out of memory. Released by usdt__manager_release() after its
+ * records are dropped (usdt__ext_drop()). */
+struct usdt_manager *usdt__manager_implicit(const struct usdt__outer *specs,
+					    const struct usdt__outer *ips,
+					    uint32_t specs_id);
+
 /* Release the memory of a manager already freed by its user. */
 void usdt__manager_release(struct usdt_manager *man);
 /* Close the files the manager keeps (src/attach.c). */
@@ -200,6 +234,29 @@ void usdt__file_cache_clear(struct usdt_manager *man);
  * that the skeleton's __attach() skips them; destroy the owned links. */
 void usdt__skel_prepare(struct bpf_object *obj);
 void usdt__skel_release(struct usdt_manager *man);
+/* Split "PATH:PROVIDER:NAME" into buf (PATH may hold ':'; the provider and
+ * the name may not, as in sys/sdt.h). 0, or -EINVAL. */
+int usdt__split_target(const char *target, char *buf, size_t size,
+		       const char **path, const char **provider,
+		       const char **name);
+/* Did a manager prepare prog for load (its link kind set)? */
+bool usdt__prog_managed(const struct bpf_program *prog);
+
+/*
+ * Links of libbpf's (src/attach.c): attach as usdt_manager__attach() does,
+ * into a struct bpf_link of libbpf's that the caller gets and destroys;
+ * man keeps the record (its spec IDs and IP-map entries) in man->ext until
+ * a sweep finds the kernel link gone. NULL and errno on error.
+ */
+struct bpf_link *usdt__attach_ext(struct usdt_manager *man,
+				  const struct bpf_program *prog, pid_t pid,
+				  const char *path, const char *provider,
+				  const char *name, uint64_t cookie);
+/* Give back what the records of gone kernel links hold. */
+void usdt__ext_sweep(struct usdt_manager *man);
+/* Free every record, leaving the maps as they are (the object is gone,
+ * and live links read them). */
+void usdt__ext_drop(struct usdt_manager *man);
 
 /* Where site i of a link has its uprobe (file offset), for tests. */
 uint64_t usdt__link_offset(const struct usdt_link *link, size_t i);

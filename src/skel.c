@@ -50,9 +50,9 @@ void usdt__skel_prepare(struct bpf_object *obj)
  * Split "PATH:PROVIDER:NAME" into buf (PATH may hold ':'; the provider and
  * the name may not, as in sys/sdt.h). 0, or -EINVAL.
  */
-static int split_target(const char *target, char *buf, size_t size,
-			const char **path, const char **provider,
-			const char **name)
+int usdt__split_target(const char *target, char *buf, size_t size,
+		       const char **path, const char **provider,
+		       const char **name)
 {
 	char *c1, *c2;
 
@@ -107,7 +107,8 @@ static int attach_one(struct usdt_manager *man, const struct bpf_program *prog,
 	struct usdt_link *link;
 	int err;
 
-	if (split_target(target, buf, sizeof(buf), &path, &provider, &name)) {
+	if (usdt__split_target(target, buf, sizeof(buf), &path, &provider,
+			       &name)) {
 		pr_warn("program '%s': section '%s' is not usdt/PATH:PROVIDER:NAME\n",
 			bpf_program__name(prog),
 			bpf_program__section_name(prog));

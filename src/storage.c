@@ -52,12 +52,16 @@ int usdt__storage_get(struct usdt_manager *man, const void *init,
 		      uint32_t *slot)
 {
 	struct usdt__storage *st = &man->storage;
+	struct usdt__outer outer;
 	int err;
 
-	if (!st->slots.mem &&
-	    (err = usdt__chunks_open(&st->slots, st->map, st->value_sz,
-				     st->per, 0, st->cap)))
-		return err;
+	if (!st->slots.mem) {
+		outer = usdt__outer_of(st->map);
+		err = usdt__chunks_open(&st->slots, &outer, st->value_sz,
+					st->per, 0, st->cap);
+		if (err)
+			return err;
+	}
 	err = usdt__chunks_take(&st->slots, slot);
 	if (err)
 		return err;

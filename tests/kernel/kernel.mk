@@ -108,3 +108,8 @@ $(KTEST_DIR)/cap_sites.o: tests/kernel/cap_sites.S
 	$(Q)$(CC) -c $< -o $@
 DEPS_test_capacity := $(KTEST_DIR)/cap_sites.o
 LDFLAGS_test_capacity := $(KTEST_DIR)/cap_sites.o
+
+# A skeleton app with no manager: libusdttest.so and cap:more's 64 sites.
+DEPS_test_native := $(KTEST_DIR)/libusdttest.so $(KTEST_DIR)/cap_sites.o
+LDFLAGS_test_native := $(KTEST_DIR)/cap_sites.o $(LDFLAGS_test_skel) \
+	-DKTEST_LIB_DIR='"$(KTEST_DIR)"'

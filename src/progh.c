@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * libusdt inside libbpf's own flow, through its public extension point.
+ *
+ * A section handler for SEC("usdt...") programs, registered with
+ * libbpf_register_prog_handler() when libusdt is loaded (before any
+ * bpf_object__open(): libbpf picks a program's handler at open), so that a
+ * skeleton's __attach() attaches SEC("usdt/PATH:PROVIDER:NAME") programs
+ * into skel->links, and usdt_program__attach(), which is
+ * bpf_program__attach_usdt() with the same arguments for programs built on
+ * bpf/usdt.bpf.h. Both return libbpf's own struct bpf_link.
+ *
+ * Which header a program was built with shows in the maps its loaded
+ * instructions name (ld_imm64 of a map fd): ours (usdt__specs) or libbpf's
+ * (__bpf_usdt_*). Programs of libbpf's header get libbpf's behaviour: the
+ * expected attach type libbpf's own handler gives them at load, and
+ * bpf_program__attach_usdt().
+ *
+ * An object with no usdt_manager gets an implicit one (a spec store made
+ * from its maps' fds, src/manager.c), found by its spec map's kernel ID
+ * and freed once the object's fd no longer names that map. Its records of
+ * the links the user holds are swept as src/attach.c says. A manager made
+ * for the object keeps doing what it did: its programs are not
+ * auto-attached, and an implicit store and a manager on one object refuse
+ * each other's spec chunks (EBUSY).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+
+#include "manager.h"
+
+/* The maps a program's instructions name, and so its header. */
+struct prog_maps {
+	struct usdt__outer specs, ips;
+	uint32_t specs_id;
+	bool libbpf_hdr;
+};
+
+static void note_map(struct prog_maps *pm, int fd)
+{
+	struct bpf_map_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return;
+	if (!strcmp(info.name, "usdt__specs") &&
+	    info.type == BPF_MAP_TYPE_ARRAY_OF_MAPS) {
+		pm->specs = (struct usdt__outer){ fd, info.max_entries,
+						  "usdt__specs" };
+		pm->specs_id = info.id;
+	} else if (!strcmp(info.name, "usdt__ip2spec") &&
+		   info.type == BPF_MAP_TYPE_ARRAY_OF_MAPS) {
+		pm->ips = (struct usdt__outer){ fd, info.max_entries,
+						"usdt__ip2spec" };
+	} else if (!strncmp(info.name, "__bpf_usdt_", 11)) {
+		pm->libbpf_hdr = true;
+	}
+}
+
+/* After relocation (at load and later): the maps prog names. */
+static void prog_maps(const struct bpf_program *prog, struct prog_maps *pm)
+{
+	const struct bpf_insn *insn = bpf_program__insns(prog);
+	size_t i, n = bpf_program__insn_cnt(prog);
+	int last = -1;
+
+	memset(pm, 0, sizeof(*pm));
+	pm->specs.fd = pm->ips.fd = -1;
+	for (i = 0; insn && i + 1 < n; i++) {
+		if (insn[i].code != (BPF_LD | BPF_DW | BPF_IMM))
+			continue;
+		if ((insn[i].src_reg == BPF_PSEUDO_MAP_FD ||
+		     insn[i].src_reg == BPF_PSEUDO_MAP_VALUE) &&
+		    insn[i].imm != last) {
+			last = insn[i].imm;
+			note_map(pm, last);
+		}
+		i++;	/* its second half */
+	}
+}
+
+static bool ours(const struct prog_maps *pm)
+{
+	return pm->specs.fd >= 0 && pm->ips.fd >= 0 && !pm->libbpf_hdr;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Implicit managers                                                      */
+
+static pthread_mutex_t stores_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct usdt_manager **stores;
+static size_t store_cnt, store_cap;
+
+/* Is fd still the map of that ID? Not once its object is closed. */
+static bool fd_is_map(int fd, uint32_t id)
+{
+	struct bpf_map_info info;
+	__u32 len = sizeof(info);
+	char path[32], what[32];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, what, sizeof(what) - 1);
+	if (n <= 0)
+		return false;
+	what[n] = '\0';
+	memset(&info, 0, sizeof(info));
+	return !strcmp(what, "anon_inode:bpf-map") &&
+	       !bpf_obj_get_info_by_fd(fd, &info, &len) && info.id == id;
+}
+
+/* Free the stores of closed objects (their live links keep the maps). */
+static void stores_gc(void)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < store_cnt; i++) {
+		struct usdt_manager *m = stores[i];
+
+		if (fd_is_map(m->specs_outer.fd, m->specs_id) &&
+		    !usdt__manager_forked(m)) {
+			stores[n++] = m;
+			continue;
+		}
+		usdt__ext_drop(m);
+		usdt__file_cache_clear(m);
+		usdt__manager_release(m);
+	}
+	store_cnt = n;
+}
+
+/* The implicit manager of pm's maps, made if none; NULL and errno. */
+static struct usdt_manager *store_of(const struct prog_maps *pm)
+{
+	struct usdt_manager *m, **v;
+	size_t i;
+
+	stores_gc();
+	for (i = 0; i < store_cnt; i++)
+		if (stores[i]->specs_id == pm->specs_id)
+			return stores[i];
+	if (store_cnt == store_cap) {
+		size_t cap = store_cap ? store_cap * 2 : 4;
+
+		v = usdt__reallocarray(stores, cap, sizeof(*v));
+		if (!v)
+			return usdt__err_ptr(-ENOMEM);
+		stores = v;
+		store_cap = cap;
+	}
+	m = usdt__manager_implicit(&pm->specs, &pm->ips, pm->specs_id);
+	if (!m)
+		return usdt__err_ptr(-ENOMEM);
+	stores[store_cnt++] = m;
+	return m;
+}
+
+struct bpf_link *usdt_program__attach(const struct bpf_program *prog,
+				      pid_t pid, const char *binary_path,
+				      const char *usdt_provider,
+				      const char *usdt_name,
+				      const struct bpf_usdt_opts *opts)
+{
+	struct usdt_manager *man;
+	struct prog_maps pm;
+	struct bpf_link *l;
+	int err;
+
+	if (!prog || !binary_path || !usdt_provider || !usdt_name ||
+	    pid < -1 || !OPTS_VALID(opts, bpf_usdt_opts))
+		return usdt__err_ptr(-EINVAL);
+	if (bpf_program__fd(prog) < 0) {
+		pr_warn("%s:%s: program '%s' is not loaded\n", usdt_provider,
+			usdt_name, bpf_program__name(prog));
+		return usdt__err_ptr(-EINVAL);
+	}
+	prog_maps(prog, &pm);
+	if (!ours(&pm))
+		return bpf_program__attach_usdt(prog, pid, binary_path,
+						usdt_provider, usdt_name, opts);
+	pthread_mutex_lock(&stores_lock);
+	man = store_of(&pm);
+	l = man ? usdt__attach_ext(man, prog, pid, binary_path, usdt_provider,
+				   usdt_name, OPTS_GET(opts, usdt_cookie, 0)) :
+		  NULL;
+	err = l ? 0 : -errno;
+	pthread_mutex_unlock(&stores_lock);
+	return l ? l : usdt__err_ptr(err);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The section handler                                                    */
+
+/* From libbpf's own rule (1.3+): a SEC("usdt") program loads for
+ * uprobe_multi links where the kernel has them. */
+static bool libbpf_uses_multi(void)
+{
+	return (libbpf_major_version() > 1 || libbpf_minor_version() >= 3) &&
+	       usdt__features()->uprobe_multi;
+}
+
+static int handler_setup(struct bpf_program *prog, long cookie)
+{
+	/* "usdt.s": sleepable, as libbpf's own handler makes it. */
+	if (cookie)
+		return bpf_program__set_flags(prog, bpf_program__flags(prog) |
+							    BPF_F_SLEEPABLE);
+	return 0;
+}
+
+/*
+ * At load: the link kind the program will take. A program that a manager
+ * prepared before load (src/manager.c) keeps the type the manager set.
+ */
+static int handler_prepare(struct bpf_program *prog,
+			   struct bpf_prog_load_opts *opts, long cookie)
+{
+	enum bpf_attach_type multi =
+		(enum bpf_attach_type)USDT__TRACE_UPROBE_MULTI;
+	struct prog_maps pm;
+	bool want;
+
+	(void)cookie;
+	if (usdt__prog_managed(prog))
+		return 0;
+	prog_maps(prog, &pm);
+	want = ours(&pm) ? usdt__features()->uprobe_multi : libbpf_uses_multi();
+	if (want) {
+		opts->expected_attach_type = multi;
+		return bpf_program__set_expected_attach_type(prog, multi);
+	}
+	return 0;
+}
+
+/* Auto-attach: SEC("usdt/PATH:PROVIDER:NAME"); a bare SEC("usdt") is
+ * attached by the program's code, as with libbpf. */
+static int handler_attach(const struct bpf_program *prog, long cookie,
+			  struct bpf_link **link)
+{
+	const char *sec = bpf_program__section_name(prog);
+	const char *target = strchr(sec, '/');
+	const char *path, *provider, *name;
+	char buf[4096 + 512];
+
+	(void)cookie;
+	*link = NULL;
+	if (!target)
+		return 0;
+	if (usdt__split_target(target + 1, buf, sizeof(buf), &path, &provider,
+			 &name)) {
+		pr_warn("program '%s': section '%s' is not usdt/PATH:PROVIDER:NAME\n",
+			bpf_program__name(prog), sec);
+		return -EINVAL;
+	}
+	*link = usdt_program__attach(prog, -1, path, provider, name, NULL);
+	return *link ? 0 : -errno;
+}
+
+static int handler_ids[2];
+
+__attribute__((constructor)) static void handler_register(void)
+{
+	static const char *const secs[2] = { "usdt+", "usdt.s+" };
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		LIBBPF_OPTS(libbpf_prog_handler_opts, ho, .cookie = i,
+			    .prog_setup_fn = handler_setup,
+			    .prog_prepare_load_fn = handler_prepare,
+			    .prog_attach_fn = handler_attach);
+
+		handler_ids[i] = libbpf_register_prog_handler(
+			secs[i], BPF_PROG_TYPE_KPROBE, 0, &ho);
+	}
+}
+
+__attribute__((destructor)) static void handler_unregister(void)
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (handler_ids[i] > 0)
+			libbpf_unregister_prog_handler(handler_ids[i]);
+}
+
+/* Referenced by include/usdt.h, so that a static link keeps this file. */
+int usdt__handler_anchor;

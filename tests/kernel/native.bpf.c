@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * A skeleton app's programs with no usdt_manager (test_native): one that
+ * the skeleton's __attach() attaches by its section, one the test attaches
+ * with usdt_program__attach(); room for 256 specs, as libbpf's default.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#define BPF_USDT_MAX_SPEC_CNT 256
+#include "usdt.bpf.h"
+
+__u32 lib_hits;
+long lib_x;
+long lib_cookie;
+__u64 cap_hits, cap_sum, cap_errs;
+
+SEC("usdt/libusdttest.so:testlib:fire")
+int BPF_USDT(on_lib_fire, int x)
+{
+	__sync_fetch_and_add(&lib_hits, 1);
+	lib_x = x;
+	lib_cookie = bpf_usdt_cookie(ctx);
+	return 0;
+}
+
+SEC("usdt")
+int on_cap(struct pt_regs *ctx)
+{
+	long v;
+
+	__sync_fetch_and_add(&cap_hits, 1);
+	if (bpf_usdt_arg(ctx, 0, &v))
+		__sync_fetch_and_add(&cap_errs, 1);
+	else
+		__sync_fetch_and_add(&cap_sum, v + bpf_usdt_cookie(ctx));
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
