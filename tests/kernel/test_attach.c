@@ -862,6 +862,9 @@ static int perf_rlimit_child(struct fix *f, rlim_t low)
 
 	if (setrlimit(RLIMIT_NOFILE, &rl))
 		return 1;
+	/* A child attaches nothing through its parent's manager: this one
+	 * takes it over (the parent attaches nothing meanwhile). */
+	f->perf_man->owner = getpid();
 	reset(skel);
 	errno = 0;
 	if (usdt_manager__attach(f->perf_man, skel->progs.on_usdt, -1,

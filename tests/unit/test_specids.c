@@ -145,6 +145,7 @@ static int setup(void **state)
 
 	/* Never dereferenced: the wrapped calls ignore it. */
 	man->specs_map = (struct bpf_map *)man;
+	man->owner = getpid();
 	man->ips.outer_fd = man->ips.fd = -1;
 	for (k = 0; k < FAKE_CHUNKS; k++)
 		chunk_fd[k] = -1;
