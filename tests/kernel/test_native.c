@@ -134,6 +134,7 @@ static void test_reclaim(void **state)
 		assert_int_equal(bpf_link__destroy(n), 0);
 	}
 	fire_more(skel, 64, MORE_SUM(1));
+	assert_int_equal(bpf_link__destroy(l[0]), 0);
 	native__destroy(skel);
 }
 
