@@ -16,8 +16,8 @@ $(EXAMPLES_DIR)/target: examples/target.c
 $(OBJDIR)/bpf/examples/hello.bpf.o: examples/hello.h
 $(OBJDIR)/bpf/examples/hello_skel.bpf.o: examples/hello.h examples/hello.bpf.c
 
-# hello (usdt_manager__attach()) and hello_skel (SEC("usdt/..."),
-# usdt_manager__attach_all()).
+# hello (usdt_manager__attach()) and hello_skel (SEC("usdt/..."), the
+# skeleton's __attach(), no manager).
 # They include <usdt/usdt.h>, as a user's code does: OBJDIR/include
 # first, so that they see the installed layout.
 $(EXAMPLES_DIR)/%: examples/%.c examples/hello.h \

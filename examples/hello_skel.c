@@ -1,23 +1,21 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * hello, the skeleton way: the BPF program names its probe in its section,
- * SEC("usdt/target:hello:greet"), as a libbpf program would, and one call
- * attaches every such program.
+ * hello, the skeleton way, as a libbpf-bootstrap app is written: the BPF
+ * program names its probe in its section, SEC("usdt/./target:hello:greet"),
+ * and the skeleton's own __attach() attaches it into skel->links. No
+ * usdt_manager: libusdt is libbpf's handler of SEC("usdt") programs.
  *
  *   hello_skel [TARGET]
  *
- * TARGET defaults to the `target` program next to this one. hello_skel
- * starts TARGET held at its first line (target -w), attaches to that
- * process (the bare name "target" is found in its maps), lets it go, and
- * prints each greeting. Needs root.
+ * Without TARGET, hello_skel works in its own directory, so that the
+ * section's ./target is the `target` program next to it; it starts target
+ * held at its first line (target -w), lets it go, and prints each greeting.
+ * With TARGET, the program is attached to that process only, by hand:
+ * usdt_program__attach(), bpf_program__attach_usdt()'s twin. Needs root.
  *
- * The steps:
- *  1. open the skeleton; usdt_manager__new() on its object; load;
- *  2. the skeleton's __attach() as usual (it attaches the object's other
- *     programs and leaves SEC("usdt/...") ones to the manager);
- *  3. usdt_manager__attach_all(): the manager attaches and owns the links;
- *  4. at the end free the manager (it detaches them), then destroy the
- *     skeleton.
+ * The steps: open and load the skeleton; __attach() (or
+ * usdt_program__attach() into skel->links); at the end __destroy(), which
+ * destroys the links as it does any other.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE	/* pipe2() */
@@ -25,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,49 +89,67 @@ static pid_t start_held(const char *target, int *gate)
 	return pid;
 }
 
+/* Make dir the directory of path (a copy); false if it has none. */
+static bool dir_of(const char *path, char *dir, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash || (size_t)(slash - path) >= size)
+		return false;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	return true;
+}
+
+/* Auto-attach by the section's ./target, or attach to pid by hand. */
+static int attach(struct hello_skel *skel, const char *target, pid_t pid)
+{
+	if (!target)
+		return hello_skel__attach(skel) ? -errno : 0;
+	skel->links.on_greet = usdt_program__attach(skel->progs.on_greet, pid,
+						    target, "hello", "greet",
+						    NULL);
+	return skel->links.on_greet ? 0 : -errno;
+}
+
 int main(int argc, char **argv)
 {
-	char target[PATH_MAX], err_buf[128];
-	struct usdt_manager *man = NULL;
+	char target[PATH_MAX], dir[PATH_MAX], err_buf[128];
 	struct ring_buffer *rb = NULL;
 	struct hello_skel *skel;
-	int err = 1, n, status, gate = -1;
+	int err = 1, status, gate = -1;
+	bool by_hand = argc > 1;
 	pid_t pid = -1;
 
-	if (argc > 1) {
+	if (by_hand) {
 		snprintf(target, sizeof(target), "%s", argv[1]);
+	} else if (!realpath("/proc/self/exe", dir) ||
+		   !dir_of(dir, dir, sizeof(dir)) || chdir(dir)) {
+		return fprintf(stderr, "hello_skel: no directory\n"), 1;
 	} else {
-		/* The target next to our own executable. */
-		char *slash;
-
-		if (!realpath("/proc/self/exe", target) ||
-		    !(slash = strrchr(target, '/')) ||
-		    (size_t)(slash - target) + sizeof("/target") > sizeof(target))
-			return fprintf(stderr, "hello_skel: no target\n"), 1;
-		strcpy(slash, "/target");
+		snprintf(target, sizeof(target), "./target");
 	}
 
-	skel = hello_skel__open();
+	skel = hello_skel__open_and_load();
 	if (!skel)
-		return fprintf(stderr, "hello_skel: cannot open the skeleton\n"), 1;
-	man = usdt_manager__new(skel->obj, NULL);
-	if (!man || hello_skel__load(skel) || hello_skel__attach(skel)) {
-		fprintf(stderr, "hello_skel: cannot set up the BPF side: %s\n",
-			usdt_strerror(errno, err_buf, sizeof(err_buf)));
-		goto out;
-	}
+		return fprintf(stderr, "hello_skel: cannot load the BPF side: %s\n",
+			       usdt_strerror(errno, err_buf, sizeof(err_buf))), 1;
+	bpf_program__set_autoattach(skel->progs.on_greet, !by_hand);
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.greetings), on_greeting,
 			      NULL, NULL);
 	pid = start_held(target, &gate);
 	if (!rb || pid < 0)
 		goto out;
-	n = usdt_manager__attach_all(man, pid, NULL);
-	if (n < 0) {
+	err = attach(skel, by_hand ? target : NULL, pid);
+	if (err) {
 		fprintf(stderr, "hello_skel: attach: %s\n",
-			usdt_strerror(n, err_buf, sizeof(err_buf)));
+			usdt_strerror(err, err_buf, sizeof(err_buf)));
+		err = 1;
 		goto out;
 	}
-	printf("hello_skel: %d program(s) attached to process %d\n", n, pid);
+	err = 1;
+	printf("hello_skel: attached to %s\n",
+	       by_hand ? "that process" : "every process running ./target");
 	fflush(stdout);
 	/* Attached: let the target go. */
 	if (write(gate, "\n", 1) != 1)
@@ -148,7 +165,6 @@ out:
 	if (pid > 0)
 		waitpid(pid, &status, 0);
 	ring_buffer__free(rb);
-	usdt_manager__free(man);
 	hello_skel__destroy(skel);
 	return err;
 }
