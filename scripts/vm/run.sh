@@ -93,6 +93,9 @@ mount -t devtmpfs devtmpfs /dev
 case "$top" in /tmp/*) ;; *) mount -t tmpfs tmpfs /tmp ;; esac
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+# As systemd mounts it: libusdt with libbpf before 1.3 hands uprobe_multi
+# links to libbpf through it.
+mount -t bpf bpf /sys/fs/bpf 2>/dev/null
 ulimit -l unlimited
 for m in \$(cat /modules/load); do
 	insmod /modules/\$m.ko || echo "vm: cannot load \$m.ko"
