@@ -113,3 +113,12 @@ LDFLAGS_test_capacity := $(KTEST_DIR)/cap_sites.o
 DEPS_test_native := $(KTEST_DIR)/libusdttest.so $(KTEST_DIR)/cap_sites.o
 LDFLAGS_test_native := $(KTEST_DIR)/cap_sites.o $(LDFLAGS_test_skel) \
 	-DKTEST_LIB_DIR='"$(KTEST_DIR)"'
+
+# The selftests' probes at -O0 and at -O2, providers n0 and n2.
+$(KTEST_DIR)/native_probes-O%.o: tests/kernel/native_probes.c
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -O$* -g -DNPROV=n$* -c $< -o $@
+NATIVE_PROBES := $(KTEST_DIR)/native_probes-O0.o $(KTEST_DIR)/native_probes-O2.o
+DEPS_test_native += $(NATIVE_PROBES) $(KTEST_DIR)/libsemabss.so
+LDFLAGS_test_native += $(NATIVE_PROBES) -lsemabss

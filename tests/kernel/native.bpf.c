@@ -16,6 +16,15 @@ long lib_x;
 long lib_cookie;
 __u64 cap_hits, cap_sum, cap_errs;
 
+/* What the last hit of on_args read: each argument's value, error, size. */
+__u32 args_hits;
+long args_cnt;
+long args_cookie;
+long args_val[12];
+long args_err[12];
+long args_size[12];
+long arg_past_err;	/* bpf_usdt_arg() past the last argument */
+
 SEC("usdt/libusdttest.so:testlib:fire")
 int BPF_USDT(on_lib_fire, int x)
 {
@@ -35,6 +44,25 @@ int on_cap(struct pt_regs *ctx)
 		__sync_fetch_and_add(&cap_errs, 1);
 	else
 		__sync_fetch_and_add(&cap_sum, v + bpf_usdt_cookie(ctx));
+	return 0;
+}
+
+SEC("usdt")
+int on_args(struct pt_regs *ctx)
+{
+	long v;
+	int i;
+
+	args_cnt = bpf_usdt_arg_cnt(ctx);
+	args_cookie = bpf_usdt_cookie(ctx);
+	for (i = 0; i < 12; i++) {
+		v = 0;
+		args_err[i] = bpf_usdt_arg(ctx, i, &v);
+		args_val[i] = v;
+		args_size[i] = bpf_usdt_arg_size(ctx, i);
+	}
+	arg_past_err = bpf_usdt_arg(ctx, args_cnt, &v);
+	__sync_fetch_and_add(&args_hits, 1);
 	return 0;
 }
 

@@ -22,6 +22,32 @@
 
 void lib_fire(int x);
 void cap_fire_more(void);
+unsigned short bss_sema_value(void);
+int fire_bss_sema(long v);
+
+/* native_probes.c at -O0 (provider n0) and -O2 (n2). */
+#define NPROBES(p)                                                          \
+	void p##_fire0(void);                                               \
+	void p##_fire3(int a, long b, const void *c);                       \
+	void p##_fire12(signed char c, short s, int i);                     \
+	int p##_fire_sema(long v);                                          \
+	unsigned short p##_sema(void);                                      \
+	const volatile int *p##_arr1(void);
+NPROBES(n0)
+NPROBES(n2)
+
+struct nprobes {
+	const char *prov;
+	void (*fire0)(void);
+	void (*fire3)(int a, long b, const void *c);
+	void (*fire12)(signed char c, short s, int i);
+	int (*fire_sema)(long v);
+	unsigned short (*sema)(void);
+	const volatile int *(*arr1)(void);
+};
+
+#define NP(p) { #p, p##_fire0, p##_fire3, p##_fire12, p##_fire_sema,        \
+		p##_sema, p##_arr1 }
 
 static __u32 link_type(const struct bpf_link *l)
 {
@@ -72,6 +98,126 @@ static void test_skeleton(void **state)
 	assert_null(usdt_program__attach(NULL, -1, "x", "y", "z", NULL));
 	assert_int_equal(errno, EINVAL);
 	native__destroy(skel);
+}
+
+/* Attach on_args to PROV:NAME in path with this cookie. */
+static struct bpf_link *attach_args(struct native *skel, const char *path,
+				    const char *prov, const char *name,
+				    long cookie)
+{
+	LIBBPF_OPTS(bpf_usdt_opts, uo, .usdt_cookie = cookie);
+	struct bpf_link *l = usdt_program__attach(skel->progs.on_args, -1,
+						  path, prov, name, &uo);
+
+	if (!l)
+		fail_msg("attach %s:%s: %s", prov, name, strerror(errno));
+	return l;
+}
+
+/* What on_args read at the last hit, against want[0..n) and sizes. */
+static void check_args(const struct native *skel, long cookie,
+		       const long *want, const long *size, int n)
+{
+	int i;
+
+	assert_int_equal(skel->bss->args_cnt, n);
+	assert_int_equal(skel->bss->args_cookie, cookie);
+	for (i = 0; i < n; i++) {
+		if (skel->bss->args_err[i] ||
+		    skel->bss->args_val[i] != want[i] ||
+		    skel->bss->args_size[i] != size[i])
+			fail_msg("argument %d: err %ld, value %#lx (want %#lx), size %ld (want %ld)",
+				 i, skel->bss->args_err[i],
+				 skel->bss->args_val[i], want[i],
+				 skel->bss->args_size[i], size[i]);
+	}
+	assert_int_equal(skel->bss->arg_past_err, -ENOENT);
+}
+
+/* libbpf's basic USDT selftest, in our own words: 0, 3 and 12 arguments. */
+static void args_of(struct native *skel, const struct nprobes *np)
+{
+	static const long size3[] = { 4, 8, 8 };
+	static const long size12[] = { 1, 1, 2, 2, 4, 4, 8, 8, 4, 4, 4, 8 };
+	long want3[] = { -5, 0x123456789L, (long)0xdeadbeefUL };
+	long want12[] = { -3, 254, 1000, 1001, 77, 154, -77,
+			  0x1122334455667788L, 30, 42, -1, 0 };
+	struct bpf_link *l;
+
+	l = attach_args(skel, "/proc/self/exe", np->prov, "p0", 0xa0);
+	np->fire0();
+	assert_int_equal(skel->bss->args_hits, 1);
+	check_args(skel, 0xa0, NULL, NULL, 0);
+	assert_int_equal(bpf_link__destroy(l), 0);
+
+	l = attach_args(skel, "/proc/self/exe", np->prov, "p3", 0xa3);
+	np->fire3(-5, 0x123456789L, (const void *)0xdeadbeefUL);
+	assert_int_equal(skel->bss->args_hits, 2);
+	check_args(skel, 0xa3, want3, size3, 3);
+	assert_int_equal(bpf_link__destroy(l), 0);
+
+	want12[11] = (long)np->arr1();
+	l = attach_args(skel, "/proc/self/exe", np->prov, "p12", 0xa12);
+	np->fire12(-3, 1000, 77);
+	assert_int_equal(skel->bss->args_hits, 3);
+	check_args(skel, 0xa12, want12, size12, 12);
+	assert_int_equal(bpf_link__destroy(l), 0);
+	np->fire12(-3, 1000, 77);
+	assert_int_equal(skel->bss->args_hits, 3);
+}
+
+/* Wait (a link's release may lag its close) until sema() reads 0. */
+static void sema_drops(unsigned short (*sema)(void))
+{
+	int i;
+
+	for (i = 0; i < 200 && sema(); i++)
+		usleep(5000);
+	assert_int_equal(sema(), 0);
+}
+
+/* A semaphore in the executable, and one in a library's .bss. */
+static void semaphores(struct native *skel, const struct nprobes *np)
+{
+	static const long one[] = { 8 };
+	__u32 hits = skel->bss->args_hits;
+	struct bpf_link *l;
+
+	assert_int_equal(np->sema(), 0);
+	assert_int_equal(np->fire_sema(9), 0);
+	l = attach_args(skel, "/proc/self/exe", np->prov, "p1", 0xa1);
+	assert_true(np->sema() > 0);
+	assert_int_equal(np->fire_sema(9), 1);
+	assert_int_equal(skel->bss->args_hits, hits + 1);
+	assert_int_equal(skel->bss->args_val[0], 9);
+	check_args(skel, 0xa1, (const long[]){ 9 }, one, 1);
+	assert_int_equal(bpf_link__destroy(l), 0);
+	sema_drops(np->sema);
+
+	assert_int_equal(bss_sema_value(), 0);
+	l = attach_args(skel, "libsemabss.so", "test", "bss_sema", 0xb1);
+	assert_true(bss_sema_value() > 0);
+	assert_int_equal(fire_bss_sema(5), 1);
+	check_args(skel, 0xb1, (const long[]){ 5 }, one, 1);
+	assert_int_equal(bpf_link__destroy(l), 0);
+	sema_drops(bss_sema_value);
+}
+
+static void test_selftests_flow(void **state)
+{
+	static const struct nprobes nps[] = { NP(n0), NP(n2) };
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		struct native *skel = native__open_and_load();
+
+		assert_non_null(skel);
+		printf("%s (-O%c)\n", nps[i].prov, nps[i].prov[1]);
+		args_of(skel, &nps[i]);
+		semaphores(skel, &nps[i]);
+		native__destroy(skel);
+	}
 }
 
 /* cap:more's 64 sites, each a spec of its own, with this cookie. */
@@ -171,6 +317,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_skeleton),
 		cmocka_unit_test(test_reclaim),
+		cmocka_unit_test(test_selftests_flow),
 	};
 
 	usdt_test_require_kernel("test_native");
