@@ -597,12 +597,16 @@ bool usdt__prog_managed(const struct bpf_program *prog)
 	return found;
 }
 
+bool usdt__handler_active;
+
 static int prepare_progs(struct usdt_manager *man, bool want_multi)
 {
 	struct bpf_object *obj = man->obj;
 	bool multi = want_multi && usdt__features()->uprobe_multi;
+	/* Our section handler (src/progh.c) leaves a managed program's
+	 * type alone; libbpf's own would force uprobe_multi. */
 	bool drop_handler = !multi && usdt__features()->uprobe_multi &&
-			    libbpf_forces_multi();
+			    libbpf_forces_multi() && !usdt__handler_active;
 	struct bpf_program *prog;
 	int err;
 
@@ -641,49 +645,70 @@ static int prepare_progs(struct usdt_manager *man, bool want_multi)
  * static in the object's BTF, and the kernel then verifies them at each
  * call, as libbpf's, and loads them.
  */
-void usdt__fit_ctx_funcs(struct btf *btf, const struct usdt__features *feat)
+static const char *const ctx_funcs[] = {
+	"usdt__arg", "usdt__arg_cnt", "usdt__arg_size", "usdt__cookie",
+	"usdt__args", "usdt__slot", "usdt__ctx_word",
+};
+
+/* The global FUNC of btf named ctx_funcs[i] if its first argument is a
+ * pointer that feat's kernel would not take for the context; else NULL. */
+static const struct btf_type *unfit_func(const struct btf *btf, size_t i,
+					 const struct usdt__features *feat)
 {
-	static const char *const funcs[] = {
-		"usdt__arg", "usdt__arg_cnt", "usdt__arg_size", "usdt__cookie",
-		"usdt__args", "usdt__slot", "usdt__ctx_word",
-	};
-	const struct btf_param *param;
 	const struct btf_type *fn, *proto, *ptr;
+	const struct btf_param *param;
 	const char *name;
-	size_t i;
 	int id;
 
-	if (!btf)
-		return;
-	for (i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++) {
-		id = btf__find_by_name_kind(btf, funcs[i], BTF_KIND_FUNC);
-		if (id <= 0)
-			continue;
-		fn = btf__type_by_id(btf, id);
-		proto = btf__type_by_id(btf, fn->type);
-		/* A FUNC's vlen is its linkage. */
-		if (btf_vlen(fn) != BTF_FUNC_GLOBAL || !proto ||
-		    !btf_is_func_proto(proto) || !btf_vlen(proto))
-			continue;
-		param = btf_params(proto);
-		ptr = btf__type_by_id(btf, param->type);
-		if (!ptr || !btf_is_ptr(ptr))
-			continue;
-		name = struct_name(btf, ptr->type);
-		if (feat->ctx_known &&
-		    ((name && !strcmp(name, feat->ctx_name)) ||
-		     (feat->ctx_typedef_ok &&
-		      is_user_regs_typedef(btf, ptr->type))))
-			continue;
-		if (feat->ctx_known)
-			pr_debug("%s() takes a context the kernel calls '%s', not '%s': verified per call\n",
-				 funcs[i], name ? name : "?", feat->ctx_name);
-		else
-			pr_debug("%s() takes a context, and the kernel has no BTF to know it by: verified per call\n",
-				 funcs[i]);
+	id = btf__find_by_name_kind(btf, ctx_funcs[i], BTF_KIND_FUNC);
+	if (id <= 0)
+		return NULL;
+	fn = btf__type_by_id(btf, id);
+	proto = btf__type_by_id(btf, fn->type);
+	/* A FUNC's vlen is its linkage. */
+	if (btf_vlen(fn) != BTF_FUNC_GLOBAL || !proto ||
+	    !btf_is_func_proto(proto) || !btf_vlen(proto))
+		return NULL;
+	param = btf_params(proto);
+	ptr = btf__type_by_id(btf, param->type);
+	if (!ptr || !btf_is_ptr(ptr))
+		return NULL;
+	name = struct_name(btf, ptr->type);
+	if (feat->ctx_known &&
+	    ((name && !strcmp(name, feat->ctx_name)) ||
+	     (feat->ctx_typedef_ok && is_user_regs_typedef(btf, ptr->type))))
+		return NULL;
+	if (feat->ctx_known)
+		pr_debug("%s() takes a context the kernel calls '%s', not '%s': verified per call\n",
+			 ctx_funcs[i], name ? name : "?", feat->ctx_name);
+	else
+		pr_debug("%s() takes a context, and the kernel has no BTF to know it by: verified per call\n",
+			 ctx_funcs[i]);
+	return fn;
+}
+
+bool usdt__ctx_funcs_fit(const struct btf *btf,
+			 const struct usdt__features *feat)
+{
+	size_t i;
+
+	for (i = 0; btf && i < sizeof(ctx_funcs) / sizeof(ctx_funcs[0]); i++)
+		if (unfit_func(btf, i, feat))
+			return false;
+	return true;
+}
+
+void usdt__fit_ctx_funcs(struct btf *btf, const struct usdt__features *feat)
+{
+	const struct btf_type *fn;
+	size_t i;
+
+	for (i = 0; btf && i < sizeof(ctx_funcs) / sizeof(ctx_funcs[0]); i++) {
+		fn = unfit_func(btf, i, feat);
 		/* libbpf does the same to hidden global functions. */
-		((struct btf_type *)fn)->info =
-			((__u32)BTF_KIND_FUNC << 24) | BTF_FUNC_STATIC;
+		if (fn)
+			((struct btf_type *)fn)->info =
+				((__u32)BTF_KIND_FUNC << 24) | BTF_FUNC_STATIC;
 	}
 }
 

@@ -32,6 +32,9 @@ const struct usdt__features *usdt__features(void);
 /* Makes the BPF header's functions that take the context static in btf
  * where feat's kernel would not take their argument for the context. */
 void usdt__fit_ctx_funcs(struct btf *btf, const struct usdt__features *feat);
+/* Would feat's kernel take every such function of btf as it is? */
+bool usdt__ctx_funcs_fit(const struct btf *btf,
+			 const struct usdt__features *feat);
 /* Can the object's programs find specs through the IP map? Not when the
  * manager loaded them without (usdt__ip_map = 0 in .rodata). */
 bool usdt__ip_map_kept(struct usdt_manager *man);
@@ -239,6 +242,8 @@ void usdt__skel_release(struct usdt_manager *man);
 int usdt__split_target(const char *target, char *buf, size_t size,
 		       const char **path, const char **provider,
 		       const char **name);
+/* Is libusdt libbpf's handler of SEC("usdt") programs (src/progh.c)? */
+extern bool usdt__handler_active;
 /* Did a manager prepare prog for load (its link kind set)? */
 bool usdt__prog_managed(const struct bpf_program *prog);
 

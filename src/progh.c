@@ -26,10 +26,13 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 
@@ -216,6 +219,69 @@ static int handler_setup(struct bpf_program *prog, long cookie)
 }
 
 /*
+ * Would the kernel refuse a global function of the loaded BTF btf_fd for
+ * its context argument (usdt__ctx_funcs_fit())? Read through the fd, which
+ * needs no privilege; the last BTF's answer is kept, as an object's
+ * programs load one after the other.
+ */
+static bool btf_unfit(int btf_fd)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static __u32 last_id;
+	static bool last_unfit;
+	struct bpf_btf_info info;
+	__u32 len = sizeof(info), size;
+	struct btf *btf = NULL;
+	bool unfit = false;
+	void *data = NULL;
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(btf_fd, &info, &len) || !info.btf_size)
+		return false;
+	pthread_mutex_lock(&lock);
+	if (info.id && info.id == last_id) {
+		unfit = last_unfit;
+		goto out;
+	}
+	size = info.btf_size;
+	data = malloc(size);
+	memset(&info, 0, sizeof(info));
+	info.btf = (__u64)(uintptr_t)data;
+	info.btf_size = size;
+	len = sizeof(info);
+	if (data && !bpf_obj_get_info_by_fd(btf_fd, &info, &len))
+		btf = btf__new(data, size);
+	if (btf && !libbpf_get_error(btf)) {
+		unfit = !usdt__ctx_funcs_fit(btf, usdt__features());
+		last_id = info.id;
+		last_unfit = unfit;
+		btf__free(btf);
+	}
+out:
+	pthread_mutex_unlock(&lock);
+	free(data);
+	return unfit;
+}
+
+/*
+ * The header's global functions that take the context, where the kernel
+ * would not take it (no kernel BTF, or an object built for another arch's
+ * context type): verified per call instead, as static functions are. With
+ * no manager to do it in the object's BTF before load, the load goes
+ * without the BTF's function and line info, so that every function is.
+ */
+static void fit_load(struct bpf_prog_load_opts *opts)
+{
+	if (opts->prog_btf_fd <= 0 || !opts->func_info_cnt ||
+	    !btf_unfit(opts->prog_btf_fd))
+		return;
+	opts->func_info = NULL;
+	opts->func_info_cnt = opts->func_info_rec_size = 0;
+	opts->line_info = NULL;
+	opts->line_info_cnt = opts->line_info_rec_size = 0;
+}
+
+/*
  * At load: the link kind the program will take. A program that a manager
  * prepared before load (src/manager.c) keeps the type the manager set.
  */
@@ -231,6 +297,8 @@ static int handler_prepare(struct bpf_program *prog,
 	if (usdt__prog_managed(prog))
 		return 0;
 	prog_maps(prog, &pm);
+	if (ours(&pm))
+		fit_load(opts);
 	want = ours(&pm) ? usdt__features()->uprobe_multi : libbpf_uses_multi();
 	if (want) {
 		opts->expected_attach_type = multi;
@@ -279,6 +347,7 @@ __attribute__((constructor)) static void handler_register(void)
 		handler_ids[i] = libbpf_register_prog_handler(
 			secs[i], BPF_PROG_TYPE_KPROBE, 0, &ho);
 	}
+	usdt__handler_active = handler_ids[0] > 0 && handler_ids[1] > 0;
 }
 
 __attribute__((destructor)) static void handler_unregister(void)
