@@ -517,15 +517,16 @@ struct bpf_usdt_opts;
  * struct bpf_usdt_opts, its usdt_cookie read by bpf_usdt_cookie()), and a
  * struct bpf_link of libbpf's, destroyed by bpf_link__destroy().
  * @return the link, or NULL with errno set (EINVAL, ENOENT for no such
- * probe, E2BIG when the spec map is full, EBUSY when the object has a
- * usdt_manager that already attached, EOPNOTSUPP where no one struct
+ * probe, E2BIG when the spec map is full, EOPNOTSUPP where no one struct
  * bpf_link can hold the call sites: see below).
  *
  * A program built on libbpf's header is handed to bpf_program__attach_usdt().
  * libusdt also registers itself as libbpf's handler of SEC("usdt") when it
  * is loaded, so that a skeleton's __attach() attaches
  * SEC("usdt/PATH:PROVIDER:NAME") programs this way, into skel->links, for
- * objects with no usdt_manager (a manager attaches its own programs).
+ * objects with no usdt_manager (a manager attaches its own programs). A
+ * program a manager prepared shares the manager's spec IDs, and what the
+ * link uses stays in the maps after usdt_manager__free().
  *
  * The link is one uprobe_multi link (Linux 6.6, and a libusdt built with
  * libbpf 1.3 or later), or, for a single call site, a perf uprobe. Several

@@ -585,16 +585,17 @@ static void managed_drop(const struct usdt_manager *man)
 	pthread_mutex_unlock(&managed_lock);
 }
 
-bool usdt__prog_managed(const struct bpf_program *prog)
+struct usdt_manager *usdt__prog_manager(const struct bpf_program *prog)
 {
-	bool found = false;
+	const struct usdt_manager *man = NULL;
 	size_t i;
 
 	pthread_mutex_lock(&managed_lock);
-	for (i = 0; i < managed_cnt && !found; i++)
-		found = managed[i].prog == prog;
+	for (i = 0; i < managed_cnt && !man; i++)
+		if (managed[i].prog == prog)
+			man = managed[i].man;
 	pthread_mutex_unlock(&managed_lock);
-	return found;
+	return (struct usdt_manager *)man;
 }
 
 bool usdt__handler_active;

@@ -244,8 +244,8 @@ int usdt__split_target(const char *target, char *buf, size_t size,
 		       const char **name);
 /* Is libusdt libbpf's handler of SEC("usdt") programs (src/progh.c)? */
 extern bool usdt__handler_active;
-/* Did a manager prepare prog for load (its link kind set)? */
-bool usdt__prog_managed(const struct bpf_program *prog);
+/* The manager that prepared prog for load (its link kind set), or NULL. */
+struct usdt_manager *usdt__prog_manager(const struct bpf_program *prog);
 
 /*
  * Links of libbpf's (src/attach.c): attach as usdt_manager__attach() does,

@@ -19,10 +19,10 @@
  * An object with no usdt_manager gets an implicit one (a spec store made
  * from its maps' fds, src/manager.c), found by its spec map's kernel ID
  * and freed once the object's fd no longer names that map. Its records of
- * the links the user holds are swept as src/attach.c says. A manager made
- * for the object keeps doing what it did: its programs are not
- * auto-attached, and an implicit store and a manager on one object refuse
- * each other's spec chunks (EBUSY).
+ * the links the user holds are swept as src/attach.c says. A program a
+ * manager prepared uses that manager's store (its programs are not
+ * auto-attached: the manager attaches them). A manager made after an
+ * implicit store took chunks of the same maps refuses them (EBUSY).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -189,7 +189,10 @@ struct bpf_link *usdt_program__attach(const struct bpf_program *prog,
 		return bpf_program__attach_usdt(prog, pid, binary_path,
 						usdt_provider, usdt_name, opts);
 	pthread_mutex_lock(&stores_lock);
-	man = store_of(&pm);
+	/* A manager's programs use its store. */
+	man = usdt__prog_manager(prog);
+	if (!man)
+		man = store_of(&pm);
 	l = man ? usdt__attach_ext(man, prog, pid, binary_path, usdt_provider,
 				   usdt_name, OPTS_GET(opts, usdt_cookie, 0)) :
 		  NULL;
@@ -294,7 +297,7 @@ static int handler_prepare(struct bpf_program *prog,
 	bool want;
 
 	(void)cookie;
-	if (usdt__prog_managed(prog))
+	if (usdt__prog_manager(prog))
 		return 0;
 	prog_maps(prog, &pm);
 	if (ours(&pm))

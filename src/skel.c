@@ -159,6 +159,12 @@ int usdt_manager__attach_all(struct usdt_manager *man, pid_t pid,
 
 void usdt__skel_release(struct usdt_manager *man)
 {
+	/* The records of libbpf's links (usdt_program__attach()): what the
+	 * live ones use stays in the maps, as for a pinned link. */
+	usdt__ext_sweep(man);
+	if (man->ext_cnt)
+		man->pinned_cnt++;
+	usdt__ext_drop(man);
 	drop_owned(man, 0);
 	free(man->owned);
 	man->owned = NULL;

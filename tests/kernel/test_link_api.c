@@ -278,6 +278,47 @@ static void test_fork(void **state)
 	fork_destroys(*state, true);
 }
 
+/*
+ * usdt_program__attach() of a managed program uses the manager's store:
+ * its specs beside the manager's own links, and kept for the live
+ * bpf_link after usdt_manager__free().
+ */
+static void test_program_attach(void **state)
+{
+	LIBBPF_OPTS(bpf_usdt_opts, uo, .usdt_cookie = 0x99);
+	USDT_OPTS(usdt_attach_opts, ao, .usdt_cookie = 0x11);
+	struct fix *f = *state;
+	struct usdt_link *ml;
+	struct bpf_link *bl;
+	__u32 hits;
+
+	bl = usdt_program__attach(f->skel->progs.on_lib_fire, 0,
+				  "libusdttest.so", "testlib", "fire", &uo);
+	if (!bl)
+		fail_msg("usdt_program__attach: %s", strerror(errno));
+	hits = f->skel->bss->lib_hits;
+	lib_fire(1);
+	assert_int_equal(f->skel->bss->lib_hits, hits + 1);
+	assert_int_equal(f->skel->bss->lib_cookie, 0x99);
+	assert_int_equal(f->man->specs.live_cnt, 1);
+
+	ml = attach_lib(f, &ao);
+	assert_int_equal(f->man->specs.live_cnt, 2);
+	lib_fire(2);
+	assert_int_equal(f->skel->bss->lib_hits, hits + 3);
+	assert_int_equal(usdt_link__destroy(ml), 0);
+
+	usdt_manager__free(f->man);
+	f->man = NULL;
+	lib_fire(3);
+	assert_int_equal(f->skel->bss->lib_hits, hits + 4);
+	assert_int_equal(f->skel->bss->lib_x, 3);
+	assert_int_equal(f->skel->bss->lib_cookie, 0x99);
+	assert_int_equal(bpf_link__destroy(bl), 0);
+	lib_fire(4);
+	assert_int_equal(f->skel->bss->lib_hits, hits + 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -293,6 +334,10 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_fork, setup_per_site,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_program_attach,
+						setup_multi, teardown),
+		cmocka_unit_test_setup_teardown(test_program_attach,
+						setup_per_site, teardown),
 		cmocka_unit_test_setup_teardown(test_pin, setup_multi,
 						teardown),
 	};
