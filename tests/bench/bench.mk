@@ -78,13 +78,13 @@ BENCH_BPF_SRCS := tests/bench/bench_bpf.c tests/bench/bench_scale.c
 $(SCALE_TARGET): tests/bench/gen_probes.sh
 	$(call msg,GEN,$@)
 	@mkdir -p $(@D)
-	$(Q)sh $< $(SCALE_N) > $@.c
+	$(Q)sh $< $(SCALE_N) $(SCALE_N) mixed > $@.c
 	$(Q)$(CC) -O0 $@.c -o $@
 
 $(NAMES_TARGET): tests/bench/gen_probes.sh
 	$(call msg,GEN,$@)
 	@mkdir -p $(@D)
-	$(Q)sh $< $(SCALE_N) $(SCALE_NAMES) > $@.c
+	$(Q)sh $< $(SCALE_N) $(SCALE_NAMES) mixed > $@.c
 	$(Q)$(CC) -O0 $@.c -o $@
 
 $(BENCH_DIR)/ours/scale.o: tests/bench/scale.bpf.c $(VMLINUX_H) \
