@@ -6,12 +6,15 @@
  * at entry i % per of chunk i / per; the BPF side does two array lookups,
  * both inlined by the kernel.
  *
- * Invariants: chunks 0 to cnt - 1 exist, are mapped at mem[k] and sit in
- * the outer map; an index below next is either taken or zero and on the
- * free stack, which has room for every index of every chunk, so giving one
- * back cannot fail. A chunk is written in place through its mapping (no
- * syscall) and its descriptor is closed at once: the outer map and the
- * mapping hold it, so 1024 chunks cost no descriptor.
+ * Invariants: chunks 0 to cnt - 1 exist, sit in the outer map and are
+ * either mapped at mem[k] (mapped chunks) or held by fds[k]; an index
+ * below next is either taken or zero and on the free stack, which has room
+ * for every index of every chunk. A mapped chunk is written in place (no
+ * syscall) and its descriptor closed at once: the outer map and the
+ * mapping hold it. The storage map is mapped (its values are the user's to
+ * read in place); the spec map is not: a mapping counts its pages in this
+ * process's memory (208 bytes a spec), where a write through the chunk's
+ * descriptor costs a syscall per spec and a descriptor per 64 specs.
  *
  * Chunks are never taken out while the manager lives (hits of links being
  * destroyed may still read them); at release, they are taken out of the
@@ -20,6 +23,7 @@
  */
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -108,7 +112,7 @@ int usdt__inner_def(const struct btf *btf, const char *map, uint32_t *per,
 
 int usdt__chunks_open(struct usdt__chunks *c, const struct usdt__outer *outer,
 		      uint32_t value_sz, uint32_t per, uint32_t aux_sz,
-		      uint32_t cap)
+		      uint32_t cap, bool mapped)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	uint32_t max = outer->max_entries;
@@ -125,22 +129,40 @@ int usdt__chunks_open(struct usdt__chunks *c, const struct usdt__outer *outer,
 	if (cap && cap < c->cap)
 		c->cap = cap;
 	c->chunk_sz = ((size_t)c->stride * per + page - 1) & ~(size_t)(page - 1);
+	c->mapped = mapped;
 	c->fd = fcntl(outer->fd, F_DUPFD_CLOEXEC, 3);
 	if (c->fd < 0)
 		return -errno;
 	c->mem = calloc(max ? max : 1, sizeof(*c->mem));
 	c->aux = calloc(max ? max : 1, sizeof(*c->aux));
-	if (!c->mem || !c->aux) {
+	c->fds = mapped ? NULL : calloc(max ? max : 1, sizeof(*c->fds));
+	if (!c->mem || !c->aux || (!mapped && !c->fds)) {
 		close(c->fd);
 		free(c->mem);
 		free(c->aux);
+		free(c->fds);
 		memset(c, 0, sizeof(*c));
 		return -ENOMEM;
 	}
 	return 0;
 }
 
-/* A new mmapable array of per values, mapped at *mem; its descriptor. */
+/* Past the soft RLIMIT_NOFILE: raise it to the hard one, once. */
+static bool raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == rl.rlim_max)
+		return false;
+	pr_info("raised the soft RLIMIT_NOFILE from %llu to %llu for spec chunks\n",
+		(unsigned long long)rl.rlim_cur,
+		(unsigned long long)rl.rlim_max);
+	rl.rlim_cur = rl.rlim_max;
+	return !setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+/* A new mmapable array of per values, mapped at *mem if c's chunks are;
+ * its descriptor. */
 static int chunk_create(const struct usdt__chunks *c, void **mem)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_MMAPABLE);
@@ -148,8 +170,14 @@ static int chunk_create(const struct usdt__chunks *c, void **mem)
 
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "usdt__chunk", sizeof(__u32),
 			    c->value_sz, c->per, &o);
+	if (fd == -EMFILE && raise_nofile())
+		fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "usdt__chunk",
+				    sizeof(__u32), c->value_sz, c->per, &o);
 	if (fd < 0)
 		return -errno;
+	*mem = NULL;
+	if (!c->mapped)
+		return fd;
 	*mem = mmap(NULL, c->chunk_sz, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 		    0);
 	if (*mem == MAP_FAILED) {
@@ -196,12 +224,16 @@ static int chunk_add(struct usdt__chunks *c)
 		err = -errno;
 		pr_warn("cannot add a chunk to %s: %s\n", c->name,
 			usdt__errstr(err));
-		munmap(mem, c->chunk_sz);
+		if (mem)
+			munmap(mem, c->chunk_sz);
 		close(fd);
 		free(aux);
 		return err;
 	}
-	close(fd);
+	if (c->mapped)
+		close(fd);
+	else
+		c->fds[k] = fd;
 	c->mem[k] = mem;
 	c->aux[k] = aux;
 	c->cnt++;
@@ -225,11 +257,42 @@ int usdt__chunks_take(struct usdt__chunks *c, uint32_t *i)
 	return 0;
 }
 
+int usdt__chunks_write(struct usdt__chunks *c, uint32_t i, const void *val)
+{
+	uint32_t j = i % c->per;
+
+	if (c->mapped) {
+		memcpy(usdt__chunks_at(c, i), val, c->value_sz);
+		return 0;
+	}
+	return bpf_map_update_elem(c->fds[i / c->per], &j, val, BPF_ANY) ?
+		       -errno : 0;
+}
+
+int usdt__chunks_read(const struct usdt__chunks *c, uint32_t i, void *val)
+{
+	uint32_t j = i % c->per;
+
+	if (c->mapped) {
+		memcpy(val, usdt__chunks_at(c, i), c->value_sz);
+		return 0;
+	}
+	return bpf_map_lookup_elem(c->fds[i / c->per], &j, val) ? -errno : 0;
+}
+
 void usdt__chunks_give(struct usdt__chunks *c, uint32_t i)
 {
+	static const char zero[USDT__CHUNK_VALUE_MAX];
+
 	if (i >= c->next)
 		return;
-	memset(usdt__chunks_at(c, i), 0, c->value_sz);
+	/* Zeroed, so that a stale reference reads nothing. Through a
+	 * descriptor this can fail (out of memory): the value stays, and
+	 * the next taker overwrites it. */
+	if (c->mapped)
+		memset(usdt__chunks_at(c, i), 0, c->value_sz);
+	else
+		(void)usdt__chunks_write(c, i, zero);
 	if (c->aux_sz)
 		memset(usdt__chunks_aux(c, i), 0, c->aux_sz);
 	c->free[c->free_cnt++] = i;
@@ -253,7 +316,10 @@ void usdt__chunks_close(struct usdt__chunks *c, bool keep)
 	if (!c->mem)
 		return;
 	for (k = 0; k < c->cnt; k++) {
-		munmap(c->mem[k], c->chunk_sz);
+		if (c->mapped)
+			munmap(c->mem[k], c->chunk_sz);
+		else
+			close(c->fds[k]);
 		free(c->aux[k]);
 		if (!keep && c->fd >= 0)
 			bpf_map_delete_elem(c->fd, &k);
@@ -261,6 +327,7 @@ void usdt__chunks_close(struct usdt__chunks *c, bool keep)
 	close(c->fd);
 	free(c->mem);
 	free(c->aux);
+	free(c->fds);
 	free(c->free);
 	memset(c, 0, sizeof(*c));
 }

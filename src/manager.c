@@ -262,7 +262,8 @@ static int specs_init(struct usdt_manager *man)
 		man->specs_outer = usdt__outer_of(man->specs_map);
 	err = usdt__chunks_open(&man->specs, &man->specs_outer,
 				sizeof(struct usdt_spec), USDT_SPEC_CHUNK,
-				sizeof(struct usdt__spec_aux), man->max_specs);
+				sizeof(struct usdt__spec_aux), man->max_specs,
+				false);
 	if (err)
 		return err;
 	buckets_grow(man);
@@ -276,10 +277,12 @@ static int specs_init(struct usdt_manager *man)
 int usdt__spec_get(struct usdt_manager *man, const struct usdt_spec *spec)
 {
 	struct usdt__spec_aux *aux;
+	struct usdt_spec old;
 	uint32_t hash, h, id;
 	int32_t cur;
 	int err;
 
+	_Static_assert(sizeof(old) <= USDT__CHUNK_VALUE_MAX, "spec size");
 	if (!man->specs.mem && (err = specs_init(man)))
 		return err;
 	hash = spec_hash(spec);
@@ -287,8 +290,8 @@ int usdt__spec_get(struct usdt_manager *man, const struct usdt_spec *spec)
 	for (cur = man->buckets[h]; cur >= 0; cur = aux->next) {
 		aux = spec_aux(man, (uint32_t)cur);
 		if (aux->hash == hash &&
-		    !memcmp(usdt__chunks_at(&man->specs, (uint32_t)cur), spec,
-			    sizeof(*spec))) {
+		    !usdt__chunks_read(&man->specs, (uint32_t)cur, &old) &&
+		    !memcmp(&old, spec, sizeof(*spec))) {
 			aux->refcnt++;
 			return cur;
 		}
@@ -297,8 +300,12 @@ int usdt__spec_get(struct usdt_manager *man, const struct usdt_spec *spec)
 	err = usdt__chunks_take(&man->specs, &id);
 	if (err)
 		return err;
-	/* Written in place: no uprobe refers to the ID yet. */
-	memcpy(usdt__chunks_at(&man->specs, id), spec, sizeof(*spec));
+	/* No uprobe refers to the ID yet. */
+	err = usdt__chunks_write(&man->specs, id, spec);
+	if (err) {
+		usdt__chunks_give(&man->specs, id);
+		return err;
+	}
 	aux = spec_aux(man, id);
 	aux->refcnt = 1;
 	aux->hash = hash;

@@ -65,6 +65,8 @@ struct usdt__chunks {
 	uint32_t cnt;		/* chunks created */
 	size_t chunk_sz;	/* bytes mapped per chunk */
 	void **mem;		/* [max_chunks]; NULL: not opened */
+	int *fds;		/* [max_chunks] of chunks not mapped */
+	bool mapped;
 	void **aux;		/* [max_chunks]: aux_sz bytes per index */
 	uint32_t next;		/* indexes below were handed out once */
 	uint32_t *free;		/* stack; reused first */
@@ -94,13 +96,20 @@ int usdt__inner_def(const struct btf *btf, const char *map, uint32_t *per,
  * index; cap 0: as many as the outer map holds. */
 int usdt__chunks_open(struct usdt__chunks *c, const struct usdt__outer *outer,
 		      uint32_t value_sz, uint32_t per, uint32_t aux_sz,
-		      uint32_t cap);
+		      uint32_t cap, bool mapped);
+/* The largest value of chunks not mapped. */
+#define USDT__CHUNK_VALUE_MAX 256
+/* Write or read index i's value: in place, or through the chunk's fd
+ * (0 or -errno). */
+int usdt__chunks_write(struct usdt__chunks *c, uint32_t i, const void *val);
+int usdt__chunks_read(const struct usdt__chunks *c, uint32_t i, void *val);
 /* Take an index, creating a chunk for it if needed; its value is zero.
  * -E2BIG past the cap, -EBUSY if the outer map already holds the chunk
  * (another manager's), or the error of creating it. */
 int usdt__chunks_take(struct usdt__chunks *c, uint32_t *i);
 /* Zero index i's value and bookkeeping and free it. */
 void usdt__chunks_give(struct usdt__chunks *c, uint32_t i);
+/* Index i's value in a mapped chunk. */
 void *usdt__chunks_at(const struct usdt__chunks *c, uint32_t i);
 void *usdt__chunks_aux(const struct usdt__chunks *c, uint32_t i);
 /* Unmap and free; take the chunks out of the outer map unless keep. */

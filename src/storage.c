@@ -58,7 +58,7 @@ int usdt__storage_get(struct usdt_manager *man, const void *init,
 	if (!st->slots.mem) {
 		outer = usdt__outer_of(st->map);
 		err = usdt__chunks_open(&st->slots, &outer, st->value_sz,
-					st->per, 0, st->cap);
+					st->per, 0, st->cap, true);
 		if (err)
 			return err;
 	}

@@ -14,7 +14,9 @@
 #include <bpf/bpf.h>
 
 /* The outer array: FAKE_CHUNKS chunks of USDT_SPEC_CHUNK specs; each
- * chunk a memfd, which the manager maps as it would the kernel's array. */
+ * chunk a memfd, which the manager writes and reads through
+ * bpf_map_update_elem() and bpf_map_lookup_elem() of its descriptor, as it
+ * would the kernel's array; any other descriptor is the outer map. */
 #define FAKE_CHUNKS 3
 #define FAKE_MAX (FAKE_CHUNKS * USDT_SPEC_CHUNK)
 
@@ -22,6 +24,17 @@ static int chunk_fd[FAKE_CHUNKS];	/* our copy of each chunk, or -1 */
 static int fail_creates;		/* fail the next N map creations */
 static int fail_inserts;		/* and outer-map updates */
 static int creates;
+static int made[16], made_cnt;		/* the chunks' memfds */
+
+static bool is_chunk(int fd)
+{
+	int i;
+
+	for (i = 0; i < made_cnt; i++)
+		if (made[i] == fd)
+			return true;
+	return false;
+}
 
 /* The manager dup()s the maps' descriptors: hand it a real one. */
 int __wrap_bpf_map__fd(const struct bpf_map *map)
@@ -58,6 +71,8 @@ int __wrap_bpf_map_create(enum bpf_map_type type, const char *name,
 	assert_true(fd >= 0);
 	assert_int_equal(ftruncate(fd, 65536), 0);
 	creates++;
+	if (made_cnt < 16)
+		made[made_cnt++] = fd;
 	return fd;
 }
 
@@ -65,6 +80,13 @@ int __wrap_bpf_map_lookup_elem(int fd, const void *key, void *value)
 {
 	uint32_t k = *(const uint32_t *)key;
 
+	if (is_chunk(fd)) {
+		assert_true(k < USDT_SPEC_CHUNK);
+		assert_int_equal(pread(fd, value, sizeof(struct usdt_spec),
+				       (off_t)k * sizeof(struct usdt_spec)),
+				 sizeof(struct usdt_spec));
+		return 0;
+	}
 	assert_true(k < FAKE_CHUNKS);
 	if (chunk_fd[k] < 0) {
 		errno = ENOENT;
@@ -79,6 +101,13 @@ int __wrap_bpf_map_update_elem(int fd, const void *key, const void *value,
 {
 	uint32_t k = *(const uint32_t *)key;
 
+	if (is_chunk(fd)) {
+		assert_true(k < USDT_SPEC_CHUNK);
+		assert_int_equal(pwrite(fd, value, sizeof(struct usdt_spec),
+					(off_t)k * sizeof(struct usdt_spec)),
+				 sizeof(struct usdt_spec));
+		return 0;
+	}
 	if (fail_inserts) {
 		fail_inserts--;
 		errno = EIO;
@@ -150,7 +179,7 @@ static int setup(void **state)
 	for (k = 0; k < FAKE_CHUNKS; k++)
 		chunk_fd[k] = -1;
 	fail_creates = fail_inserts = 0;
-	creates = 0;
+	creates = made_cnt = 0;
 	*state = man;
 	return 0;
 }
