@@ -1061,6 +1061,10 @@ static struct usdt_link *attach_sites(struct attach_ctx *c)
 		goto out;
 	}
 	err = attach_specs(c, link, refs, cookies);
+	/* The new specs are in the map before any uprobe can read them. */
+	if (!err && (err = usdt__chunks_flush(&c->man->specs)))
+		pr_warn("%s:%s: cannot write the specs: %s\n", c->provider,
+			c->name, usdt__errstr(err));
 	if (!err)
 		err = attach_kernel(c, link, refs, cookies);
 	if (err) {

@@ -257,26 +257,98 @@ int usdt__chunks_take(struct usdt__chunks *c, uint32_t *i)
 	return 0;
 }
 
-int usdt__chunks_write(struct usdt__chunks *c, uint32_t i, const void *val)
+/* Index i's value through its chunk's descriptor, now. */
+static int write_now(const struct usdt__chunks *c, uint32_t i, const void *val)
 {
 	uint32_t j = i % c->per;
+
+	return bpf_map_update_elem(c->fds[i / c->per], &j, val, BPF_ANY) ?
+		       -errno : 0;
+}
+
+int usdt__chunks_write(struct usdt__chunks *c, uint32_t i, const void *val)
+{
+	void *v;
 
 	if (c->mapped) {
 		memcpy(usdt__chunks_at(c, i), val, c->value_sz);
 		return 0;
 	}
-	return bpf_map_update_elem(c->fds[i / c->per], &j, val, BPF_ANY) ?
-		       -errno : 0;
+	/* Kept for usdt__chunks_flush(): one syscall per chunk. */
+	if (c->pend_cnt == c->pend_cap) {
+		uint32_t cap = c->pend_cap ? c->pend_cap * 2 : 64;
+		uint32_t *idx = usdt__reallocarray(c->pend_idx, cap,
+						   sizeof(*idx));
+
+		if (idx)
+			c->pend_idx = idx;
+		v = idx ? usdt__reallocarray(c->pend_val, cap, c->stride) :
+			  NULL;
+		if (!v)
+			return write_now(c, i, val);
+		c->pend_val = v;
+		c->pend_cap = cap;
+	}
+	c->pend_idx[c->pend_cnt] = i;
+	memcpy((char *)c->pend_val + (size_t)c->pend_cnt * c->stride, val,
+	       c->value_sz);
+	c->pend_cnt++;
+	return 0;
 }
 
-int usdt__chunks_read(const struct usdt__chunks *c, uint32_t i, void *val)
+/* Pending writes [from, to) all of one chunk: one batch, or one by one
+ * where the kernel has no batch for it. */
+static int flush_run(struct usdt__chunks *c, uint32_t from, uint32_t to)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, o);
+	uint32_t n = to - from, k = c->pend_idx[from] / c->per, x;
+	char *vals = (char *)c->pend_val + (size_t)from * c->stride;
+	int err = 0;
+
+	for (x = from; x < to; x++)
+		c->pend_idx[x] %= c->per;	/* keys within the chunk */
+	if (c->stride == c->value_sz && n > 1 &&
+	    !bpf_map_update_batch(c->fds[k], c->pend_idx + from, vals, &n, &o))
+		return 0;
+	for (x = from; x < to && !err; x++) {
+		uint32_t i = k * c->per + c->pend_idx[x];
+
+		err = write_now(c, i, vals + (size_t)(x - from) * c->stride);
+	}
+	return err;
+}
+
+int usdt__chunks_flush(struct usdt__chunks *c)
+{
+	uint32_t from = 0, to;
+	int err = 0, e;
+
+	while (from < c->pend_cnt) {
+		uint32_t k = c->pend_idx[from] / c->per;
+
+		for (to = from + 1; to < c->pend_cnt &&
+				    c->pend_idx[to] / c->per == k; to++)
+			;
+		e = flush_run(c, from, to);
+		err = err ? err : e;
+		from = to;
+	}
+	c->pend_cnt = 0;
+	return err;
+}
+
+int usdt__chunks_read(struct usdt__chunks *c, uint32_t i, void *val)
 {
 	uint32_t j = i % c->per;
+	int err;
 
 	if (c->mapped) {
 		memcpy(val, usdt__chunks_at(c, i), c->value_sz);
 		return 0;
 	}
+	err = usdt__chunks_flush(c);
+	if (err)
+		return err;
 	return bpf_map_lookup_elem(c->fds[i / c->per], &j, val) ? -errno : 0;
 }
 
@@ -289,10 +361,12 @@ void usdt__chunks_give(struct usdt__chunks *c, uint32_t i)
 	/* Zeroed, so that a stale reference reads nothing. Through a
 	 * descriptor this can fail (out of memory): the value stays, and
 	 * the next taker overwrites it. */
-	if (c->mapped)
+	if (c->mapped) {
 		memset(usdt__chunks_at(c, i), 0, c->value_sz);
-	else
-		(void)usdt__chunks_write(c, i, zero);
+	} else {
+		(void)usdt__chunks_flush(c);
+		(void)write_now(c, i, zero);
+	}
 	if (c->aux_sz)
 		memset(usdt__chunks_aux(c, i), 0, c->aux_sz);
 	c->free[c->free_cnt++] = i;
@@ -328,6 +402,8 @@ void usdt__chunks_close(struct usdt__chunks *c, bool keep)
 	free(c->mem);
 	free(c->aux);
 	free(c->fds);
+	free(c->pend_idx);
+	free(c->pend_val);
 	free(c->free);
 	memset(c, 0, sizeof(*c));
 }

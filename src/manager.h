@@ -67,6 +67,10 @@ struct usdt__chunks {
 	void **mem;		/* [max_chunks]; NULL: not opened */
 	int *fds;		/* [max_chunks] of chunks not mapped */
 	bool mapped;
+	/* Writes to chunks not mapped, until usdt__chunks_flush(). */
+	uint32_t *pend_idx;
+	void *pend_val;		/* stride bytes each */
+	uint32_t pend_cnt, pend_cap;
 	void **aux;		/* [max_chunks]: aux_sz bytes per index */
 	uint32_t next;		/* indexes below were handed out once */
 	uint32_t *free;		/* stack; reused first */
@@ -99,10 +103,13 @@ int usdt__chunks_open(struct usdt__chunks *c, const struct usdt__outer *outer,
 		      uint32_t cap, bool mapped);
 /* The largest value of chunks not mapped. */
 #define USDT__CHUNK_VALUE_MAX 256
-/* Write or read index i's value: in place, or through the chunk's fd
- * (0 or -errno). */
+/* Write or read index i's value: in place, or through the chunk's fd (0
+ * or -errno). Such writes wait for usdt__chunks_flush() (a read flushes
+ * first): nothing may read the value before. */
 int usdt__chunks_write(struct usdt__chunks *c, uint32_t i, const void *val);
-int usdt__chunks_read(const struct usdt__chunks *c, uint32_t i, void *val);
+int usdt__chunks_read(struct usdt__chunks *c, uint32_t i, void *val);
+/* The writes kept: one batch per chunk. 0, or the first error. */
+int usdt__chunks_flush(struct usdt__chunks *c);
 /* Take an index, creating a chunk for it if needed; its value is zero.
  * -E2BIG past the cap, -EBUSY if the outer map already holds the chunk
  * (another manager's), or the error of creating it. */
