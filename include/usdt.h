@@ -541,10 +541,14 @@ usdt_program__attach(const struct bpf_program *prog, pid_t pid,
 		     const char *binary_path, const char *usdt_provider,
 		     const char *usdt_name, const struct bpf_usdt_opts *opts);
 
-/* Referenced so that a static link of libusdt keeps its section handler. */
+/* Referenced so that a static link of libusdt keeps its section handler
+ * (USDT_NO_SKEL_HANDLER before the include: a static link without it, and
+ * without libbpf's prog-handler calls, as the reader alone needs). */
+#ifndef USDT_NO_SKEL_HANDLER
 USDT_API extern int usdt__handler_anchor;
 static int *const usdt__handler_ref __attribute__((used, unused)) =
 	&usdt__handler_anchor;
+#endif
 
 #ifdef __cplusplus
 }

@@ -6,7 +6,7 @@
 # big-endian s390x in particular.
 #
 # What is built, per target TRIPLET, into build/cross/TRIPLET/:
-#   - the library without manager.c, attach.c and skel.c (they need
+#   - the library without manager.c, attach.c, skel.c and progh.c (they need
 #     libbpf and a kernel): the note reader (codec, probe builder, full
 #     reader, compact index, file object, matcher), the ELF layer, the
 #     arch parsers, argument and path resolution, process maps, the
@@ -39,8 +39,8 @@
 CROSS_TRIPLETS ?= aarch64-linux-gnu s390x-linux-gnu riscv64-linux-gnu
 CROSS_DIR := build/cross
 
-CROSS_LIB_SRCS := $(filter-out src/manager.c src/attach.c src/skel.c,\
-	$(LIB_SRCS))
+CROSS_LIB_SRCS := $(filter-out src/manager.c src/attach.c src/skel.c \
+	src/progh.c,$(LIB_SRCS))
 # They need libbpf: the spec-ID allocator (manager.c), the BPF-side header
 # (compiles BPF with the host's clang), `usdt list` (the host-built tool),
 # the libbpf a test runs with; and the host build's libusdt.pc.
@@ -49,7 +49,8 @@ CROSS_UNIT_EXCLUDE := test_specids test_bpf_header test_list \
 CROSS_UNIT := $(filter-out $(CROSS_UNIT_EXCLUDE),\
 	$(patsubst tests/unit/%.c,%,$(UNIT_SRCS)))
 # USDT_CROSS_BUILD: a test that compares with libbpf does without it.
-CROSS_CFLAGS := $(filter-out $(SAN_FLAGS),$(ALL_CFLAGS)) -DUSDT_CROSS_BUILD
+CROSS_CFLAGS := $(filter-out $(SAN_FLAGS),$(ALL_CFLAGS)) -DUSDT_CROSS_BUILD \
+	-DUSDT_NO_SKEL_HANDLER
 
 # Filled in per target below.
 CROSS_RUN :=
