@@ -1181,23 +1181,36 @@ struct usdt_link *usdt_manager__attach(struct usdt_manager *man,
 /* ---------------------------------------------------------------------- */
 /* Links of libbpf's (usdt_program__attach())                              */
 
+bool usdt__fd_is_bpf(int fd, bool link, uint32_t id)
+{
+	union {
+		struct bpf_map_info map;
+		struct bpf_link_info link;
+	} info;
+	__u32 len = sizeof(info);
+	char path[32], what[32];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, what, sizeof(what) - 1);
+	if (n <= 0)
+		return false;
+	what[n] = '\0';
+	memset(&info, 0, sizeof(info));
+	if (strcmp(what, link ? "anon_inode:bpf_link" : "anon_inode:bpf-map") ||
+	    bpf_obj_get_info_by_fd(fd, &info, &len))
+		return false;
+	return (link ? info.link.id : info.map.id) == id;
+}
+
 /* Does the kernel link still run? Through the fd it had when it is still
  * that link, else by its ID; kept when that cannot be known (no
  * CAP_SYS_ADMIN to look a link up by ID): a pin may hold it. */
 static bool ext_alive(const struct usdt_link *link)
 {
-	struct bpf_link_info info;
-	__u32 len = sizeof(info);
-	char path[32], what[32];
-	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", link->ext_fd);
-	n = readlink(path, what, sizeof(what) - 1);
-	memset(&info, 0, sizeof(info));
-	if (n > 0 && (what[n] = '\0', !strcmp(what, "anon_inode:bpf_link")) &&
-	    !bpf_obj_get_info_by_fd(link->ext_fd, &info, &len) &&
-	    info.id == link->ext_id)
+	if (usdt__fd_is_bpf(link->ext_fd, true, link->ext_id))
 		return true;
 	fd = bpf_link_get_fd_by_id(link->ext_id);
 	if (fd >= 0) {

@@ -533,19 +533,6 @@ static bool libbpf_forces_multi(void)
 }
 
 /*
- * Before load, choose for each SEC("usdt") program the kind of link it
- * will take: its expected attach type says it at attach time.
- *
- * For per-site uprobes on a kernel with uprobe_multi, a libbpf that
- * forces uprobe_multi at load (1.3+) must lose the section handler that
- * does it. Changing a program's type drops its handler (libbpf 1.2+), so
- * the type goes to another and back: the program then loads as a plain
- * kprobe-type program with no expected attach type, as libbpf 1.1 loads
- * it. What the handler did besides that is auto-attach (which the manager
- * does instead) and BPF_F_SLEEPABLE for "usdt.s" (which only uprobe_multi
- * programs may have).
- */
-/*
  * The programs managers prepared, for the section handler (src/progh.c),
  * which leaves them as they are at load.
  */
@@ -607,12 +594,26 @@ struct usdt_manager *usdt__prog_manager(const struct bpf_program *prog)
 
 bool usdt__handler_active;
 
+/*
+ * Before load, choose for each SEC("usdt") program the kind of link it
+ * will take: its expected attach type says it at attach time.
+ *
+ * Each is recorded as managed: libusdt's own section handler (src/progh.c)
+ * then leaves its type alone at load. Only where that handler is not the
+ * program's (it failed to register), for per-site uprobes on a kernel with
+ * uprobe_multi, a libbpf that forces uprobe_multi at load (1.3+) must lose
+ * the section handler that does it. Changing a program's type drops its
+ * handler (libbpf 1.2+), so
+ * the type goes to another and back: the program then loads as a plain
+ * kprobe-type program with no expected attach type, as libbpf 1.1 loads
+ * it. What the handler did besides that is auto-attach (which the manager
+ * does instead) and BPF_F_SLEEPABLE for "usdt.s" (which only uprobe_multi
+ * programs may have).
+ */
 static int prepare_progs(struct usdt_manager *man, bool want_multi)
 {
 	struct bpf_object *obj = man->obj;
 	bool multi = want_multi && usdt__features()->uprobe_multi;
-	/* Our section handler (src/progh.c) leaves a managed program's
-	 * type alone; libbpf's own would force uprobe_multi. */
 	bool drop_handler = !multi && usdt__features()->uprobe_multi &&
 			    libbpf_forces_multi() && !usdt__handler_active;
 	struct bpf_program *prog;

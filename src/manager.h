@@ -273,6 +273,9 @@ struct bpf_link *usdt__attach_ext(struct usdt_manager *man,
 				  const struct bpf_program *prog, pid_t pid,
 				  const char *path, const char *provider,
 				  const char *name, uint64_t cookie);
+/* Is fd (this process's) still the BPF link (link) or map of that kernel
+ * ID? Not once it is closed, or reused for something else. */
+bool usdt__fd_is_bpf(int fd, bool link, uint32_t id);
 /* Give back what the records of gone kernel links hold. */
 void usdt__ext_sweep(struct usdt_manager *man);
 /* Free every record, leaving the maps as they are (the object is gone,

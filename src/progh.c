@@ -101,25 +101,8 @@ static pthread_mutex_t stores_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct usdt_manager **stores;
 static size_t store_cnt, store_cap;
 
-/* Is fd still the map of that ID? Not once its object is closed. */
-static bool fd_is_map(int fd, uint32_t id)
-{
-	struct bpf_map_info info;
-	__u32 len = sizeof(info);
-	char path[32], what[32];
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	n = readlink(path, what, sizeof(what) - 1);
-	if (n <= 0)
-		return false;
-	what[n] = '\0';
-	memset(&info, 0, sizeof(info));
-	return !strcmp(what, "anon_inode:bpf-map") &&
-	       !bpf_obj_get_info_by_fd(fd, &info, &len) && info.id == id;
-}
-
-/* Free the stores of closed objects (their live links keep the maps). */
+/* Free the stores of closed objects (their live links keep the maps):
+ * those whose object's fd no longer is the spec map of that ID. */
 static void stores_gc(void)
 {
 	size_t i, n = 0;
@@ -127,7 +110,7 @@ static void stores_gc(void)
 	for (i = 0; i < store_cnt; i++) {
 		struct usdt_manager *m = stores[i];
 
-		if (fd_is_map(m->specs_outer.fd, m->specs_id) &&
+		if (usdt__fd_is_bpf(m->specs_outer.fd, false, m->specs_id) &&
 		    !usdt__manager_forked(m)) {
 			stores[n++] = m;
 			continue;
