@@ -599,44 +599,30 @@ bool usdt__handler_active;
  * will take: its expected attach type says it at attach time.
  *
  * Each is recorded as managed: libusdt's own section handler (src/progh.c)
- * then leaves its type alone at load. Only where that handler is not the
- * program's (it failed to register), for per-site uprobes on a kernel with
- * uprobe_multi, a libbpf that forces uprobe_multi at load (1.3+) must lose
- * the section handler that does it. Changing a program's type drops its
- * handler (libbpf 1.2+), so
- * the type goes to another and back: the program then loads as a plain
- * kprobe-type program with no expected attach type, as libbpf 1.1 loads
- * it. What the handler did besides that is auto-attach (which the manager
- * does instead) and BPF_F_SLEEPABLE for "usdt.s" (which only uprobe_multi
- * programs may have).
+ * then keeps that type at load. Where that handler is not the program's
+ * (another registered "usdt+" first), libbpf's own is, and from 1.3 on it
+ * loads every program for uprobe_multi where the kernel has it: per-site
+ * uprobes cannot be had then, and are refused here rather than at attach.
  */
 static int prepare_progs(struct usdt_manager *man, bool want_multi)
 {
-	struct bpf_object *obj = man->obj;
 	bool multi = want_multi && usdt__features()->uprobe_multi;
-	bool drop_handler = !multi && usdt__features()->uprobe_multi &&
-			    libbpf_forces_multi() && !usdt__handler_active;
 	struct bpf_program *prog;
 	int err;
 
-	bpf_object__for_each_program(prog, obj) {
+	if (!usdt__handler_active && !multi && usdt__features()->uprobe_multi &&
+	    libbpf_forces_multi()) {
+		pr_warn("per-site uprobes: libbpf %d.%d loads SEC(\"usdt\") programs for uprobe_multi, and libusdt's section handler is not registered\n",
+			(int)libbpf_major_version(), (int)libbpf_minor_version());
+		return -EOPNOTSUPP;
+	}
+	bpf_object__for_each_program(prog, man->obj) {
 		if (!is_usdt_prog(prog))
 			continue;
 		err = managed_add(man, prog);
-		if (err)
-			return err;
-		if (multi) {
+		if (!err && multi)
 			err = bpf_program__set_expected_attach_type(
 				prog, USDT__TRACE_UPROBE_MULTI);
-		} else if (drop_handler) {
-			err = bpf_program__set_type(prog,
-						    BPF_PROG_TYPE_TRACEPOINT);
-			if (!err)
-				err = bpf_program__set_type(prog,
-							    BPF_PROG_TYPE_KPROBE);
-		} else {
-			err = 0;
-		}
 		if (err)
 			return err;
 	}
@@ -650,9 +636,9 @@ static int prepare_progs(struct usdt_manager *man, bool want_multi)
  * bpf_user_pt_regs_t typedef, whatever that stands for), which it finds in
  * its own BTF. An object built with the vmlinux.h of another arch points
  * elsewhere and would not load, and on a kernel without BTF (Debian's
- * s390x 6.1) no argument is the context: there such functions become
- * static in the object's BTF, and the kernel then verifies them at each
- * call, as libbpf's, and loads them.
+ * s390x 6.1) no argument is the context: there the section handler
+ * (src/progh.c) loads the program without its BTF's function info, and
+ * the kernel then verifies every function at each call, as libbpf's.
  */
 static const char *const ctx_funcs[] = {
 	"usdt__arg", "usdt__arg_cnt", "usdt__arg_size", "usdt__cookie",
@@ -705,20 +691,6 @@ bool usdt__ctx_funcs_fit(const struct btf *btf,
 		if (unfit_func(btf, i, feat))
 			return false;
 	return true;
-}
-
-void usdt__fit_ctx_funcs(struct btf *btf, const struct usdt__features *feat)
-{
-	const struct btf_type *fn;
-	size_t i;
-
-	for (i = 0; btf && i < sizeof(ctx_funcs) / sizeof(ctx_funcs[0]); i++) {
-		fn = unfit_func(btf, i, feat);
-		/* libbpf does the same to hidden global functions. */
-		if (fn)
-			((struct btf_type *)fn)->info =
-				((__u32)BTF_KIND_FUNC << 24) | BTF_FUNC_STATIC;
-	}
 }
 
 /* What the user set, else the object's exact limit (its USDT_MAX_xxx in
@@ -817,7 +789,10 @@ struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 		if (err)
 			goto err_out;
 		set_load_vars(man, OPTS_GET(opts, keep_ip_map, false));
-		usdt__fit_ctx_funcs(bpf_object__btf(obj), usdt__features());
+		if (!usdt__handler_active &&
+		    !usdt__ctx_funcs_fit(bpf_object__btf(obj), usdt__features()))
+			pr_warn("BPF object '%s': this kernel will not take the context argument of usdt.bpf.h's functions, and libusdt's section handler, which would load them without function info, is not registered\n",
+				bpf_object__name(obj));
 		err = prepare_progs(man, !OPTS_GET(opts, no_uprobe_multi,
 						   false));
 		if (err)

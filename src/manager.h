@@ -29,10 +29,8 @@ struct usdt__features {
 };
 
 const struct usdt__features *usdt__features(void);
-/* Makes the BPF header's functions that take the context static in btf
- * where feat's kernel would not take their argument for the context. */
-void usdt__fit_ctx_funcs(struct btf *btf, const struct usdt__features *feat);
-/* Would feat's kernel take every such function of btf as it is? */
+/* Would feat's kernel take every one of the BPF header's functions that
+ * take the context, in btf, for what they are? */
 bool usdt__ctx_funcs_fit(const struct btf *btf,
 			 const struct usdt__features *feat);
 /* Can the object's programs find specs through the IP map? Not when the

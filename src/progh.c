@@ -252,9 +252,9 @@ out:
 /*
  * The header's global functions that take the context, where the kernel
  * would not take it (no kernel BTF, or an object built for another arch's
- * context type): verified per call instead, as static functions are. With
- * no manager to do it in the object's BTF before load, the load goes
- * without the BTF's function and line info, so that every function is.
+ * context type): verified per call instead, as static functions are: the
+ * load goes without the BTF's function and line info, so that every
+ * function is.
  */
 static void fit_load(struct bpf_prog_load_opts *opts)
 {
@@ -270,6 +270,7 @@ static void fit_load(struct bpf_prog_load_opts *opts)
 /*
  * At load: the link kind the program will take. A program that a manager
  * prepared before load (src/manager.c) keeps the type the manager set.
+ * Every program of ours loads with the function info the kernel takes.
  */
 static int handler_prepare(struct bpf_program *prog,
 			   struct bpf_prog_load_opts *opts, long cookie)
@@ -280,11 +281,11 @@ static int handler_prepare(struct bpf_program *prog,
 	bool want;
 
 	(void)cookie;
-	if (usdt__prog_manager(prog))
-		return 0;
 	prog_maps(prog, &pm);
 	if (ours(&pm))
 		fit_load(opts);
+	if (usdt__prog_manager(prog))
+		return 0;
 	want = ours(&pm) ? usdt__features()->uprobe_multi : libbpf_uses_multi();
 	if (want) {
 		opts->expected_attach_type = multi;

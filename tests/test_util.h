@@ -17,6 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <bpf/libbpf.h>
 
 /* Exit status a test program uses when it cannot run at all. */
@@ -44,6 +46,61 @@ static inline void usdt_test_require_kernel(const char *prog)
 		       " (a failure under CI=true)" : "");
 	fflush(stdout);
 	exit(USDT_TEST_SKIP);
+}
+
+/*
+ * After unshare(CLONE_NEWNS): make the mount that holds path (and those
+ * under it) private, so that what this process mounts there stays in its
+ * namespace. The nearest mount point of path and its parents, not always
+ * "/": in a chroot "/" is none.
+ */
+static inline int usdt_test_private_mount(const char *path)
+{
+	char dir[256];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	for (;;) {
+		if (!mount(NULL, dir, NULL, MS_REC | MS_PRIVATE, NULL))
+			return 0;
+		if (errno != EINVAL || !strcmp(dir, "/"))
+			return -1;
+		slash = strrchr(dir, '/');
+		if (slash == dir)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
+}
+
+/*
+ * A BPF file system, which usdt_program__attach() needs with libbpf 1.1
+ * and 1.2 for a uprobe_multi link (src/progh.c): where none is mounted
+ * (a container, a machine without systemd), one at /sys/fs/bpf in a mount
+ * namespace of this test's own, so that the machine's stays as it is.
+ */
+static inline void usdt_test_need_bpffs(const char *prog)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	int found = 0;
+	FILE *f = fopen("/proc/self/mounts", "re");
+
+	assert_non_null(f);
+	while (!found && getline(&line, &cap, f) > 0)
+		found = strstr(line, " bpf ") != NULL;
+	free(line);
+	fclose(f);
+	if (found)
+		return;
+	printf("%s: no BPF file system mounted: one at /sys/fs/bpf, in a mount namespace of our own\n",
+	       prog);
+	if (unshare(CLONE_NEWNS) || usdt_test_private_mount("/sys/fs/bpf") ||
+	    mount("bpf", "/sys/fs/bpf", "bpf", 0, NULL)) {
+		fprintf(stderr, "%s: mounting a BPF file system: %s\n", prog,
+			strerror(errno));
+		exit(1);
+	}
 }
 
 /* How many descriptors this process has open. */

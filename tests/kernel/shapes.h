@@ -8,23 +8,29 @@
 #define __LIBUSDT_TEST_SHAPES_H
 
 #include <stdbool.h>
+#include <string.h>
+#include <bpf/bpf.h>
 #include <bpf/btf.h>
 
 #include "usdt.h"
 
 /*
- * Did the manager make the reader static, verified per call? It does
- * where the kernel would not take its argument for the context: a cross
- * build with another arch's vmlinux.h, or a kernel without BTF (Debian's
- * s390x 6.1).
+ * Was the reader loaded to be verified per call? libusdt's section
+ * handler loads it so, without function info, where the kernel would not
+ * take its argument for the context: a cross build with another arch's
+ * vmlinux.h, or a kernel without BTF (Debian's s390x 6.1). obj is loaded.
  */
 static inline bool shapes_per_call(struct bpf_object *obj)
 {
-	const struct btf *btf = bpf_object__btf(obj);
-	int id = btf__find_by_name_kind(btf, "usdt__arg", BTF_KIND_FUNC);
+	struct bpf_program *prog = bpf_object__next_program(obj, NULL);
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
 
-	assert_true(id > 0);
-	return btf_vlen(btf__type_by_id(btf, id)) == BTF_FUNC_STATIC;
+	memset(&info, 0, sizeof(info));
+	assert_non_null(prog);
+	assert_int_equal(bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info,
+						&len), 0);
+	return info.nr_func_info == 0;
 }
 
 /* shapes-VARIANT.bpf.o opened, with a manager in *man, not loaded. */

@@ -501,7 +501,7 @@ static void ovl_path(char *out, size_t sz, const char *layer,
 static void private_mounts(void)
 {
 	assert_int_equal(unshare(CLONE_NEWNS), 0);
-	assert_int_equal(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	assert_int_equal(usdt_test_private_mount(tmp_dir), 0);
 }
 
 static int ovl_setup(void **state)

@@ -164,7 +164,7 @@ static void private_bpffs(char *dir, size_t size)
 	snprintf(dir, size, "/tmp/usdt-bpffs-XXXXXX");
 	assert_non_null(mkdtemp(dir));
 	assert_int_equal(unshare(CLONE_NEWNS), 0);
-	assert_int_equal(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	assert_int_equal(usdt_test_private_mount(dir), 0);
 	assert_int_equal(mount("bpf", dir, "bpf", 0, NULL), 0);
 }
 
@@ -343,5 +343,6 @@ int main(void)
 	};
 
 	usdt_test_require_kernel("test_link_api");
+	usdt_test_need_bpffs("test_link_api");
 	return cmocka_run_group_tests_name("link_api", tests, NULL, NULL);
 }

@@ -284,34 +284,6 @@ static void test_reclaim(void **state)
 	native__destroy(skel);
 }
 
-/*
- * With libbpf before 1.3 a uprobe_multi link reaches libbpf through a BPF
- * file system, as systemd mounts at /sys/fs/bpf; where none is (the VM
- * guests), one of our own, in a mount namespace of our own.
- */
-static void need_bpffs(void)
-{
-	char *line = NULL;
-	size_t cap = 0;
-	bool found = false;
-	FILE *f = fopen("/proc/self/mounts", "re");
-
-	assert_non_null(f);
-	while (!found && getline(&line, &cap, f) > 0)
-		found = strstr(line, " bpf ") != NULL;
-	free(line);
-	fclose(f);
-	if (found)
-		return;
-	printf("no BPF file system mounted: one at /sys/fs/bpf, in a mount namespace of our own\n");
-	if (unshare(CLONE_NEWNS) ||
-	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
-	    mount("bpf", "/sys/fs/bpf", "bpf", 0, NULL)) {
-		perror("test_native: bpffs");
-		exit(1);
-	}
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -324,6 +296,6 @@ int main(void)
 	/* Where a loader finds libusdttest.so: pid -1 resolves a bare
 	 * library name as libbpf does, not through our own maps. */
 	setenv("LD_LIBRARY_PATH", KTEST_LIB_DIR, 1);
-	need_bpffs();
+	usdt_test_need_bpffs("test_native");
 	return cmocka_run_group_tests_name("native", tests, NULL, NULL);
 }

@@ -305,8 +305,7 @@ static void hide_kernel_btf(void *arg)
 	(void)arg;
 	if (access("/sys/kernel/btf", F_OK))
 		return;		/* a kernel without BTF */
-	if (unshare(CLONE_NEWNS) ||
-	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	if (unshare(CLONE_NEWNS) || usdt_test_private_mount("/sys/kernel/btf") ||
 	    mount("tmpfs", "/sys/kernel/btf", "tmpfs", 0, NULL)) {
 		fprintf(stderr, "hiding /sys/kernel/btf: %s\n",
 			strerror(errno));
@@ -568,7 +567,7 @@ static void into_pid_ns(void *arg)
 
 	(void)arg;
 	if (unshare(CLONE_NEWPID | CLONE_NEWNS) ||
-	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+	    usdt_test_private_mount("/proc"))
 		_exit(126);
 	pid = fork();
 	if (pid < 0)

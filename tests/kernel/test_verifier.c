@@ -83,13 +83,14 @@ static void check_build(const char *variant)
 	unsigned int n, xlated, budget;
 	/* Verified per call, the reader costs what libbpf's does, in every
 	 * shape: one budget for all. */
-	bool per_call = shapes_per_call(obj);
+	bool per_call;
 	size_t i;
 
+	assert_int_equal(bpf_object__load(obj), 0);
+	per_call = shapes_per_call(obj);
 	if (per_call)
 		printf("%s: the reader is verified per call here (the kernel does not take this build's context type, or has no BTF)\n",
 		       variant);
-	assert_int_equal(bpf_object__load(obj), 0);
 	for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
 		const struct bpf_program *p =
 			bpf_object__find_program_by_name(obj, shapes[i].prog);
@@ -169,29 +170,31 @@ static void test_foreign_ctx_type(void **state)
 	struct usdt_manager *man;
 
 	assert_non_null(obj);
-	/* Alone it loads too: libusdt's section handler loads it without
-	 * the BTF's function info, so that every function is verified per
-	 * call; without the handler the kernel refuses it. */
+	/* Alone, and with a manager, it loads: libusdt's section handler
+	 * loads it without the BTF's function info, so that every function
+	 * is verified per call (the object's BTF is left as it is); without
+	 * the handler the kernel refuses it. */
 	old_print = libbpf_set_print(NULL);
 	assert_int_equal(bpf_object__load(obj), 0);
 	libbpf_set_print(old_print);
-	{
-		struct bpf_program *prog = bpf_object__next_program(obj, NULL);
-		struct bpf_prog_info info;
-		__u32 len = sizeof(info);
-
-		memset(&info, 0, sizeof(info));
-		assert_int_equal(bpf_obj_get_info_by_fd(bpf_program__fd(prog),
-							&info, &len), 0);
-		assert_int_equal(info.nr_func_info, 0);
-	}
+	assert_true(shapes_per_call(obj));
 	bpf_object__close(obj);
 
 	obj = bpf_object__open_file(path, NULL);
 	assert_non_null(obj);
 	man = usdt_manager__new(obj, NULL);
 	assert_non_null(man);
+	assert_int_equal(bpf_object__load(obj), 0);
 	assert_true(shapes_per_call(obj));
+	{
+		const struct btf *btf = bpf_object__btf(obj);
+		int id = btf__find_by_name_kind(btf, "usdt__arg",
+						BTF_KIND_FUNC);
+
+		assert_true(id > 0);
+		assert_int_equal(btf_vlen(btf__type_by_id(btf, id)),
+				 BTF_FUNC_GLOBAL);
+	}
 	usdt_manager__free(man);
 	bpf_object__close(obj);
 	check_build("wrongctx");
