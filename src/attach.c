@@ -30,6 +30,7 @@
 
 #include "arch_ops.h"
 #include "file.h"
+#include "linkids.h"
 #include "manager.h"
 #include "note.h"
 #include "noteidx.h"
@@ -1203,10 +1204,14 @@ bool usdt__fd_is_bpf(int fd, bool link, uint32_t id)
 	return (link ? info.link.id : info.map.id) == id;
 }
 
-/* Does the kernel link still run? Through the fd it had when it is still
- * that link, else by its ID; kept when that cannot be known (no
- * CAP_SYS_ADMIN to look a link up by ID): a pin may hold it. */
-static bool ext_alive(const struct usdt_link *link)
+/*
+ * Does the kernel link still run? Through the fd it had when it is still
+ * that link, else by its ID; where a lookup by ID is refused (it needs
+ * CAP_SYS_ADMIN), in the list of live links (src/linkids.c), taken once
+ * per sweep into *live. Kept when neither can tell: a pin may hold it.
+ */
+static bool ext_alive(const struct usdt_link *link,
+		      struct usdt__link_ids *live, int *live_err)
 {
 	int fd;
 
@@ -1217,17 +1222,25 @@ static bool ext_alive(const struct usdt_link *link)
 		close(fd);
 		return true;
 	}
-	return errno != ENOENT;
+	if (errno == ENOENT)
+		return false;
+	if (errno != EPERM)
+		return true;
+	if (*live_err == 1)
+		*live_err = usdt__link_ids_get(live);
+	return *live_err || usdt__link_ids_has(live, link->ext_id);
 }
 
 void usdt__ext_sweep(struct usdt_manager *man)
 {
+	struct usdt__link_ids live = { 0 };
+	int live_err = 1;	/* not listed yet */
 	size_t i, n = 0;
 
 	for (i = 0; i < man->ext_cnt; i++) {
 		struct usdt_link *l = man->ext[i];
 
-		if (ext_alive(l)) {
+		if (ext_alive(l, &live, &live_err)) {
 			man->ext[n++] = l;
 			continue;
 		}
@@ -1235,6 +1248,7 @@ void usdt__ext_sweep(struct usdt_manager *man)
 		man->link_cnt--;
 	}
 	man->ext_cnt = man->ext_swept = n;
+	usdt__link_ids_free(&live);
 }
 
 void usdt__ext_drop(struct usdt_manager *man)
