@@ -4,7 +4,8 @@
  * libbpf's USDT selftest builds its: none, three and twelve arguments of
  * every kind an operand takes (constants, registers, locals on the stack,
  * globals, an array element by index), and one whose semaphore it checks
- * (_SDT_HAS_SEMAPHORES gives every probe of the file one).
+ * (_SDT_HAS_SEMAPHORES gives every probe of the file one), and one with
+ * 400 call sites of one spec, as libbpf's selftest has.
  */
 #define _SDT_HAS_SEMAPHORES 1
 #include <sys/sdt.h>
@@ -20,6 +21,7 @@ SEMA_OF(p0);
 SEMA_OF(p3);
 SEMA_OF(p12);
 SEMA_OF(p1);
+SEMA_OF(p400);
 
 /* Named per build: two static symbols of one name make an operand that
  * names one ambiguous (the argument is then unsupported, and says why). */
@@ -70,4 +72,13 @@ __attribute__((noinline)) int FN(fire_sema)(long v)
 const volatile int *FN(arr1)(void)
 {
 	return &glob_arr[1];
+}
+
+#define R4(x) x x x x
+#define R10(x) x x x x x x x x x x
+
+/* 400 call sites of p400, every one's argument the constant 400. */
+__attribute__((noinline)) void FN(fire400)(void)
+{
+	R4(R10(R10(STAP_PROBE1(NPROV, p400, 400);)))
 }

@@ -35,7 +35,8 @@ int fire_bss_sema(long v);
 	void p##_fire12(signed char c, short s, int i);                     \
 	int p##_fire_sema(long v);                                          \
 	unsigned short p##_sema(void);                                      \
-	const volatile int *p##_arr1(void);
+	const volatile int *p##_arr1(void);                                 \
+	void p##_fire400(void);
 NPROBES(n0)
 NPROBES(n2)
 
@@ -47,10 +48,11 @@ struct nprobes {
 	int (*fire_sema)(long v);
 	unsigned short (*sema)(void);
 	const volatile int *(*arr1)(void);
+	void (*fire400)(void);
 };
 
 #define NP(p) { #p, p##_fire0, p##_fire3, p##_fire12, p##_fire_sema,        \
-		p##_sema, p##_arr1 }
+		p##_sema, p##_arr1, p##_fire400 }
 
 static __u32 link_type(const struct bpf_link *l)
 {
@@ -206,6 +208,33 @@ static void semaphores(struct native *skel, const struct nprobes *np)
 	sema_drops(bss_sema_value);
 }
 
+/*
+ * 400 call sites of one spec: one spec ID for them all, in a store of
+ * 256 (an ID per site would not fit). One bpf_link needs uprobe_multi.
+ */
+static void one_spec(struct native *skel, const struct nprobes *np)
+{
+	LIBBPF_OPTS(bpf_usdt_opts, uo, .usdt_cookie = 7);
+	struct bpf_link *l;
+
+	l = usdt_program__attach(skel->progs.on_cap, -1, "/proc/self/exe",
+				 np->prov, "p400", &uo);
+	if (!usdt__features()->uprobe_multi) {
+		assert_null(l);
+		assert_int_equal(errno, EOPNOTSUPP);
+		return;
+	}
+	assert_non_null(l);
+	skel->bss->cap_hits = skel->bss->cap_sum = 0;
+	np->fire400();
+	assert_int_equal(skel->bss->cap_errs, 0);
+	assert_int_equal(skel->bss->cap_hits, 400);
+	assert_int_equal(skel->bss->cap_sum, 400 * (400 + 7));
+	assert_int_equal(bpf_link__destroy(l), 0);
+	np->fire400();
+	assert_int_equal(skel->bss->cap_hits, 400);
+}
+
 static void test_selftests_flow(void **state)
 {
 	static const struct nprobes nps[] = { NP(n0), NP(n2) };
@@ -219,6 +248,7 @@ static void test_selftests_flow(void **state)
 		printf("%s (-O%c)\n", nps[i].prov, nps[i].prov[1]);
 		args_of(skel, &nps[i]);
 		semaphores(skel, &nps[i]);
+		one_spec(skel, &nps[i]);
 		native__destroy(skel);
 	}
 }
