@@ -389,7 +389,7 @@ static int link_release(struct usdt_link *link)
 	if (link->pinned || usdt__manager_forked(man))
 		link->ip_cnt = link->site_cnt = link->slot_cnt = 0;
 	for (i = 0; i < link->ip_cnt; i++) {
-		e = usdt__ipmap_del(man, link_ips(link)[i]);
+		e = usdt__ipmap_del(&man->ips, link_ips(link)[i]);
 		if (!e)
 			continue;
 		err = err ? err : e;
@@ -403,7 +403,7 @@ static int link_release(struct usdt_link *link)
 		err = err ? err : e;
 	}
 	for (i = link->slot_cnt; i-- > 0;)
-		usdt__storage_put(man, link_slots(link)[i]);
+		usdt__storage_put(&man->storage, link_slots(link)[i]);
 	free(link);		/* and its arrays */
 	return err;
 }
@@ -476,8 +476,11 @@ static int attach_prepare(struct attach_ctx *c,
 			c->name, pname);
 		return -EINVAL;
 	}
-	err = usdt__storage_check(c->man, c->storage,
-				  OPTS_GET(opts, storage_sz, 0), c->per_site);
+	err = usdt__storage_check(&c->man->storage,
+				  c->man->obj ? bpf_object__name(c->man->obj) :
+						"(no manager)",
+				  c->storage, OPTS_GET(opts, storage_sz, 0),
+				  c->per_site);
 	if (err)
 		return err;
 	c->host = usdt__arch_host();
@@ -667,7 +670,8 @@ static int add_ip(const struct attach_ctx *c, struct usdt_link *link,
 		return err;
 	}
 	key = (long)abs;
-	err = usdt__ipmap_add(c->man, key, val);
+	err = usdt__ipmap_add(&c->man->ips, usdt__ip_outer_fd(c->man), key,
+			      val);
 	if (err) {
 		pr_warn("%s:%s: cannot add IP 0x%lx to the IP map: %s%s\n",
 			p->provider, p->name, key, usdt__errstr(err),
@@ -694,7 +698,7 @@ static int site_slot(const struct attach_ctx *c, struct usdt_link *link,
 		*slot1 = link_slots(link)[0] + 1;
 		return 0;
 	}
-	err = usdt__storage_get(c->man, c->storage,
+	err = usdt__storage_get(&c->man->storage, c->storage,
 				&link_slots(link)[link->slot_cnt]);
 	if (err) {
 		if (err == -E2BIG)
@@ -718,7 +722,9 @@ static int attach_specs(const struct attach_ctx *c, struct usdt_link *link,
 
 	/* The IP map grows once for the whole attach. */
 	if (c->use_ip &&
-	    (err = usdt__ipmap_reserve(c->man, c->cnt > UINT32_MAX ?
+	    (err = usdt__ipmap_reserve(&c->man->ips,
+				       usdt__ip_outer_fd(c->man),
+				       c->cnt > UINT32_MAX ?
 					       UINT32_MAX : (uint32_t)c->cnt))) {
 		if (err == -E2BIG)
 			pr_warn("%s:%s: no room for %zu more IP-map entries (%u in use, at most %u: raise usdt_manager_opts.max_ips or USDT_MAX_IP_CNT)\n",

@@ -30,7 +30,8 @@
 #include <bpf/btf.h>
 #include <linux/bpf.h>
 
-#include "manager.h"
+#include "chunks.h"
+#include "internal.h"
 
 /* The type id leads to through typedefs and qualifiers. */
 static const struct btf_type *skip_mods(const struct btf *btf, __u32 *id)

@@ -21,7 +21,8 @@
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
 
-#include "manager.h"
+#include "internal.h"
+#include "ipmap.h"
 
 #define IPMAP_MIN 64
 
@@ -54,9 +55,8 @@ static int ipmap_copy(const struct usdt__ipmap *m, uint32_t size,
 }
 
 /* Room for n more entries, or -E2BIG past the cap. */
-int usdt__ipmap_reserve(struct usdt_manager *man, uint32_t n)
+int usdt__ipmap_reserve(struct usdt__ipmap *m, int outer, uint32_t n)
 {
-	struct usdt__ipmap *m = &man->ips;
 	uint32_t want = m->cnt + n, size, zero = 0, id, cnt;
 	int fd, err;
 
@@ -65,9 +65,7 @@ int usdt__ipmap_reserve(struct usdt_manager *man, uint32_t n)
 	if (m->fd >= 0 && want <= m->size)
 		return 0;
 	if (m->outer_fd < 0) {
-		m->outer_fd = fcntl(man->ip_map ? bpf_map__fd(man->ip_map) :
-					      man->ip_outer.fd,
-				    F_DUPFD_CLOEXEC, 3);
+		m->outer_fd = fcntl(outer, F_DUPFD_CLOEXEC, 3);
 		if (m->outer_fd < 0)
 			return -errno;
 		if (!bpf_map_lookup_elem(m->outer_fd, &zero, &id)) {
@@ -101,11 +99,10 @@ int usdt__ipmap_reserve(struct usdt_manager *man, uint32_t n)
 	return 0;
 }
 
-int usdt__ipmap_add(struct usdt_manager *man, long key,
+int usdt__ipmap_add(struct usdt__ipmap *m, int outer, long key,
 		    const struct usdt_ip_val *val)
 {
-	struct usdt__ipmap *m = &man->ips;
-	int err = usdt__ipmap_reserve(man, 1);
+	int err = usdt__ipmap_reserve(m, outer, 1);
 
 	if (err)
 		return err;
@@ -115,10 +112,8 @@ int usdt__ipmap_add(struct usdt_manager *man, long key,
 	return 0;
 }
 
-int usdt__ipmap_del(struct usdt_manager *man, long key)
+int usdt__ipmap_del(struct usdt__ipmap *m, long key)
 {
-	struct usdt__ipmap *m = &man->ips;
-
 	if (m->fd < 0 || bpf_map_delete_elem(m->fd, &key))
 		return m->fd < 0 ? -ENOENT : -errno;
 	m->cnt--;

@@ -21,6 +21,7 @@
 
 #include <linux/btf.h>
 
+#include "kfeatures.h"
 #include "internal.h"
 
 #define KBTF_BUF 65536

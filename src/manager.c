@@ -46,7 +46,6 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -58,155 +57,6 @@
 #include "arch_ops.h"
 #include "hash.h"
 #include "manager.h"
-
-/* ---------------------------------------------------------------------- */
-/* Kernel features                                                        */
-
-static struct usdt__features features;
-static pthread_once_t features_once = PTHREAD_ONCE_INIT;
-
-/*
- * uprobe_multi links arrived in 6.6 (commit 89ae89f53d20, "bpf: Add
- * multi uprobe link"). A kernel that has them resolves the path before
- * anything else, and "/" is not a regular file: -EBADF. Older kernels
- * reject the attach type: -EINVAL.
- */
-static bool probe_uprobe_multi(void)
-{
-	struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	LIBBPF_OPTS(bpf_prog_load_opts, popts,
-		    .expected_attach_type = USDT__TRACE_UPROBE_MULTI);
-	union bpf_attr attr;
-	unsigned long offset = 0;
-	int prog_fd, link_fd, err;
-
-	prog_fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", insns,
-				USDT__ARRAY_SIZE(insns), &popts);
-	if (prog_fd < 0)
-		return false;
-	memset(&attr, 0, sizeof(attr));
-	attr.link_create.prog_fd = prog_fd;
-	attr.link_create.attach_type = USDT__TRACE_UPROBE_MULTI;
-	/* uprobe_multi: path at 16, offsets at 24, cnt at 48 in link_create */
-	*(uint64_t *)((char *)&attr.link_create + 16) = (uintptr_t)"/";
-	*(uint64_t *)((char *)&attr.link_create + 24) = (uintptr_t)&offset;
-	*(uint32_t *)((char *)&attr.link_create + 48) = 1;
-	link_fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
-	err = link_fd < 0 ? -errno : 0;
-	if (link_fd >= 0)
-		close(link_fd);
-	close(prog_fd);
-	return link_fd >= 0 || err == -EBADF;
-}
-
-/*
- * x86 optimized uprobes (6.18, "uprobes/x86: Add uprobe syscall to speed
- * up uprobe") add a uprobe() syscall for the kernel's uprobe trampolines;
- * called from anywhere else it fails (ENXIO on 6.18; 7.2 answers with
- * another error), and a kernel without it says ENOSYS. So: present unless
- * ENOSYS, as the earlier probe, which asked in a forked child, decided;
- * a library must not fork, and the call returns here on every kernel
- * seen (6.1 to 7.2).
- */
-static bool probe_uprobe_syscall(void)
-{
-#if defined(__x86_64__)
-	return syscall(336 /* __NR_uprobe */) < 0 && errno != ENOSYS;
-#else
-	return false;
-#endif
-}
-
-/* The struct (or union) type id leads to through typedefs and
- * qualifiers: its name, "" when anonymous; NULL if it leads elsewhere. */
-static const char *struct_name(const struct btf *btf, __u32 id)
-{
-	const struct btf_type *t = btf__type_by_id(btf, id);
-
-	while (t && (btf_is_typedef(t) || btf_is_mod(t)))
-		t = btf__type_by_id(btf, t->type);
-	if (!t || !(btf_is_struct(t) || btf_is_union(t)))
-		return NULL;
-	return btf__name_by_offset(btf, t->name_off);
-}
-
-/* Is type id the typedef bpf_user_pt_regs_t (under qualifiers)? */
-static bool is_user_regs_typedef(const struct btf *btf, __u32 id)
-{
-	const struct btf_type *t = btf__type_by_id(btf, id);
-
-	while (t && btf_is_mod(t))
-		t = btf__type_by_id(btf, t->type);
-	return t && btf_is_typedef(t) &&
-	       !strcmp(btf__name_by_offset(btf, t->name_off),
-		       "bpf_user_pt_regs_t");
-}
-
-/*
- * What a kprobe program's context is to this kernel. Since 6.8 (the
- * "arg:ctx" series, commit "bpf: handle bpf_user_pt_regs_t typedef
- * explicitly for PTR_TO_CTX global arg"), a global function's argument
- * typed bpf_user_pt_regs_t is the context whatever it stands for.
- */
-static void probe_ctx_name(void)
-{
-	struct utsname u;
-	int major = 0, minor = 0;
-	struct btf *vmlinux;
-	const char *name = NULL;
-	int id, err;
-
-	if (!uname(&u) && sscanf(u.release, "%d.%d", &major, &minor) == 2)
-		features.ctx_typedef_ok = major > 6 || (major == 6 && minor >= 8);
-	/* Read without loading the kernel's BTF (src/kbtf.c); libbpf's
-	 * loader only where that reader cannot tell. */
-	err = usdt__btf_ctx_name("/sys/kernel/btf/vmlinux", features.ctx_name,
-				 sizeof(features.ctx_name));
-	if (!err || err == -ESRCH || err == -E2BIG) {
-		features.ctx_known = !err;
-		return;
-	}
-	vmlinux = btf__load_vmlinux_btf();
-	if (!vmlinux)
-		return;
-	id = btf__find_by_name_kind(vmlinux, "bpf_user_pt_regs_t",
-				    BTF_KIND_TYPEDEF);
-	if (id > 0)
-		name = struct_name(vmlinux, id);
-	if (name && strlen(name) < sizeof(features.ctx_name)) {
-		strcpy(features.ctx_name, name);
-		features.ctx_known = true;
-	}
-	btf__free(vmlinux);
-}
-
-static void probe_features(void)
-{
-	features.bpf_cookie = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE,
-						      BPF_FUNC_get_attach_cookie,
-						      NULL) == 1;
-	features.uprobe_multi = probe_uprobe_multi();
-	/* ref_ctr_offset: 4.20 (commit 1cc33161a83d, "uprobes: Support SDT
-	 * markers having reference count (semaphore)"; test_load asserts
-	 * 4.20); the PMU advertises it. */
-	features.ref_ctr = !access(
-		"/sys/bus/event_source/devices/uprobe/format/ref_ctr_offset",
-		F_OK);
-	features.uprobe_syscall = probe_uprobe_syscall();
-	probe_ctx_name();
-	pr_debug("kernel features: bpf_cookie %d, uprobe_multi %d, ref_ctr_offset %d, uprobe syscall %d\n",
-		 features.bpf_cookie, features.uprobe_multi, features.ref_ctr,
-		 features.uprobe_syscall);
-}
-
-const struct usdt__features *usdt__features(void)
-{
-	pthread_once(&features_once, probe_features);
-	return &features;
-}
 
 /* ---------------------------------------------------------------------- */
 /* Spec IDs                                                               */
@@ -629,70 +479,6 @@ static int prepare_progs(struct usdt_manager *man, bool want_multi)
 	return 0;
 }
 
-/*
- * The BPF header's global functions that take the program's context. A
- * kernel takes such an argument for the context when the struct it points
- * to has the name of the kernel's own (from 6.8 also when it is the
- * bpf_user_pt_regs_t typedef, whatever that stands for), which it finds in
- * its own BTF. An object built with the vmlinux.h of another arch points
- * elsewhere and would not load, and on a kernel without BTF (Debian's
- * s390x 6.1) no argument is the context: there the section handler
- * (src/progh.c) loads the program without its BTF's function info, and
- * the kernel then verifies every function at each call, as libbpf's.
- */
-static const char *const ctx_funcs[] = {
-	"usdt__arg", "usdt__arg_cnt", "usdt__arg_size", "usdt__cookie",
-	"usdt__args", "usdt__slot", "usdt__ctx_word",
-};
-
-/* The global FUNC of btf named ctx_funcs[i] if its first argument is a
- * pointer that feat's kernel would not take for the context; else NULL. */
-static const struct btf_type *unfit_func(const struct btf *btf, size_t i,
-					 const struct usdt__features *feat)
-{
-	const struct btf_type *fn, *proto, *ptr;
-	const struct btf_param *param;
-	const char *name;
-	int id;
-
-	id = btf__find_by_name_kind(btf, ctx_funcs[i], BTF_KIND_FUNC);
-	if (id <= 0)
-		return NULL;
-	fn = btf__type_by_id(btf, id);
-	proto = btf__type_by_id(btf, fn->type);
-	/* A FUNC's vlen is its linkage. */
-	if (btf_vlen(fn) != BTF_FUNC_GLOBAL || !proto ||
-	    !btf_is_func_proto(proto) || !btf_vlen(proto))
-		return NULL;
-	param = btf_params(proto);
-	ptr = btf__type_by_id(btf, param->type);
-	if (!ptr || !btf_is_ptr(ptr))
-		return NULL;
-	name = struct_name(btf, ptr->type);
-	if (feat->ctx_known &&
-	    ((name && !strcmp(name, feat->ctx_name)) ||
-	     (feat->ctx_typedef_ok && is_user_regs_typedef(btf, ptr->type))))
-		return NULL;
-	if (feat->ctx_known)
-		pr_debug("%s() takes a context the kernel calls '%s', not '%s': verified per call\n",
-			 ctx_funcs[i], name ? name : "?", feat->ctx_name);
-	else
-		pr_debug("%s() takes a context, and the kernel has no BTF to know it by: verified per call\n",
-			 ctx_funcs[i]);
-	return fn;
-}
-
-bool usdt__ctx_funcs_fit(const struct btf *btf,
-			 const struct usdt__features *feat)
-{
-	size_t i;
-
-	for (i = 0; btf && i < sizeof(ctx_funcs) / sizeof(ctx_funcs[0]); i++)
-		if (unfit_func(btf, i, feat))
-			return false;
-	return true;
-}
-
 /* What the user set, else the object's exact limit (its USDT_MAX_xxx in
  * .rodata), else 0: as many as the outer array holds. */
 static uint32_t cap_of(struct usdt_manager *man, uint32_t opt,
@@ -738,7 +524,7 @@ static int size_maps(struct usdt_manager *man, uint32_t max_specs,
 	return 0;
 }
 
-struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
+struct usdt_manager *usdt__manager_new(struct bpf_object *obj,
 				       const struct usdt_manager_opts *opts)
 {
 	uint32_t max_specs, max_ips, max_storage;
@@ -769,7 +555,7 @@ struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 	err = check_layout(man);
 	if (err)
 		goto err_out;
-	usdt__storage_find(man);
+	usdt__storage_find(&man->storage, obj);
 	if (max_storage && !man->storage.map) {
 		pr_warn("max_storage set, but BPF object '%s' has no usdt__storage map (USDT_STORAGE_TYPE)\n",
 			bpf_object__name(obj));
@@ -798,7 +584,6 @@ struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 		if (err)
 			goto err_out;
 	}
-	usdt__skel_prepare(obj);
 	return man;
 
 err_out:
@@ -840,18 +625,8 @@ void usdt__manager_release(struct usdt_manager *man)
 	free(man);
 }
 
-/*
- * The links of usdt_manager__attach_all() go first. Links the user still
- * holds keep the bookkeeping they need, and the manager's own map
- * descriptors: the last one frees it. Neither touches the bpf_object
- * again, which the user may close at once.
- */
-void usdt_manager__free(struct usdt_manager *man)
+void usdt__manager_retire(struct usdt_manager *man)
 {
-	if (!man)
-		return;
-	usdt__skel_release(man);
-	usdt__file_cache_clear(man);
 	managed_drop(man);
 	man->freed = true;
 	man->obj = NULL;

@@ -1,23 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Skeletons: programs in SEC("usdt/PATH:PROVIDER:NAME"), libbpf's
- * auto-attach syntax, attached by usdt_manager__attach_all(). The manager
- * owns those links and destroys them in usdt_manager__free().
- *
- * Why not libbpf's own auto-attach (a handler registered with
- * libbpf_register_prog_handler()): libbpf picks a program's section
- * handler at bpf_object__open(), so ours would have to be registered for
- * the whole process before any object is opened, taking SEC("usdt") away
- * from libbpf for objects that use libbpf's USDT support; and its attach
- * callback must return a struct bpf_link, which libbpf lets only itself
- * make: what the skeleton's __destroy() frees could not give back our spec
- * IDs and IP-map entries, nor hold one perf uprobe per call site. Tried
- * with libbpf 1.1.2 and 1.7.0: a handler registered after open is never
- * called (libbpf's own fails with -ENOENT); one registered before makes
- * __attach() succeed, but the attach outlives __destroy() all the same.
- * The manager instead turns auto-attach off for these programs, so that the
- * skeleton's __attach() skips them instead of failing in libbpf's USDT
- * code, and attaches them itself.
+ * The manager's face: usdt_manager__new() and usdt_manager__free() around
+ * the store (src/manager.c), and the programs in SEC("usdt/PATH:PROVIDER:
+ * NAME"), libbpf's auto-attach syntax, of an object that has a manager:
+ * usdt_manager__attach_all() attaches them, the manager owns those links
+ * and usdt_manager__free() destroys them. Their auto-attach is turned off,
+ * so that the skeleton's __attach() leaves them to the manager; an object
+ * without a manager gets them attached by __attach() through libusdt's
+ * section handler (src/progh.c), into skel->links.
  */
 #include <limits.h>
 
@@ -37,7 +27,7 @@ static const char *usdt_target(const struct bpf_program *prog)
 	return NULL;
 }
 
-void usdt__skel_prepare(struct bpf_object *obj)
+static void skel_prepare(struct bpf_object *obj)
 {
 	struct bpf_program *prog;
 
@@ -157,7 +147,7 @@ int usdt_manager__attach_all(struct usdt_manager *man, pid_t pid,
 	return cnt;
 }
 
-void usdt__skel_release(struct usdt_manager *man)
+static void skel_release(struct usdt_manager *man)
 {
 	/* The records of libbpf's links (usdt_program__attach()): what the
 	 * live ones use stays in the maps, as for a pinned link. */
@@ -169,4 +159,29 @@ void usdt__skel_release(struct usdt_manager *man)
 	free(man->owned);
 	man->owned = NULL;
 	man->owned_cap = 0;
+}
+
+struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
+				       const struct usdt_manager_opts *opts)
+{
+	struct usdt_manager *man = usdt__manager_new(obj, opts);
+
+	if (man)
+		skel_prepare(obj);
+	return man;
+}
+
+/*
+ * The links of usdt_manager__attach_all() go first. Links the user still
+ * holds keep the bookkeeping they need, and the manager's own map
+ * descriptors: the last one frees it. Neither touches the bpf_object
+ * again, which the user may close at once.
+ */
+void usdt_manager__free(struct usdt_manager *man)
+{
+	if (!man)
+		return;
+	skel_release(man);
+	usdt__file_cache_clear(man);
+	usdt__manager_retire(man);
 }

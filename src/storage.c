@@ -14,44 +14,40 @@
  */
 #include <linux/bpf.h>
 
-#include "manager.h"
+#include "internal.h"
+#include "storage.h"
 
-void usdt__storage_find(struct usdt_manager *man)
+void usdt__storage_find(struct usdt__storage *st, struct bpf_object *obj)
 {
-	struct usdt__storage *st = &man->storage;
-
-	st->map = bpf_object__find_map_by_name(man->obj, "usdt__storage");
+	st->map = bpf_object__find_map_by_name(obj, "usdt__storage");
 	if (st->map && (bpf_map__type(st->map) != BPF_MAP_TYPE_ARRAY_OF_MAPS ||
-			usdt__inner_def(bpf_object__btf(man->obj),
+			usdt__inner_def(bpf_object__btf(obj),
 					"usdt__storage", &st->per,
 					&st->value_sz)))
 		st->per = st->value_sz = 0;
 }
 
-int usdt__storage_check(const struct usdt_manager *man, const void *init,
-			size_t sz, bool per_site)
+int usdt__storage_check(const struct usdt__storage *st, const char *obj_name,
+			const void *init, size_t sz, bool per_site)
 {
-	const struct usdt__storage *st = &man->storage;
-
 	if (!init)
 		return sz || per_site ? -EINVAL : 0;
 	if (!st->map) {
 		pr_warn("storage given, but BPF object '%s' has no usdt__storage map: define USDT_STORAGE_TYPE before including usdt.bpf.h\n",
-			bpf_object__name(man->obj));
+			obj_name);
 		return -EINVAL;
 	}
 	if (!st->value_sz || sz != st->value_sz) {
 		pr_warn("storage of %zu bytes given, USDT_STORAGE_TYPE of BPF object '%s' has %u\n",
-			sz, bpf_object__name(man->obj), st->value_sz);
+			sz, obj_name, st->value_sz);
 		return -EINVAL;
 	}
 	return 0;
 }
 
-int usdt__storage_get(struct usdt_manager *man, const void *init,
+int usdt__storage_get(struct usdt__storage *st, const void *init,
 		      uint32_t *slot)
 {
-	struct usdt__storage *st = &man->storage;
 	struct usdt__outer outer;
 	int err;
 
@@ -69,10 +65,10 @@ int usdt__storage_get(struct usdt_manager *man, const void *init,
 	return 0;
 }
 
-void usdt__storage_put(struct usdt_manager *man, uint32_t slot)
+void usdt__storage_put(struct usdt__storage *st, uint32_t slot)
 {
-	if (man->storage.slots.mem)
-		usdt__chunks_give(&man->storage.slots, slot);
+	if (st->slots.mem)
+		usdt__chunks_give(&st->slots, slot);
 }
 
 void *usdt__storage_at(const struct usdt__storage *st, uint32_t slot)

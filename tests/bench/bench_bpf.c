@@ -287,7 +287,7 @@ static int one_round(int argc, char **argv)
 
 #define NIMPL 3
 #define MAX_ROUNDS 16
-#define MAX_KEYS 64
+#define MAX_KEYS 128
 
 static const char *const impl_names[NIMPL] = { "ours", "lb11", "lb17" };
 
@@ -603,16 +603,78 @@ static void bpf_goals(void)
 	     ours < 0 || lb <= 0 ? -1 : ours / lb, 1);
 }
 
-/* Attaching at scale (bench_scale.c), with the issue's goals; names:
- * "SITES NAMES" of the -m target, or NULL. */
-static void scale_table(const char *n, int rounds, const char *names)
+#define MAX_NAMES 3
+
+/* The -m targets: "SITES NAMES" each. */
+static char names_args[MAX_NAMES][64];
+static int nnames;
+
+/* "names<SITES> what", the key of a -m target's figure. */
+static const char *names_key(int i, const char *what)
+{
+	static char key[48];
+
+	snprintf(key, sizeof(key), "names%lu %s",
+		 strtoul(names_args[i], NULL, 10), what);
+	return key;
+}
+
+/* The -m targets' rows and goals: per name at each size, next to
+ * libbpf 1.7, and the cost per site from the smallest to the largest. */
+static void names_table(void)
+{
+	double first = -1, last = -1;
+	unsigned long sites = 0, first_sites = 0;
+	char label[96];
+	int i;
+
+	for (i = 0; i < nnames; i++) {
+		sites = strtoul(names_args[i], NULL, 10);
+		printf("%lu call sites (distinct specs) under %s probe names:\n",
+		       sites, strchr(names_args[i], ' ') + 1);
+		row("attach all names, ms", names_key(i, "attach_ms"), 2);
+		row("VmHWM after, MB", names_key(i, "hwm_mb"), 2);
+		row("usdt_links__destroy(all), s", names_key(i, "destroy_s"), 2);
+		row("one attach of gen:*, ms", names_key(i, "glob_ms"), 2);
+		row("usdt_manager__free() after, s", names_key(i, "free_s"), 2);
+	}
+	for (i = 0; i < nnames; i++) {
+		sites = strtoul(names_args[i], NULL, 10);
+		snprintf(label, sizeof(label),
+			 "%lu sites: attach per name / libbpf 1.7's (<= 1)",
+			 sites);
+		goal(label, ratio_of(names_key(i, "attach_ms"), 2), 1);
+		snprintf(label, sizeof(label),
+			 "%lu sites: VmHWM after / libbpf 1.7's (<= 1)", sites);
+		goal(label, ratio_of(names_key(i, "hwm_mb"), 2), 1);
+		if (sites >= 10000 && sites < 100000) {
+			snprintf(label, sizeof(label),
+				 "%lu sites: usdt_manager__free(), s (<= 0.1)",
+				 sites);
+			goal(label, min_of(names_key(i, "free_s"), 0), 0.1);
+		}
+		last = min_of(names_key(i, "attach_ms"), 0) / sites;
+		if (first < 0) {
+			first = last;
+			first_sites = sites;
+		}
+	}
+	if (nnames > 1) {
+		snprintf(label, sizeof(label),
+			 "attach per site, %lu / %lu sites (<= 1.5)", sites,
+			 first_sites);
+		goal(label, first > 0 && last > 0 ? last / first : -1, 1.5);
+	}
+}
+
+/* Attaching at scale (bench_scale.c), with the goals. */
+static void scale_table(const char *n, int rounds)
 {
 	double d = min_of("scale destroy_s", 0);
 	double b17 = min_of("scale detach1_n_s", 2);
 	double b0 = min_of("scale detach1_n_s", 0);
 	double b1 = min_of("scale detach1_ms", 0);
 	double of = min_of("scale owned_free_s", 0);
-	char label[80];
 
 	printf("\n%s call sites of %s probe names, one attach call per name; min/median of %d round(s):\n",
 	       n, n, rounds);
@@ -625,15 +687,9 @@ static void scale_table(const char *n, int rounds, const char *names)
 	row("destroy a link alone, ms (sample)", "scale detach1_ms", 2);
 	row("all one by one, s (extrapolated)", "scale detach1_n_s", 2);
 	row("usdt_links__destroy(all), s", "scale destroy_s", 2);
+	row("usdt_manager__free() after, s", "scale free_s", 2);
 	row("usdt_manager__free(), " STR(SCALE_OWNED) " owned, s",
 	    "scale owned_free_s", 2);
-	if (names) {
-		printf("the same %s call sites under %s probe names:\n",
-		       n, strchr(names, ' ') + 1);
-		row("attach all names, ms", "names attach_ms", 2);
-		row("VmHWM after, MB", "names hwm_mb", 2);
-		row("usdt_links__destroy(all), s", "names destroy_s", 2);
-	}
 	goal("attach all names, s (<= 1)", min_of("scale attach_ms", 0) / 1e3,
 	     1);
 	goal("attach all names / libbpf 1.7's (<= 0.2)",
@@ -649,12 +705,8 @@ static void scale_table(const char *n, int rounds, const char *names)
 	     of < 0 || b1 <= 0 ? -1 : of / (b1 * SCALE_OWNED / 1e3), 0.02);
 	goal("VmHWM after / libbpf 1.7's (<= 1)", ratio_of("scale hwm_mb", 2),
 	     1);
-	if (names) {
-		snprintf(label, sizeof(label),
-			 "VmHWM after, %s names / libbpf 1.7's (<= 1)",
-			 strchr(names, ' ') + 1);
-		goal(label, ratio_of("names hwm_mb", 2), 1);
-	}
+	if (nnames)
+		names_table();
 }
 
 int main(int argc, char **argv)
@@ -662,8 +714,8 @@ int main(int argc, char **argv)
 	const char *dirs[NIMPL] = { NULL }, *bins[NIMPL], *self = argv[0];
 	int rounds = getenv("BENCH_QUICK") ? 3 : 9;
 	int scale_rounds = getenv("BENCH_QUICK") ? 1 : 3;
-	char scale[600] = "", names[600] = "";
-	int r, i;
+	char scale[600] = "", names[MAX_NAMES][600];
+	int r, i, m;
 
 	if (argc >= 4 && !strcmp(argv[1], "-r"))
 		return one_round(argc, argv);
@@ -672,14 +724,16 @@ int main(int argc, char **argv)
 		argc -= 3;
 		argv += 3;
 	}
-	if (argc >= 5 && !strcmp(argv[1], "-m")) {
-		snprintf(names, sizeof(names), "names %s %s %s", argv[2],
+	while (argc >= 5 && !strcmp(argv[1], "-m") && nnames < MAX_NAMES) {
+		snprintf(names[nnames], sizeof(names[0]), "names %s %s %s",
+			 argv[2], argv[3], argv[4]);
+		snprintf(names_args[nnames++], sizeof(names_args[0]), "%s %s",
 			 argv[3], argv[4]);
 		argc -= 4;
 		argv += 4;
 	}
 	if (argc < 3) {
-		fprintf(stderr, "usage: %s [-s TARGET N] [-m TARGET2 SITES NAMES] OURS_DIR LB11_DIR [LB17_BIN LB17_DIR]\n",
+		fprintf(stderr, "usage: %s [-s TARGET N] [-m TARGET2 SITES NAMES]... OURS_DIR LB11_DIR [LB17_BIN LB17_DIR]\n",
 			self);
 		return 2;
 	}
@@ -713,13 +767,13 @@ int main(int argc, char **argv)
 			if (dirs[i] && run_round(i, bins[i], dirs[i], scale))
 				fprintf(stderr, "bench_bpf: a %s scale round failed\n",
 					impl_names[i]);
-			if (dirs[i] && *names &&
-			    run_round(i, bins[i], dirs[i], names))
-				fprintf(stderr, "bench_bpf: a %s names round failed\n",
-					impl_names[i]);
+			for (m = 0; m < nnames; m++)
+				if (dirs[i] &&
+				    run_round(i, bins[i], dirs[i], names[m]))
+					fprintf(stderr, "bench_bpf: a %s round failed (%s)\n",
+						impl_names[i], names[m]);
 		}
-	scale_table(strchr(scale + 6, ' ') + 1, scale_rounds,
-		    *names ? strchr(names + 6, ' ') + 1 : NULL);
+	scale_table(strchr(scale + 6, ' ') + 1, scale_rounds);
 	return 0;
 }
 #else

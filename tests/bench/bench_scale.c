@@ -70,6 +70,7 @@ struct scale {
 	size_t n;
 	size_t sample;		/* links destroyed one by one */
 	const char *tag;	/* what the printed keys start with */
+	size_t glob_sites;	/* ours: attach gen:* too, over this many */
 };
 
 static void *attach_name(struct scale *s, const char *name)
@@ -215,6 +216,27 @@ static int detach_sample(struct scale *s)
 	return 0;
 }
 
+#ifndef BENCH_LIBBPF_ONLY
+/* One attach call for every probe of the target (gen:*), timed, and the
+ * link it gives destroyed. */
+static int glob_attach(struct scale *s)
+{
+	struct usdt_link *l;
+	double t = now();
+
+	l = usdt_manager__attach(s->man, s->prog, -1, s->target, "gen", "*",
+				 NULL);
+	if (!l || usdt_link__site_cnt(l) != s->glob_sites) {
+		fprintf(stderr, "bench_scale: attaching gen:*: %s\n",
+			l ? "not every call site" : strerror(errno));
+		usdt_link__destroy(l);
+		return -1;
+	}
+	printf("%s glob_ms %.1f\n", s->tag, (now() - t) * 1e3);
+	return usdt_link__destroy(l) ? -1 : 0;
+}
+#endif
+
 static int destroy_rest(struct scale *s)
 {
 	double t = now();
@@ -224,7 +246,11 @@ static int destroy_rest(struct scale *s)
 		if (usdt_links__destroy((struct usdt_link **)s->links, s->n))
 			return -1;
 		printf("%s destroy_s %.3f\n", s->tag, now() - t);
+		if (s->glob_sites && glob_attach(s))
+			return -1;
+		t = now();
 		usdt_manager__free(s->man);
+		printf("%s free_s %.4f\n", s->tag, now() - t);
 		bpf_object__close(s->obj);
 		free(s->links);
 		return 0;
@@ -318,8 +344,11 @@ static int attach_timed(struct scale *s, const char *impl, const char *dir)
 int names_round(const char *impl, const char *dir, const char *target,
 		size_t sites, size_t names)
 {
-	struct scale s = { .target = target, .n = names, .tag = "names" };
+	char tag[32];
+	struct scale s = { .target = target, .n = names, .tag = tag,
+			   .glob_sites = sites };
 
+	snprintf(tag, sizeof(tag), "names%zu", sites);
 	if (fd_room(impl, names, sites))
 		return 0;
 	if (attach_timed(&s, impl, dir))

@@ -18,8 +18,10 @@
 int scale_round(const char *impl, const char *dir, const char *target,
 		size_t n, size_t sample);
 /* Only the attach, of names names (of sites call sites in all): prints
- * "names attach_ms", "names hwm_mb", "names base_mb" (and ours
- * "names destroy_s"). */
+ * "TAG attach_ms", "TAG hwm_mb", "TAG base_mb", TAG being "names" and
+ * sites ("names10003"); ours also "TAG destroy_s", then "TAG glob_ms"
+ * (one attach of gen:* over every site) and "TAG free_s"
+ * (usdt_manager__free() after it all). */
 int names_round(const char *impl, const char *dir, const char *target,
 		size_t sites, size_t names);
 

@@ -3,13 +3,14 @@
  * The program of tests/bench/bench_scale.c, attached once per probe name
  * of a generated target: on libusdt's header, or (SCALE_LIBBPF) on the
  * libbpf header found first on the include path. libbpf gives every attach
- * call spec IDs of its own, so its spec map must hold one per name.
+ * call spec IDs of its own, so its spec map must hold one per spec of
+ * every name: 100,003 call sites with distinct specs need 100,003.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #ifdef SCALE_LIBBPF
 #include <bpf/bpf_tracing.h>
-#define BPF_USDT_MAX_SPEC_CNT 16384
+#define BPF_USDT_MAX_SPEC_CNT 131072
 #include <bpf/usdt.bpf.h>
 #else
 #include "usdt.bpf.h"

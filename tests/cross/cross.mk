@@ -6,8 +6,8 @@
 # big-endian s390x in particular.
 #
 # What is built, per target TRIPLET, into build/cross/TRIPLET/:
-#   - the library without manager.c, attach.c, skel.c and progh.c (they need
-#     libbpf and a kernel): the note reader (codec, probe builder, full
+#   - the library without manager.c, attach.c, skel.c, progh.c, kfeatures.c
+#     and linkids.c (they need libbpf and a kernel): the note reader (codec, probe builder, full
 #     reader, compact index, file object, matcher), the ELF layer, the
 #     arch parsers, argument and path resolution, process maps, the
 #     symbol table, hashing, the kernel-BTF reader, logging and the
@@ -40,7 +40,7 @@ CROSS_TRIPLETS ?= aarch64-linux-gnu s390x-linux-gnu riscv64-linux-gnu
 CROSS_DIR := build/cross
 
 CROSS_LIB_SRCS := $(filter-out src/manager.c src/attach.c src/skel.c \
-	src/progh.c,$(LIB_SRCS))
+	src/progh.c src/linkids.c src/kfeatures.c,$(LIB_SRCS))
 # They need libbpf: the spec-ID allocator (manager.c), the BPF-side header
 # (compiles BPF with the host's clang), `usdt list` (the host-built tool),
 # the libbpf a test runs with; and the host build's libusdt.pc.

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Chunked arrays of maps (src/chunks.c): the spec table's and the
+ * storage's. */
+#ifndef __LIBUSDT_CHUNKS_H
+#define __LIBUSDT_CHUNKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <bpf/libbpf.h>
+
+/*
+ * A chunked array (src/chunks.c): the BPF side's array of maps, its chunks
+ * created, mapped into this process and handed out index by index.
+ * Invariant: chunks below cnt exist, are mapped at mem[k] and sit in the
+ * outer map; an index below next is either taken or zero and on the free
+ * stack, which has room for every index of every chunk.
+ */
+struct usdt__chunks {
+	char name[16];		/* the outer map's, for messages */
+	int fd;			/* the outer map, dup()ed */
+	uint32_t value_sz, stride, per, aux_sz;
+	uint32_t max_chunks;	/* the outer map's entries */
+	uint32_t cap;		/* most indexes handed out at once */
+	uint32_t cnt;		/* chunks created */
+	size_t chunk_sz;	/* bytes mapped per chunk */
+	void **mem;		/* [max_chunks]; NULL: not opened */
+	int *fds;		/* [max_chunks] of chunks not mapped */
+	bool mapped;
+	/* Writes to chunks not mapped, until usdt__chunks_flush(). */
+	uint32_t *pend_idx;
+	void *pend_val;		/* stride bytes each */
+	uint32_t pend_cnt, pend_cap;
+	void **aux;		/* [max_chunks]: aux_sz bytes per index */
+	uint32_t next;		/* indexes below were handed out once */
+	uint32_t *free;		/* stack; reused first */
+	uint32_t free_cnt;
+	uint32_t live_cnt;
+};
+
+/* An outer map (an array of maps): the object's, or one found by its fd. */
+struct usdt__outer {
+	int fd;			/* borrowed */
+	uint32_t max_entries;
+	const char *name;
+};
+
+static inline struct usdt__outer usdt__outer_of(const struct bpf_map *map)
+{
+	return (struct usdt__outer){ .fd = bpf_map__fd(map),
+				     .max_entries = bpf_map__max_entries(map),
+				     .name = bpf_map__name(map) };
+}
+
+/* The size of each chunk (per) and of its values in the BTF definition of
+ * the array of maps named map; -ENOENT if it is not one. */
+int usdt__inner_def(const struct btf *btf, const char *map, uint32_t *per,
+		    uint32_t *value_sz);
+/* Open outer's chunks (none created yet); aux_sz bytes of bookkeeping per
+ * index; cap 0: as many as the outer map holds. */
+int usdt__chunks_open(struct usdt__chunks *c, const struct usdt__outer *outer,
+		      uint32_t value_sz, uint32_t per, uint32_t aux_sz,
+		      uint32_t cap, bool mapped);
+/* The largest value of chunks not mapped. */
+#define USDT__CHUNK_VALUE_MAX 256
+/* Write or read index i's value: in place, or through the chunk's fd (0
+ * or -errno). Such writes wait for usdt__chunks_flush() (a read flushes
+ * first): nothing may read the value before. */
+int usdt__chunks_write(struct usdt__chunks *c, uint32_t i, const void *val);
+int usdt__chunks_read(struct usdt__chunks *c, uint32_t i, void *val);
+/* The writes kept: one batch per chunk. 0, or the first error. */
+int usdt__chunks_flush(struct usdt__chunks *c);
+/* Take an index, creating a chunk for it if needed; its value is zero.
+ * -E2BIG past the cap, -EBUSY if the outer map already holds the chunk
+ * (another manager's), or the error of creating it. */
+int usdt__chunks_take(struct usdt__chunks *c, uint32_t *i);
+/* Zero index i's value and bookkeeping and free it. */
+void usdt__chunks_give(struct usdt__chunks *c, uint32_t i);
+/* Index i's value in a mapped chunk. */
+void *usdt__chunks_at(const struct usdt__chunks *c, uint32_t i);
+void *usdt__chunks_aux(const struct usdt__chunks *c, uint32_t i);
+/* Unmap and free; take the chunks out of the outer map unless keep. */
+void usdt__chunks_close(struct usdt__chunks *c, bool keep);
+
+#endif

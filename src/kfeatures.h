@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Kernel features (src/kfeatures.c) and the one fact read from the
+ * kernel's BTF file for them (src/kbtf.c). */
+#ifndef __LIBUSDT_KFEATURES_H
+#define __LIBUSDT_KFEATURES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <bpf/btf.h>
+
+/* What the running kernel can do; probed once per process. */
+struct usdt__features {
+	bool bpf_cookie;	/* bpf_get_attach_cookie() for uprobes */
+	bool uprobe_multi;	/* BPF_TRACE_UPROBE_MULTI links */
+	bool ref_ctr;		/* uprobe ref_ctr_offset (semaphores) */
+	bool uprobe_syscall;	/* x86 optimized (nop5) uprobes */
+	/* The struct a kprobe program's context is to the kernel (what its
+	 * bpf_user_pt_regs_t stands for: "pt_regs" on x86, "user_pt_regs"
+	 * on arm64, "" on s390x); ctx_known false without kernel BTF, where
+	 * no global function's argument is the context. */
+	bool ctx_known;
+	char ctx_name[64];
+	bool ctx_typedef_ok;	/* bpf_user_pt_regs_t is the context by name */
+};
+
+const struct usdt__features *usdt__features(void);
+/* Would feat's kernel take every one of the BPF header's functions that
+ * take the context, in btf, for what they are? */
+bool usdt__ctx_funcs_fit(const struct btf *btf,
+			 const struct usdt__features *feat);
+/*
+ * The name of the struct (or union) the typedef bpf_user_pt_regs_t stands
+ * for, from the BTF file at path (src/kbtf.c: read through a small buffer,
+ * never loaded whole), into buf ("" for an anonymous one). Returns 0,
+ * -ESRCH (no such typedef, or it leads elsewhere), -E2BIG (buf too
+ * small), -ENOTSUP (not native BTF, or a kind this reader does not know),
+ * -ENOMEM, or the error of opening or reading the file.
+ */
+int usdt__btf_ctx_name(const char *path, char *buf, size_t size);
+
+#define USDT__TRACE_UPROBE_MULTI 48	/* enum bpf_attach_type, 6.6 */
+
+#endif
