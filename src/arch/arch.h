@@ -85,6 +85,11 @@ static inline void usdt__skip_blanks(const char *s, size_t len, size_t *pos)
  * zero ("0".."99"), from name[0..len) entirely; -1 if it is not one.
  */
 int usdt__reg_num(const char *name, size_t len);
+/* Is name[0..len) exactly what? */
+bool usdt__name_is(const char *name, size_t len, const char *what);
+/* Does name[0..len) start with prefix and go on with a register number
+ * (usdt__reg_num())? */
+bool usdt__name_numbered(const char *name, size_t len, const char *prefix);
 
 /*
  * Copy a register name into one of struct usdt__arg's name slots. Names

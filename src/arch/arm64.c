@@ -41,24 +41,19 @@ enum {
 	ARM64_PT_REGS_SIZE = 34 * 8,
 };
 
-static bool name_is(const char *name, size_t len, const char *what)
-{
-	return strlen(what) == len && !memcmp(name, what, len);
-}
-
 /* xN/wN/sp/wsp and the aliases fp (x29) and lr (x30). */
 static int reg_off(const char *name, size_t len, int *width)
 {
 	int n, w = 8;
 
-	if (name_is(name, len, "sp") || name_is(name, len, "wsp")) {
+	if (usdt__name_is(name, len, "sp") || usdt__name_is(name, len, "wsp")) {
 		if (width)
 			*width = len == 2 ? 8 : 4;
 		return ARM64_SP;
 	}
-	if (name_is(name, len, "fp"))
+	if (usdt__name_is(name, len, "fp"))
 		n = 29;
-	else if (name_is(name, len, "lr"))
+	else if (usdt__name_is(name, len, "lr"))
 		n = 30;
 	else if (len >= 2 && (name[0] == 'x' || name[0] == 'w')) {
 		n = usdt__reg_num(name + 1, len - 1);
@@ -75,7 +70,8 @@ static int reg_off(const char *name, size_t len, int *width)
 
 static bool is_zero_reg(const char *name, size_t len)
 {
-	return name_is(name, len, "xzr") || name_is(name, len, "wzr");
+	return usdt__name_is(name, len, "xzr") ||
+	       usdt__name_is(name, len, "wzr");
 }
 
 /* Why a name that is not a general-purpose register is refused. */
@@ -120,10 +116,11 @@ static int parse_lo12(const char *op, size_t len, size_t *pos,
 			       usdt__is_digit(op[p + n]) || op[p + n] == '_'))
 		n++;
 	if (p + n >= len || op[p + n] != ':' ||
-	    (!name_is(op + p, n, "lo12") && !name_is(op + p, n, "got_lo12")))
+	    (!usdt__name_is(op + p, n, "lo12") &&
+	     !usdt__name_is(op + p, n, "got_lo12")))
 		return reloc(arg, op, len, *pos);
 	arg->lo_reloc = USDT__LO_AARCH64;
-	arg->got = name_is(op + p, n, "got_lo12");
+	arg->got = usdt__name_is(op + p, n, "got_lo12");
 	p += n + 1;
 	*pos = p;
 	return usdt__scan_sym_expr(op, len, pos, arg, false);
@@ -166,8 +163,8 @@ static int parse_index(const char *op, size_t len, size_t *pos,
 				return err;
 			has_amount = true;
 		}
-		if (name_is(op + ext, extn, "sxtw") ||
-		    name_is(op + ext, extn, "uxtw")) {
+		if (usdt__name_is(op + ext, extn, "sxtw") ||
+		    usdt__name_is(op + ext, extn, "uxtw")) {
 			/* gcc -O2 indexes an array by an int this way. */
 			if (width != 4)
 				return usdt__op_fail(arg, -EINVAL,
@@ -175,11 +172,11 @@ static int parse_index(const char *op, size_t len, size_t *pos,
 						     (int)extn, op + ext);
 			arg->idx_ext = op[ext] == 's' ? USDT__IDX_SXTW
 						      : USDT__IDX_UXTW;
-		} else if (name_is(op + ext, extn, "lsl")) {
+		} else if (usdt__name_is(op + ext, extn, "lsl")) {
 			if (!has_amount)
 				return usdt__op_fail(arg, -EINVAL,
 						     "lsl without a shift amount");
-		} else if (!name_is(op + ext, extn, "sxtx")) {
+		} else if (!usdt__name_is(op + ext, extn, "sxtx")) {
 			return usdt__op_fail(arg, -EINVAL,
 					     "unknown index shift or extension");
 		}

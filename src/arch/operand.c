@@ -124,6 +124,19 @@ int usdt__reg_num(const char *name, size_t len)
 	return -1;
 }
 
+bool usdt__name_is(const char *name, size_t len, const char *what)
+{
+	return strlen(what) == len && !memcmp(name, what, len);
+}
+
+bool usdt__name_numbered(const char *name, size_t len, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return len > n && !memcmp(name, prefix, n) &&
+	       usdt__reg_num(name + n, len - n) >= 0;
+}
+
 static bool sym_start(char c)
 {
 	return usdt__is_alpha(c) || c == '_' || c == '.';

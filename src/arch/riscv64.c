@@ -79,23 +79,16 @@ static int reg_off(const char *name, size_t len, int *width)
 				width);
 }
 
-/* Does name[0..len) start with prefix and continue with a number? */
-static bool name_numbered(const char *name, size_t len, const char *prefix)
-{
-	size_t n = strlen(prefix);
-
-	return len > n && !memcmp(name, prefix, n) &&
-	       usdt__reg_num(name + n, len - n) >= 0;
-}
-
 /* Why a name that is not a general-purpose register is refused. */
 static int bad_reg(struct usdt__arg *arg, const char *name, size_t len)
 {
 	int q = len > USDT__QUOTE_MAX ? USDT__QUOTE_MAX : (int)len;
 
-	if (name_numbered(name, len, "f") || name_numbered(name, len, "ft") ||
-	    name_numbered(name, len, "fs") || name_numbered(name, len, "fa") ||
-	    name_numbered(name, len, "v"))
+	if (usdt__name_numbered(name, len, "f") ||
+	    usdt__name_numbered(name, len, "ft") ||
+	    usdt__name_numbered(name, len, "fs") ||
+	    usdt__name_numbered(name, len, "fa") ||
+	    usdt__name_numbered(name, len, "v"))
 		return usdt__op_fail_fpreg(arg, "", name, len);
 	return usdt__op_fail(arg, -EINVAL, "unknown register %.*s", q, name);
 }

@@ -88,35 +88,23 @@ static int reg_off(const char *name, size_t len, int *width)
 				len, width);
 }
 
-static bool name_is(const char *name, size_t len, const char *what)
-{
-	return strlen(what) == len && !memcmp(name, what, len);
-}
-
-/* Does name[0..len) start with prefix and continue with a number? */
-static bool name_numbered(const char *name, size_t len, const char *prefix)
-{
-	size_t n = strlen(prefix);
-
-	return len > n && !memcmp(name, prefix, n) &&
-	       usdt__reg_num(name + n, len - n) >= 0;
-}
-
 /* Why a name after '%' that is not a general-purpose register is refused. */
 static int bad_reg(struct usdt__arg *arg, const char *name, size_t len)
 {
 	int q = len > USDT__QUOTE_MAX ? USDT__QUOTE_MAX : (int)len;
 
-	if (name_numbered(name, len, "xmm") || name_numbered(name, len, "ymm") ||
-	    name_numbered(name, len, "zmm") || name_is(name, len, "st") ||
-	    name_numbered(name, len, "mm"))
+	if (usdt__name_numbered(name, len, "xmm") ||
+	    usdt__name_numbered(name, len, "ymm") ||
+	    usdt__name_numbered(name, len, "zmm") ||
+	    usdt__name_is(name, len, "st") ||
+	    usdt__name_numbered(name, len, "mm"))
 		return usdt__op_fail_fpreg(arg, "%", name, len);
-	if (name_numbered(name, len, "k"))
+	if (usdt__name_numbered(name, len, "k"))
 		return usdt__op_fail(arg, -ENOTSUP,
 				     "mask register %%%.*s not supported", q, name);
-	if (name_is(name, len, "cs") || name_is(name, len, "ds") ||
-	    name_is(name, len, "es") || name_is(name, len, "fs") ||
-	    name_is(name, len, "gs") || name_is(name, len, "ss"))
+	if (usdt__name_is(name, len, "cs") || usdt__name_is(name, len, "ds") ||
+	    usdt__name_is(name, len, "es") || usdt__name_is(name, len, "fs") ||
+	    usdt__name_is(name, len, "gs") || usdt__name_is(name, len, "ss"))
 		return usdt__op_fail(arg, -ENOTSUP,
 				     "segment register %%%.*s not supported",
 				     q, name);
