@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -291,63 +290,6 @@ void usdt__file_cache_clear(struct usdt_manager *man)
 
 /* ---------------------------------------------------------------------- */
 /* Attaching                                                              */
-
-/*
- * One uprobe_multi link for cnt sites of the file at path (the kernel opens
- * it by that name): the link's fd, or -errno.
- */
-#if LIBBPF_MAJOR_VERSION > 1 || LIBBPF_MINOR_VERSION >= 3
-/* libbpf 1.3+ has uprobe_multi in bpf_link_create()'s options. */
-static int attach_multi(const struct bpf_program *prog, pid_t pid,
-			const char *path, const uint64_t *offs,
-			const uint64_t *ref_ctrs, const uint64_t *cookies,
-			size_t cnt)
-{
-	LIBBPF_OPTS(bpf_link_create_opts, lo,
-		    .uprobe_multi.path = path,
-		    .uprobe_multi.offsets = (const unsigned long *)offs,
-		    .uprobe_multi.ref_ctr_offsets =
-			    (const unsigned long *)ref_ctrs,
-		    .uprobe_multi.cookies = (const __u64 *)cookies,
-		    .uprobe_multi.cnt = (__u32)cnt,
-		    .uprobe_multi.pid = pid < 0 ? 0 : (__u32)pid);
-
-	_Static_assert(sizeof(unsigned long) == sizeof(uint64_t),
-		       "uprobe_multi offsets are unsigned longs");
-	return bpf_link_create(bpf_program__fd(prog), 0,
-			       (enum bpf_attach_type)USDT__TRACE_UPROBE_MULTI,
-			       &lo);
-}
-#else
-/* Older libbpf: the bpf() syscall itself. */
-static int attach_multi(const struct bpf_program *prog, pid_t pid,
-			const char *path, const uint64_t *offs,
-			const uint64_t *ref_ctrs, const uint64_t *cookies,
-			size_t cnt)
-{
-	union bpf_attr attr;
-	char *lc;
-	int fd;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.link_create.prog_fd = bpf_program__fd(prog);
-	attr.link_create.attach_type = USDT__TRACE_UPROBE_MULTI;
-	/*
-	 * link_create.uprobe_multi (6.6+; Debian 12's uapi headers predate
-	 * it): path, offsets, ref_ctr_offsets, cookies (u64s at 16..47),
-	 * then cnt, flags, pid (u32s at 48..59).
-	 */
-	lc = (char *)&attr.link_create;
-	*(uint64_t *)(lc + 16) = (uintptr_t)path;
-	*(uint64_t *)(lc + 24) = (uintptr_t)offs;
-	*(uint64_t *)(lc + 32) = (uintptr_t)ref_ctrs;
-	*(uint64_t *)(lc + 40) = (uintptr_t)cookies;
-	*(uint32_t *)(lc + 48) = (uint32_t)cnt;
-	*(uint32_t *)(lc + 56) = pid < 0 ? 0 : (uint32_t)pid;
-	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
-	return fd < 0 ? -errno : fd;
-}
-#endif
 
 /* Detach a link from the kernel; the first error, and nothing to detach
  * left behind in either case. */
@@ -902,8 +844,9 @@ static struct bpf_link *ext_multi(const struct attach_ctx *c,
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	fd = attach_multi(c->prog, c->pid, c->kpath, link_offsets(link), refs,
-			  cookies, c->cnt);
+	fd = usdt__uprobe_multi_create(bpf_program__fd(c->prog), c->pid,
+				       c->kpath, link_offsets(link), refs,
+				       cookies, c->cnt);
 	if (fd < 0) {
 		errno = -fd;
 		return NULL;
@@ -1012,8 +955,10 @@ static int attach_kernel(const struct attach_ctx *c, struct usdt_link *link,
 	if (c->ext)
 		return attach_ext(c, link, refs, cookies);
 	if (c->use_multi) {
-		err = attach_multi(c->prog, c->pid, c->kpath, link_offsets(link),
-				   refs, cookies, c->cnt);
+		err = usdt__uprobe_multi_create(bpf_program__fd(c->prog),
+						c->pid, c->kpath,
+						link_offsets(link), refs,
+						cookies, c->cnt);
 		if (err < 0) {
 			pr_warn("%s:%s: uprobe_multi attach to '%s' (%zu sites) failed: %s%s\n",
 				c->provider, c->name, c->file->path, c->cnt,

@@ -16,6 +16,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <bpf/libbpf_version.h>
 #include <linux/bpf.h>
 
 #include "kfeatures.h"
@@ -23,6 +24,57 @@
 
 static struct usdt__features features;
 static pthread_once_t features_once = PTHREAD_ONCE_INIT;
+
+#if LIBBPF_MAJOR_VERSION > 1 || LIBBPF_MINOR_VERSION >= 3
+/* libbpf 1.3+ has uprobe_multi in bpf_link_create()'s options. */
+int usdt__uprobe_multi_create(int prog_fd, pid_t pid, const char *path,
+			      const uint64_t *offs, const uint64_t *ref_ctrs,
+			      const uint64_t *cookies, size_t cnt)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, lo,
+		    .uprobe_multi.path = path,
+		    .uprobe_multi.offsets = (const unsigned long *)offs,
+		    .uprobe_multi.ref_ctr_offsets =
+			    (const unsigned long *)ref_ctrs,
+		    .uprobe_multi.cookies = (const __u64 *)cookies,
+		    .uprobe_multi.cnt = (__u32)cnt,
+		    .uprobe_multi.pid = pid < 0 ? 0 : (__u32)pid);
+
+	_Static_assert(sizeof(unsigned long) == sizeof(uint64_t),
+		       "uprobe_multi offsets are unsigned longs");
+	return bpf_link_create(prog_fd, 0,
+			       (enum bpf_attach_type)USDT__TRACE_UPROBE_MULTI,
+			       &lo);
+}
+#else
+/* Older libbpf: the bpf() syscall itself. */
+int usdt__uprobe_multi_create(int prog_fd, pid_t pid, const char *path,
+			      const uint64_t *offs, const uint64_t *ref_ctrs,
+			      const uint64_t *cookies, size_t cnt)
+{
+	union bpf_attr attr;
+	char *lc;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.link_create.prog_fd = prog_fd;
+	attr.link_create.attach_type = USDT__TRACE_UPROBE_MULTI;
+	/*
+	 * link_create.uprobe_multi (6.6+; Debian 12's uapi headers predate
+	 * it): path, offsets, ref_ctr_offsets, cookies (u64s at 16..47),
+	 * then cnt, flags, pid (u32s at 48..59).
+	 */
+	lc = (char *)&attr.link_create;
+	*(uint64_t *)(lc + 16) = (uintptr_t)path;
+	*(uint64_t *)(lc + 24) = (uintptr_t)offs;
+	*(uint64_t *)(lc + 32) = (uintptr_t)ref_ctrs;
+	*(uint64_t *)(lc + 40) = (uintptr_t)cookies;
+	*(uint32_t *)(lc + 48) = (uint32_t)cnt;
+	*(uint32_t *)(lc + 56) = pid < 0 ? 0 : (uint32_t)pid;
+	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	return fd < 0 ? -errno : fd;
+}
+#endif
 
 /*
  * uprobe_multi links arrived in 6.6 (commit 89ae89f53d20, "bpf: Add
@@ -38,23 +90,16 @@ static bool probe_uprobe_multi(void)
 	};
 	LIBBPF_OPTS(bpf_prog_load_opts, popts,
 		    .expected_attach_type = USDT__TRACE_UPROBE_MULTI);
-	union bpf_attr attr;
-	unsigned long offset = 0;
+	uint64_t offset = 0;
 	int prog_fd, link_fd, err;
 
 	prog_fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", insns,
 				USDT__ARRAY_SIZE(insns), &popts);
 	if (prog_fd < 0)
 		return false;
-	memset(&attr, 0, sizeof(attr));
-	attr.link_create.prog_fd = prog_fd;
-	attr.link_create.attach_type = USDT__TRACE_UPROBE_MULTI;
-	/* uprobe_multi: path at 16, offsets at 24, cnt at 48 in link_create */
-	*(uint64_t *)((char *)&attr.link_create + 16) = (uintptr_t)"/";
-	*(uint64_t *)((char *)&attr.link_create + 24) = (uintptr_t)&offset;
-	*(uint32_t *)((char *)&attr.link_create + 48) = 1;
-	link_fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
-	err = link_fd < 0 ? -errno : 0;
+	link_fd = usdt__uprobe_multi_create(prog_fd, -1, "/", &offset, NULL,
+					    NULL, 1);
+	err = link_fd < 0 ? link_fd : 0;
 	if (link_fd >= 0)
 		close(link_fd);
 	close(prog_fd);

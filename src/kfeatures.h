@@ -6,6 +6,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 #include <bpf/btf.h>
 
@@ -38,6 +40,16 @@ bool usdt__ctx_funcs_fit(const struct btf *btf,
  * -ENOMEM, or the error of opening or reading the file.
  */
 int usdt__btf_ctx_name(const char *path, char *buf, size_t size);
+
+/*
+ * One uprobe_multi link of the program prog_fd on cnt sites of the file at
+ * path (the kernel opens it by that name), for pid (-1: every process):
+ * the link's fd, or -errno. The one place that lays out link_create's
+ * uprobe_multi fields where libbpf (before 1.3) cannot.
+ */
+int usdt__uprobe_multi_create(int prog_fd, pid_t pid, const char *path,
+			      const uint64_t *offs, const uint64_t *ref_ctrs,
+			      const uint64_t *cookies, size_t cnt);
 
 #define USDT__TRACE_UPROBE_MULTI 48	/* enum bpf_attach_type, 6.6 */
 
