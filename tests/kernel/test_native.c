@@ -7,8 +7,13 @@
  */
 #include <sched.h>
 #include <sys/mount.h>
+#include <stddef.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 
 #include <bpf/bpf.h>
 
@@ -103,6 +108,80 @@ static void test_skeleton(void **state)
 	assert_null(usdt_program__attach(NULL, -1, "x", "y", "z", NULL));
 	assert_int_equal(errno, EINVAL);
 	native__destroy(skel);
+}
+
+/* From here on, a clone, clone3, fork or vfork kills this process. */
+static void forbid_new_tasks(void)
+{
+#define NR_KILL(nr)                                                         \
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1),                    \
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS)
+	struct sock_filter insns[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		NR_KILL(__NR_clone),
+		NR_KILL(__NR_clone3),
+#ifdef __NR_fork
+		NR_KILL(__NR_fork),
+#endif
+#ifdef __NR_vfork
+		NR_KILL(__NR_vfork),
+#endif
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+#undef NR_KILL
+	struct sock_fprog prog = { .len = sizeof(insns) / sizeof(insns[0]),
+				   .filter = insns };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog))
+		_exit(100);
+}
+
+/*
+ * No thread and no process the caller did not ask for: a skeleton's open,
+ * load, __attach(), usdt_program__attach(), its links' destroy and a
+ * manager's new and free run in a child that any clone() kills.
+ */
+static void test_no_new_tasks(void **state)
+{
+	int status;
+	pid_t pid;
+
+	(void)state;
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		struct native *skel, *other;
+		struct usdt_manager *man;
+		struct bpf_link *l;
+
+		forbid_new_tasks();
+		skel = native__open_and_load();
+		if (!skel || native__attach(skel))
+			_exit(101);
+		lib_fire(5);
+		l = usdt_program__attach(skel->progs.on_lib_fire, -1,
+					 "libusdttest.so", "testlib", "fire",
+					 NULL);
+		if (!l || skel->bss->lib_hits != 1)
+			_exit(102);
+		bpf_link__destroy(l);
+		native__destroy(skel);
+		other = native__open();
+		man = other ? usdt_manager__new(other->obj, NULL) : NULL;
+		if (!man || native__load(other))
+			_exit(103);
+		usdt_manager__free(man);
+		native__destroy(other);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (WIFSIGNALED(status))
+		fail_msg("killed by signal %d: a clone()", WTERMSIG(status));
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
 /* Attach on_args to PROV:NAME in path with this cookie. */
@@ -442,6 +521,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_skeleton),
+		cmocka_unit_test(test_no_new_tasks),
 		cmocka_unit_test(test_reclaim),
 		cmocka_unit_test(test_reclaim_caps),
 		cmocka_unit_test(test_selftests_flow),
