@@ -528,13 +528,16 @@ struct bpf_usdt_opts;
  * program a manager prepared shares the manager's spec IDs, and what the
  * link uses stays in the maps after usdt_manager__free().
  *
- * The link is one uprobe_multi link (Linux 6.6, and a libusdt built with
- * libbpf 1.3 or later), or, for a single call site, a perf uprobe. Several
- * call sites without uprobe_multi: EOPNOTSUPP, and usdt_manager__attach()
- * attaches them. What a link holds in the maps is given back once the
- * kernel link is gone (destroyed, and not pinned), when the spec map runs
- * short; without CAP_SYS_ADMIN only links whose fd this process still has
- * can be told apart from pinned ones, and the others are kept.
+ * The link is one uprobe_multi link (Linux 6.6; with libbpf before 1.3 it
+ * reaches libbpf through a moment's pin in a mounted BPF file system), or,
+ * for a single call site, a perf uprobe. Several call sites without
+ * uprobe_multi: EOPNOTSUPP, and usdt_manager__attach() attaches them.
+ * What a link holds in the maps is given back once the kernel link is
+ * gone (destroyed, and not pinned), when the spec map runs short. Links
+ * are looked up by ID, or, without CAP_SYS_ADMIN, in the kernel's BPF
+ * link iterator (CAP_BPF and CAP_PERFMON; Linux 6.0 with kernel BTF);
+ * where neither can be had, those whose fd this process no longer has are
+ * kept, as a pin may hold them.
  */
 USDT_API struct bpf_link *
 usdt_program__attach(const struct bpf_program *prog, pid_t pid,
