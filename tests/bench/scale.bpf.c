@@ -8,9 +8,10 @@
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+/* Room for 100,003 distinct specs, in both. */
+#define BPF_USDT_MAX_SPEC_CNT 131072
 #ifdef SCALE_LIBBPF
 #include <bpf/bpf_tracing.h>
-#define BPF_USDT_MAX_SPEC_CNT 131072
 #include <bpf/usdt.bpf.h>
 #else
 #include "usdt.bpf.h"
