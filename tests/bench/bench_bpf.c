@@ -748,16 +748,21 @@ int main(int argc, char **argv)
 		bins[2] = argv[3];
 		dirs[2] = argv[4];
 	}
+	/* BENCH_SCALE_ONLY: the attach rounds alone. */
+	if (getenv("BENCH_SCALE_ONLY"))
+		rounds = 0;
 	for (r = 0; r < rounds; r++)
 		for (i = 0; i < NIMPL; i++)
 			if (dirs[i] && run_round(i, bins[i], dirs[i],
 						 r ? "" : "verify"))
 				fprintf(stderr, "bench_bpf: a %s round failed\n",
 					impl_names[i]);
-	printf("%d rounds of %ld hits each, interleaved\n", rounds,
-	       hit_count());
-	table();
-	bpf_goals();
+	if (rounds) {
+		printf("%d rounds of %ld hits each, interleaved\n", rounds,
+		       hit_count());
+		table();
+		bpf_goals();
+	}
 	/* Before the scale rounds' children write to the same terminal. */
 	fflush(stdout);
 	if (!*scale)
