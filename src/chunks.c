@@ -192,7 +192,10 @@ static int chunk_create(const struct usdt__chunks *c, void **mem)
 /*
  * Add chunk cnt: room on the free stack and for its bookkeeping first
  * (kept if a later step fails: harmless), then the map, then the outer
- * entry. Nothing of it is left on failure.
+ * entry. Nothing of it is left on failure. A chunk not mapped goes into
+ * the outer map at usdt__chunks_flush(), with the others of the attach:
+ * each update of an outer map waits for an RCU grace period, and one
+ * batch waits once.
  */
 static int chunk_add(struct usdt__chunks *c)
 {
@@ -221,7 +224,7 @@ static int chunk_add(struct usdt__chunks *c)
 			usdt__errstr(fd));
 		return fd;
 	}
-	if (bpf_map_update_elem(c->fd, &k, &fd, BPF_ANY)) {
+	if (c->mapped && bpf_map_update_elem(c->fd, &k, &fd, BPF_ANY)) {
 		err = -errno;
 		pr_warn("cannot add a chunk to %s: %s\n", c->name,
 			usdt__errstr(err));
@@ -238,6 +241,44 @@ static int chunk_add(struct usdt__chunks *c)
 	c->mem[k] = mem;
 	c->aux[k] = aux;
 	c->cnt++;
+	if (c->mapped)
+		c->outer_cnt = c->cnt;
+	return 0;
+}
+
+/*
+ * Chunks [outer_cnt, cnt) into the outer map: one batch, or one update
+ * each where the kernel has no batch for arrays of maps. 0 or -errno;
+ * those that went in count.
+ */
+static int chunks_insert(struct usdt__chunks *c)
+{
+	uint32_t n = c->cnt - c->outer_cnt, k, *keys;
+	int err;
+
+	if (!n)
+		return 0;
+	keys = n > 1 ? calloc(n, sizeof(*keys)) : NULL;
+	if (keys) {
+		for (k = 0; k < n; k++)
+			keys[k] = c->outer_cnt + k;
+		err = bpf_map_update_batch(c->fd, keys, &c->fds[c->outer_cnt],
+					   &n, NULL) ? -errno : 0;
+		free(keys);
+		if (!err) {
+			c->outer_cnt = c->cnt;
+			return 0;
+		}
+	}
+	for (; c->outer_cnt < c->cnt; c->outer_cnt++) {
+		k = c->outer_cnt;
+		if (bpf_map_update_elem(c->fd, &k, &c->fds[k], BPF_ANY)) {
+			err = -errno;
+			pr_warn("cannot add a chunk to %s: %s\n", c->name,
+				usdt__errstr(err));
+			return err;
+		}
+	}
 	return 0;
 }
 
@@ -319,7 +360,9 @@ static int flush_run(struct usdt__chunks *c, uint32_t from, uint32_t to)
 	return err;
 }
 
-int usdt__chunks_flush(struct usdt__chunks *c)
+/* The writes kept, one batch per chunk. A read through the chunk's fd
+ * needs them, not the chunk's place in the outer map. */
+static int flush_writes(struct usdt__chunks *c)
 {
 	uint32_t from = 0, to;
 	int err = 0, e;
@@ -338,6 +381,13 @@ int usdt__chunks_flush(struct usdt__chunks *c)
 	return err;
 }
 
+int usdt__chunks_flush(struct usdt__chunks *c)
+{
+	int err = chunks_insert(c), e = flush_writes(c);
+
+	return err ? err : e;
+}
+
 int usdt__chunks_read(struct usdt__chunks *c, uint32_t i, void *val)
 {
 	uint32_t j = i % c->per;
@@ -347,7 +397,7 @@ int usdt__chunks_read(struct usdt__chunks *c, uint32_t i, void *val)
 		memcpy(val, usdt__chunks_at(c, i), c->value_sz);
 		return 0;
 	}
-	err = usdt__chunks_flush(c);
+	err = flush_writes(c);
 	if (err)
 		return err;
 	return bpf_map_lookup_elem(c->fds[i / c->per], &j, val) ? -errno : 0;
@@ -396,7 +446,7 @@ void usdt__chunks_close(struct usdt__chunks *c, bool keep)
 		else
 			close(c->fds[k]);
 		free(c->aux[k]);
-		if (!keep && c->fd >= 0)
+		if (!keep && c->fd >= 0 && k < c->outer_cnt)
 			bpf_map_delete_elem(c->fd, &k);
 	}
 	close(c->fd);

@@ -13,9 +13,11 @@
 /*
  * A chunked array (src/chunks.c): the BPF side's array of maps, its chunks
  * created, mapped into this process and handed out index by index.
- * Invariant: chunks below cnt exist, are mapped at mem[k] and sit in the
- * outer map; an index below next is either taken or zero and on the free
- * stack, which has room for every index of every chunk.
+ * Invariant: chunks below cnt exist (mapped at mem[k], or open at fds[k])
+ * and those below outer_cnt sit in the outer map: all of them once mapped,
+ * the others after usdt__chunks_flush(); an index below next is either
+ * taken or zero and on the free stack, which has room for every index of
+ * every chunk.
  */
 struct usdt__chunks {
 	char name[16];		/* the outer map's, for messages */
@@ -24,6 +26,7 @@ struct usdt__chunks {
 	uint32_t max_chunks;	/* the outer map's entries */
 	uint32_t cap;		/* most indexes handed out at once */
 	uint32_t cnt;		/* chunks created */
+	uint32_t outer_cnt;	/* chunks in the outer map */
 	size_t chunk_sz;	/* bytes mapped per chunk */
 	void **mem;		/* [max_chunks]; NULL: not opened */
 	int *fds;		/* [max_chunks] of chunks not mapped */
@@ -65,11 +68,13 @@ int usdt__chunks_open(struct usdt__chunks *c, const struct usdt__outer *outer,
 /* The largest value of chunks not mapped. */
 #define USDT__CHUNK_VALUE_MAX 256
 /* Write or read index i's value: in place, or through the chunk's fd (0
- * or -errno). Such writes wait for usdt__chunks_flush() (a read flushes
- * first): nothing may read the value before. */
+ * or -errno). Such writes wait for usdt__chunks_flush() (a read writes
+ * them first, and leaves the chunks' outer entries to the flush): no
+ * uprobe may read the value before. */
 int usdt__chunks_write(struct usdt__chunks *c, uint32_t i, const void *val);
 int usdt__chunks_read(struct usdt__chunks *c, uint32_t i, void *val);
-/* The writes kept: one batch per chunk. 0, or the first error. */
+/* The chunks not in the outer map yet (one batch), then the writes kept
+ * (one batch per chunk). 0, or the first error. */
 int usdt__chunks_flush(struct usdt__chunks *c);
 /* Take an index, creating a chunk for it if needed; its value is zero.
  * -E2BIG past the cap, -EBUSY if the outer map already holds the chunk

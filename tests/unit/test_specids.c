@@ -213,6 +213,9 @@ static void test_dedup_and_refcount(void **state)
 	assert_int_equal(usdt__spec_get(man, &a), 0);	/* shared */
 	assert_int_equal(creates, 1);			/* one chunk */
 	assert_int_equal(man->specs.live_cnt, 2);
+	assert_int_equal(chunks(), 0);		/* in the map at the flush */
+	assert_int_equal(usdt__chunks_flush(&man->specs), 0);
+	assert_int_equal(chunks(), 1);
 	f = fake(0);
 	assert_memory_equal(&f, &a, sizeof(a));
 	f = fake(1);
@@ -258,7 +261,8 @@ static void test_free_list_reused_first(void **state)
 }
 
 /* Chunks come one at a time as IDs cross them, up to the outer map's
- * size; every spec still dedups when full. */
+ * size, and go into the outer map together at the flush; every spec
+ * still dedups when full. */
 static void test_grows_then_e2big(void **state)
 {
 	struct usdt_manager *man = *state;
@@ -268,10 +272,12 @@ static void test_grows_then_e2big(void **state)
 	for (i = 0; i < FAKE_MAX; i++) {
 		s = spec_of(i);
 		assert_int_equal(usdt__spec_get(man, &s), i);
-		assert_int_equal(chunks(), i / USDT_SPEC_CHUNK + 1);
+		assert_int_equal(man->specs.cnt, i / USDT_SPEC_CHUNK + 1);
 	}
 	s = spec_of(1000);
 	assert_int_equal(usdt__spec_get(man, &s), -E2BIG);
+	assert_int_equal(chunks(), 0);
+	assert_int_equal(usdt__chunks_flush(&man->specs), 0);
 	assert_int_equal(chunks(), FAKE_CHUNKS);
 	/* The hash grew with them: every spec is found again. */
 	assert_true(man->bucket_cnt >= 2 * (uint32_t)FAKE_MAX - 1);
@@ -300,27 +306,34 @@ static void test_cap(void **state)
 	}
 	s = spec_of(70);
 	assert_int_equal(usdt__spec_get(man, &s), -E2BIG);
+	assert_int_equal(usdt__chunks_flush(&man->specs), 0);
 	assert_int_equal(chunks(), 2);
 	assert_int_equal(man->specs.live_cnt, 70);
 }
 
-/* A chunk that cannot be made takes nothing; the next try makes it. */
+/* A chunk that cannot be made takes nothing; the next try makes it. One
+ * the outer map refuses at the flush stays out, and the next flush puts
+ * it in. */
 static void test_failed_chunk_takes_nothing(void **state)
 {
 	struct usdt_manager *man = *state;
-	struct usdt_spec a = spec_of(1), b = spec_of(2);
+	struct usdt_spec a = spec_of(1), b = spec_of(2), f;
 
 	fail_creates = 1;
 	assert_int_equal(usdt__spec_get(man, &a), -EPERM);
-	fail_inserts = 1;
-	assert_int_equal(usdt__spec_get(man, &a), -EIO);
 	assert_int_equal(man->specs.live_cnt, 0);
 	assert_int_equal(man->specs.next, 0);
 	assert_int_equal(man->specs.cnt, 0);
 	assert_int_equal(chunks(), 0);
 	assert_int_equal(usdt__spec_get(man, &a), 0);
 	assert_int_equal(usdt__spec_get(man, &b), 1);
+	fail_inserts = 1;
+	assert_int_equal(usdt__chunks_flush(&man->specs), -EIO);
+	assert_int_equal(chunks(), 0);
+	assert_int_equal(usdt__chunks_flush(&man->specs), 0);
 	assert_int_equal(chunks(), 1);
+	f = fake(1);
+	assert_memory_equal(&f, &b, sizeof(b));
 	/* A chunk already in the outer map is another manager's. */
 	chunk_fd[1] = dup(chunk_fd[0]);
 	man->specs.next = USDT_SPEC_CHUNK;
