@@ -282,7 +282,9 @@ static int handler_prepare(struct bpf_program *prog,
 
 	(void)cookie;
 	prog_maps(prog, &pm);
-	if (ours(&pm))
+	/* Any program of our header's, whichever of its maps it names (one
+	 * may read its storage only): fit_load() looks for the functions. */
+	if (!pm.libbpf_hdr)
 		fit_load(opts);
 	if (usdt__prog_manager(prog))
 		return 0;

@@ -76,5 +76,7 @@ int main(void)
 	};
 
 	usdt_test_require_kernel("test_examples");
+	/* hello_skel's skeleton link, with libbpf 1.1, needs a bpffs. */
+	usdt_test_need_bpffs("test_examples");
 	return cmocka_run_group_tests_name("examples", tests, NULL, NULL);
 }
