@@ -972,9 +972,8 @@ static int silent_print(enum libbpf_print_level level, const char *fmt,
 {
 	if (level != LIBBPF_WARN)
 		return 0;
-	/* One variable for both libraries' messages (USDT_DEBUG: its
-	 * older name, still taken). */
-	if (getenv("USDT_LOG_LEVEL") || getenv("USDT_DEBUG"))
+	/* One variable for both libraries' messages. */
+	if (getenv("USDT_LOG_LEVEL"))
 		return vfprintf(stderr, fmt, ap);
 	return 0;
 }

@@ -104,7 +104,7 @@ done
 [ -f /modules/notes ] && sed 's/^/vm: /' /modules/notes
 echo "vm: \$(uname -srm)"
 cd "$top"
-CI="${CI:-}" ${USDT_DEBUG:+USDT_DEBUG="$USDT_DEBUG"} ${USDT_LOG_LEVEL:+USDT_LOG_LEVEL="$USDT_LOG_LEVEL"} tests/run.sh $test_timeout $progs
+CI="${CI:-}" ${USDT_LOG_LEVEL:+USDT_LOG_LEVEL="$USDT_LOG_LEVEL"} tests/run.sh $test_timeout $progs
 echo "vm-check-status \$?"
 poweroff -f
 EOF
