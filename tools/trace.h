@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The parts of `usdt trace`: the probe table and options (trace.c), the
+ * The parts of `usdt trace`: the options and the run (trace_cmd.c), the
+ * probe table (trace_table.c), loading and attaching (trace_load.c), the
  * per-probe formats and event printing (trace_fmt.c), the filter
  * expression (trace_filter.c) and the in-kernel summaries (trace_sum.c).
  */
 #ifndef __USDT_TRACE_H
 #define __USDT_TRACE_H
+
+#include <signal.h>
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -189,7 +192,7 @@ uint32_t sum_map_size(const struct sum_cfg *cfg, size_t probe_cnt);
 void sum_set_probes(struct sum_state *s, const struct probe_ent *probes,
 		    size_t probe_cnt);
 
-/* The command line of `usdt trace` (trace.c). */
+/* The command line of `usdt trace` (trace_cmd.c). */
 struct trace_opts {
 	pid_t pid;
 	const char *cmd;
@@ -256,15 +259,40 @@ struct trace_run {
 	bool watch_full;	/* said once: no room left */
 };
 
-/* trace.c: the steps trace_watch.c takes again for a file mapped later. */
+/* trace_cmd.c: the signal that stops the run, 0 until one comes. */
+extern volatile sig_atomic_t trace_stop_signal;
+/* trace_files.c: open a file to trace; 0, or -errno of the open. */
 int trace_open_file(struct trace_file *f);
+
+/* trace_table.c: the patterns and formats, and the table of probes they
+ * match (also for a file trace_watch.c finds mapped later). */
+void trace_selection_free(struct selection *sel);
+/* The patterns and formats of o->pos[from..to); 0 or the exit status. */
+int trace_selection_parse(const struct trace_opts *o, int from, int to,
+			  struct selection *sel);
 int trace_build_table(struct trace_file *tf, int fi, struct selection *sel,
 		      struct trace_ctx *ctx);
 int trace_check_fmts(struct probe_ent *p);
+/* Roles for --latency and the formats' fit; 0 or the exit status. */
+int trace_check_table(struct trace_ctx *ctx, const struct trace_opts *o,
+		      const struct selection *sel);
+
+/* trace_load.c: the skeleton configured, loaded and attached. */
+/* From how many probes on they are attached a pattern at a time: each
+ * kernel link costs tens of milliseconds to close (an RCU grace period),
+ * which for libjvm's 500 probes made every exit take half a minute. */
+#define TRACE_BY_PATTERN_MIN 32
+/* Does every probe answer to exactly one pattern, and every file appear
+ * once (else a call site would be attached twice)? */
+bool trace_patterns_disjoint(const struct trace_run *r);
+int trace_load(struct trace_run *r);
 int trace_set_probe_cfg(struct trace_run *r, uint32_t i);
+int trace_attach_all(struct trace_run *r);
 struct usdt_link *trace_attach_one(struct trace_run *r, size_t i);
 const char *trace_attach_why(const struct trace_run *r,
 			     const struct probe_ent *p, int err);
+/* The "attached N probes" line on stderr. */
+void trace_say_attached(const struct trace_run *r);
 
 /* trace_stack.c: the user stack a hit carries, symbolized. */
 struct stack_state;

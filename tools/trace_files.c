@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include "trace.h"
 
 /* With pid > 0, an absolute path the process maps: the file it maps,
@@ -140,4 +142,19 @@ void trace_files_free(struct trace_file *t, int cnt)
 		usdt_file__close(t[i].file);
 	}
 	free(t);
+}
+
+/* Open a file to trace; 0, or -errno of the open. */
+int trace_open_file(struct trace_file *f)
+{
+	struct stat st;
+
+	f->file = usdt_file__open(f->target.open_path, NULL);
+	if (!f->file)
+		return -errno;
+	if (!f->ino && !stat(f->target.open_path, &st)) {
+		f->dev = st.st_dev;
+		f->ino = st.st_ino;
+	}
+	return 0;
 }

@@ -22,6 +22,12 @@
  *     undo 4 and 3.
  * A signal in steps 1-4 ends the tool with 128 + the signal: nothing was
  * traced. Once tracing ran, a signal ends it normally.
+ *
+ * Where each step lives: the options and the files and groups here, step
+ * 1's table in trace_table.c, 2 (the held command) and 5 here, 3 and 4 in
+ * trace_load.c; the formats in trace_fmt.c, the filter in trace_filter.c,
+ * summaries in trace_sum.c, stacks in trace_stack.c, the targets in
+ * trace_files.c, and the files a process maps later in trace_watch.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -124,11 +130,11 @@ static const char trace_usage[] =
 "  usdt trace --latency python:gc__start python:gc__done /usr/bin/python3\n"
 "  usdt trace --filter 'arg2 > 100 && pid == 42' ./app myapp:request\n";
 
-static volatile sig_atomic_t stop_signal;
+volatile sig_atomic_t trace_stop_signal;
 
 static void on_signal(int sig)
 {
-	stop_signal = sig;
+	trace_stop_signal = sig;
 }
 
 static double now_s(void)
@@ -416,377 +422,6 @@ static int parse_args(int argc, char **argv, struct trace_opts *o,
 }
 
 /* ---------------------------------------------------------------------- */
-/* The table of probes                                                    */
-
-static void selection_free(struct selection *sel)
-{
-	int i;
-
-	for (i = 0; sel->fmts && i < sel->pat_cnt; i++)
-		free(sel->fmts[i].text);
-	patterns_free(sel->pats, sel->pat_cnt);
-	free(sel->fmts);
-	free(sel->has_fmt);
-	memset(sel, 0, sizeof(*sel));
-}
-
-/* The patterns and formats of o->pos[from..to). */
-static int selection_parse(const struct trace_opts *o, int from, int to,
-			   struct selection *sel)
-{
-	size_t max = (size_t)o->pos_cnt + (size_t)o->enable_cnt + 2;
-	char **words = calloc(max, sizeof(*words));
-	const char **fmt_of = calloc(max, sizeof(*fmt_of));
-	int i, n = 0, err = 1;
-	char why[160];
-
-	memset(sel, 0, sizeof(*sel));
-	if (!words || !fmt_of) {
-		free(words);
-		free(fmt_of);
-		return tool_err("trace: out of memory");
-	}
-	if (o->sum.mode == TRACE_LATENCY) {
-		if (to > from) {
-			tool_err("trace: with --latency, START and END are the probes");
-			goto out;
-		}
-		words[n] = (char *)o->sum.lat_start;
-		fmt_of[n++] = NULL;
-		words[n] = (char *)o->sum.lat_end;
-		fmt_of[n++] = NULL;
-	}
-	for (i = from; i < to; i++) {
-		if (!strchr(o->pos[i], '%')) {
-			words[n] = o->pos[i];
-			fmt_of[n++] = NULL;
-		} else if (!n || fmt_of[n - 1]) {
-			tool_err("trace: format '%s' follows no pattern", o->pos[i]);
-			goto out;
-		} else {
-			fmt_of[n - 1] = o->pos[i];
-		}
-	}
-	if (!n && o->enable_cnt)
-		words[n++] = (char *)"*:*";	/* no pattern: every probe */
-	sel->quiet_from = n;
-	for (i = 0; i < o->enable_cnt; i++) {
-		words[n] = o->enables[i];
-		fmt_of[n++] = NULL;
-	}
-	sel->fmts = calloc((size_t)n + 1, sizeof(*sel->fmts));
-	sel->has_fmt = calloc((size_t)n + 1, sizeof(*sel->has_fmt));
-	if (!sel->fmts || !sel->has_fmt ||
-	    patterns_parse(words, n, &sel->pats, &sel->pat_cnt)) {
-		tool_err("trace: out of memory");
-		goto out;
-	}
-	for (i = 0; i < n; i++) {
-		if (!fmt_of[i])
-			continue;
-		if (fmt_parse_word(fmt_of[i], &sel->fmts[i], why,
-				   sizeof(why))) {
-			tool_err("trace: format '%s': %s", fmt_of[i], why);
-			goto out;
-		}
-		sel->has_fmt[i] = true;
-	}
-	err = 0;
-out:
-	free(words);
-	free(fmt_of);
-	if (err)
-		selection_free(sel);
-	return err;
-}
-
-/*
- * provider:name -> index in the table, open addressing; the table has
- * room for every call site, so building it is linear whatever the names:
- * they come from files other users write, so the hash is a polynomial
- * modulo the prime 2^61 - 1 at a base drawn at random once per run (two
- * distinct names of n bytes collide with probability at most n / 2^61),
- * where a fixed hash would let a file choose names that all collide and
- * make the build quadratic.
- */
-struct probe_index {
-	uint32_t *slots;	/* index + 1, 0 empty */
-	size_t mask;
-};
-
-#define NAME_HASH_P ((1ull << 61) - 1)
-
-static uint64_t name_hash_base(void)
-{
-	static uint64_t base;
-
-	if (!base) {
-		if (getrandom(&base, sizeof(base), GRND_NONBLOCK) !=
-		    sizeof(base))
-			base = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull ^
-			       (uint64_t)getpid() << 20;
-		base = base % (NAME_HASH_P - 2) + 2;
-	}
-	return base;
-}
-
-/* h * base + c, modulo 2^61 - 1 (h, base < 2^61). */
-static uint64_t name_hash_step(uint64_t h, uint64_t base, unsigned c)
-{
-	unsigned __int128 x = (unsigned __int128)h * base + c + 1;
-	uint64_t r = (uint64_t)(x & NAME_HASH_P) + (uint64_t)(x >> 61);
-
-	r = (r & NAME_HASH_P) + (r >> 61);
-	return r >= NAME_HASH_P ? r - NAME_HASH_P : r;
-}
-
-static size_t name_hash(const char *provider, const char *name)
-{
-	uint64_t base = name_hash_base(), h = 0;
-
-	for (; *provider; provider++)
-		h = name_hash_step(h, base, (unsigned char)*provider);
-	h = name_hash_step(h, base, 256);
-	for (; *name; name++)
-		h = name_hash_step(h, base, (unsigned char)*name);
-	return (size_t)(h ^ h >> 29);
-}
-
-/* The slot of provider:name: its entry, or the empty slot for it. */
-static uint32_t *index_slot(struct probe_index *ix, const struct probe_ent *t,
-			    const char *provider, const char *name)
-{
-	size_t i = name_hash(provider, name) & ix->mask;
-
-	while (ix->slots[i]) {
-		const struct probe_ent *e = &t[ix->slots[i] - 1];
-
-		if (!strcmp(e->provider, provider) && !strcmp(e->name, name))
-			break;
-		i = (i + 1) & ix->mask;
-	}
-	return &ix->slots[i];
-}
-
-/* The types of a call site's arguments; the reasons of unreadable ones. */
-static void site_types(const struct usdt_probe *p, int cnt,
-		       struct arg_fmt *args, const char **reasons)
-{
-	int j;
-
-	for (j = 0; j < cnt; j++) {
-		struct usdt_arg_info a = { .sz = sizeof(a) };
-
-		memset(&args[j], 0, sizeof(args[j]));
-		args[j].size = 8;
-		if (usdt_probe__arg(p, j, &a) < 0)
-			continue;
-		args[j].size = a.size;
-		args[j].is_signed = a.is_signed;
-		args[j].is_float = a.is_float;
-		if (reasons && a.kind == USDT_ARG_UNSUPPORTED)
-			reasons[j] = a.reason;
-	}
-}
-
-static int site_arg_cnt(const struct usdt_probe *p)
-{
-	int n = usdt_probe__arg_cnt(p);
-
-	return n > TRACE_MAX_ARGS ? TRACE_MAX_ARGS : n < 0 ? 0 : n;
-}
-
-static void warn_bad_site(const struct usdt_probe *p)
-{
-	fputs("usdt: trace: warning: skipping the call site of ", stderr);
-	print_escaped(stderr, usdt_probe__provider(p),
-		      strlen(usdt_probe__provider(p)));
-	fputc(':', stderr);
-	print_escaped(stderr, usdt_probe__name(p), strlen(usdt_probe__name(p)));
-	fprintf(stderr, " at 0x%" PRIx64 ": %s\n", usdt_probe__address(p),
-		usdt_probe__error(p) ? usdt_probe__error(p) : "malformed note");
-}
-
-/* The formats of the patterns from pat on that match p, in order (each
- * prints a line per hit). */
-static void entry_fmts(struct probe_ent *e, const struct usdt_probe *p,
-		       const struct selection *sel, int pat)
-{
-	int j;
-
-	for (j = pat; j < sel->pat_cnt; j++) {
-		if (!sel->has_fmt[j] ||
-		    !patterns_match(&sel->pats[j], 1, usdt_probe__provider(p),
-				    usdt_probe__name(p)))
-			continue;
-		if (e->fmt_cnt == TRACE_PROBE_FMTS) {
-			probe_err(e, "warning: more than %d formats; the rest are left out",
-				  TRACE_PROBE_FMTS);
-			return;
-		}
-		e->fmts[e->fmt_cnt++] = &sel->fmts[j];
-	}
-}
-
-/* A new entry for call site p, matched by pattern pat of sel first. */
-static void entry_init(struct probe_ent *e, const struct usdt_probe *p,
-		       const struct selection *sel, int pat)
-{
-	e->provider = usdt_probe__provider(p);
-	e->name = usdt_probe__name(p);
-	e->arg_cnt = site_arg_cnt(p);
-	site_types(p, e->arg_cnt, e->args, e->reasons);
-	if (sel->pat_cnt)
-		entry_fmts(e, p, sel, pat);
-	if (sel->pat_cnt && pat >= sel->quiet_from)
-		e->role = TRACE_ROLE_QUIET;
-}
-
-/* Room in the table for n more probes and call sites. */
-static int table_grow(struct trace_ctx *ctx, size_t n)
-{
-	struct probe_ent *t;
-	struct site_ref *s;
-
-	t = realloc(ctx->probes, (ctx->probe_cnt + n + 1) * sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	memset(t + ctx->probe_cnt, 0, (n + 1) * sizeof(*t));
-	ctx->probes = t;
-	s = realloc(ctx->site_refs, (ctx->site_cnt + n + 1) * sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	ctx->site_refs = s;
-	return 0;
-}
-
-/* Mark the patterns after first that p matches too as used. */
-static void mark_later(struct selection *sel, const struct pattern *first,
-		       const struct usdt_probe *p)
-{
-	int j;
-
-	if (!sel->pat_cnt)
-		return;
-	for (j = (int)(first - sel->pats) + 1; j < sel->pat_cnt; j++)
-		patterns_match(&sel->pats[j], 1, usdt_probe__provider(p),
-			       usdt_probe__name(p));
-}
-
-/*
- * Add one entry per distinct provider:name of file number fi that a
- * pattern matches, in note order, and one site_ref per call site. Broken
- * call sites are skipped with a warning.
- */
-int trace_build_table(struct trace_file *tf, int fi, struct selection *sel,
-		       struct trace_ctx *ctx)
-{
-	size_t i, n = usdt_file__probe_cnt(tf->file);
-	struct probe_index ix = { 0 };
-	int err = -ENOMEM;
-
-	for (ix.mask = 1; ix.mask < 2 * n + 2; ix.mask <<= 1)
-		;
-	ix.slots = calloc(ix.mask--, sizeof(*ix.slots));
-	if (!ix.slots || table_grow(ctx, n))
-		goto out;
-	for (i = 0; i < n; i++) {
-		const struct usdt_probe *p = usdt_file__probe(tf->file, i);
-		struct probe_ent *e = &ctx->probes[ctx->probe_cnt];
-		struct site_ref *ref = &ctx->site_refs[ctx->site_cnt];
-		struct pattern *pat;
-		uint32_t *slot;
-
-		pat = p ? patterns_match(sel->pats, sel->pat_cnt,
-					 usdt_probe__provider(p),
-					 usdt_probe__name(p)) : NULL;
-		if (!pat)
-			continue;
-		mark_later(sel, pat, p);
-		if (usdt_probe__status(p) < 0) {
-			warn_bad_site(p);
-			continue;
-		}
-		slot = index_slot(&ix, ctx->probes, usdt_probe__provider(p),
-				  usdt_probe__name(p));
-		if (!*slot) {
-			entry_init(e, p, sel,
-				   sel->pat_cnt ? (int)(pat - sel->pats) : 0);
-			e->file = fi;
-			e->dev = tf->dev;
-			e->ino = tf->ino;
-			*slot = (uint32_t)++ctx->probe_cnt;
-		}
-		ref->off = usdt_probe__file_offset(p);
-		ref->probe = *slot - 1;
-		ref->file = (uint32_t)fi;
-		ctx->site_cnt++;
-	}
-	err = 0;
-out:
-	free(ix.slots);
-	return err;
-}
-
-/* Do p's formats fit its arguments, and their string reads each other's?
- * Merges the reads into p->str_cfg. 0 or the exit status. */
-int trace_check_fmts(struct probe_ent *p)
-{
-	int k;
-
-	for (k = 0; k < p->fmt_cnt; k++) {
-		if (p->fmts[k]->arg_need > p->arg_cnt)
-			return probe_err(p, "has %d arguments; its format wants %d",
-					 p->arg_cnt, p->fmts[k]->arg_need);
-		if (fmt_cfg_merge(&p->str_cfg, &p->fmts[k]->str_cfg))
-			return probe_err(p, "two formats read one argument as a string in two ways (%%.*s and %%s, or two lengths), or have different typed loads");
-	}
-	return 0;
-}
-
-/* Roles for --latency and the formats' fit; 0 or the exit status. */
-static int check_table(struct trace_ctx *ctx, const struct trace_opts *o,
-		       const struct selection *sel)
-{
-	uint32_t roles = 0;
-	size_t i;
-	int err;
-
-	for (i = 0; i < ctx->probe_cnt; i++) {
-		struct probe_ent *p = &ctx->probes[i];
-
-		if (o->sum.mode == TRACE_LATENCY) {
-			p->role &= TRACE_ROLE_QUIET;
-			p->role |= patterns_match(sel->pats, 1, p->provider,
-						  p->name) ? TRACE_ROLE_START : 0;
-			p->role |= patterns_match(sel->pats + 1, 1, p->provider,
-						  p->name) ? TRACE_ROLE_END : 0;
-			if (p->role == (TRACE_ROLE_START | TRACE_ROLE_END))
-				return probe_err(p, "matches both START and END");
-			roles |= p->role & (TRACE_ROLE_START | TRACE_ROLE_END);
-		}
-		err = trace_check_fmts(p);
-		if (err)
-			return err;
-	}
-	if (o->sum.mode == TRACE_LATENCY && roles != (TRACE_ROLE_START | TRACE_ROLE_END))
-		return tool_err("trace: no probe matches %s",
-				roles & TRACE_ROLE_START ? o->sum.lat_end :
-							   o->sum.lat_start);
-	if (o->sum.mode == TRACE_HIST || o->sum.by_arg >= 0) {
-		int arg = o->sum.mode == TRACE_HIST ? o->sum.hist_arg :
-						       o->sum.by_arg;
-
-		for (i = 0; i < ctx->probe_cnt; i++)
-			if (ctx->probes[i].arg_cnt > arg)
-				return 0;
-		return tool_err("trace: no matching probe has argument %d",
-				arg);
-	}
-	return 0;
-}
-
-/* ---------------------------------------------------------------------- */
 /* The command of -c                                                      */
 
 /*
@@ -910,562 +545,6 @@ static int exit_status(int status)
 }
 
 /* ---------------------------------------------------------------------- */
-/* Loading and attaching                                                  */
-
-/* From how many probes on they are attached a pattern at a time: each
- * kernel link costs tens of milliseconds to close (an RCU grace period),
- * which for libjvm's 500 probes made every exit take half a minute. */
-#define TRACE_BY_PATTERN_MIN 32
-
-static const struct selection *sel_of(const struct trace_run *r,
-				      const struct trace_file *f)
-{
-	return &r->groups[f->group].sel;
-}
-
-/* Links a file takes, a pattern at a time: one for no pattern (all). */
-static int pats_or_one(const struct selection *sel)
-{
-	return sel->pat_cnt ? sel->pat_cnt : 1;
-}
-
-/* Does every probe answer to exactly one pattern, and every file appear
- * once (else a call site would be attached twice)? */
-static bool patterns_disjoint(const struct trace_run *r)
-{
-	const struct trace_ctx *ctx = &r->ctx;
-	const struct selection *sel;
-	size_t i;
-	int j, hits;
-
-	for (i = 0; i < ctx->probe_cnt; i++) {
-		sel = sel_of(r, &r->files[ctx->probes[i].file]);
-		for (j = 0, hits = 0; j < sel->pat_cnt; j++)
-			hits += !!patterns_match(sel->pats + j, 1,
-						 ctx->probes[i].provider,
-						 ctx->probes[i].name);
-		if (hits > 1)
-			return false;
-	}
-	for (i = 0; r->group_cnt > 1 && i < (size_t)r->file_cnt; i++)
-		for (j = (int)i + 1; j < r->file_cnt; j++)
-			if (r->files[i].dev == r->files[j].dev &&
-			    r->files[i].ino == r->files[j].ino)
-				return false;
-	return true;
-}
-
-static int page_shift(void)
-{
-	long sz = sysconf(_SC_PAGESIZE);
-	int n = 0;
-
-	while (sz > 1) {
-		sz >>= 1;
-		n++;
-	}
-	return n ? n : 12;
-}
-
-static int silent_print(enum libbpf_print_level level, const char *fmt,
-			va_list ap)
-{
-	if (level != LIBBPF_WARN)
-		return 0;
-	/* One variable for both libraries' messages. */
-	if (getenv("USDT_LOG_LEVEL"))
-		return vfprintf(stderr, fmt, ap);
-	return 0;
-}
-
-static const char *attach_error(int err)
-{
-	switch (err) {
-	case ENOENT:
-		return "no such probe or file";
-	case EPERM:
-	case EACCES:
-		/* Linux took perf uprobes back from CAP_PERFMON ("perf:
-		 * Require CAP_SYS_ADMIN for uprobes", in stable kernels too). */
-		return "permission denied (needs root, or CAP_BPF and CAP_PERFMON; perf uprobes need CAP_SYS_ADMIN too: -m perf, or a kernel without uprobe_multi links, before 6.6)";
-	case ENOTSUP:
-		return "not supported (another architecture, or the kernel "
-		       "lacks a feature)";
-	case E2BIG:
-		return "too many call sites for the BPF maps";
-	default:
-		return tool_strerror(err);
-	}
-}
-
-/* The initial pid namespace's inode number (PROC_PID_INIT_INO). */
-#define PID_NS_INIT_INO 0xEFFFFFFCu
-
-/*
- * In a pid namespace of its own (a container's), the tool shows the ids of
- * that namespace, as -p, -c and --filter take them: the BPF side asks the
- * kernel for the task's ids there (bpf_get_ns_current_pid_tgid(), which
- * names the namespace by its nsfs device and inode).
- */
-static void set_pid_ns(struct usdt_trace *skel)
-{
-	struct stat st;
-
-	if (stat("/proc/self/ns/pid", &st) || st.st_ino == PID_NS_INIT_INO)
-		return;
-	skel->rodata->pidns_dev = (uint64_t)st.st_dev;
-	skel->rodata->pidns_ino = (uint64_t)st.st_ino;
-}
-
-/* Set what the BPF program reads before load: mode, filter, map sizes. */
-static int configure(struct trace_run *r)
-{
-	struct usdt_trace *skel = r->skel;
-	struct trace_filter f;
-	char why[240];
-	int err;
-
-	skel->rodata->target_tgid = r->attach_pid > 0 ?
-				    (uint32_t)r->attach_pid : 0;
-	set_pid_ns(skel);
-	skel->rodata->mode = r->o.sum.mode;
-	skel->rodata->by_pid = r->o.sum.by_pid;
-	skel->rodata->hist_arg = (uint32_t)r->o.sum.hist_arg;
-	skel->rodata->by_arg = r->o.sum.by_arg >= 0 ?
-			       (uint32_t)r->o.sum.by_arg : TRACE_BY_NONE;
-	skel->rodata->by_str = r->o.sum.by_str;
-	skel->rodata->ustack = r->o.ustack;
-	skel->rodata->str_size = r->o.str_size;
-	if (r->o.filter) {
-		if (filter_parse(r->o.filter, &f, why, sizeof(why)))
-			return tool_err("trace: filter '%s': %s", r->o.filter,
-					why);
-		memcpy((void *)&skel->rodata->filter, &f, sizeof(f));
-	}
-	skel->rodata->page_shift = (uint32_t)page_shift();
-	r->use_sites = r->by_pattern && !r->no_vma;
-	skel->rodata->use_sites = r->use_sites;
-	r->probe_cap = r->ctx.probe_cnt + (r->watch ? TRACE_WATCH_SPARE : 0);
-	err = bpf_map__set_max_entries(skel->maps.probe_cfg,
-				       (uint32_t)r->probe_cap);
-	if (!err && r->by_pattern)
-		err = bpf_map__set_max_entries(skel->maps.site_probe,
-					       (uint32_t)r->ctx.site_cnt);
-	if (!err && !r->by_pattern)
-		err = bpf_map__set_max_entries(skel->maps.ip_probe, 1);
-	if (!err)
-		err = bpf_map__set_max_entries(skel->maps.sums,
-			sum_map_size(&r->o.sum, r->probe_cap));
-	if (!err && r->o.sum.by_arg >= 0)
-		err = bpf_map__set_max_entries(skel->maps.by_sums,
-					       TRACE_BY_KEYS);
-	if (!err && r->o.rb_size)
-		err = bpf_map__set_max_entries(skel->maps.events,
-					       r->o.rb_size);
-	if (err)
-		return tool_err("trace: cannot size the maps: %s",
-				tool_strerror(-err));
-	return 0;
-}
-
-/*
- * What libbpf takes for the kernel's BTF where it finds none (a kernel
- * without CONFIG_DEBUG_INFO_BTF, such as Debian's 6.1 for s390x): an
- * empty BTF, in a memfd. libbpf needs the kernel's BTF for every CO-RE
- * relocation of the object, dead code included, and without one fails the
- * whole load with ESRCH. Ours are all in the VMA lookup (vma_offset()),
- * which such a kernel cannot run anyway (its helpers take BTF pointers).
- * Against an empty BTF libbpf finds no candidate type and poisons those
- * instructions, which the verifier never reaches with use_sites 0.
- * Returns the memfd, or -1 with errno set.
- */
-static int empty_btf(void)
-{
-	struct btf *btf = btf__new_empty();
-	const void *raw = NULL;
-	__u32 size = 0;
-	int fd, err;
-
-	if (!btf)
-		return -1;
-	raw = btf__raw_data(btf, &size);
-	fd = raw ? memfd_create("usdt-trace-no-kernel-btf", MFD_CLOEXEC) : -1;
-	err = errno;
-	if (fd >= 0 && write(fd, raw, size) != (ssize_t)size) {
-		err = errno ? errno : EIO;
-		close(fd);
-		fd = -1;
-	}
-	btf__free(btf);
-	errno = err;
-	return fd;
-}
-
-/* Open the skeleton; without kernel BTF, with empty_btf() in its place
- * (*btf_fd, to close after the load). */
-static struct usdt_trace *open_skel(const struct trace_run *r, int *btf_fd)
-{
-	LIBBPF_OPTS(bpf_object_open_opts, oopts);
-	char path[64];
-
-	*btf_fd = -1;
-	if (r->no_kernel_btf) {
-		*btf_fd = empty_btf();
-		if (*btf_fd < 0)
-			return NULL;
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", *btf_fd);
-		oopts.btf_custom_path = path;
-	}
-	/* libbpf copies the path; the file is read at load. */
-	return usdt_trace__open_opts(&oopts);
-}
-
-/* Open the BPF object, set it up and load it: 0 with *load_err the
- * load's result, or the exit status of an error before the load. */
-static int open_and_load(struct trace_run *r, int *load_err)
-{
-	USDT_OPTS(usdt_manager_opts, mopts);
-	int btf_fd, ret = 0;
-
-	r->skel = open_skel(r, &btf_fd);
-	if (!r->skel)
-		return tool_err("trace: cannot open the BPF program: %s",
-				tool_strerror(errno));
-	if (configure(r)) {
-		ret = 1;
-		goto out;
-	}
-	mopts.no_uprobe_multi = r->o.mode == USDT_MODE_PERF;
-	/* The maps grow on demand up to 65536 specs and 4 times as many
-	 * IP-map entries; past that, room for every matching call site:
-	 * in the worst case each needs a spec of its own, and an IP-map
-	 * entry. */
-	mopts.max_specs = r->ctx.site_cnt > 65536 ? (uint32_t)r->ctx.site_cnt : 0;
-	mopts.max_ips = r->ctx.site_cnt > 4 * 65536 ? (uint32_t)r->ctx.site_cnt : 0;
-	/* The manager must see the object before load: it prepares the
-	 * program for uprobe_multi links unless told not to, and a program
-	 * prepared so cannot take perf uprobes. */
-	r->man = usdt_manager__new(r->skel->obj, &mopts);
-	if (!r->man) {
-		ret = tool_err("trace: cannot prepare the BPF object: %s",
-			       attach_error(errno));
-		goto out;
-	}
-	*load_err = usdt_trace__load(r->skel);
-out:
-	if (btf_fd >= 0)
-		close(btf_fd);
-	return ret;
-}
-
-/* Does libbpf find the kernel's BTF (/sys/kernel/btf/vmlinux, or a
- * vmlinux with BTF where it looks for one)? */
-static bool kernel_has_btf(void)
-{
-	struct btf *btf = btf__load_vmlinux_btf();
-
-	btf__free(btf);
-	return btf != NULL;
-}
-
-/*
- * After a failed load: can it load without the VMA lookup? Then load()
- * loads again so: a link per probe, not per pattern.
- * - EINVAL with the lookup: without a BPF JIT (none for this kernel or
- *   arch, or bpf_jit_enable=0: the s390x guests of `make vm-check`) the
- *   verifier refuses callbacks, so bpf_find_vma() too.
- * - ESRCH, when libbpf finds no kernel BTF: it refused the object's CO-RE
- *   relocations before the kernel saw it (see empty_btf()).
- */
-static bool retry_without_vma(struct trace_run *r, int err)
-{
-	if (r->no_vma)
-		return false;
-	if (err == -EINVAL)
-		return r->use_sites;
-	if (err == -ESRCH && !kernel_has_btf()) {
-		r->no_kernel_btf = true;
-		return true;
-	}
-	return false;
-}
-
-/* The filter's strings into map filter_strs, each with its terms. */
-static int set_filter_strs(struct trace_run *r)
-{
-	const volatile struct trace_filter *f = &r->skel->rodata->filter;
-	int fd = bpf_map__fd(r->skel->maps.filter_strs);
-	uint32_t i, terms;
-
-	for (i = 0; i < f->term_cnt && i < TRACE_MAX_TERMS; i++) {
-		char key[TRACE_FSTR] = { 0 };
-
-		if (f->terms[i].op != TRACE_SEQ && f->terms[i].op != TRACE_SNE)
-			continue;
-		memcpy(key, (const char *)f->strs[i], TRACE_FSTR - 1);
-		terms = 0;
-		bpf_map_lookup_elem(fd, key, &terms);
-		terms |= 1u << i;
-		if (bpf_map_update_elem(fd, key, &terms, BPF_ANY))
-			return tool_err("trace: cannot set up the filter: %s",
-					tool_strerror(errno));
-	}
-	return 0;
-}
-
-int trace_set_probe_cfg(struct trace_run *r, uint32_t i)
-{
-	/* Which arguments are strings, read how: the formats'. */
-	struct trace_probe_cfg cfg = r->ctx.probes[i].str_cfg;
-
-	cfg.role = r->ctx.probes[i].role;
-	if (bpf_map_update_elem(r->cfg_fd, &i, &cfg, BPF_ANY))
-		return tool_err("trace: cannot set up probe %u: %s", i,
-				tool_strerror(errno));
-	return 0;
-}
-
-static int load(struct trace_run *r)
-{
-	uint32_t i;
-	int err;
-
-	libbpf_set_print(silent_print);
-	if (open_and_load(r, &err))
-		return 1;
-	if (err && retry_without_vma(r, err)) {
-		usdt_manager__free(r->man);
-		usdt_trace__destroy(r->skel);
-		r->man = NULL;
-		r->skel = NULL;
-		r->no_vma = true;
-		r->by_pattern = false;
-		if (open_and_load(r, &err))
-			return 1;
-	}
-	if (err)
-		return tool_err("trace: cannot load the BPF program: %s",
-				err == -EPERM ? "permission denied (needs root, or CAP_BPF and CAP_PERFMON)" :
-				tool_strerror(-err));
-	if (set_filter_strs(r))
-		return 1;
-	r->cfg_fd = bpf_map__fd(r->skel->maps.probe_cfg);
-	for (i = 0; i < r->ctx.probe_cnt; i++)
-		if (trace_set_probe_cfg(r, i))
-			return 1;
-	for (i = 0; r->by_pattern && i < r->ctx.site_cnt; i++) {
-		const struct site_ref *s = &r->ctx.site_refs[i];
-		const struct trace_file *f = &r->files[s->file];
-		struct trace_site_key key = { .ino = f->ino, .off = s->off };
-
-		if (bpf_map_update_elem(bpf_map__fd(r->skel->maps.site_probe),
-					&key, &s->probe, BPF_ANY))
-			return tool_err("trace: cannot set up call site %u: %s",
-					i, tool_strerror(errno));
-	}
-	return 0;
-}
-
-/* A name from the notes as a glob that matches only itself. */
-static char *glob_escape(const char *s)
-{
-	char *out = malloc(strlen(s) * 2 + 1), *o = out;
-
-	if (!out)
-		return NULL;
-	for (; *s; s++) {
-		if (strchr("*?[]\\", *s))
-			*o++ = '\\';
-		*o++ = *s;
-	}
-	*o = '\0';
-	return out;
-}
-
-struct usdt_link *trace_attach_one(struct trace_run *r, size_t i)
-{
-	USDT_OPTS(usdt_attach_opts, aopts, .usr_cookie = i, .mode = r->o.mode);
-	struct probe_ent *p = &r->ctx.probes[i];
-	char *prov = glob_escape(p->provider);
-	char *name = glob_escape(p->name);
-	struct usdt_link *link = NULL;
-	int err = ENOMEM;
-
-	if (prov && name) {
-		/* From the file read once: no re-parse, and the kernel
-		 * gets that very file. */
-		link = usdt_manager__attach_file(r->man,
-						 r->skel->progs.usdt_trace,
-						 r->attach_pid,
-						 r->files[p->file].file, prov,
-						 name, &aopts);
-		err = errno;
-	}
-	free(prov);
-	free(name);
-	errno = err;
-	return link;
-}
-
-/*
- * Why an attach to process pid failed with ESRCH, which the library says
- * for two causes: it exited, or it runs another file of that name (a copy,
- * an upgrade, or an overlay's layer rather than the file it sees).
- */
-static const char *esrch_why(pid_t pid)
-{
-	if (pid > 0 && !kill(pid, 0))
-		return "the process does not run this file: it maps another of that name (a copy, or an overlay's layer rather than the merged file it sees? give the path as the process sees it, or /proc/PID/root/PATH)";
-	return "the process has exited";
-}
-
-/* Attach a pattern at a time; the BPF program tells the probes apart by
- * their call sites. Returns 0 or the exit status. */
-static int attach_patterns(struct trace_run *r)
-{
-	static struct pattern any = { .provider = "*", .name = "*" };
-	size_t n = 0;
-	int i, k;
-
-	for (i = 0; i < r->file_cnt; i++)
-		n += (size_t)pats_or_one(sel_of(r, &r->files[i]));
-	r->pat_links = calloc(n, sizeof(*r->pat_links));
-	if (!r->pat_links)
-		return tool_err("trace: out of memory");
-	for (i = 0; i < r->file_cnt; i++) {
-		const struct trace_file *f = &r->files[i];
-		const struct selection *sel = sel_of(r, f);
-
-		for (k = 0; f->file && k < pats_or_one(sel); k++) {
-			USDT_OPTS(usdt_attach_opts, aopts, .mode = r->o.mode,
-				  .usr_cookie = TRACE_COOKIE_BY_OFFSET);
-			const struct pattern *p = sel->pat_cnt ?
-						  &sel->pats[k] : &any;
-
-			if (stop_signal)
-				return 128 + stop_signal;
-			r->pat_links[r->pat_link_cnt] = usdt_manager__attach_file(
-				r->man, r->skel->progs.usdt_trace,
-				r->attach_pid, f->file, p->provider, p->name,
-				&aopts);
-			if (r->pat_links[r->pat_link_cnt])
-				r->pat_link_cnt++;
-			else if (errno != ENOENT && errno != EINVAL)
-				return tool_err("trace: cannot attach to %s:%s in %s: %s",
-						p->provider, p->name,
-						f->target.shown,
-						errno == ESRCH ?
-						esrch_why(r->attach_pid) :
-						attach_error(errno));
-		}
-	}
-	if (!r->pat_link_cnt)
-		return tool_err("trace: %s: no probe could be attached",
-				r->shown);
-	r->attached = r->ctx.probe_cnt;
-	return 0;
-}
-
-/* Does a call site of probe p have a semaphore? */
-static bool probe_has_sema(const struct trace_run *r, const struct probe_ent *p)
-{
-	struct usdt_file *file = r->files[p->file].file;
-	size_t i;
-
-	for (i = 0; i < usdt_file__probe_cnt(file); i++) {
-		const struct usdt_probe *q = usdt_file__probe(file, i);
-
-		if (q && usdt_probe__semaphore(q) &&
-		    !strcmp(usdt_probe__provider(q), p->provider) &&
-		    !strcmp(usdt_probe__name(q), p->name))
-			return true;
-	}
-	return false;
-}
-
-/* Why an attach failed, with the likely cause of EINVAL at a semaphore
- * site. */
-const char *trace_attach_why(const struct trace_run *r,
-			      const struct probe_ent *p, int err)
-{
-	if (err == EINVAL && probe_has_sema(r, p))
-		return "invalid argument: the kernel refuses a site with a semaphore where another uprobe sits with another semaphore offset or none (another tracer's?); dmesg says \"ref_ctr_offset mismatch\"";
-	if (err == ESRCH)
-		return esrch_why(r->attach_pid);
-	return attach_error(err);
-}
-
-/*
- * Attach every probe. A probe that cannot be attached for a reason of its
- * own (only broken sites, an unsupported feature) is skipped with a
- * warning; anything else ends the trace. Returns 0 or the exit status.
- */
-static int attach_all(struct trace_run *r)
-{
-	size_t i, ok = 0;
-	int err;
-
-	if (r->by_pattern)
-		return attach_patterns(r);
-	for (i = 0; i < r->ctx.probe_cnt; i++) {
-		struct probe_ent *p = &r->ctx.probes[i];
-
-		if (stop_signal)
-			return 128 + stop_signal;
-		p->link = trace_attach_one(r, i);
-		if (p->link) {
-			ok++;
-			continue;
-		}
-		err = errno;
-		if (stop_signal)
-			return 128 + stop_signal;
-		if (err != EINVAL && err != ENOTSUP && err != ENOENT)
-			return probe_err(p, "cannot attach in %s: %s",
-					 r->files[p->file].target.shown,
-					 trace_attach_why(r, p, err));
-		probe_err(p, "warning: skipped: %s", trace_attach_why(r, p, err));
-	}
-	if (!ok && !(r->watch && !r->ctx.probe_cnt))
-		return tool_err("trace: %s: no probe could be attached",
-				r->shown);
-	r->attached = ok;
-	return 0;
-}
-
-/*
- * Say on stderr that tracing runs: scripts wait for this line before they
- * make the traced program fire. Every call site of every probe counted is
- * attached when it prints.
- */
-static void say_attached(const struct trace_run *r)
-{
-	size_t sites = 0, files = 0, i;
-	bool *seen;
-
-	if (r->o.quiet)
-		return;
-	seen = calloc((size_t)r->file_cnt + 1, sizeof(*seen));
-	for (i = 0; i < r->ctx.probe_cnt; i++) {
-		const struct probe_ent *p = &r->ctx.probes[i];
-
-		if (!p->link && !r->by_pattern)
-			continue;
-		sites += p->link ? usdt_link__site_cnt(p->link) : 0;
-		if (seen && !seen[p->file]) {
-			seen[p->file] = true;
-			files++;
-		}
-	}
-	free(seen);
-	for (i = 0; i < (size_t)r->pat_link_cnt; i++)
-		sites += usdt_link__site_cnt(r->pat_links[i]);
-	fprintf(stderr, "%s: tracing %zu probe%s (%zu call site%s) in %zu file%s; Ctrl-C to stop\n",
-		tool_name, r->attached, r->attached == 1 ? "" : "s", sites,
-		sites == 1 ? "" : "s", files, files == 1 ? "" : "s");
-}
-
-/* ---------------------------------------------------------------------- */
 /* Tracing                                                                */
 
 /* Has process pid ended? A zombie nobody reaps has: its pidfd polls
@@ -1510,7 +589,7 @@ static bool trace_over(struct trace_run *r, double deadline, int *ret)
 {
 	int status;
 
-	if (stop_signal || (deadline && now_s() >= deadline))
+	if (trace_stop_signal || (deadline && now_s() >= deadline))
 		return true;
 	if (r->child && waitpid(r->child, &status, WNOHANG) == r->child) {
 		r->child_done = true;
@@ -1573,7 +652,7 @@ static int trace_loop(struct trace_run *r)
 		return 1;
 	/* A reader that went away (| head) ends the trace normally, and so
 	 * does a signal that cut a blocked write short. */
-	if (r->ctx.write_err == EINTR && stop_signal)
+	if (r->ctx.write_err == EINTR && trace_stop_signal)
 		r->ctx.write_err = 0;
 	if (r->ctx.write_err && r->ctx.write_err != EPIPE)
 		return tool_err("trace: writing the output: %s",
@@ -1592,9 +671,9 @@ static int trace_start(struct trace_run *r)
 {
 	int err;
 
-	err = load(r);
+	err = trace_load(r);
 	if (!err)
-		err = attach_all(r);
+		err = trace_attach_all(r);
 	if (err)
 		return err;
 	r->rb = ring_buffer__new(bpf_map__fd(r->skel->maps.events), on_hit,
@@ -1611,9 +690,9 @@ static int trace_start(struct trace_run *r)
 		if (!r->sums)
 			return tool_err("trace: out of memory");
 	}
-	if (stop_signal)
-		return 128 + stop_signal;
-	say_attached(r);
+	if (trace_stop_signal)
+		return 128 + trace_stop_signal;
+	trace_say_attached(r);
 	if (r->child) {
 		/* Everything is attached: let the command run. */
 		if (write(r->go_fd, "g", 1) != 1)
@@ -1623,21 +702,6 @@ static int trace_start(struct trace_run *r)
 		r->go_fd = -1;
 	}
 	return trace_loop(r);
-}
-
-/* Open a file to trace; 0, or -errno of the open. */
-int trace_open_file(struct trace_file *f)
-{
-	struct stat st;
-
-	f->file = usdt_file__open(f->target.open_path, NULL);
-	if (!f->file)
-		return -errno;
-	if (!f->ino && !stat(f->target.open_path, &st)) {
-		f->dev = st.st_dev;
-		f->ino = st.st_ino;
-	}
-	return 0;
 }
 
 /*
@@ -1797,7 +861,7 @@ static int make_groups(struct trace_run *r)
 	}
 	g->to = o->pos_cnt;
 	for (i = 0; i < r->group_cnt; i++)
-		if (selection_parse(o, r->groups[i].from, r->groups[i].to,
+		if (trace_selection_parse(o, r->groups[i].from, r->groups[i].to,
 				    &r->groups[i].sel))
 			return 1;
 	return 0;
@@ -1832,7 +896,7 @@ static void warn_patterns(const struct trace_run *r)
 	int g;
 
 	if (r->o.sum.mode == TRACE_LATENCY)
-		return;	/* check_table() says it */
+		return;	/* trace_check_table() says it */
 	for (g = 0; g < r->group_cnt; g++)
 		warn_group(r, g);
 }
@@ -1869,11 +933,11 @@ static int trace_prepare(struct trace_run *r)
 	if (!r->watch)	/* else they may match files mapped later */
 		warn_patterns(r);
 	/* --latency: every group's first two patterns are START and END. */
-	err = check_table(&r->ctx, &r->o, sel);
+	err = trace_check_table(&r->ctx, &r->o, sel);
 	if (err)
 		return err;
 	r->by_pattern = r->ctx.probe_cnt >= TRACE_BY_PATTERN_MIN &&
-			patterns_disjoint(r);
+			trace_patterns_disjoint(r);
 	if (r->o.pid)
 		r->pid_fd = (int)syscall(SYS_pidfd_open, r->o.pid, 0);
 	if (r->o.cmd) {
@@ -1919,7 +983,7 @@ static void trace_cleanup(struct trace_run *r)
 	trace_files_free(r->files, r->file_cnt);
 	stack_free(r->ctx.stacks);
 	for (i = 0; r->groups && i < (size_t)r->group_cnt; i++)
-		selection_free(&r->groups[i].sel);
+		trace_selection_free(&r->groups[i].sel);
 	free(r->groups);
 }
 
@@ -1953,8 +1017,8 @@ int cmd_trace(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	ret = trace_prepare(&r);
-	if (!ret && stop_signal)
-		ret = 128 + stop_signal;
+	if (!ret && trace_stop_signal)
+		ret = 128 + trace_stop_signal;
 	if (!ret)
 		ret = trace_start(&r);
 	trace_cleanup(&r);

@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * `usdt trace`: the table of probes (step 1 of tools/trace_cmd.c's order).
+ * The patterns and formats the user gave, matched against each traced
+ * file's probes: one entry per probe, its index its cookie, with how to
+ * print each argument of each call site.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "trace.h"
+
+void trace_selection_free(struct selection *sel)
+{
+	int i;
+
+	for (i = 0; sel->fmts && i < sel->pat_cnt; i++)
+		free(sel->fmts[i].text);
+	patterns_free(sel->pats, sel->pat_cnt);
+	free(sel->fmts);
+	free(sel->has_fmt);
+	memset(sel, 0, sizeof(*sel));
+}
+
+/* The patterns and formats of o->pos[from..to). */
+int trace_selection_parse(const struct trace_opts *o, int from, int to,
+			  struct selection *sel)
+{
+	size_t max = (size_t)o->pos_cnt + (size_t)o->enable_cnt + 2;
+	char **words = calloc(max, sizeof(*words));
+	const char **fmt_of = calloc(max, sizeof(*fmt_of));
+	int i, n = 0, err = 1;
+	char why[160];
+
+	memset(sel, 0, sizeof(*sel));
+	if (!words || !fmt_of) {
+		free(words);
+		free(fmt_of);
+		return tool_err("trace: out of memory");
+	}
+	if (o->sum.mode == TRACE_LATENCY) {
+		if (to > from) {
+			tool_err("trace: with --latency, START and END are the probes");
+			goto out;
+		}
+		words[n] = (char *)o->sum.lat_start;
+		fmt_of[n++] = NULL;
+		words[n] = (char *)o->sum.lat_end;
+		fmt_of[n++] = NULL;
+	}
+	for (i = from; i < to; i++) {
+		if (!strchr(o->pos[i], '%')) {
+			words[n] = o->pos[i];
+			fmt_of[n++] = NULL;
+		} else if (!n || fmt_of[n - 1]) {
+			tool_err("trace: format '%s' follows no pattern", o->pos[i]);
+			goto out;
+		} else {
+			fmt_of[n - 1] = o->pos[i];
+		}
+	}
+	if (!n && o->enable_cnt)
+		words[n++] = (char *)"*:*";	/* no pattern: every probe */
+	sel->quiet_from = n;
+	for (i = 0; i < o->enable_cnt; i++) {
+		words[n] = o->enables[i];
+		fmt_of[n++] = NULL;
+	}
+	sel->fmts = calloc((size_t)n + 1, sizeof(*sel->fmts));
+	sel->has_fmt = calloc((size_t)n + 1, sizeof(*sel->has_fmt));
+	if (!sel->fmts || !sel->has_fmt ||
+	    patterns_parse(words, n, &sel->pats, &sel->pat_cnt)) {
+		tool_err("trace: out of memory");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		if (!fmt_of[i])
+			continue;
+		if (fmt_parse_word(fmt_of[i], &sel->fmts[i], why,
+				   sizeof(why))) {
+			tool_err("trace: format '%s': %s", fmt_of[i], why);
+			goto out;
+		}
+		sel->has_fmt[i] = true;
+	}
+	err = 0;
+out:
+	free(words);
+	free(fmt_of);
+	if (err)
+		trace_selection_free(sel);
+	return err;
+}
+
+/*
+ * provider:name -> index in the table, open addressing; the table has
+ * room for every call site, so building it is linear whatever the names:
+ * they come from files other users write, so the hash is a polynomial
+ * modulo the prime 2^61 - 1 at a base drawn at random once per run (two
+ * distinct names of n bytes collide with probability at most n / 2^61),
+ * where a fixed hash would let a file choose names that all collide and
+ * make the build quadratic.
+ */
+struct probe_index {
+	uint32_t *slots;	/* index + 1, 0 empty */
+	size_t mask;
+};
+
+#define NAME_HASH_P ((1ull << 61) - 1)
+
+static uint64_t name_hash_base(void)
+{
+	static uint64_t base;
+
+	if (!base) {
+		if (getrandom(&base, sizeof(base), GRND_NONBLOCK) !=
+		    sizeof(base))
+			base = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull ^
+			       (uint64_t)getpid() << 20;
+		base = base % (NAME_HASH_P - 2) + 2;
+	}
+	return base;
+}
+
+/* h * base + c, modulo 2^61 - 1 (h, base < 2^61). */
+static uint64_t name_hash_step(uint64_t h, uint64_t base, unsigned c)
+{
+	unsigned __int128 x = (unsigned __int128)h * base + c + 1;
+	uint64_t r = (uint64_t)(x & NAME_HASH_P) + (uint64_t)(x >> 61);
+
+	r = (r & NAME_HASH_P) + (r >> 61);
+	return r >= NAME_HASH_P ? r - NAME_HASH_P : r;
+}
+
+static size_t name_hash(const char *provider, const char *name)
+{
+	uint64_t base = name_hash_base(), h = 0;
+
+	for (; *provider; provider++)
+		h = name_hash_step(h, base, (unsigned char)*provider);
+	h = name_hash_step(h, base, 256);
+	for (; *name; name++)
+		h = name_hash_step(h, base, (unsigned char)*name);
+	return (size_t)(h ^ h >> 29);
+}
+
+/* The slot of provider:name: its entry, or the empty slot for it. */
+static uint32_t *index_slot(struct probe_index *ix, const struct probe_ent *t,
+			    const char *provider, const char *name)
+{
+	size_t i = name_hash(provider, name) & ix->mask;
+
+	while (ix->slots[i]) {
+		const struct probe_ent *e = &t[ix->slots[i] - 1];
+
+		if (!strcmp(e->provider, provider) && !strcmp(e->name, name))
+			break;
+		i = (i + 1) & ix->mask;
+	}
+	return &ix->slots[i];
+}
+
+/* The types of a call site's arguments; the reasons of unreadable ones. */
+static void site_types(const struct usdt_probe *p, int cnt,
+		       struct arg_fmt *args, const char **reasons)
+{
+	int j;
+
+	for (j = 0; j < cnt; j++) {
+		struct usdt_arg_info a = { .sz = sizeof(a) };
+
+		memset(&args[j], 0, sizeof(args[j]));
+		args[j].size = 8;
+		if (usdt_probe__arg(p, j, &a) < 0)
+			continue;
+		args[j].size = a.size;
+		args[j].is_signed = a.is_signed;
+		args[j].is_float = a.is_float;
+		if (reasons && a.kind == USDT_ARG_UNSUPPORTED)
+			reasons[j] = a.reason;
+	}
+}
+
+static int site_arg_cnt(const struct usdt_probe *p)
+{
+	int n = usdt_probe__arg_cnt(p);
+
+	return n > TRACE_MAX_ARGS ? TRACE_MAX_ARGS : n < 0 ? 0 : n;
+}
+
+static void warn_bad_site(const struct usdt_probe *p)
+{
+	fputs("usdt: trace: warning: skipping the call site of ", stderr);
+	print_escaped(stderr, usdt_probe__provider(p),
+		      strlen(usdt_probe__provider(p)));
+	fputc(':', stderr);
+	print_escaped(stderr, usdt_probe__name(p), strlen(usdt_probe__name(p)));
+	fprintf(stderr, " at 0x%" PRIx64 ": %s\n", usdt_probe__address(p),
+		usdt_probe__error(p) ? usdt_probe__error(p) : "malformed note");
+}
+
+/* The formats of the patterns from pat on that match p, in order (each
+ * prints a line per hit). */
+static void entry_fmts(struct probe_ent *e, const struct usdt_probe *p,
+		       const struct selection *sel, int pat)
+{
+	int j;
+
+	for (j = pat; j < sel->pat_cnt; j++) {
+		if (!sel->has_fmt[j] ||
+		    !patterns_match(&sel->pats[j], 1, usdt_probe__provider(p),
+				    usdt_probe__name(p)))
+			continue;
+		if (e->fmt_cnt == TRACE_PROBE_FMTS) {
+			probe_err(e, "warning: more than %d formats; the rest are left out",
+				  TRACE_PROBE_FMTS);
+			return;
+		}
+		e->fmts[e->fmt_cnt++] = &sel->fmts[j];
+	}
+}
+
+/* A new entry for call site p, matched by pattern pat of sel first. */
+static void entry_init(struct probe_ent *e, const struct usdt_probe *p,
+		       const struct selection *sel, int pat)
+{
+	e->provider = usdt_probe__provider(p);
+	e->name = usdt_probe__name(p);
+	e->arg_cnt = site_arg_cnt(p);
+	site_types(p, e->arg_cnt, e->args, e->reasons);
+	if (sel->pat_cnt)
+		entry_fmts(e, p, sel, pat);
+	if (sel->pat_cnt && pat >= sel->quiet_from)
+		e->role = TRACE_ROLE_QUIET;
+}
+
+/* Room in the table for n more probes and call sites. */
+static int table_grow(struct trace_ctx *ctx, size_t n)
+{
+	struct probe_ent *t;
+	struct site_ref *s;
+
+	t = realloc(ctx->probes, (ctx->probe_cnt + n + 1) * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	memset(t + ctx->probe_cnt, 0, (n + 1) * sizeof(*t));
+	ctx->probes = t;
+	s = realloc(ctx->site_refs, (ctx->site_cnt + n + 1) * sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	ctx->site_refs = s;
+	return 0;
+}
+
+/* Mark the patterns after first that p matches too as used. */
+static void mark_later(struct selection *sel, const struct pattern *first,
+		       const struct usdt_probe *p)
+{
+	int j;
+
+	if (!sel->pat_cnt)
+		return;
+	for (j = (int)(first - sel->pats) + 1; j < sel->pat_cnt; j++)
+		patterns_match(&sel->pats[j], 1, usdt_probe__provider(p),
+			       usdt_probe__name(p));
+}
+
+/*
+ * Add one entry per distinct provider:name of file number fi that a
+ * pattern matches, in note order, and one site_ref per call site. Broken
+ * call sites are skipped with a warning.
+ */
+int trace_build_table(struct trace_file *tf, int fi, struct selection *sel,
+		       struct trace_ctx *ctx)
+{
+	size_t i, n = usdt_file__probe_cnt(tf->file);
+	struct probe_index ix = { 0 };
+	int err = -ENOMEM;
+
+	for (ix.mask = 1; ix.mask < 2 * n + 2; ix.mask <<= 1)
+		;
+	ix.slots = calloc(ix.mask--, sizeof(*ix.slots));
+	if (!ix.slots || table_grow(ctx, n))
+		goto out;
+	for (i = 0; i < n; i++) {
+		const struct usdt_probe *p = usdt_file__probe(tf->file, i);
+		struct probe_ent *e = &ctx->probes[ctx->probe_cnt];
+		struct site_ref *ref = &ctx->site_refs[ctx->site_cnt];
+		struct pattern *pat;
+		uint32_t *slot;
+
+		pat = p ? patterns_match(sel->pats, sel->pat_cnt,
+					 usdt_probe__provider(p),
+					 usdt_probe__name(p)) : NULL;
+		if (!pat)
+			continue;
+		mark_later(sel, pat, p);
+		if (usdt_probe__status(p) < 0) {
+			warn_bad_site(p);
+			continue;
+		}
+		slot = index_slot(&ix, ctx->probes, usdt_probe__provider(p),
+				  usdt_probe__name(p));
+		if (!*slot) {
+			entry_init(e, p, sel,
+				   sel->pat_cnt ? (int)(pat - sel->pats) : 0);
+			e->file = fi;
+			e->dev = tf->dev;
+			e->ino = tf->ino;
+			*slot = (uint32_t)++ctx->probe_cnt;
+		}
+		ref->off = usdt_probe__file_offset(p);
+		ref->probe = *slot - 1;
+		ref->file = (uint32_t)fi;
+		ctx->site_cnt++;
+	}
+	err = 0;
+out:
+	free(ix.slots);
+	return err;
+}
+
+/* Do p's formats fit its arguments, and their string reads each other's?
+ * Merges the reads into p->str_cfg. 0 or the exit status. */
+int trace_check_fmts(struct probe_ent *p)
+{
+	int k;
+
+	for (k = 0; k < p->fmt_cnt; k++) {
+		if (p->fmts[k]->arg_need > p->arg_cnt)
+			return probe_err(p, "has %d arguments; its format wants %d",
+					 p->arg_cnt, p->fmts[k]->arg_need);
+		if (fmt_cfg_merge(&p->str_cfg, &p->fmts[k]->str_cfg))
+			return probe_err(p, "two formats read one argument as a string in two ways (%%.*s and %%s, or two lengths), or have different typed loads");
+	}
+	return 0;
+}
+
+/* Roles for --latency and the formats' fit; 0 or the exit status. */
+int trace_check_table(struct trace_ctx *ctx, const struct trace_opts *o,
+		      const struct selection *sel)
+{
+	uint32_t roles = 0;
+	size_t i;
+	int err;
+
+	for (i = 0; i < ctx->probe_cnt; i++) {
+		struct probe_ent *p = &ctx->probes[i];
+
+		if (o->sum.mode == TRACE_LATENCY) {
+			p->role &= TRACE_ROLE_QUIET;
+			p->role |= patterns_match(sel->pats, 1, p->provider,
+						  p->name) ? TRACE_ROLE_START : 0;
+			p->role |= patterns_match(sel->pats + 1, 1, p->provider,
+						  p->name) ? TRACE_ROLE_END : 0;
+			if (p->role == (TRACE_ROLE_START | TRACE_ROLE_END))
+				return probe_err(p, "matches both START and END");
+			roles |= p->role & (TRACE_ROLE_START | TRACE_ROLE_END);
+		}
+		err = trace_check_fmts(p);
+		if (err)
+			return err;
+	}
+	if (o->sum.mode == TRACE_LATENCY && roles != (TRACE_ROLE_START | TRACE_ROLE_END))
+		return tool_err("trace: no probe matches %s",
+				roles & TRACE_ROLE_START ? o->sum.lat_end :
+							   o->sum.lat_start);
+	if (o->sum.mode == TRACE_HIST || o->sum.by_arg >= 0) {
+		int arg = o->sum.mode == TRACE_HIST ? o->sum.hist_arg :
+						       o->sum.by_arg;
+
+		for (i = 0; i < ctx->probe_cnt; i++)
+			if (ctx->probes[i].arg_cnt > arg)
+				return 0;
+		return tool_err("trace: no matching probe has argument %d",
+				arg);
+	}
+	return 0;
+}
