@@ -244,8 +244,8 @@ const volatile __u32 usdt__ip_map __weak = 1;
  * __TARGET_ARCH_xxx), the manager writes before load where the PC is in
  * the program's context and how big the context is. 0xffff / 0: unknown;
  * then IP-map lookups fail with -ESRCH, IP-relative arguments with
- * -EOPNOTSUPP, and registers past the smallest context of all (152 bytes,
- * s390x) with -EOPNOTSUPP.
+ * -EOPNOTSUPP, and registers past the smallest context of all
+ * (USDT_CTX_SZ_MIN, s390x's) with -EOPNOTSUPP.
  */
 const volatile __u32 usdt__ip_off __weak = 0xffff;
 const volatile __u32 usdt__ctx_sz __weak = 0;
@@ -270,32 +270,33 @@ __weak __noinline int __bpf_usdt_specs(void)
  * once per hit and every argument reads from the copy at a bounded offset.
  * Neither needs a helper call where the arch is known (the verifier allows
  * constant-offset loads from the context, but no variable-offset one).
- * __USDT_CTX_SLOTS is the context's size in 8-byte words, __USDT_IP_OFF
- * where the PC is in it.
+ * __USDT_CTX_SLOTS is the number of the context's 8-byte words read,
+ * __USDT_IP_OFF where the PC is in it (both from usdt_spec.h).
  */
 #if defined(__TARGET_ARCH_x86)
-/* 21 words, but the last (ss) is never an operand. */
-#define __USDT_CTX_SLOTS 20
-#define __USDT_IP_OFF 128
+/* All words but the last, ss, which no operand names (src/arch/x86_64.c). */
+#define __USDT_CTX_SLOTS (USDT_CTX_SZ_X86_64 / 8 - 1)
+#define __USDT_IP_OFF USDT_PC_OFF_X86_64
 #elif defined(__TARGET_ARCH_arm64)
-#define __USDT_CTX_SLOTS 34
-#define __USDT_IP_OFF 256
+#define __USDT_CTX_SLOTS (USDT_CTX_SZ_ARM64 / 8)
+#define __USDT_IP_OFF USDT_PC_OFF_ARM64
 #elif defined(__TARGET_ARCH_s390)
-#define __USDT_CTX_SLOTS 19
-#define __USDT_IP_OFF 16
+#define __USDT_CTX_SLOTS (USDT_CTX_SZ_S390X / 8)
+#define __USDT_IP_OFF USDT_PC_OFF_S390X
 #elif defined(__TARGET_ARCH_riscv)
-#define __USDT_CTX_SLOTS 32
-#define __USDT_IP_OFF 0
+#define __USDT_CTX_SLOTS (USDT_CTX_SZ_RISCV64 / 8)
+#define __USDT_IP_OFF USDT_PC_OFF_RISCV64
 #endif
 
 #ifdef __USDT_CTX_SLOTS
 #define __USDT_CTX_SZ (__USDT_CTX_SLOTS * 8)
-#define __USDT_IP_AT __USDT_IP_OFF
+_Static_assert(__USDT_IP_OFF / 8 < __USDT_CTX_SLOTS, "the PC is read");
 #else
 /* Room for the largest context; usdt__ctx_sz bytes of it are copied. */
-#define __USDT_CTX_SLOTS 34
-#define __USDT_CTX_SZ (usdt__ctx_sz && usdt__ctx_sz <= 34 * 8 ? usdt__ctx_sz : 152)
-#define __USDT_IP_AT usdt__ip_off
+#define __USDT_CTX_SLOTS (USDT_CTX_SZ_MAX / 8)
+#define __USDT_CTX_SZ                                                       \
+	(usdt__ctx_sz && usdt__ctx_sz <= USDT_CTX_SZ_MAX ? usdt__ctx_sz :   \
+							   USDT_CTX_SZ_MIN)
 #endif
 
 struct usdt__regs {
@@ -307,6 +308,9 @@ struct usdt__regs {
 	X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)       \
 	X(12) X(13) X(14) X(15) X(16) X(17) X(18) X(19) X(20) X(21) X(22)   \
 	X(23) X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31) X(32) X(33)
+#define __USDT_ONE(n) +1
+_Static_assert(0 __USDT_EACH_SLOT(__USDT_ONE) >= USDT_CTX_SZ_MAX / 8,
+	       "__USDT_EACH_SLOT() names every word of the largest context");
 
 #ifdef __USDT_IP_OFF
 /*
@@ -435,6 +439,8 @@ static __always_inline int __usdt_reg(const struct usdt__regs *regs, __u64 off,
 		else                                                        \
 			__USDT_T32((a) + 32)                                 \
 	}
+
+_Static_assert(__USDT_CTX_SLOTS <= 64, "__USDT_T64() has a leaf per word");
 
 __USDT_FN __u64 usdt__ctx_word(__USDT_CTX *ctx, __u64 n)
 {

@@ -48,6 +48,27 @@
 /* No register: the base or index slot is unused. */
 #define USDT_REG_NONE 0xffff
 
+/*
+ * The BPF program's context on each architecture, which base_off and
+ * idx_off index: its size (of the kernel's struct pt_regs, the uapi part
+ * that holds every register an operand can name: bpf_user_pt_regs_t where
+ * the arch has one) and where in it the PC is, 8 bytes. The library's
+ * arch tables (src/arch/, which check them against the host's own headers
+ * in native builds) and the BPF side both take them from here. Facts of
+ * the kernel, not of this layout: they never change USDT_SPEC_LAYOUT.
+ */
+#define USDT_CTX_SZ_X86_64 168	/* struct pt_regs: r15 ... ss */
+#define USDT_PC_OFF_X86_64 128	/* rip */
+#define USDT_CTX_SZ_ARM64 272	/* user_pt_regs: regs[31], sp, pc, pstate */
+#define USDT_PC_OFF_ARM64 256	/* pc */
+#define USDT_CTX_SZ_S390X 152	/* user_pt_regs: args[1], psw, gprs[16] */
+#define USDT_PC_OFF_S390X 16	/* psw.addr */
+#define USDT_CTX_SZ_RISCV64 256	/* user_regs_struct: pc, x1 ... x31 */
+#define USDT_PC_OFF_RISCV64 0	/* pc */
+/* The largest and the smallest of them. */
+#define USDT_CTX_SZ_MAX USDT_CTX_SZ_ARM64
+#define USDT_CTX_SZ_MIN USDT_CTX_SZ_S390X
+
 /* How an argument's value is obtained. */
 enum usdt_spec_kind {
 	/* Never written by libusdt: an all-zero (freed) spec reads as this. */
@@ -164,5 +185,20 @@ __USDT_SPEC_ASSERT(__builtin_offsetof(struct usdt_spec, usr_cookie) == 192,
 __USDT_SPEC_ASSERT(__builtin_offsetof(struct usdt_spec, arg_cnt) == 200,
 		   "arg_cnt at 200");
 __USDT_SPEC_ASSERT(sizeof(struct usdt_spec) == 208, "spec is 208 bytes");
+
+/* Whole words, the PC inside, between the smallest and the largest. */
+#define __USDT_CTX_OK(sz, pc)                                               \
+	((sz) % 8 == 0 && (pc) % 8 == 0 && (pc) + 8 <= (sz) &&              \
+	 (sz) >= USDT_CTX_SZ_MIN && (sz) <= USDT_CTX_SZ_MAX)
+__USDT_SPEC_ASSERT(__USDT_CTX_OK(USDT_CTX_SZ_X86_64, USDT_PC_OFF_X86_64),
+		   "x86_64 context");
+__USDT_SPEC_ASSERT(__USDT_CTX_OK(USDT_CTX_SZ_ARM64, USDT_PC_OFF_ARM64),
+		   "arm64 context");
+__USDT_SPEC_ASSERT(__USDT_CTX_OK(USDT_CTX_SZ_S390X, USDT_PC_OFF_S390X),
+		   "s390x context");
+__USDT_SPEC_ASSERT(__USDT_CTX_OK(USDT_CTX_SZ_RISCV64, USDT_PC_OFF_RISCV64),
+		   "riscv64 context");
+__USDT_SPEC_ASSERT(USDT_CTX_SZ_MAX < USDT_REG_NONE,
+		   "no context offset reads as no register");
 
 #endif /* __LIBUSDT_USDT_SPEC_H */
