@@ -54,8 +54,10 @@ struct usdt__arch_ops {
 	 */
 	int (*label_lo)(const struct usdt__code *code, int base_off,
 			int64_t *lo, uint64_t *page, const char **why);
-	uint16_t pt_regs_size;		/* the BPF context's size */
-	uint16_t ip_off;		/* where the PC is in pt_regs */
+	/* The BPF context's size and where the PC is in it: usdt_spec.h's
+	 * USDT_CTX_SZ_<ARCH> and USDT_PC_OFF_<ARCH>. */
+	uint16_t pt_regs_size;
+	uint16_t ip_off;
 };
 
 extern const struct usdt__arch_ops usdt__arch_x86_64;

@@ -25,6 +25,10 @@
  * and other relocation operands.
  */
 #include <elf.h>
+#include <stddef.h>
+#ifdef __aarch64__
+#include <asm/bpf_perf_event.h>	/* the host's bpf_user_pt_regs_t */
+#endif
 
 #include "arch.h"
 
@@ -33,13 +37,23 @@
  * which starts with struct user_pt_regs (arch/arm64/include/uapi/asm/
  * ptrace.h: u64 regs[31]; u64 sp; u64 pc; u64 pstate;), the type that
  * <asm/bpf_perf_event.h> names bpf_user_pt_regs_t. Everything we read lies
- * in that prefix, so its size is the size we claim.
+ * in that prefix, so its size is the size we claim (usdt_spec.h's, with
+ * the PC's offset). xN is at N * 8.
  */
 enum {
 	ARM64_SP = 31 * 8,
-	ARM64_PC = 32 * 8,
-	ARM64_PT_REGS_SIZE = 34 * 8,
 };
+_Static_assert(ARM64_SP + 8 == USDT_PC_OFF_ARM64 &&
+		       USDT_PC_OFF_ARM64 + 16 == USDT_CTX_SZ_ARM64,
+	       "regs[31], sp, pc, pstate");
+#ifdef __aarch64__
+_Static_assert(offsetof(struct user_pt_regs, regs) == 0 &&
+		       offsetof(struct user_pt_regs, sp) == ARM64_SP &&
+		       offsetof(struct user_pt_regs, pc) == USDT_PC_OFF_ARM64,
+	       "the host's user_pt_regs");
+_Static_assert(sizeof(bpf_user_pt_regs_t) == USDT_CTX_SZ_ARM64,
+	       "the host's bpf_user_pt_regs_t is the context");
+#endif
 
 /* xN/wN/sp/wsp and the aliases fp (x29) and lr (x30). */
 static int reg_off(const char *name, size_t len, int *width)
@@ -332,6 +346,6 @@ const struct usdt__arch_ops usdt__arch_arm64 = {
 	.parse_operand = parse_operand,
 	.reg_off = reg_off,
 	.label_lo = usdt__arm64_label_lo,
-	.pt_regs_size = ARM64_PT_REGS_SIZE,
-	.ip_off = ARM64_PC,
+	.pt_regs_size = USDT_CTX_SZ_ARM64,
+	.ip_off = USDT_PC_OFF_ARM64,
 };

@@ -25,6 +25,10 @@
  * relocation operands (%pcrel_lo names a label, %tprel_lo TLS).
  */
 #include <elf.h>
+#include <stddef.h>
+#if defined(__riscv) && __riscv_xlen == 64
+#include <asm/bpf_perf_event.h>	/* the host's bpf_user_pt_regs_t */
+#endif
 
 #include "arch.h"
 
@@ -34,12 +38,18 @@
  * ptrace.h, the type <asm/bpf_perf_event.h> names bpf_user_pt_regs_t):
  * pc, then x1 (ra) to x31 (t6), 8 bytes each. So register xN is at N * 8
  * and the PC at 0. Everything we read lies in that prefix, so its size is
- * the size we claim.
+ * the size we claim (usdt_spec.h's, with the PC's offset).
  */
-enum {
-	RISCV_PC = 0,
-	RISCV_PT_REGS_SIZE = 32 * 8,
-};
+_Static_assert(USDT_PC_OFF_RISCV64 == 0 && USDT_CTX_SZ_RISCV64 == 32 * 8,
+	       "pc, x1 ... x31");
+#if defined(__riscv) && __riscv_xlen == 64
+_Static_assert(offsetof(struct user_regs_struct, pc) == USDT_PC_OFF_RISCV64 &&
+		       offsetof(struct user_regs_struct, ra) == 1 * 8 &&
+		       offsetof(struct user_regs_struct, t6) == 31 * 8,
+	       "the host's user_regs_struct");
+_Static_assert(sizeof(bpf_user_pt_regs_t) == USDT_CTX_SZ_RISCV64,
+	       "the host's bpf_user_pt_regs_t is the context");
+#endif
 
 static const struct usdt__reg_desc riscv_abi_regs[] = {
 	{ "ra", 1 * 8, 8 },  { "sp", 2 * 8, 8 },  { "gp", 3 * 8, 8 },
@@ -241,6 +251,6 @@ const struct usdt__arch_ops usdt__arch_riscv64 = {
 	.parse_operand = parse_operand,
 	.reg_off = reg_off,
 	.label_lo = usdt__riscv64_label_lo,
-	.pt_regs_size = RISCV_PT_REGS_SIZE,
-	.ip_off = RISCV_PC,
+	.pt_regs_size = USDT_CTX_SZ_RISCV64,
+	.ip_off = USDT_PC_OFF_RISCV64,
 };

@@ -23,6 +23,10 @@
  * symbol forms come from hand-written or "g"/"i" constrained probes.)
  */
 #include <elf.h>
+#include <stddef.h>
+#ifdef __s390x__
+#include <asm/bpf_perf_event.h>	/* the host's bpf_user_pt_regs_t */
+#endif
 
 #include "arch.h"
 
@@ -34,13 +38,22 @@
  *     psw_t psw;                      8: mask at 8, addr (the PC) at 16
  *     unsigned long gprs[NUM_GPRS];   24: gprs[N] at 24 + 8 * N
  * psw_t is two unsigned longs, aligned to 8. Everything we read lies in
- * that prefix, so its size is the size we claim.
+ * that prefix, so its size is the size we claim (usdt_spec.h's, with the
+ * PC's offset).
  */
 enum {
-	S390_PSW_ADDR = 16,
 	S390_GPRS = 24,
-	S390_PT_REGS_SIZE = S390_GPRS + 16 * 8,
 };
+_Static_assert(USDT_PC_OFF_S390X + 8 == S390_GPRS &&
+		       S390_GPRS + 16 * 8 == USDT_CTX_SZ_S390X,
+	       "args[1], psw, gprs[16]");
+#ifdef __s390x__
+_Static_assert(offsetof(user_pt_regs, psw.addr) == USDT_PC_OFF_S390X &&
+		       offsetof(user_pt_regs, gprs) == S390_GPRS,
+	       "the host's user_pt_regs");
+_Static_assert(sizeof(bpf_user_pt_regs_t) == USDT_CTX_SZ_S390X,
+	       "the host's bpf_user_pt_regs_t is the context");
+#endif
 
 /* "rN" with N from 0 to 15. */
 static int reg_off(const char *name, size_t len, int *width)
@@ -191,6 +204,6 @@ const struct usdt__arch_ops usdt__arch_s390x = {
 	.name = "s390x",
 	.parse_operand = parse_operand,
 	.reg_off = reg_off,
-	.pt_regs_size = S390_PT_REGS_SIZE,
-	.ip_off = S390_PSW_ADDR,
+	.pt_regs_size = USDT_CTX_SZ_S390X,
+	.ip_off = USDT_PC_OFF_S390X,
 };

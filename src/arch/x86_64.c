@@ -15,6 +15,10 @@
  * a reason: their contents cannot be read from struct pt_regs.
  */
 #include <elf.h>
+#include <stddef.h>
+#ifdef __x86_64__
+#include <asm/ptrace.h>		/* the host's struct pt_regs */
+#endif
 
 #include "arch.h"
 
@@ -22,8 +26,10 @@
  * Offsets in the kernel's struct pt_regs for x86_64, which is also the
  * uapi <asm/ptrace.h> struct pt_regs (arch/x86/include/uapi/asm/ptrace.h):
  * r15 r14 r13 r12 rbp rbx r11 r10 r9 r8 rax rcx rdx rsi rdi orig_rax rip
- * cs eflags rsp ss, each 8 bytes. tests/unit/test_regs.c checks them
- * against the host's header when built on x86_64.
+ * cs eflags rsp ss, each 8 bytes; its size and rip's offset are
+ * usdt_spec.h's. No name here reads ss, the last word, which the BPF side
+ * therefore does not copy. Checked against the host's header below when
+ * built on x86_64, and by tests/unit/test_regs.c.
  */
 enum {
 	X86_R15 = 0,
@@ -42,13 +48,34 @@ enum {
 	X86_RSI = 104,
 	X86_RDI = 112,
 	X86_ORIG_RAX = 120,
-	X86_RIP = 128,
+	X86_RIP = USDT_PC_OFF_X86_64,
 	X86_CS = 136,
 	X86_EFLAGS = 144,
 	X86_RSP = 152,
 	X86_SS = 160,
-	X86_PT_REGS_SIZE = 168,
 };
+_Static_assert(X86_ORIG_RAX + 8 == X86_RIP && X86_RIP + 8 == X86_CS,
+	       "rip between orig_rax and cs");
+_Static_assert(X86_SS + 8 == USDT_CTX_SZ_X86_64, "ss ends the context");
+
+#ifdef __x86_64__
+#define X86_AT(off, field) (offsetof(struct pt_regs, field) == (off))
+_Static_assert(X86_AT(X86_R15, r15) && X86_AT(X86_R14, r14) &&
+		       X86_AT(X86_R13, r13) && X86_AT(X86_R12, r12) &&
+		       X86_AT(X86_RBP, rbp) && X86_AT(X86_RBX, rbx) &&
+		       X86_AT(X86_R11, r11) && X86_AT(X86_R10, r10) &&
+		       X86_AT(X86_R9, r9) && X86_AT(X86_R8, r8),
+	       "the host's pt_regs, r15 to r8");
+_Static_assert(X86_AT(X86_RAX, rax) && X86_AT(X86_RCX, rcx) &&
+		       X86_AT(X86_RDX, rdx) && X86_AT(X86_RSI, rsi) &&
+		       X86_AT(X86_RDI, rdi) && X86_AT(X86_ORIG_RAX, orig_rax) &&
+		       X86_AT(X86_RIP, rip) && X86_AT(X86_CS, cs) &&
+		       X86_AT(X86_EFLAGS, eflags) && X86_AT(X86_RSP, rsp) &&
+		       X86_AT(X86_SS, ss),
+	       "the host's pt_regs, rax to ss");
+_Static_assert(sizeof(struct pt_regs) == USDT_CTX_SZ_X86_64,
+	       "the host's struct pt_regs is the context");
+#endif
 
 /*
  * Every name of every general-purpose register. The legacy high-byte
@@ -297,6 +324,6 @@ const struct usdt__arch_ops usdt__arch_x86_64 = {
 	.name = "x86_64",
 	.parse_operand = parse_operand,
 	.reg_off = reg_off,
-	.pt_regs_size = X86_PT_REGS_SIZE,
-	.ip_off = X86_RIP,
+	.pt_regs_size = USDT_CTX_SZ_X86_64,
+	.ip_off = USDT_PC_OFF_X86_64,
 };

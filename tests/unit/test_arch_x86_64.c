@@ -185,6 +185,8 @@ static const struct bad_case bad_cases[] = {
 	{ "8@%fs:0x28", "segment register %fs" },
 	{ "8@%gs:(%rax)", "segment register %gs" },
 	{ "8@%ds", "segment register %ds" },
+	/* ss is pt_regs' last word, which the BPF side does not copy. */
+	{ "8@%ss", "segment register %ss" },
 	{ "8@%rax:0", "not a segment register" },
 	{ "8@%rip", "only valid as a base" },
 	{ "8@%ah", "holds 1 byte" },

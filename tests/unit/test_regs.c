@@ -101,10 +101,9 @@ static const struct host_reg host_regs[] = {
 	PR("rip", rip, 8),
 };
 
-/* uapi struct pt_regs is the BPF context; user_regs_struct (ptrace) has
- * the same layout for the part we use. */
-_Static_assert(sizeof(struct pt_regs) == 168, "x86_64 pt_regs is 168 bytes");
-_Static_assert(offsetof(struct pt_regs, rip) == 128, "rip at 128");
+/* uapi struct pt_regs is the BPF context (src/arch/x86_64.c checks the
+ * table and usdt_spec.h against it); user_regs_struct (ptrace) has the
+ * same layout for the part we use. */
 _Static_assert(offsetof(struct user_regs_struct, rip) ==
 		       offsetof(struct pt_regs, rip),
 	       "user_regs_struct starts like pt_regs");
