@@ -902,31 +902,23 @@ static __always_inline int bpf_usdt_arg(struct pt_regs *ctx, __u64 arg_num,
 }
 
 /*
- * A call of bpf_usdt_arg() tells the compiler that an error is the
- * unlikely case. Left alone, clang turns a small `if (bpf_usdt_arg(...))
- * errs++; else sum += v;` into two selects that test the return code
- * twice, both after the last call; the kernel then tells every
- * combination of failures apart in the caller (twelve such checks: 2^12
- * paths, ~37,000 verified instructions at -mcpu=v1/v2, and more than the
- * 1M limit with a reader verified per call). A likely branch stays a
- * branch, taken once per check, so the cost adds up instead (~600).
- *
- * The hint must sit in the branch's own condition, where the compiler
- * lowers it before anything else: `if (bpf_usdt_arg(...))` and
- * `if (!bpf_usdt_arg(...))` get it, `err = bpf_usdt_arg(...); if (err)`
- * does not (write `if (__builtin_expect(err, 0))` there). The call's
- * value is a long (the same number; an int in libbpf's header, so
- * -Wshorten-64-to-32 notices `int err = bpf_usdt_arg(...)`). The name
- * still names the function where no call follows (&bpf_usdt_arg), and
- * USDT_NO_ARG_HINT before the include leaves the macro out.
+ * Also a macro, which tells clang in the caller's own branch that an error
+ * is unlikely: `if (bpf_usdt_arg(...))` then stays one branch, where clang
+ * would make the checks selects that have the verifier walk every
+ * combination of failures (twelve at -mcpu=v1/v2: ~37,000 instructions,
+ * not ~600). A function cannot: clang drops a hint on a return value, and
+ * one on a branch inside does not reach the caller's. What it breaks: a
+ * declaration of the name after this header, and the call is a long, not
+ * an int. &bpf_usdt_arg, #undef and USDT_NO_ARG_HINT get the function,
+ * without the hint (docs/bench.md).
  */
 #ifndef USDT_NO_ARG_HINT
 #define bpf_usdt_arg(ctx, arg_num, res)                                     \
 	__builtin_expect(bpf_usdt_arg(ctx, arg_num, res), 0)
 #endif
 
-/* The cookie given in usdt_attach_opts.usdt_cookie (old name usr_cookie),
- * or 0. */
+/* The attach's usdt_cookie (usdt_attach_opts, or libbpf's bpf_usdt_opts
+ * through usdt_program__attach()), or 0. */
 static __always_inline long bpf_usdt_cookie(struct pt_regs *ctx)
 {
 	return usdt__cookie((void *)ctx);
