@@ -223,13 +223,13 @@ const struct usdt__features *usdt__features(void)
  * (src/progh.c) loads the program without its BTF's function info, and
  * the kernel then verifies every function at each call, as libbpf's.
  */
-static const char *const ctx_funcs[] = {
+const char *const usdt__ctx_funcs[] = {
 	"usdt__arg", "usdt__arg_cnt", "usdt__arg_size", "usdt__cookie",
-	"usdt__args", "usdt__slot", "usdt__ctx_word",
+	"usdt__args", "usdt__slot", "usdt__ctx_word", NULL,
 };
 
-/* The global FUNC of btf named ctx_funcs[i] if its first argument is a
- * pointer that feat's kernel would not take for the context; else NULL. */
+/* The global FUNC of btf named usdt__ctx_funcs[i] if its first argument is
+ * a pointer that feat's kernel would not take for the context; else NULL. */
 static const struct btf_type *unfit_func(const struct btf *btf, size_t i,
 					 const struct usdt__features *feat)
 {
@@ -238,7 +238,7 @@ static const struct btf_type *unfit_func(const struct btf *btf, size_t i,
 	const char *name;
 	int id;
 
-	id = btf__find_by_name_kind(btf, ctx_funcs[i], BTF_KIND_FUNC);
+	id = btf__find_by_name_kind(btf, usdt__ctx_funcs[i], BTF_KIND_FUNC);
 	if (id <= 0)
 		return NULL;
 	fn = btf__type_by_id(btf, id);
@@ -258,10 +258,10 @@ static const struct btf_type *unfit_func(const struct btf *btf, size_t i,
 		return NULL;
 	if (feat->ctx_known)
 		pr_debug("%s() takes a context the kernel calls '%s', not '%s': verified per call\n",
-			 ctx_funcs[i], name ? name : "?", feat->ctx_name);
+			 usdt__ctx_funcs[i], name ? name : "?", feat->ctx_name);
 	else
 		pr_debug("%s() takes a context, and the kernel has no BTF to know it by: verified per call\n",
-			 ctx_funcs[i]);
+			 usdt__ctx_funcs[i]);
 	return fn;
 }
 
@@ -270,7 +270,7 @@ bool usdt__ctx_funcs_fit(const struct btf *btf,
 {
 	size_t i;
 
-	for (i = 0; btf && i < sizeof(ctx_funcs) / sizeof(ctx_funcs[0]); i++)
+	for (i = 0; btf && usdt__ctx_funcs[i]; i++)
 		if (unfit_func(btf, i, feat))
 			return false;
 	return true;

@@ -27,6 +27,10 @@ struct usdt__features {
 };
 
 const struct usdt__features *usdt__features(void);
+/* The names of the BPF header's global functions that take the context
+ * (bpf/usdt.bpf.h's __USDT_CTX), NULL-terminated; test_bpf_header checks
+ * them against the header's BTF. */
+extern const char *const usdt__ctx_funcs[];
 /* Would feat's kernel take every one of the BPF header's functions that
  * take the context, in btf, for what they are? */
 bool usdt__ctx_funcs_fit(const struct btf *btf,

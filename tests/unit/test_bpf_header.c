@@ -4,9 +4,10 @@
  * alone, with or without __TARGET_ARCH_xxx; brings what libbpf's header
  * brings; collides loudly with libbpf's header, in one file or in two
  * linked together; two files of one object share its maps; the functions
- * that take the context fit the kernel's idea of it; and the
- * manager refuses an object that reads another spec layout. No kernel
- * needed (vmlinux.h is generated from the kernel's BTF by the build).
+ * that take the context are those the library lists, and fit the kernel's
+ * idea of it; and the manager refuses an object that reads another spec
+ * layout. No kernel needed (vmlinux.h is generated from the kernel's BTF
+ * by the build).
  */
 #include <sys/wait.h>
 #include <bpf/btf.h>
@@ -245,6 +246,74 @@ static void test_ctx_funcs_fit_kernel(void **state)
 	bpf_object__close(obj);
 }
 
+/* Does FUNC fn take the header's context type (__USDT_CTX under vmlinux.h:
+ * the typedef bpf_user_pt_regs_t) first? */
+static bool takes_ctx(const struct btf *btf, const struct btf_type *fn)
+{
+	const struct btf_type *proto = btf__type_by_id(btf, fn->type);
+	const struct btf_type *t;
+
+	if (!proto || !btf_vlen(proto))
+		return false;
+	t = btf__type_by_id(btf, btf_params(proto)->type);
+	if (!t || !btf_is_ptr(t))
+		return false;
+	do
+		t = btf__type_by_id(btf, t->type);
+	while (t && btf_is_mod(t));
+	return t && btf_is_typedef(t) &&
+	       !strcmp(btf__name_by_offset(btf, t->name_off),
+		       "bpf_user_pt_regs_t");
+}
+
+static bool is_ctx_func(const char *name)
+{
+	size_t i;
+
+	for (i = 0; usdt__ctx_funcs[i]; i++)
+		if (!strcmp(usdt__ctx_funcs[i], name))
+			return true;
+	return false;
+}
+
+/*
+ * The library's list of the functions that take the context (what the
+ * section handler looks at) is the header's: every global function of an
+ * object with all of them (arch known, storage) that takes the context is
+ * on it, and everything on it is there.
+ */
+static void test_ctx_funcs_listed(void **state)
+{
+	struct bpf_object *obj;
+	const struct btf *btf;
+	__u32 id, n;
+	size_t i;
+
+	assert_int_equal(compile("a.bpf.c", "a-all.o",
+				 "-D__TARGET_ARCH_x86 -DUSDT_STORAGE_TYPE=long"),
+			 0);
+	obj = bpf_object__open_file(OUT "/a-all.o", NULL);
+	assert_non_null(obj);
+	btf = bpf_object__btf(obj);
+	assert_non_null(btf);
+	for (id = 1, n = 0; id < btf__type_cnt(btf); id++) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+		const char *name = btf__name_by_offset(btf, t->name_off);
+
+		if (!btf_is_func(t) || btf_vlen(t) != BTF_FUNC_GLOBAL ||
+		    !takes_ctx(btf, t))
+			continue;
+		if (!is_ctx_func(name))
+			fail_msg("%s() takes the context, not in usdt__ctx_funcs",
+				 name);
+		n++;
+	}
+	for (i = 0; usdt__ctx_funcs[i]; i++)
+		assert_true(has_func(btf, usdt__ctx_funcs[i]));
+	assert_int_equal(n, i);
+	bpf_object__close(obj);
+}
+
 static void test_two_files_share_maps(void **state)
 {
 	struct bpf_object *obj;
@@ -278,6 +347,7 @@ int main(void)
 		cmocka_unit_test(test_libbpf_names),
 		cmocka_unit_test(test_layout_checked),
 		cmocka_unit_test(test_ctx_funcs_fit_kernel),
+		cmocka_unit_test(test_ctx_funcs_listed),
 		cmocka_unit_test(test_two_files_share_maps),
 	};
 
