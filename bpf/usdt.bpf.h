@@ -903,13 +903,14 @@ static __always_inline int bpf_usdt_arg(struct pt_regs *ctx, __u64 arg_num,
 
 /*
  * Also a macro, which tells clang in the caller's own branch that an error
- * is unlikely: `if (bpf_usdt_arg(...))` then stays one branch, where clang
+ * is unlikely: `if (bpf_usdt_arg(...))` stays one branch (after `err =
+ * bpf_usdt_arg(...)`, write `if (__builtin_expect(err, 0))`), where clang
  * would make the checks selects that have the verifier walk every
  * combination of failures (twelve at -mcpu=v1/v2: ~37,000 instructions,
  * not ~600). A function cannot: clang drops a hint on a return value, and
- * one on a branch inside does not reach the caller's. What it breaks: a
+ * one on a branch inside does not reach the caller's. It breaks a
  * declaration of the name after this header, and the call is a long, not
- * an int. &bpf_usdt_arg, #undef and USDT_NO_ARG_HINT get the function,
+ * an int; &bpf_usdt_arg, #undef and USDT_NO_ARG_HINT get the function,
  * without the hint (docs/bench.md).
  */
 #ifndef USDT_NO_ARG_HINT
