@@ -276,7 +276,7 @@ struct usdt_manager_opts {
 	/* Before load: keep the programs' IP-map path where the kernel has
 	 * bpf_cookie, for attaches with usdt_attach_opts.force_ip_map. Unset,
 	 * the manager lets the verifier drop that path (about 20 instructions
-	 * of each program) and such attaches fail with EOPNOTSUPP. Without
+	 * of each program) and such attaches fail with EINVAL. Without
 	 * bpf_cookie, or with a manager created after load, the path is
 	 * always there. */
 	bool keep_ip_map;
@@ -292,7 +292,11 @@ struct usdt_manager_opts {
  * @return the manager, or NULL with errno: ESRCH (the object does not
  * include bpf/usdt.bpf.h), EPROTO (its usdt.bpf.h reads another spec
  * layout than this library writes: it was built against another libusdt),
- * EINVAL (bad opts, or sizes given after load), ENOMEM.
+ * EINVAL (bad opts, or sizes given after load), EOPNOTSUPP
+ * (no_uprobe_multi with libbpf 1.3 or newer, which loads SEC("usdt")
+ * programs for uprobe_multi links anyway where the kernel has them, and
+ * libusdt's section handler not registered: a static link built with
+ * USDT_NO_SKEL_HANDLER), ENOMEM.
  *
  * Called before bpf_object__load(), it may resize the maps and chooses the
  * link of the object's SEC("usdt") and SEC("usdt/...") programs, the same
@@ -342,7 +346,7 @@ struct usdt_attach_opts {
 	};
 	enum usdt_attach_mode mode;
 	/* Find specs through the IP map even where bpf_cookie works; needs
-	 * a manager created before load with keep_ip_map (else EOPNOTSUPP). */
+	 * a manager created before load with keep_ip_map (else EINVAL). */
 	bool force_ip_map;
 	/*
 	 * Per-attach storage, for objects that define USDT_STORAGE_TYPE:
@@ -370,23 +374,43 @@ struct usdt_attach_opts {
  * loader would (with pid > 0, in that process's maps first).
  * @param provider, name the probe; shell globs are allowed.
  * @param opts NULL, or options.
- * @return a link, or NULL with errno: ENOENT (no such file or no matching
- * probe), ENOEXEC (not a regular file, or not a 64-bit ELF file), EFBIG or
- * E2BIG (the file is beyond the reader's limits; or E2BIG: out of spec IDs,
- * storage slots or IP-map entries, past the object's limits or the caps
- * of usdt_manager_opts), EBUSY (the object's maps are filled by another
- * manager: one manager per object), ENOTSUP (the file is for another architecture, or
- * IP-map mode needs a pid), EOPNOTSUPP (the same value: force_ip_map, and
- * the program was loaded without the IP-map path; see keep_ip_map), ESRCH (pid > 0 and that process has exited or
- * does not run the file: give /proc/PID/exe or /proc/PID/map_files/...
- * to reach a file replaced on disk since it started), EPERM (also: pid >
- * 0, the file is on btrfs or on an overlay before Linux 6.8, where a
- * process's mapping of it is told from another file's only through
- * /proc/PID/map_files/, and that needs CAP_SYS_ADMIN or
- * CAP_CHECKPOINT_RESTORE), EEXIST (two call
- * sites at one IP in IP-map mode), EINVAL (also: prog is not of the
- * manager's bpf_object), ENOMEM, or the kernel's errno. On failure nothing
- * stays attached and nothing is taken.
+ * @return a link, or NULL with errno, one cause each:
+ *  - ENOENT: no such file, or no probe matches;
+ *  - ENOEXEC: not a regular file, not a 64-bit ELF file, or a file for
+ *    another architecture than this host's (usdt_file__machine() says
+ *    which), as execve() would say;
+ *  - EFBIG: the file is beyond the reader's limits (16 MiB of notes);
+ *  - E2BIG: more call sites or arguments than the reader takes, or out of
+ *    spec IDs, storage slots or IP-map entries (the object's limits, or
+ *    the caps of usdt_manager_opts);
+ *  - EINVAL: a bad argument or option, or options that do not go
+ *    together: prog not loaded or not of the manager's bpf_object;
+ *    USDT_MODE_PERF for a program loaded for uprobe_multi links, or
+ *    USDT_MODE_MULTI for one loaded as a plain uprobe (see
+ *    usdt_manager__new()); force_ip_map without the IP-map path (see
+ *    usdt_manager_opts.keep_ip_map), or with pid -1 on a
+ *    position-independent file (an IP-map key is an address in one
+ *    process); storage for an object without USDT_STORAGE_TYPE, or not
+ *    of its size;
+ *  - EOPNOTSUPP: the system cannot do it: USDT_MODE_MULTI on a kernel
+ *    without uprobe_multi links (6.6), a probe with a semaphore on one
+ *    without uprobe ref_ctr_offset (4.20), pid -1 on a
+ *    position-independent file on one without bpf_cookie (5.15), or a
+ *    host architecture libusdt has no attach support for;
+ *  - EBUSY: the object's maps are filled by another manager (one manager
+ *    per object), or the manager is a fork()ed child's copy;
+ *  - ESRCH: pid > 0 and that process has exited or does not run the file
+ *    (give /proc/PID/exe or /proc/PID/map_files/... to reach a file
+ *    replaced on disk since it started);
+ *  - EPERM: as the kernel says it, and also: pid > 0, the file is on btrfs
+ *    or on an overlay before Linux 6.8, where a process's mapping of it
+ *    is told from another file's only through /proc/PID/map_files/, and
+ *    that needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE;
+ *  - EEXIST: two call sites at one IP in IP-map mode;
+ *  - EMFILE: per-site uprobes would need more descriptors than the hard
+ *    RLIMIT_NOFILE allows;
+ *  - ENOMEM, or the kernel's errno.
+ * On failure nothing stays attached and nothing is taken.
  *
  * The path is resolved and opened once (a FIFO, device or directory is
  * refused without blocking), and the kernel gets that open file, never
@@ -516,9 +540,10 @@ struct bpf_usdt_opts;
  * programs built on libusdt's usdt.bpf.h: the same arguments (libbpf's
  * struct bpf_usdt_opts, its usdt_cookie read by bpf_usdt_cookie()), and a
  * struct bpf_link of libbpf's, destroyed by bpf_link__destroy().
- * @return the link, or NULL with errno set (EINVAL, ENOENT for no such
- * probe, E2BIG when the spec map is full, EOPNOTSUPP where no one struct
- * bpf_link can hold the call sites: see below).
+ * @return the link, or NULL with errno set, as usdt_manager__attach()
+ * sets it (ENOENT for no such probe, E2BIG when the spec map is full,
+ * ...), and EOPNOTSUPP also where no one struct bpf_link can hold the
+ * call sites: see below.
  *
  * A program built on libbpf's header is handed to bpf_program__attach_usdt().
  * libusdt also registers itself as libbpf's handler of SEC("usdt") when it
@@ -529,9 +554,10 @@ struct bpf_usdt_opts;
  * link uses stays in the maps after usdt_manager__free().
  *
  * The link is one uprobe_multi link (Linux 6.6; with libbpf before 1.3 it
- * reaches libbpf through a moment's pin in a mounted BPF file system), or,
- * for a single call site, a perf uprobe. Several call sites without
- * uprobe_multi: EOPNOTSUPP, and usdt_manager__attach() attaches them.
+ * reaches libbpf through a moment's pin in a mounted BPF file system, and
+ * without one mounted: EOPNOTSUPP), or, for a single call site, a perf
+ * uprobe. Several call sites without uprobe_multi: EOPNOTSUPP, and
+ * usdt_manager__attach() attaches them.
  * What a link holds in the maps is given back once the kernel link is
  * gone (destroyed, and not pinned), when the spec map runs short. Links
  * are looked up by ID, or, without CAP_SYS_ADMIN, in the kernel's BPF

@@ -389,13 +389,44 @@ static bool prog_of_object(const struct bpf_program *prog,
 	return false;
 }
 
+/*
+ * The link the program was loaded for decides: a program loaded for
+ * uprobe_multi links cannot take perf uprobes, and one loaded as a plain
+ * uprobe cannot take a uprobe_multi link. Asking for the other is the
+ * caller's mistake (-EINVAL), unless the kernel has no uprobe_multi links
+ * at all (-EOPNOTSUPP).
+ */
+static int attach_pick_mode(struct attach_ctx *c, enum usdt_attach_mode mode,
+			    const char *pname)
+{
+	bool prog_multi = bpf_program__expected_attach_type(c->prog) ==
+			  (enum bpf_attach_type)USDT__TRACE_UPROBE_MULTI;
+
+	if (mode == USDT_MODE_PERF && prog_multi) {
+		pr_warn("%s:%s: program '%s' was loaded for uprobe_multi links; create the manager before bpf_object__load() with no_uprobe_multi for per-site uprobes\n",
+			c->provider, c->name, pname);
+		return -EINVAL;
+	}
+	if (mode == USDT_MODE_MULTI && !prog_multi && !c->feat->uprobe_multi) {
+		pr_warn("%s:%s: USDT_MODE_MULTI: this kernel has no uprobe_multi links (Linux 6.6)\n",
+			c->provider, c->name);
+		return -EOPNOTSUPP;
+	}
+	if (mode == USDT_MODE_MULTI && !prog_multi) {
+		pr_warn("%s:%s: program '%s' was not loaded for uprobe_multi links (a SEC(\"uprobe\") program, a manager with no_uprobe_multi, or one created after load with libbpf before 1.3)\n",
+			c->provider, c->name, pname);
+		return -EINVAL;
+	}
+	c->use_multi = prog_multi;
+	return 0;
+}
+
 /* Check the arguments that do not depend on the file, and pick a mode. */
 static int attach_prepare(struct attach_ctx *c,
 			  const struct usdt_attach_opts *opts)
 {
 	const char *pname = bpf_program__name(c->prog);
 	enum usdt_attach_mode mode;
-	bool prog_multi;
 	int err;
 
 	mode = OPTS_GET(opts, mode, USDT_MODE_AUTO);
@@ -426,32 +457,24 @@ static int attach_prepare(struct attach_ctx *c,
 	if (err)
 		return err;
 	c->host = usdt__arch_host();
-	if (!c->host)
-		return -ENOTSUP;
+	if (!c->host) {
+		pr_warn("%s:%s: libusdt cannot attach on this host's architecture\n",
+			c->provider, c->name);
+		return -EOPNOTSUPP;
+	}
 	c->feat = usdt__features();
 	if (!c->feat->bpf_cookie)
 		c->use_ip = true;
+	/* Only force_ip_map gets here: without bpf_cookie the manager
+	 * always keeps the path. */
 	if (c->use_ip && !usdt__ip_map_kept(c->man)) {
-		pr_warn("%s:%s: IP-map mode (%s) needs the IP-map path, and program '%s' was loaded without it: create the manager before load with usdt_manager_opts.keep_ip_map\n",
-			c->provider, c->name,
-			c->feat->bpf_cookie ? "force_ip_map" : "no bpf_cookie",
-			pname);
-		return -EOPNOTSUPP;
-	}
-	prog_multi = bpf_program__expected_attach_type(c->prog) ==
-		     (enum bpf_attach_type)USDT__TRACE_UPROBE_MULTI;
-	if (mode == USDT_MODE_PERF && prog_multi) {
-		pr_warn("%s:%s: program '%s' was loaded for uprobe_multi links; create the manager before bpf_object__load() with no_uprobe_multi for per-site uprobes\n",
+		pr_warn("%s:%s: force_ip_map needs the IP-map path, and program '%s' was loaded without it: create the manager before load with usdt_manager_opts.keep_ip_map\n",
 			c->provider, c->name, pname);
 		return -EINVAL;
 	}
-	if (mode == USDT_MODE_MULTI && !prog_multi) {
-		pr_warn("%s:%s: program '%s' was not loaded for uprobe_multi links (kernel support: %s)\n",
-			c->provider, c->name, pname,
-			c->feat->uprobe_multi ? "yes" : "no");
-		return -ENOTSUP;
-	}
-	c->use_multi = prog_multi;
+	err = attach_pick_mode(c, mode, pname);
+	if (err)
+		return err;
 	if (c->pid == 0)
 		c->pid = getpid();
 	return 0;
@@ -473,13 +496,17 @@ static int attach_check_file(struct attach_ctx *c)
 			c->provider, c->name, file->path,
 			file->arch ? file->arch->name : "another architecture",
 			c->host->name);
-		return -ENOTSUP;
+		return -ENOEXEC;
 	}
+	/* Where a position-independent file sits differs per process, so
+	 * IP-map keys need one: force_ip_map with pid -1 asks for what
+	 * cannot be, and a kernel without bpf_cookie cannot do without. */
 	if (c->use_ip && file->e_type == ET_DYN && c->pid < 0) {
-		pr_warn("%s:%s: '%s' is position-independent: IP-map mode (no bpf_cookie%s) needs a pid\n",
+		pr_warn("%s:%s: '%s' is position-independent: IP-map mode (%s) needs a pid\n",
 			c->provider, c->name, file->path,
-			c->feat->bpf_cookie ? " requested" : " in this kernel");
-		return -ENOTSUP;
+			c->feat->bpf_cookie ? "force_ip_map" :
+					      "no bpf_cookie in this kernel");
+		return c->feat->bpf_cookie ? -EINVAL : -EOPNOTSUPP;
 	}
 	/* A link to a file the process does not run would never fire. */
 	if (c->pid > 0 && (err = check_process(c)))
@@ -502,7 +529,7 @@ static int add_site(const struct usdt_probe *p, void *ctx)
 	if (p->sema_off && !c->feat->ref_ctr) {
 		pr_warn("%s:%s: has a semaphore and the kernel has no uprobe ref_ctr_offset\n",
 			p->provider, p->name);
-		return -ENOTSUP;
+		return -EOPNOTSUPP;
 	}
 	c->sites[c->cnt++] = p;
 	return 0;

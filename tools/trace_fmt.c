@@ -943,7 +943,7 @@ static void warn_unreadable(struct probe_ent *p, int i, int err)
 		return;
 	}
 	probe_err(p, "argument %d cannot be read: %s", i,
-		  (err == EOPNOTSUPP || err == ENOTSUP) && p->reasons[i] ?
+		  err == EOPNOTSUPP && p->reasons[i] ?
 		  p->reasons[i] : tool_strerror(err ? err : EFAULT));
 }
 

@@ -96,9 +96,10 @@ static const char *attach_error(int err)
 		/* Linux took perf uprobes back from CAP_PERFMON ("perf:
 		 * Require CAP_SYS_ADMIN for uprobes", in stable kernels too). */
 		return "permission denied (needs root, or CAP_BPF and CAP_PERFMON; perf uprobes need CAP_SYS_ADMIN too: -m perf, or a kernel without uprobe_multi links, before 6.6)";
-	case ENOTSUP:
-		return "not supported (another architecture, or the kernel "
-		       "lacks a feature)";
+	case ENOEXEC:
+		return "the file is not for this host's architecture";
+	case EOPNOTSUPP:
+		return "not supported by this kernel or libbpf (USDT_LOG_LEVEL=warn says what it lacks)";
 	case E2BIG:
 		return "too many call sites for the BPF maps";
 	default:
@@ -492,10 +493,21 @@ static bool probe_has_sema(const struct trace_run *r, const struct probe_ent *p)
 }
 
 /* Why an attach failed, with the likely cause of EINVAL at a semaphore
- * site. */
+ * site, and the architecture of a file for another. */
 const char *trace_attach_why(const struct trace_run *r,
 			      const struct probe_ent *p, int err)
 {
+	static char foreign[96];
+	const char *arch;
+
+	arch = err == ENOEXEC ? usdt_file__arch_name(r->files[p->file].file) :
+				NULL;
+	if (arch) {
+		snprintf(foreign, sizeof(foreign),
+			 "the file is for %s, not for this host's architecture",
+			 arch);
+		return foreign;
+	}
 	if (err == EINVAL && probe_has_sema(r, p))
 		return "invalid argument: the kernel refuses a site with a semaphore where another uprobe sits with another semaphore offset or none (another tracer's?); dmesg says \"ref_ctr_offset mismatch\"";
 	if (err == ESRCH)
@@ -505,8 +517,9 @@ const char *trace_attach_why(const struct trace_run *r,
 
 /*
  * Attach every probe. A probe that cannot be attached for a reason of its
- * own (only broken sites, an unsupported feature) is skipped with a
- * warning; anything else ends the trace. Returns 0 or the exit status.
+ * own (only broken sites, a feature the kernel lacks, a file of another
+ * architecture among those traced) is skipped with a warning; anything
+ * else ends the trace. Returns 0 or the exit status.
  */
 int trace_attach_all(struct trace_run *r)
 {
@@ -528,7 +541,8 @@ int trace_attach_all(struct trace_run *r)
 		err = errno;
 		if (trace_stop_signal)
 			return 128 + trace_stop_signal;
-		if (err != EINVAL && err != ENOTSUP && err != ENOENT)
+		if (err != EINVAL && err != EOPNOTSUPP && err != ENOEXEC &&
+		    err != ENOENT)
 			return probe_err(p, "cannot attach in %s: %s",
 					 r->files[p->file].target.shown,
 					 trace_attach_why(r, p, err));

@@ -1379,6 +1379,37 @@ static void test_semaphore_clash(void **state)
 	assert_nothing_left();
 }
 
+/* A copy of the target whose header names another architecture: each
+ * probe is skipped, saying which, and nothing is traced. */
+static void test_other_arch(void **state)
+{
+	char dir[] = "/tmp/usdt-arch-XXXXXX", path[64], cmd[256];
+	struct run_result r;
+	Elf64_Ehdr eh;
+	int fd;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/trace_target", dir);
+	snprintf(cmd, sizeof(cmd), "cp %s %s", TT, path);
+	assert_int_equal(system(cmd), 0);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &eh, sizeof(eh), 0), sizeof(eh));
+	eh.e_machine = eh.e_machine == EM_AARCH64 ? EM_X86_64 : EM_AARCH64;
+	assert_int_equal(pwrite(fd, &eh, sizeof(eh), 0), sizeof(eh));
+	close(fd);
+	run_tool(&r, "trace", "-n", "1", path, "tt:one");
+	unlink(path);
+	rmdir(dir);
+	assert_int_equal(r.status, 1);
+	expect_in(r.err, eh.e_machine == EM_AARCH64 ?
+		  "tt:one: warning: skipped: the file is for aarch64, not for this host's architecture" :
+		  "tt:one: warning: skipped: the file is for x86_64, not for this host's architecture");
+	expect_in(r.err, "no probe could be attached");
+	run_result_free(&r);
+	assert_nothing_left();
+}
+
 struct error_case {
 	const char *args[6];
 	const char *message;
@@ -1437,6 +1468,7 @@ int main(void)
 		cmocka_unit_test(test_pid_errors),
 		cmocka_unit_test(test_pid_not_ours),
 		cmocka_unit_test(test_semaphore_clash),
+		cmocka_unit_test(test_other_arch),
 		cmocka_unit_test(test_errors),
 	};
 
