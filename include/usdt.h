@@ -112,7 +112,8 @@ struct usdt_file_opts {
  * ENOEXEC (not a regular file, not a 64-bit ELF file, or too damaged to
  * read), EFBIG (.note.stapsdt, the section names or the section count
  * beyond the reader's limits: 16 MiB, 65536 sections), E2BIG (more than
- * 131072 call sites or 262144 arguments), ENOMEM.
+ * 131072 call sites or 1048576 arguments), EOPNOTSUPP (the libelf loaded
+ * is older than the one libusdt was built with), ENOMEM.
  *
  * A file without USDT notes opens and has zero probes. A malformed note or
  * an unreadable argument marks that probe (usdt_probe__status()) or that
@@ -160,8 +161,9 @@ USDT_API uint64_t usdt_probe__semaphore_offset(const struct usdt_probe *p);
 USDT_API const char *usdt_probe__args_str(const struct usdt_probe *p);
 /**
  * @brief 0 if the note was read, else a negative errno (-EINVAL malformed
- * note or argument string, -E2BIG too many arguments, -ENOTSUP unknown
- * architecture); usdt_probe__error() says why.
+ * note or argument string, -E2BIG too many arguments, -EOPNOTSUPP a file
+ * of an architecture libusdt has no argument parser for);
+ * usdt_probe__error() says why.
  */
 USDT_API int usdt_probe__status(const struct usdt_probe *p);
 /** @brief why the probe is bad, or NULL when its status is 0. */
@@ -395,8 +397,9 @@ struct usdt_attach_opts {
  *  - EOPNOTSUPP: the system cannot do it: USDT_MODE_MULTI on a kernel
  *    without uprobe_multi links (6.6), a probe with a semaphore on one
  *    without uprobe ref_ctr_offset (4.20), pid -1 on a
- *    position-independent file on one without bpf_cookie (5.15), or a
- *    host architecture libusdt has no attach support for;
+ *    position-independent file on one without bpf_cookie (5.15), a
+ *    host architecture libusdt has no attach support for, or a libelf
+ *    older than libusdt's build (as usdt_file__open());
  *  - EBUSY: the object's maps are filled by another manager (one manager
  *    per object), or the manager is a fork()ed child's copy;
  *  - ESRCH: pid > 0 and that process has exited or does not run the file

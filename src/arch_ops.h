@@ -16,10 +16,12 @@
 /*
  * Operand parser of one architecture: parse op[0..len) (not NUL-terminated;
  * a pointer into the args string, which is) and fill the operand fields of
- * arg. On a form it cannot read, return -EINVAL (or -ENOTSUP for a form it
- * recognises but cannot support, like vector registers) and write why in
- * arg->reason. Size fields are already set; a parser may read them (x86
+ * arg. On a form it cannot read, return -EINVAL (or -EOPNOTSUPP for a form
+ * it recognises but cannot support, like vector registers) and write why
+ * in arg->reason. Size fields are already set; a parser may read them (x86
  * checks the register width against the size) but must not change them.
+ * The code stays inside the library: an argument is unsupported, with its
+ * reason, whichever it is.
  */
 typedef int (*usdt__parse_operand_fn)(const char *op, size_t len,
 				      struct usdt__arg *arg);

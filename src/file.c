@@ -122,7 +122,7 @@ static int libelf_init(void)
 {
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		pr_warn("libelf is too old: %s\n", elf_errmsg(-1));
-		return -ENOTSUP;
+		return -EOPNOTSUPP;
 	}
 	return 0;
 }
@@ -349,7 +349,7 @@ int usdt_probe__arg(const struct usdt_probe *p, int i,
 	if (!p || p->status || i < 0 || i >= p->arg_cnt)
 		return usdt__err(-ERANGE);
 	if (!p->args)		/* a compact file's; never handed out */
-		return usdt__err(-ENOTSUP);
+		return usdt__err(-EOPNOTSUPP);
 
 	a = &p->args[i];
 	text = p->arg_text;

@@ -12,7 +12,7 @@
  *
  * Type records are walked as the BTF UAPI lays them out (<linux/btf.h>):
  * a struct btf_type, then data whose size depends on the kind and vlen.
- * A kind this reader does not know stops it (-ENOTSUP): the caller then
+ * A kind this reader does not know stops it (-EOPNOTSUPP): the caller then
  * asks libbpf.
  */
 #include <fcntl.h>
@@ -118,7 +118,7 @@ static long kbtf_extra(uint32_t kind, uint32_t vlen)
 /*
  * Walk the type records from id 1: the first one (id >= 1) that is `want`
  * (want_id, or else the typedef named at name_off). Its id into *id and
- * record into *t. Returns 0, -ENOENT, -ENOTSUP or -EIO.
+ * record into *t. Returns 0, -ENOENT, -EOPNOTSUPP or -EIO.
  */
 static int kbtf_find(struct kbtf *k, uint32_t want_id, uint32_t name_off,
 		     uint32_t *id, struct btf_type *t)
@@ -141,7 +141,7 @@ static int kbtf_find(struct kbtf *k, uint32_t want_id, uint32_t name_off,
 		extra = kbtf_extra(BTF_INFO_KIND(t->info),
 				   BTF_INFO_VLEN(t->info));
 		if (extra < 0)
-			return -ENOTSUP;
+			return -EOPNOTSUPP;
 		off += sizeof(*t) + (uint64_t)extra;
 	}
 	return -ENOENT;
@@ -196,7 +196,7 @@ static int kbtf_open(struct kbtf *k, const char *path)
 	if (h.magic != BTF_MAGIC || h.hdr_len < sizeof(h) ||
 	    (uint64_t)h.hdr_len + h.type_off + h.type_len > (uint64_t)st.st_size ||
 	    (uint64_t)h.hdr_len + h.str_off + h.str_len > (uint64_t)st.st_size)
-		return -ENOTSUP;
+		return -EOPNOTSUPP;
 	k->type_off = (uint64_t)h.hdr_len + h.type_off;
 	k->type_end = k->type_off + h.type_len;
 	k->str_off = (uint64_t)h.hdr_len + h.str_off;

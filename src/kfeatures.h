@@ -40,7 +40,7 @@ bool usdt__ctx_funcs_fit(const struct btf *btf,
  * for, from the BTF file at path (src/kbtf.c: read through a small buffer,
  * never loaded whole), into buf ("" for an anonymous one). Returns 0,
  * -ESRCH (no such typedef, or it leads elsewhere), -E2BIG (buf too
- * small), -ENOTSUP (not native BTF, or a kind this reader does not know),
+ * small), -EOPNOTSUPP (not native BTF, or a kind this reader does not know),
  * -ENOMEM, or the error of opening or reading the file.
  */
 int usdt__btf_ctx_name(const char *path, char *buf, size_t size);

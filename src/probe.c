@@ -223,7 +223,7 @@ void usdt__probe_build(struct usdt__lazy *lazy, const struct usdt_file *file,
 	if (!probe_place(ue, base, s, p))
 		goto err_out;
 	if (!file->arch) {
-		p->status = -ENOTSUP;
+		p->status = -EOPNOTSUPP;
 		p->error = "unsupported architecture";
 		goto err_out;
 	}

@@ -37,7 +37,7 @@ int usdt__op_fail(struct usdt__arg *arg, int err, const char *fmt, ...);
  * A floating-point, vector or SIMD register (x86 %xmm0, %st, %mm0; arm64
  * d0, v0, z0; s390x %f0, %v0; riscv64 fa0, v0): not in struct pt_regs, so
  * BPF cannot read it. One reason for all of them on every arch; name is
- * as written (pfx: "%" where the syntax has it). Returns -ENOTSUP.
+ * as written (pfx: "%" where the syntax has it). Returns -EOPNOTSUPP.
  */
 int usdt__op_fail_fpreg(struct usdt__arg *arg, const char *pfx,
 			const char *name, size_t len);

@@ -111,7 +111,7 @@ static int reloc(struct usdt__arg *arg, const char *op, size_t len, size_t p)
 		n++;
 	if (n > USDT__QUOTE_MAX)
 		n = USDT__QUOTE_MAX;
-	return usdt__op_fail(arg, -ENOTSUP,
+	return usdt__op_fail(arg, -EOPNOTSUPP,
 			     "arm64 relocation operand :%.*s: not supported",
 			     (int)n, op + p + 1);
 }

@@ -40,7 +40,7 @@ int usdt__op_fail_fpreg(struct usdt__arg *arg, const char *pfx,
 {
 	int q = len > USDT__QUOTE_MAX ? USDT__QUOTE_MAX : (int)len;
 
-	return usdt__op_fail(arg, -ENOTSUP,
+	return usdt__op_fail(arg, -EOPNOTSUPP,
 			     "floating-point/vector register %s%.*s: not "
 			     "readable by BPF", pfx, q, name);
 }
@@ -158,10 +158,10 @@ int usdt__scan_sym_expr(const char *s, size_t len, size_t *pos,
 	for (;;) {
 		if (p < len && sym_start(s[p])) {
 			if (arg->has_sym)
-				return usdt__op_fail(arg, -ENOTSUP,
+				return usdt__op_fail(arg, -EOPNOTSUPP,
 						     "two symbols in one operand");
 			if (minus)
-				return usdt__op_fail(arg, -ENOTSUP,
+				return usdt__op_fail(arg, -EOPNOTSUPP,
 						     "subtracting a symbol not supported");
 			start = p;
 			while (p < len && sym_char(s[p]))
@@ -176,7 +176,7 @@ int usdt__scan_sym_expr(const char *s, size_t len, size_t *pos,
 				    memcmp(s + p + 1, "GOTPCREL", 8)) {
 					if (n > USDT__QUOTE_MAX)
 						n = USDT__QUOTE_MAX;
-					return usdt__op_fail(arg, -ENOTSUP,
+					return usdt__op_fail(arg, -EOPNOTSUPP,
 							     "relocation @%.*s not supported",
 							     (int)n, s + p + 1);
 				}

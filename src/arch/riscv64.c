@@ -189,7 +189,7 @@ static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 		    op[3] != '(') {
 			if (n > USDT__QUOTE_MAX)
 				n = USDT__QUOTE_MAX;
-			return usdt__op_fail(arg, -ENOTSUP,
+			return usdt__op_fail(arg, -EOPNOTSUPP,
 					     "riscv64 relocation operand %%%.*s() not supported",
 					     (int)n, op + 1);
 		}

@@ -80,7 +80,7 @@ static int bad_reg(struct usdt__arg *arg, const char *name, size_t len)
 	    (n >= 0 && n <= 31 && name[0] == 'v'))
 		return usdt__op_fail_fpreg(arg, "%", name, len);
 	if (n >= 0 && n <= 15 && (name[0] == 'a' || name[0] == 'c'))
-		return usdt__op_fail(arg, -ENOTSUP,
+		return usdt__op_fail(arg, -EOPNOTSUPP,
 				     "%s register %%%.*s not supported",
 				     name[0] == 'a' ? "access" : "control", q,
 				     name);

@@ -127,12 +127,12 @@ static int bad_reg(struct usdt__arg *arg, const char *name, size_t len)
 	    usdt__name_numbered(name, len, "mm"))
 		return usdt__op_fail_fpreg(arg, "%", name, len);
 	if (usdt__name_numbered(name, len, "k"))
-		return usdt__op_fail(arg, -ENOTSUP,
+		return usdt__op_fail(arg, -EOPNOTSUPP,
 				     "mask register %%%.*s not supported", q, name);
 	if (usdt__name_is(name, len, "cs") || usdt__name_is(name, len, "ds") ||
 	    usdt__name_is(name, len, "es") || usdt__name_is(name, len, "fs") ||
 	    usdt__name_is(name, len, "gs") || usdt__name_is(name, len, "ss"))
-		return usdt__op_fail(arg, -ENOTSUP,
+		return usdt__op_fail(arg, -EOPNOTSUPP,
 				     "segment register %%%.*s not supported",
 				     q, name);
 	return usdt__op_fail(arg, -EINVAL, "unknown register %%%.*s", q, name);
@@ -175,7 +175,7 @@ static int parse_regs(const char *op, size_t len, size_t *pos,
 		if (off < 0)
 			return off;
 		if (width == 4)
-			return usdt__op_fail(arg, -ENOTSUP,
+			return usdt__op_fail(arg, -EOPNOTSUPP,
 					     "32-bit address register %%%.*s not supported",
 					     (int)nl, op + np);
 		if (width != 8)
@@ -197,7 +197,7 @@ static int parse_regs(const char *op, size_t len, size_t *pos,
 		if (off < 0)
 			return off;
 		if (width == 4)
-			return usdt__op_fail(arg, -ENOTSUP,
+			return usdt__op_fail(arg, -EOPNOTSUPP,
 					     "32-bit address register %%%.*s not supported",
 					     (int)nl, op + np);
 		if (width != 8 || off == X86_RSP || off == X86_RIP)
@@ -251,7 +251,7 @@ static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 		if (err)
 			return err;
 		if (arg->got)
-			return usdt__op_fail(arg, -ENOTSUP,
+			return usdt__op_fail(arg, -EOPNOTSUPP,
 					     "@GOTPCREL in an immediate not supported");
 		if (p != len)
 			return usdt__op_fail(arg, -EINVAL,
@@ -276,7 +276,7 @@ static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 			return usdt__op_fail(arg, -EINVAL,
 					     "%%rip is only valid as a base");
 		if (off % 8 && arg->size != 1)
-			return usdt__op_fail(arg, -ENOTSUP,
+			return usdt__op_fail(arg, -EOPNOTSUPP,
 					     "%%%.*s holds 1 byte, not %d",
 					     (int)nl, op + np, arg->size);
 		usdt__set_name(arg->base, op + np, nl);
@@ -299,7 +299,7 @@ static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 	if (p != len)
 		return usdt__op_fail(arg, -EINVAL, "garbage after a memory operand");
 	if (arg->got && (!arg->pcrel || arg->disp))
-		return usdt__op_fail(arg, -ENOTSUP,
+		return usdt__op_fail(arg, -EOPNOTSUPP,
 				     "@GOTPCREL other than sym@GOTPCREL(%%rip) not supported");
 	return 0;
 }

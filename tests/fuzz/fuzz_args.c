@@ -78,7 +78,7 @@ static void check_raw(const struct usdt__arch_ops *arch, const uint8_t *data,
 	arg.base_off = -1;
 	arg.idx_off = -1;
 	err = arch->parse_operand(buf, len, &arg);
-	CHECK(err == 0 || err == -EINVAL || err == -ENOTSUP);
+	CHECK(err == 0 || err == -EINVAL || err == -EOPNOTSUPP);
 	CHECK(memchr(arg.reason, '\0', sizeof(arg.reason)));
 	if (err) {
 		CHECK(arg.reason[0]);

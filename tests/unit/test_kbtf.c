@@ -174,7 +174,7 @@ static void test_header_len(void **state)
 	assert_string_equal(buf, "pt_regs");
 	hdr_len = 20;
 	assert_int_equal(ctx_name(&b, BTF_MAGIC, 0, buf, sizeof(buf)),
-			 -ENOTSUP);
+			 -EOPNOTSUPP);
 	hdr_len = 24;
 }
 
@@ -187,9 +187,10 @@ static void test_refused(void **state)
 	common_types(&b, "pt_regs");
 	type(&b, "bpf_user_pt_regs_t", BTF_KIND_TYPEDEF, 0, 5, 0);
 	/* Swapped magic (the other byte order), a cut file. */
-	assert_int_equal(ctx_name(&b, 0x9feb, 0, buf, sizeof(buf)), -ENOTSUP);
+	assert_int_equal(ctx_name(&b, 0x9feb, 0, buf, sizeof(buf)),
+			 -EOPNOTSUPP);
 	assert_int_equal(ctx_name(&b, BTF_MAGIC, 40, buf, sizeof(buf)),
-			 -ENOTSUP);
+			 -EOPNOTSUPP);
 
 	/* A kind this reader does not know, before the typedef. */
 	blob_init(&b);
@@ -197,7 +198,7 @@ static void test_refused(void **state)
 	type(&b, "new", 31, 0, 0, 0);
 	type(&b, "bpf_user_pt_regs_t", BTF_KIND_TYPEDEF, 0, 1, 0);
 	assert_int_equal(ctx_name(&b, BTF_MAGIC, 0, buf, sizeof(buf)),
-			 -ENOTSUP);
+			 -EOPNOTSUPP);
 }
 
 #ifdef USDT_CROSS_BUILD
@@ -219,7 +220,7 @@ static void test_vmlinux(void **state)
 	fclose(f);
 	if (magic != BTF_MAGIC) {
 		assert_int_equal(usdt__btf_ctx_name(path, buf, sizeof(buf)),
-				 -ENOTSUP);
+				 -EOPNOTSUPP);
 		return;
 	}
 	assert_int_equal(usdt__btf_ctx_name(path, buf, sizeof(buf)), 0);
@@ -243,7 +244,7 @@ static void test_vmlinux(void **state)
 				     BTF_LITTLE_ENDIAN : BTF_BIG_ENDIAN)) {
 		assert_int_equal(usdt__btf_ctx_name("/sys/kernel/btf/vmlinux",
 						    buf, sizeof(buf)),
-				 -ENOTSUP);
+				 -EOPNOTSUPP);
 		btf__free(btf);
 		return;
 	}

@@ -511,7 +511,7 @@ static void test_other_notes(void **state)
 	usdt_file__close(f);
 }
 
-/* An architecture without a parser: probes are listed, with -ENOTSUP. */
+/* An architecture without a parser: probes are listed, with -EOPNOTSUPP. */
 static void test_unknown_arch(void **state)
 {
 	const struct usdt_probe *p;
@@ -527,7 +527,7 @@ static void test_unknown_arch(void **state)
 	p = usdt_file__probe(f, 0);
 	assert_string_equal(usdt_probe__name(p), "a");
 	assert_int_equal(usdt_probe__address(p), ELFB_TEXT_VA);
-	assert_int_equal(usdt_probe__status(p), -ENOTSUP);
+	assert_int_equal(usdt_probe__status(p), -EOPNOTSUPP);
 	assert_non_null(usdt_probe__error(p));
 	assert_int_equal(usdt_probe__arg_cnt(p), 0);
 	usdt_file__close(f);
