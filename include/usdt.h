@@ -225,9 +225,16 @@ struct usdt_arg_info {
 
 /**
  * @brief **usdt_probe__arg()** describes argument i of a call site.
- * @param info filled in; set info->sz = sizeof(*info) first. Its strings
- * are borrowed from the file.
- * @return 0, -ERANGE (no such argument), -EINVAL (bad info->sz).
+ * @param info filled in; set info->sz = sizeof(*info) first, and zero the
+ * rest (`struct usdt_arg_info a = { .sz = sizeof(a) };`). Its strings are
+ * borrowed from the file.
+ * @return 0, -ERANGE (no such argument), -EINVAL (info->sz smaller than
+ * this struct as of 0.1, or bytes past the fields this library knows not
+ * zero).
+ *
+ * sz lets the struct grow: a library newer than the caller's header fills
+ * the fields that header has; one older than it leaves the newer fields
+ * zero.
  */
 USDT_API int usdt_probe__arg(const struct usdt_probe *p, int i,
 			     struct usdt_arg_info *info);
@@ -340,12 +347,8 @@ enum usdt_attach_mode {
 
 struct usdt_attach_opts {
 	size_t sz;
-	/* Read by bpf_usdt_cookie() in the BPF program. usdt_cookie is
-	 * libbpf's name; usr_cookie, the same field, is kept for old code. */
-	union {
-		uint64_t usdt_cookie;
-		uint64_t usr_cookie;
-	};
+	/* Read by bpf_usdt_cookie() in the BPF program (libbpf's name). */
+	uint64_t usdt_cookie;
 	enum usdt_attach_mode mode;
 	/* Find specs through the IP map even where bpf_cookie works; needs
 	 * a manager created before load with keep_ip_map (else EINVAL). */

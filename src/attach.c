@@ -111,7 +111,7 @@ struct attach_ctx {
 	const struct usdt__features *feat;
 	pid_t pid;			/* -1, or a real pid */
 	const char *provider, *name;
-	uint64_t usr_cookie;
+	uint64_t cookie;		/* usdt_attach_opts.usdt_cookie */
 	const void *storage;		/* initial value, or NULL */
 	bool per_site;
 	bool use_ip, use_multi;
@@ -431,7 +431,7 @@ static int attach_prepare(struct attach_ctx *c,
 
 	mode = OPTS_GET(opts, mode, USDT_MODE_AUTO);
 	c->use_ip = OPTS_GET(opts, force_ip_map, false);
-	c->usr_cookie = OPTS_GET(opts, usdt_cookie, 0);
+	c->cookie = OPTS_GET(opts, usdt_cookie, 0);
 	c->storage = OPTS_GET(opts, storage, NULL);
 	c->per_site = OPTS_GET(opts, storage_per_site, false);
 	if (mode > USDT_MODE_PERF)
@@ -707,7 +707,7 @@ static int attach_specs(const struct attach_ctx *c, struct usdt_link *link,
 		skip = site_skip(c, p);
 		memset(&spec, 0, sizeof(spec));
 		spec.arg_cnt = (uint16_t)p->arg_cnt;
-		spec.usr_cookie = c->usr_cookie;
+		spec.usr_cookie = c->cookie;
 		for (j = 0; j < p->arg_cnt && j < USDT_MAX_ARG_CNT; j++) {
 			spec.args[j] = *usdt__probe_spec(p, j);
 			/* The IP the program sees moves with the uprobe. */

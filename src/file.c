@@ -336,8 +336,10 @@ int usdt_probe__arg_cnt(const struct usdt_probe *p)
 int usdt_probe__arg(const struct usdt_probe *p, int i,
 		    struct usdt_arg_info *info)
 {
-	const size_t need = offsetof(struct usdt_arg_info, str) +
-			    sizeof(info->str);
+	/* The struct as of 0.1; fields added later are filled where sz
+	 * has room for them (OPTS_HAS). */
+	const size_t need = offsetof(struct usdt_arg_info, index_ext) +
+			    sizeof(info->index_ext);
 	const struct usdt__arg *a;
 	const char *text;
 	size_t sz;
@@ -356,7 +358,8 @@ int usdt_probe__arg(const struct usdt_probe *p, int i,
 	for (j = 0; j < i; j++)
 		text += p->args[j].str_len + 1;
 
-	/* A caller built against an older, smaller struct gets its part. */
+	/* A caller built against a newer, larger struct: its tail is
+	 * zero (OPTS_VALID), and stays so. */
 	sz = info->sz;
 	memset(info, 0, sz < sizeof(*info) ? sz : sizeof(*info));
 	info->sz = sz;
@@ -367,21 +370,17 @@ int usdt_probe__arg(const struct usdt_probe *p, int i,
 	info->reg = a->base[0] ? a->base : NULL;
 	info->index = a->index[0] ? a->index : NULL;
 	info->scale = a->index[0] ? a->scale : 0;
-	info->offset = a->offset;
+	info->offset = (int64_t)((uint64_t)a->offset - (uint64_t)a->read_adj);
 	info->value = a->value;
 	info->reason = a->kind == USDT_ARG_UNSUPPORTED ? a->reason : NULL;
 	info->str = text;
-	if (OPTS_HAS(info, index_ext)) {
-		info->offset = (int64_t)((uint64_t)a->offset -
-					 (uint64_t)a->read_adj);
-		info->read_offset = a->offset;
-		info->read_reg = a->read_base[0] ? a->read_base : info->reg;
-		/* riscv64 %lo(sym)(a4) is read at sym, a4 aside (args.c). */
-		if (a->lo_reloc && a->spec.base_off == USDT_REG_NONE)
-			info->read_reg = NULL;
-		info->index_ext = !info->index ? NULL :
-				  a->idx_ext == USDT__IDX_SXTW ? "sxtw" :
-				  a->idx_ext == USDT__IDX_UXTW ? "uxtw" : NULL;
-	}
+	info->read_offset = a->offset;
+	info->read_reg = a->read_base[0] ? a->read_base : info->reg;
+	/* riscv64 %lo(sym)(a4) is read at sym, a4 aside (args.c). */
+	if (a->lo_reloc && a->spec.base_off == USDT_REG_NONE)
+		info->read_reg = NULL;
+	info->index_ext = !info->index ? NULL :
+			  a->idx_ext == USDT__IDX_SXTW ? "sxtw" :
+			  a->idx_ext == USDT__IDX_UXTW ? "uxtw" : NULL;
 	return 0;
 }

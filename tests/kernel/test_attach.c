@@ -339,7 +339,7 @@ static void test_mix_modes(void **state)
 	size_t m;
 
 	for (m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
-		USDT_OPTS(usdt_attach_opts, o, .usr_cookie = 0xabc0 + m,
+		USDT_OPTS(usdt_attach_opts, o, .usdt_cookie = 0xabc0 + m,
 			  .force_ip_map = modes[m].ip);
 		struct usdt_test *skel = modes[m].perf ? f->perf_skel : f->skel;
 		struct usdt_manager *man = modes[m].perf ? f->perf_man : f->man;
@@ -1043,7 +1043,7 @@ static void test_ip_map_full_unwinds(void **state)
 static void test_ip_map_dropped(void **state)
 {
 	USDT_OPTS(usdt_manager_opts, mo, .no_uprobe_multi = false);
-	USDT_OPTS(usdt_attach_opts, o, .force_ip_map = true, .usr_cookie = 4);
+	USDT_OPTS(usdt_attach_opts, o, .force_ip_map = true, .usdt_cookie = 4);
 	struct usdt_manager *man;
 	struct usdt_test *skel;
 	int fds;
@@ -1108,8 +1108,8 @@ static void test_shared_spec(void **state)
 static void test_two_objects(void **state)
 {
 	struct fix *f = *state;
-	USDT_OPTS(usdt_attach_opts, o1, .usr_cookie = 111);
-	USDT_OPTS(usdt_attach_opts, o2, .usr_cookie = 222);
+	USDT_OPTS(usdt_attach_opts, o1, .usdt_cookie = 111);
+	USDT_OPTS(usdt_attach_opts, o2, .usdt_cookie = 222);
 	struct usdt_manager *man2;
 	struct usdt_test *skel2 = open_held(&man2, NULL);
 	struct usdt_link *l1, *l2;
@@ -1245,8 +1245,8 @@ static void test_errors(void **state)
 static void test_ip_collision(void **state)
 {
 	struct fix *f = *state;
-	USDT_OPTS(usdt_attach_opts, o, .force_ip_map = true, .usr_cookie = 5);
-	USDT_OPTS(usdt_attach_opts, o2, .force_ip_map = true, .usr_cookie = 6);
+	USDT_OPTS(usdt_attach_opts, o, .force_ip_map = true, .usdt_cookie = 5);
+	USDT_OPTS(usdt_attach_opts, o2, .force_ip_map = true, .usdt_cookie = 6);
 	struct usdt_link *l;
 
 	l = attach(f->man, f->skel->progs.on_usdt, 0, "/proc/self/exe", "test",
@@ -1380,7 +1380,7 @@ static void test_no_target_arch(void **state)
 	assert_int_equal(skel->rodata->usdt__ip_off, usdt__arch_host()->ip_off);
 	for (ip = 0; ip < 2; ip++) {
 		USDT_OPTS(usdt_attach_opts, o, .force_ip_map = ip,
-			  .usr_cookie = 77);
+			  .usdt_cookie = 77);
 		struct usdt_link *l = attach(man, skel->progs.on_usdt, 0,
 					     "/proc/self/exe", "test", "mix",
 					     &o);
@@ -1401,7 +1401,7 @@ static void test_attach_destroy_cycles(void **state)
 	int fds = usdt_test_count_fds(), i;
 
 	for (i = 0; i < 1000; i++) {
-		USDT_OPTS(usdt_attach_opts, o, .usr_cookie = (uint64_t)i);
+		USDT_OPTS(usdt_attach_opts, o, .usdt_cookie = (uint64_t)i);
 		struct usdt_link *l = attach(f->man, f->skel->progs.on_usdt, -1,
 					     "/proc/self/exe", "test", "mix",
 					     &o);

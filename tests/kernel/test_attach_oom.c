@@ -190,7 +190,7 @@ static long oom_cold(bool perf, bool ip)
 {
 	USDT_OPTS(usdt_manager_opts, mo, .no_uprobe_multi = perf,
 		  .keep_ip_map = true);
-	USDT_OPTS(usdt_attach_opts, ao, .force_ip_map = ip, .usr_cookie = 3);
+	USDT_OPTS(usdt_attach_opts, ao, .force_ip_map = ip, .usdt_cookie = 3);
 	int fds = usdt_test_count_fds();
 	struct usdt_manager *man;
 	struct usdt_test *skel;
@@ -231,7 +231,7 @@ static long oom_cold(bool perf, bool ip)
  * Returns the allocations the attach took. */
 static long oom_warm(bool perf, bool ip)
 {
-	USDT_OPTS(usdt_attach_opts, ao, .force_ip_map = ip, .usr_cookie = 3);
+	USDT_OPTS(usdt_attach_opts, ao, .force_ip_map = ip, .usdt_cookie = 3);
 	struct usdt_test *skel = usdt_test__open();
 	struct usdt_manager *man;
 	struct test_ctx t;

@@ -1198,7 +1198,7 @@ static unsigned int bss_read(int fd, size_t off)
  */
 static void test_links_outlive_manager(void **state)
 {
-	USDT_OPTS(usdt_attach_opts, o, .force_ip_map = true, .usr_cookie = 9);
+	USDT_OPTS(usdt_attach_opts, o, .force_ip_map = true, .usdt_cookie = 9);
 	USDT_OPTS(usdt_manager_opts, mo, .keep_ip_map = true);
 	struct usdt_manager *man;
 	struct usdt_test *skel = open_loaded(&man, &mo);

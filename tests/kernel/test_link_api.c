@@ -84,41 +84,32 @@ static bool need_multi(void)
 	return false;
 }
 
-/* libbpf's name, and the old one: one field. */
-static void test_cookie_names(void **state)
+/* usdt_cookie (libbpf's name) reaches bpf_usdt_cookie(), per attach. */
+static void test_cookie(void **state)
 {
+	static const uint64_t cookies[] = { 0x1111, 0x2222 };
 	struct fix *f = *state;
 	struct usdt_link *l;
+	size_t i;
 
-	_Static_assert(offsetof(struct usdt_attach_opts, usdt_cookie) ==
-			       offsetof(struct usdt_attach_opts, usr_cookie),
-		       "one field");
-	{
-		USDT_OPTS(usdt_attach_opts, ao, .usdt_cookie = 0x1111);
+	for (i = 0; i < sizeof(cookies) / sizeof(cookies[0]); i++) {
+		USDT_OPTS(usdt_attach_opts, ao, .usdt_cookie = cookies[i]);
 
 		l = attach_lib(f, &ao);
-		lib_fire(1);
-		assert_int_equal(f->skel->bss->lib_cookie, 0x1111);
-		usdt_link__destroy(l);
-	}
-	{
-		USDT_OPTS(usdt_attach_opts, ao, .usr_cookie = 0x2222);
-
-		l = attach_lib(f, &ao);
-		lib_fire(2);
-		assert_int_equal(f->skel->bss->lib_cookie, 0x2222);
+		lib_fire((int)i + 1);
+		assert_int_equal(f->skel->bss->lib_cookie, cookies[i]);
 		usdt_link__destroy(l);
 	}
 }
 
-static void test_cookie_names_multi(void **state)
+static void test_cookie_multi(void **state)
 {
-	test_cookie_names(state);
+	test_cookie(state);
 }
 
-static void test_cookie_names_per_site(void **state)
+static void test_cookie_per_site(void **state)
 {
-	test_cookie_names(state);
+	test_cookie(state);
 }
 
 static void test_fd_multi(void **state)
@@ -322,9 +313,9 @@ static void test_program_attach(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_cookie_names_multi,
+		cmocka_unit_test_setup_teardown(test_cookie_multi,
 						setup_multi, teardown),
-		cmocka_unit_test_setup_teardown(test_cookie_names_per_site,
+		cmocka_unit_test_setup_teardown(test_cookie_per_site,
 						setup_per_site, teardown),
 		cmocka_unit_test_setup_teardown(test_fd_multi, setup_multi,
 						teardown),

@@ -64,7 +64,7 @@ static void test_many_links(void **state)
 
 	/* Each with its own cookie: each its own spec ID. */
 	for (i = 0; i < NLINKS; i++) {
-		USDT_OPTS(usdt_attach_opts, o, .usr_cookie = i + 1);
+		USDT_OPTS(usdt_attach_opts, o, .usdt_cookie = i + 1);
 
 		links[n++] = usdt_manager__attach(man, skel->progs.on_usdt, -1,
 						  "/proc/self/exe", "links",
