@@ -94,6 +94,15 @@ USDT_API const char *usdt_strerror(int err, char *buf, size_t size);
 /* Reading the probes of an ELF file (no kernel, no privileges)           */
 
 struct usdt_file;
+/*
+ * A struct usdt_probe is one call site, not one probe: one stapsdt note,
+ * at one address, with its own arguments (and semaphore). A probe, a
+ * provider:name pair, has a call site for each expansion of its macro
+ * and each copy of one that inlining or unrolling made, so several
+ * struct usdt_probe may share a provider and name. The type keeps
+ * <sys/sdt.h>'s word. Attach calls take probes (provider:name patterns)
+ * and attach to every call site of each.
+ */
 struct usdt_probe;
 
 struct usdt_file_opts {
@@ -105,7 +114,7 @@ struct usdt_file_opts {
 /**
  * @brief **usdt_file__open()** reads the USDT notes of a 64-bit ELF file
  * (executable, PIE or shared library, of any byte order and of any of the
- * supported architectures) and parses every probe's arguments.
+ * supported architectures) and parses every call site's arguments.
  * @param path the file.
  * @param opts NULL, or options.
  * @return the file, or NULL with errno: ENOENT/EACCES (cannot open),
@@ -115,9 +124,9 @@ struct usdt_file_opts {
  * 131072 call sites or 1048576 arguments), EOPNOTSUPP (the libelf loaded
  * is older than the one libusdt was built with), ENOMEM.
  *
- * A file without USDT notes opens and has zero probes. A malformed note or
- * an unreadable argument marks that probe (usdt_probe__status()) or that
- * argument (USDT_ARG_UNSUPPORTED); the others are still read. A FIFO or
+ * A file without USDT notes opens and has no call sites. A malformed note
+ * or an unreadable argument marks that call site (usdt_probe__status()) or
+ * that argument (USDT_ARG_UNSUPPORTED); the others are still read. A FIFO or
  * device is refused without blocking. The file is read with read calls,
  * not mapped, so one truncated meanwhile fails to read (ENOEXEC) instead
  * of raising SIGBUS. The result keeps the file open (close-on-exec) until
@@ -126,8 +135,8 @@ struct usdt_file_opts {
  */
 USDT_API struct usdt_file *usdt_file__open(const char *path,
 					   const struct usdt_file_opts *opts);
-/** @brief **usdt_file__close()** frees the file and its probes and closes
- * its descriptor; NULL is ok. */
+/** @brief **usdt_file__close()** frees the file and its call sites and
+ * closes its descriptor; NULL is ok. */
 USDT_API void usdt_file__close(struct usdt_file *file);
 /** @brief the path the file was opened with. */
 USDT_API const char *usdt_file__path(const struct usdt_file *file);
@@ -146,14 +155,14 @@ USDT_API size_t usdt_file__probe_cnt(const struct usdt_file *file);
 USDT_API const struct usdt_probe *usdt_file__probe(const struct usdt_file *file,
 						   size_t i);
 
-/* Every getter below borrows from the file the probe came from. */
+/* Every getter below is of one call site, and borrows from its file. */
 USDT_API const char *usdt_probe__provider(const struct usdt_probe *p);
 USDT_API const char *usdt_probe__name(const struct usdt_probe *p);
 /** @brief the call site's virtual address, adjusted for prelink. */
 USDT_API uint64_t usdt_probe__address(const struct usdt_probe *p);
 /** @brief the call site's offset in the file: what a uprobe wants. */
 USDT_API uint64_t usdt_probe__file_offset(const struct usdt_probe *p);
-/** @brief the semaphore's virtual address, 0 when the probe has none. */
+/** @brief the semaphore's virtual address, 0 when the site has none. */
 USDT_API uint64_t usdt_probe__semaphore(const struct usdt_probe *p);
 /** @brief the semaphore's file offset (ref_ctr_offset), 0 when none. */
 USDT_API uint64_t usdt_probe__semaphore_offset(const struct usdt_probe *p);
@@ -166,7 +175,7 @@ USDT_API const char *usdt_probe__args_str(const struct usdt_probe *p);
  * usdt_probe__error() says why.
  */
 USDT_API int usdt_probe__status(const struct usdt_probe *p);
-/** @brief why the probe is bad, or NULL when its status is 0. */
+/** @brief why the call site is bad, or NULL when its status is 0. */
 USDT_API const char *usdt_probe__error(const struct usdt_probe *p);
 /** @brief how many arguments the call site has (0 when its status < 0). */
 USDT_API int usdt_probe__arg_cnt(const struct usdt_probe *p);
