@@ -194,8 +194,8 @@ static void probe_features(void)
 						      NULL) == 1;
 	features.uprobe_multi = probe_uprobe_multi();
 	/* ref_ctr_offset: 4.20 (commit 1cc33161a83d, "uprobes: Support SDT
-	 * markers having reference count (semaphore)"; test_load asserts
-	 * 4.20); the PMU advertises it. */
+	 * markers having reference count (semaphore)"); the PMU advertises
+	 * it. test_load checks each feature against the kernel doing it. */
 	features.ref_ctr = !access(
 		"/sys/bus/event_source/devices/uprobe/format/ref_ctr_offset",
 		F_OK);

@@ -13,6 +13,7 @@
  * attach's, are each failed in turn), and warm, with the file already
  * kept (each allocation of the attach itself is failed in turn).
  */
+#include <dirent.h>
 #include <sys/mman.h>
 #include <sys/sdt.h>
 
@@ -21,6 +22,7 @@
 #include "test_util.h"
 #include "oom_wrap.h"
 #include "chunk_util.h"
+#include "kfeatures.h"
 #include "manager.h"
 #include "usdt_test.h"
 #include "usdt_test.skel.h"
@@ -110,6 +112,85 @@ static void check_attached(struct usdt_test *skel)
 	assert_int_equal(skel->bss->hits[0].args[0], 1);
 	assert_int_equal(skel->bss->hits[1].args[1], 31);
 	assert_int_equal(skel->bss->hits[1].cookie, 3);
+}
+
+/* The BPF links of program prog_id among this process's descriptors, by
+ * type, and its perf events. */
+struct fd_kinds {
+	int perf_links, multi_links, perf_events;
+};
+
+static struct fd_kinds count_fds(__u32 prog_id)
+{
+	struct fd_kinds k = { 0 };
+	char path[300], what[64];
+	struct dirent *d;
+	DIR *dir = opendir("/proc/self/fd");
+	ssize_t n;
+
+	assert_non_null(dir);
+	while ((d = readdir(dir))) {
+		struct bpf_link_info info;
+		__u32 len = sizeof(info);
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", d->d_name);
+		n = readlink(path, what, sizeof(what) - 1);
+		if (n <= 0)
+			continue;
+		what[n] = '\0';
+		if (!strcmp(what, "anon_inode:[perf_event]"))
+			k.perf_events++;
+		if (strcmp(what, "anon_inode:bpf_link"))
+			continue;
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(atoi(d->d_name), &info, &len) ||
+		    info.prog_id != prog_id)
+			continue;
+		/* BPF_LINK_TYPE_PERF_EVENT, BPF_LINK_TYPE_UPROBE_MULTI */
+		k.perf_links += info.type == 7;
+		k.multi_links += info.type == 12;
+	}
+	closedir(dir);
+	return k;
+}
+
+/*
+ * The link l of prog on oom:two's two sites is of the mode asked, as the
+ * kernel sees it: per-site perf uprobes are a perf event each (behind a
+ * BPF perf_event link each, where the kernel has bpf_cookie, which only
+ * such links carry) and no uprobe_multi link; otherwise one uprobe_multi
+ * link, the one usdt_link__fd() gives, and no perf event.
+ */
+static void check_mode(const struct usdt_link *l,
+		       const struct bpf_program *prog, bool perf)
+{
+	struct bpf_prog_info pinfo;
+	struct bpf_link_info info;
+	__u32 plen = sizeof(pinfo), len = sizeof(info);
+	struct fd_kinds k;
+
+	memset(&pinfo, 0, sizeof(pinfo));
+	assert_int_equal(bpf_obj_get_info_by_fd(bpf_program__fd(prog), &pinfo,
+						&plen), 0);
+	k = count_fds(pinfo.id);
+	assert_int_equal(usdt_link__site_cnt(l), 2);
+	assert_int_equal(usdt_link__is_multi(l), !perf);
+	if (perf) {
+		assert_int_equal(k.perf_events, 2);
+		assert_int_equal(k.perf_links,
+				 usdt__features()->bpf_cookie ? 2 : 0);
+		assert_int_equal(k.multi_links, 0);
+		assert_int_equal(usdt_link__fd(l), -EOPNOTSUPP);
+		return;
+	}
+	assert_int_equal(k.perf_events, 0);
+	assert_int_equal(k.perf_links, 0);
+	assert_int_equal(k.multi_links, 1);
+	memset(&info, 0, sizeof(info));
+	assert_int_equal(bpf_obj_get_info_by_fd(usdt_link__fd(l), &info, &len),
+			 0);
+	assert_int_equal(info.type, 12);
+	assert_int_equal(info.prog_id, pinfo.id);
 }
 
 /*
@@ -211,6 +292,7 @@ static long oom_cold(bool perf, bool ip)
 		ok = l;
 		if (ok) {
 			check_attached(skel);
+			check_mode(l, skel->progs.on_usdt, perf);
 			usdt_link__destroy(l);
 		} else if (errno != ENOMEM) {
 			fail_msg("allocation %ld: errno %d, want ENOMEM", n,
@@ -246,6 +328,7 @@ static long oom_warm(bool perf, bool ip)
 	l = attach_oom(man, skel->progs.on_usdt, &ao, test_nothing_left, &t,
 		       &n);
 	check_attached(skel);
+	check_mode(l, skel->progs.on_usdt, perf);
 	usdt_link__destroy(l);
 	check_nothing_left(skel, man);
 	usdt_manager__free(man);
@@ -305,6 +388,7 @@ static void oom_storage(bool perf, bool ip)
 	l = attach_oom(man, skel->progs.on_hit, &ao, storage_nothing_left, &t,
 		       &n);
 	assert_non_null(man->storage.slots.mem);
+	check_mode(l, skel->progs.on_hit, perf);
 	print_message("storage, %s%s: %ld allocations, each failure clean\n",
 		      perf ? "perf" : "uprobe_multi", ip ? " + IP map" : "", n);
 	fire_two();

@@ -4,11 +4,17 @@
  * kernel's verifier, and the manager finds, sizes and prepares its maps.
  */
 #include <linux/bpf.h>
+#include <linux/perf_event.h>
 #include <stdbool.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
 
 #include "test_util.h"
 #include "chunk_util.h"
+#include "kfeatures.h"
 #include "manager.h"
 #include "usdt_test.h"
 #include "usdt_test.skel.h"
@@ -144,23 +150,213 @@ static bool kernel_at_least(int maj, int min)
 	return a > maj || (a == maj && b >= min);
 }
 
-/* Each feature is found exactly on the kernels that have it: Debian's
- * kernels build in everything the probes need, so the version decides. */
+/*
+ * The facts test_features checks the library's probes against, each found
+ * here another way than src/kfeatures.c finds it: by doing the thing
+ * (loading the helper, making the link, counting the semaphore) or by the
+ * kernel's own tables (kallsyms, BTF through libbpf).
+ */
+
+static int bpf_sys(int cmd, union bpf_attr *attr)
+{
+	return (int)syscall(__NR_bpf, cmd, attr, sizeof(*attr));
+}
+
+/* A kprobe-type program of insns, with an expected attach type. */
+static int load_kprobe(const struct bpf_insn *insns, size_t cnt,
+		       uint32_t attach_type)
+{
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = BPF_PROG_TYPE_KPROBE;
+	attr.insns = (uintptr_t)insns;
+	attr.insn_cnt = (uint32_t)cnt;
+	attr.license = (uintptr_t)"GPL";
+	attr.expected_attach_type = attach_type;
+	return bpf_sys(BPF_PROG_LOAD, &attr);
+}
+
+static const struct bpf_insn ret0[] = {
+	{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+	{ .code = BPF_JMP | BPF_EXIT },
+};
+
+/* bpf_cookie: a kprobe program that calls bpf_get_attach_cookie(ctx)
+ * (helper 174) loads. */
+static bool has_cookie_helper(void)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_JMP | BPF_CALL, .imm = 174 },
+		ret0[0], ret0[1],
+	};
+	int fd = load_kprobe(insns, 3, 0);
+
+	if (fd < 0)
+		assert_int_equal(errno, EINVAL);
+	else
+		close(fd);
+	return fd >= 0;
+}
+
+static volatile unsigned short feature_sema = 100;	/* in .data */
+
+__attribute__((noinline)) void feature_target(void)
+{
+	__asm__ __volatile__("" ::: "memory");
+}
+
+/* The offset in this binary of what is mapped at addr (/proc/self/maps). */
+static uint64_t self_offset(const volatile void *addr)
+{
+	unsigned long long start, end, off;
+	uintptr_t a = (uintptr_t)addr;
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+	bool found = false;
+
+	assert_non_null(f);
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%llx-%llx %*s %llx", &start, &end,
+			       &off) == 3 && a >= start && a < end;
+	fclose(f);
+	assert_true(found);
+	return a - start + off;
+}
+
+/* uprobe_multi: the kernel makes such a link on feature_target(), and
+ * says its type is uprobe_multi (12). */
+static bool makes_uprobe_multi(void)
+{
+	uint64_t off = self_offset((const void *)feature_target);
+	struct bpf_link_info info;
+	union bpf_attr attr;
+	__u32 len = sizeof(info);
+	char *lc = (char *)&attr.link_create;
+	int prog, link;
+
+	prog = load_kprobe(ret0, 2, 48 /* BPF_TRACE_UPROBE_MULTI */);
+	if (prog < 0)
+		return false;
+	/* link_create's uprobe_multi (6.6 uapi, newer than Debian 12's):
+	 * path, offsets, ref_ctr_offsets, cookies, then cnt. */
+	memset(&attr, 0, sizeof(attr));
+	attr.link_create.prog_fd = (uint32_t)prog;
+	attr.link_create.attach_type = 48;
+	*(uint64_t *)(lc + 16) = (uintptr_t)"/proc/self/exe";
+	*(uint64_t *)(lc + 24) = (uintptr_t)&off;
+	*(uint32_t *)(lc + 48) = 1;
+	link = bpf_sys(BPF_LINK_CREATE, &attr);
+	close(prog);
+	if (link < 0)
+		return false;
+	memset(&info, 0, sizeof(info));
+	assert_int_equal(bpf_obj_get_info_by_fd(link, &info, &len), 0);
+	close(link);
+	assert_int_equal(info.type, 12 /* BPF_LINK_TYPE_UPROBE_MULTI */);
+	return true;
+}
+
+/* ref_ctr_offset: a perf uprobe on feature_target() given feature_sema's
+ * offset counts it up while it exists, in this process's memory. */
+static bool counts_semaphore(void)
+{
+	struct perf_event_attr pa = { .size = sizeof(pa) };
+	FILE *f = fopen("/sys/bus/event_source/devices/uprobe/type", "r");
+	unsigned short before = feature_sema, during;
+	int type = -1, fd;
+
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%d", &type), 1);
+	fclose(f);
+	pa.type = (uint32_t)type;
+	pa.config = self_offset(&feature_sema) << 32;
+	pa.config1 = (uintptr_t)"/proc/self/exe";
+	pa.config2 = self_offset((const void *)feature_target);
+	fd = (int)syscall(__NR_perf_event_open, &pa, 0, -1, -1,
+			  PERF_FLAG_FD_CLOEXEC);
+	assert_true(fd >= 0);
+	during = feature_sema;
+	close(fd);
+	assert_int_equal(feature_sema, before);
+	assert_true(during == before || during == before + 1);
+	return during == before + 1;
+}
+
+/* x86's uprobe syscall: the kernel's symbol table names its entry. */
+static bool kallsyms_has(const char *name)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[256], sym[200];
+	bool found = false;
+
+	assert_non_null(f);
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%*s %*s %199s", sym) == 1 &&
+			!strcmp(sym, name);
+	fclose(f);
+	return found;
+}
+
+/* What the kernel's BTF, read by libbpf, says bpf_user_pt_regs_t is:
+ * the struct's name into buf, or false without BTF. */
+static bool btf_ctx_name(char *buf, size_t size)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	const struct btf_type *t;
+	int id;
+
+	if (!vmlinux)
+		return false;
+	id = btf__find_by_name_kind(vmlinux, "bpf_user_pt_regs_t",
+				    BTF_KIND_TYPEDEF);
+	assert_true(id > 0);
+	t = btf__type_by_id(vmlinux, (__u32)id);
+	while (btf_is_typedef(t) || btf_is_mod(t))
+		t = btf__type_by_id(vmlinux, t->type);
+	assert_true(btf_is_struct(t) || btf_is_union(t));
+	snprintf(buf, size, "%s", btf__name_by_offset(vmlinux, t->name_off));
+	btf__free(vmlinux);
+	return true;
+}
+
+/*
+ * Each feature is what the kernel does when asked directly, and, as
+ * Debian's kernels build in everything the probes need, what its version
+ * says (the commits: bpf_cookie 5.15, uprobe_multi 6.6, ref_ctr_offset
+ * 4.20, x86's uprobe syscall 6.18, the bpf_user_pt_regs_t context 6.8).
+ */
 static void test_features(void **state)
 {
 	const struct usdt__features *f = usdt__features();
+	char ctx[64] = "";
+	bool btf;
 
-	printf("features: bpf_cookie=%d uprobe_multi=%d ref_ctr=%d uprobe_syscall=%d\n",
-	       f->bpf_cookie, f->uprobe_multi, f->ref_ctr, f->uprobe_syscall);
-	assert_int_equal(f->ref_ctr, kernel_at_least(4, 20));
+	print_message("features: bpf_cookie=%d uprobe_multi=%d ref_ctr=%d uprobe_syscall=%d ctx=%s\n",
+		      f->bpf_cookie, f->uprobe_multi, f->ref_ctr,
+		      f->uprobe_syscall, f->ctx_known ? f->ctx_name : "?");
+	assert_int_equal(f->bpf_cookie, has_cookie_helper());
 	assert_int_equal(f->bpf_cookie, kernel_at_least(5, 15));
+	assert_int_equal(f->uprobe_multi, makes_uprobe_multi());
 	assert_int_equal(f->uprobe_multi, kernel_at_least(6, 6));
+	assert_int_equal(f->ref_ctr, counts_semaphore());
+	assert_int_equal(f->ref_ctr, kernel_at_least(4, 20));
 #if defined(__x86_64__)
-	/* The uprobe() syscall of x86's optimized uprobes: 6.18. */
+	assert_int_equal(f->uprobe_syscall, kallsyms_has("__x64_sys_uprobe"));
 	assert_int_equal(f->uprobe_syscall, kernel_at_least(6, 18));
 #else
 	assert_false(f->uprobe_syscall);
 #endif
+	btf = btf_ctx_name(ctx, sizeof(ctx));
+	assert_int_equal(f->ctx_known, btf);
+	assert_int_equal(btf, !access("/sys/kernel/btf/vmlinux", R_OK));
+	if (btf)
+		assert_string_equal(f->ctx_name, ctx);
+#if defined(__x86_64__)
+	if (btf)
+		assert_string_equal(ctx, "pt_regs");
+#endif
+	assert_int_equal(f->ctx_typedef_ok, kernel_at_least(6, 8));
 	assert_ptr_equal(usdt__features(), f);
 }
 
