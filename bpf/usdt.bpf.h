@@ -235,7 +235,7 @@ extern const _Bool LINUX_HAS_BPF_COOKIE __kconfig;
  * cookies). The manager writes 0 before load when the kernel has
  * bpf_cookie and usdt_manager_opts.keep_ip_map is unset: the verifier of
  * a privileged load then drops the IP-map path (about 20 instructions of
- * every program), and force_ip_map attaches fail with EOPNOTSUPP.
+ * every program), and force_ip_map attaches fail with EINVAL.
  */
 const volatile __u32 usdt__ip_map __weak = 1;
 
