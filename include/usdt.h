@@ -393,7 +393,8 @@ struct usdt_attach_opts {
  *  - ENOEXEC: not a regular file, not a 64-bit ELF file, or a file for
  *    another architecture than this host's (usdt_file__machine() says
  *    which), as execve() would say;
- *  - EFBIG: the file is beyond the reader's limits (16 MiB of notes);
+ *  - EFBIG: the file is beyond the reader's limits (16 MiB of notes or
+ *    of section names, 65536 sections);
  *  - E2BIG: more call sites or arguments than the reader takes, or out of
  *    spec IDs, storage slots or IP-map entries (the object's limits, or
  *    the caps of usdt_manager_opts);
