@@ -87,10 +87,10 @@ DEPS_test_trace_fmt = $(TOOL) $(TRACE_FMT_TARGET)
 
 # A program with many probes, for the pattern-at-a-time attach.
 MANY_PROBES := $(OBJDIR)/tests/fixtures/many_probes
-$(MANY_PROBES): tests/bench/gen_probes.sh
+$(MANY_PROBES): tests/fixtures/gen_probes.sh
 	$(call msg,GEN,$@)
 	@mkdir -p $(@D)
-	$(Q)tests/bench/gen_probes.sh 300 > $@.c
+	$(Q)tests/fixtures/gen_probes.sh 300 > $@.c
 	$(Q)$(CC) -O0 -o $@ $@.c
 DEPS_test_trace_fmt += $(MANY_PROBES)
 

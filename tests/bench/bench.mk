@@ -77,13 +77,13 @@ NAMES_TARGETS := $(foreach n,$(NAMES_SIZES),$(abspath $(BENCH_DIR))/names-$(n))
 BENCH_OBJS += $(foreach i,ours lb11 lb17,$(BENCH_DIR)/$(i)/scale.o)
 BENCH_BPF_SRCS := tests/bench/bench_bpf.c tests/bench/bench_scale.c
 
-$(SCALE_TARGET): tests/bench/gen_probes.sh
+$(SCALE_TARGET): tests/fixtures/gen_probes.sh
 	$(call msg,GEN,$@)
 	@mkdir -p $(@D)
 	$(Q)sh $< $(SCALE_N) $(SCALE_N) mixed > $@.c
 	$(Q)$(CC) -O0 $@.c -o $@
 
-$(NAMES_TARGETS): $(abspath $(BENCH_DIR))/names-%: tests/bench/gen_probes.sh
+$(NAMES_TARGETS): $(abspath $(BENCH_DIR))/names-%: tests/fixtures/gen_probes.sh
 	$(call msg,GEN,$@)
 	@mkdir -p $(@D)
 	$(Q)sh $< $* $(SCALE_NAMES) mixed > $@.c

@@ -2,7 +2,7 @@
 /*
  * Attaching at scale, as a libbpf user does it: one attach call per probe
  * name of a generated target with N call sites and N names
- * (tests/bench/gen_probes.sh), by libusdt or by libbpf, in one process of
+ * (tests/fixtures/gen_probes.sh), by libusdt or by libbpf, in one process of
  * its own (bench_bpf.c runs it, interleaved with the other libraries, and
  * prints the table). What one round prints, "scale KEY VALUE":
  *  - attach_ms: the N attach calls;

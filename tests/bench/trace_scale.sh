@@ -12,7 +12,7 @@ n=${3:-20000}
 many=$dir/bench_many_probes
 
 if [ ! -x "$many" ] || [ "$(cat "$many.n" 2>/dev/null)" != "$n" ]; then
-	"$(dirname "$0")/gen_probes.sh" "$n" > "$many.c"
+	"$(dirname "$0")/../fixtures/gen_probes.sh" "$n" > "$many.c"
 	${CC:-cc} -O0 -o "$many" "$many.c"
 	echo "$n" > "$many.n"
 fi
