@@ -7,7 +7,7 @@
 #   make demo             the live demo of `usdt` on a bundled example
 #   make SANITIZE=1 check the same tests built with ASan+UBSan
 #   make cross-check      unit tests for aarch64, s390x, riscv64 under qemu-user
-#   make vm-check ARCH=arm64 KERNEL=6.1   kernel tests in QEMU (tests/vm/vm.mk)
+#   make vm-check ARCH=arm64 KERNEL=6.1   kernel tests in QEMU (lab/vm/vm.mk)
 #   make fuzz             libFuzzer targets (FUZZ_SECONDS=N to run each)
 #   make bench            benchmarks, side by side with the system's libbpf
 #   make install          PREFIX LIBDIR INCLUDEDIR DESTDIR
@@ -43,11 +43,11 @@ PKG_CONFIG ?= pkg-config
 
 # LIBBPF=1.7: everything (library, tool, tests, example, the BPF side's
 # <bpf/*.h>) against libbpf 1.7.0 built from Debian sid's source package
-# by scripts/libbpf-1.7.sh into LIBBPF_DIR/prefix, in an OBJDIR of its own.
+# by lab/libbpf/libbpf-1.7.sh into LIBBPF_DIR/prefix, in an OBJDIR of its own.
 # Programs find its libbpf.so by rpath. Unset: the system's libbpf.
 ifneq ($(LIBBPF),)
-ifeq ($(wildcard scripts/libbpf-$(LIBBPF).sh),)
-$(error LIBBPF=$(LIBBPF): no scripts/libbpf-$(LIBBPF).sh (known: 1.7))
+ifeq ($(wildcard lab/libbpf/libbpf-$(LIBBPF).sh),)
+$(error LIBBPF=$(LIBBPF): no lab/libbpf/libbpf-$(LIBBPF).sh (known: 1.7))
 endif
 LIBBPF_DIR ?= build/libbpf-$(LIBBPF)
 LIBBPF_PREFIX := $(abspath $(LIBBPF_DIR))/prefix
@@ -189,7 +189,7 @@ BPF_CFLAGS = -g -O2 $(BPF_CC_FLAGS) -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -Wall -
 
 ifneq ($(LIBBPF),)
 $(LIBBPF_STAMP):
-	$(Q)scripts/libbpf-$(LIBBPF).sh $(LIBBPF_DIR)
+	$(Q)lab/libbpf/libbpf-$(LIBBPF).sh $(LIBBPF_DIR)
 endif
 
 # VMLINUX_BTF: another kernel's BTF (make vm-check: the target's).
@@ -220,7 +220,7 @@ $(OBJDIR)/skel/%.skel.h: $(OBJDIR)/bpf/%.bpf.o
 		-c $*.bpf.c -o $(<:.o=.el.o)
 	$(Q)$(BPFTOOL) gen skeleton $(<:.o=.el.o) \
 		name $(subst -,_,$(notdir $*)) > $@.el
-	$(Q)scripts/vm/skel-endian.sh $@.el $(<:.o=.el.o) $< > $@
+	$(Q)lab/vm/skel-endian.sh $@.el $(<:.o=.el.o) $< > $@
 	$(Q)rm -f $@.el
 endif
 
@@ -252,11 +252,11 @@ TEST_HDRS := $(wildcard tests/*.h tests/unit/*.h tests/kernel/*.h)
 -include tests/fixtures/tool-fixtures.mk
 -include tests/fuzz/fuzz.mk
 -include examples/examples.mk
--include tests/bench/bench.mk
+-include lab/bench/bench.mk
 -include tests/kernel/kernel.mk
 -include tests/unit/unit.mk
--include tests/cross/cross.mk
--include tests/vm/vm.mk
+-include lab/cross/cross.mk
+-include lab/vm/vm.mk
 
 $(OBJDIR)/tests/unit/%: tests/unit/%.c $(STATIC_LIB) $(TEST_HDRS) $(VMLINUX_H)
 	$(call msg,CC,$@)
@@ -277,7 +277,7 @@ TEST_TIMEOUT ?= 300
 deps:
 	$(Q)scripts/deps.sh
 ifneq ($(LIBBPF),)
-	$(Q)scripts/libbpf-$(LIBBPF).sh $(LIBBPF_DIR)
+	$(Q)lab/libbpf/libbpf-$(LIBBPF).sh $(LIBBPF_DIR)
 endif
 
 unit-tests: $(UNIT_BINS) $(TEST_DEPS)

@@ -105,6 +105,6 @@ DEPS_test_trace_python = $(TOOL)
 # make bench-trace: start and end times of `usdt trace` on many probes,
 # and its time to a first event next to bpftrace's.
 bench-trace: $(TOOL) $(TOOL_FIX)/trace_target
-	$(Q)tests/bench/trace_scale.sh $(TOOL) $(OBJDIR)
-	$(Q)tests/bench/startup.sh $(TOOL) $(OBJDIR)
+	$(Q)lab/bench/trace_scale.sh $(TOOL) $(OBJDIR)
+	$(Q)lab/bench/startup.sh $(TOOL) $(OBJDIR)
 .PHONY: bench-trace

@@ -263,7 +263,7 @@ int main(void)
 	};
 
 	usdt_test_require_kernel("kernel/test_capacity");
-	/* In a QEMU guest (scripts/vm/run.sh sets USDT_TEST_GUEST), 65536
+	/* In a QEMU guest (lab/vm/run.sh sets USDT_TEST_GUEST), 65536
 	 * sites take minutes under TCG: that case runs on the host only,
 	 * and the console says so. */
 	if (getenv("USDT_TEST_GUEST")) {

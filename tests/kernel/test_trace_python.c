@@ -3,7 +3,7 @@
  * `usdt trace` on a program of the system: Debian's /usr/bin/python3 has
  * probes with strings and semaphores. Needs root, BPF and python3: with
  * its function__entry and line probes (Python 3.11, Debian 12; the guests
- * of `make vm-check` get bookworm's, scripts/vm/fetch.sh), or else with
+ * of `make vm-check` get bookworm's, lab/vm/fetch.sh), or else with
  * its import and gc probes (3.12 dropped the others; Debian sid's 3.14).
  */
 #include <fcntl.h>

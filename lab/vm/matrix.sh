@@ -4,7 +4,7 @@
 # `make vm-check` for several ARCH:KERNEL pairs, two guests at a time (one
 # vCPU each, on a 2-core machine), with one summary line for all:
 #
-#   scripts/vm/matrix.sh arm64:6.12 s390x:6.12 riscv64:6.12 x86_64:6.1
+#   lab/vm/matrix.sh arm64:6.12 s390x:6.12 riscv64:6.12 x86_64:6.1
 #
 # Everything is downloaded and built first, one pair after the other with
 # make -j2; then the guests boot, JOBS (default 2) at a time, each into its

@@ -4,11 +4,11 @@
 # A Debian chroot of another release, made once and kept, and commands run
 # in it on this machine's kernel:
 #
-#   scripts/chroot.sh make SUITE              make (or refresh) the chroot
-#   scripts/chroot.sh run SUITE CMD...        run CMD as root inside it
+#   lab/chroot.sh make SUITE              make (or refresh) the chroot
+#   lab/chroot.sh run SUITE CMD...        run CMD as root inside it
 #
 # The chroot is made with debootstrap (variant minbase) from the Debian
-# archive that the system's apt already uses (scripts/debian-mirror.sh; no
+# archive that the system's apt already uses (lab/debian-mirror.sh; no
 # host is named here), in $USDT_CHROOT_DIR/SUITE (default
 # /var/cache/libusdt/chroot): outside the work tree, so that CI's fresh
 # clones share it. A chroot older than USDT_CHROOT_DAYS days (default 7)

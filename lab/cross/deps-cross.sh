@@ -5,7 +5,7 @@
 # each foreign architecture, taken from Debian 12's archive and unpacked
 # into a private sysroot per target:
 #
-#   scripts/deps-cross.sh OUTDIR TRIPLET...
+#   lab/cross/deps-cross.sh OUTDIR TRIPLET...
 #
 # makes OUTDIR/TRIPLET/sysroot/ (usr/include, usr/lib/TRIPLET, lib/TRIPLET,
 # and .pkgs, the packages unpacked); a target that is done already is left
@@ -14,7 +14,7 @@
 # instead, saying why, and the script goes on (and leaves that target alone
 # next time too, until `make clean`).
 #
-# The packages come through scripts/apt-private.sh: a private apt state
+# The packages come through lab/apt-private.sh: a private apt state
 # under OUTDIR/apt with its own sources list, lists and cache, so neither
 # the system's apt sources nor dpkg's architectures and database change,
 # and no root is needed. (Why not `apt-get install libelf-dev:arm64 ...`:
@@ -48,7 +48,7 @@ for t in "$@"; do
 	mkdir -p "$dir"
 	rc=0
 	# shellcheck disable=SC2086
-	"$(dirname "$0")/apt-private.sh" "$out/apt" bookworm "$a" \
+	"$(dirname "$0")/../apt-private.sh" "$out/apt" bookworm "$a" \
 		"$dir/sysroot" $PKGS || rc=$?
 	if [ "$rc" = 3 ]; then
 		echo "Debian 12's archive has no $a packages" > "$dir/unavailable"

@@ -2,7 +2,7 @@
 /*
  * 1,000 programs in SEC("usdt/TARGET:gen:pN"), N = 0..999, for
  * usdt_manager__attach_all(): what usdt_manager__free() then destroys
- * (tests/bench/bench_scale.c). SCALE_TARGET is the generated target.
+ * (lab/bench/bench_scale.c). SCALE_TARGET is the generated target.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

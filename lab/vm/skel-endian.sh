@@ -3,7 +3,7 @@
 #
 # A bpftool skeleton for a big-endian BPF object (s390x):
 #
-#   scripts/vm/skel-endian.sh SKEL_H OBJ_EL OBJ_EB > NEW_SKEL_H
+#   lab/vm/skel-endian.sh SKEL_H OBJ_EL OBJ_EB > NEW_SKEL_H
 #
 # bpftool on a little-endian host refuses to open a big-endian object, so
 # SKEL_H is generated from OBJ_EL, the same source built with -target

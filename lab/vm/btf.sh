@@ -3,7 +3,7 @@
 #
 # The BTF of a kernel image, for the target's vmlinux.h (make vm-check):
 #
-#   scripts/vm/btf.sh VMLINUZ OUT
+#   lab/vm/btf.sh VMLINUZ OUT
 #
 # A kernel built with CONFIG_DEBUG_INFO_BTF carries its BTF (the .BTF
 # section, what /sys/kernel/btf/vmlinux shows) inside the image. Debian's

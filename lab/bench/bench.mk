@@ -1,23 +1,23 @@
 # make bench: libusdt side by side with the system's libbpf (root), and the
 # BPF side with libbpf 1.1.2's and 1.7's headers (bench_bpf).
-BENCH_SKELS := $(OBJDIR)/skel/tests/bench/bench_ours.skel.h \
-	       $(OBJDIR)/skel/tests/bench/bench_libbpf.skel.h
+BENCH_SKELS := $(OBJDIR)/skel/lab/bench/bench_ours.skel.h \
+	       $(OBJDIR)/skel/lab/bench/bench_libbpf.skel.h
 # The host's multiarch triplet from gcc (always installed): clang 21 refuses
 # -print-multiarch, and CC may be clang.
 MULTIARCH := $(shell gcc -print-multiarch 2>/dev/null)
 
 # libbpf's usdt.bpf.h includes <linux/errno.h>, which needs the host's asm/.
-$(OBJDIR)/bpf/tests/bench/bench_libbpf.bpf.o: BPF_EXTRA_CFLAGS += \
+$(OBJDIR)/bpf/lab/bench/bench_libbpf.bpf.o: BPF_EXTRA_CFLAGS += \
 	-idirafter /usr/include/$(MULTIARCH)
 
-$(OBJDIR)/bench: tests/bench/bench.c $(STATIC_LIB) $(BENCH_SKELS)
+$(OBJDIR)/bench: lab/bench/bench.c $(STATIC_LIB) $(BENCH_SKELS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -I$(OBJDIR)/skel/tests/bench $< -o $@ \
+	$(Q)$(CC) $(ALL_CFLAGS) -I$(OBJDIR)/skel/lab/bench $< -o $@ \
 		$(STATIC_LIB) $(ALL_LDFLAGS) $(LIBS)
 
 # The program shapes of tests/kernel/shapes.bpf.c at each -mcpu, on our
 # header, on the system's libbpf 1.1.2 header and on libbpf 1.7's, the
-# last from Debian sid's source package (scripts/libbpf-1.7.sh).
+# last from Debian sid's source package (lab/libbpf/libbpf-1.7.sh).
 BENCH_DIR := $(OBJDIR)/bench-bpf
 LB17_DIR ?= build/libbpf-1.7
 LB17_PREFIX := $(abspath $(LB17_DIR))/prefix
@@ -28,7 +28,7 @@ LB_BPF_CFLAGS = -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) \
 	-DUSDT_SHAPES_LIBBPF -I$(OBJDIR) -idirafter /usr/include/$(MULTIARCH)
 
 $(LB17_PREFIX)/.done:
-	$(Q)scripts/libbpf-1.7.sh $(LB17_DIR)
+	$(Q)lab/libbpf/libbpf-1.7.sh $(LB17_DIR)
 
 $(BENCH_DIR)/ours/shapes-%.o: tests/kernel/shapes.bpf.c $(VMLINUX_H) \
 		$(wildcard bpf/*.h)
@@ -47,7 +47,7 @@ $(BENCH_DIR)/ours/shapes-storage.o: tests/kernel/shapes.bpf.c $(VMLINUX_H) \
 
 # Ours: the spec lookup alone, chunked (layout 3) and flat (layout 2).
 BENCH_OBJS += $(BENCH_DIR)/ours/shapes-lookup.o
-$(BENCH_DIR)/ours/shapes-lookup.o: tests/bench/bench_lookup.bpf.c \
+$(BENCH_DIR)/ours/shapes-lookup.o: lab/bench/bench_lookup.bpf.c \
 		$(VMLINUX_H) $(wildcard bpf/*.h)
 	$(call msg,CLANG,$@)
 	@mkdir -p $(@D)
@@ -75,7 +75,7 @@ SCALE_NAMES := 35
 NAMES_SIZES := 1003 10003 100003
 NAMES_TARGETS := $(foreach n,$(NAMES_SIZES),$(abspath $(BENCH_DIR))/names-$(n))
 BENCH_OBJS += $(foreach i,ours lb11 lb17,$(BENCH_DIR)/$(i)/scale.o)
-BENCH_BPF_SRCS := tests/bench/bench_bpf.c tests/bench/bench_scale.c
+BENCH_BPF_SRCS := lab/bench/bench_bpf.c lab/bench/bench_scale.c
 
 $(SCALE_TARGET): tests/fixtures/gen_probes.sh
 	$(call msg,GEN,$@)
@@ -89,39 +89,39 @@ $(NAMES_TARGETS): $(abspath $(BENCH_DIR))/names-%: tests/fixtures/gen_probes.sh
 	$(Q)sh $< $* $(SCALE_NAMES) mixed > $@.c
 	$(Q)$(CC) -O0 $@.c -o $@
 
-$(BENCH_DIR)/ours/scale.o: tests/bench/scale.bpf.c $(VMLINUX_H) \
+$(BENCH_DIR)/ours/scale.o: lab/bench/scale.bpf.c $(VMLINUX_H) \
 		$(wildcard bpf/*.h)
 	$(call msg,CLANG,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 BENCH_OBJS += $(BENCH_DIR)/ours/owned.o
-$(BENCH_DIR)/ours/owned.o: tests/bench/owned.bpf.c $(VMLINUX_H) \
+$(BENCH_DIR)/ours/owned.o: lab/bench/owned.bpf.c $(VMLINUX_H) \
 		$(wildcard bpf/*.h)
 	$(call msg,CLANG,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -DSCALE_TARGET='"$(SCALE_TARGET)"' -c $< -o $@
 
-$(BENCH_DIR)/lb11/scale.o: tests/bench/scale.bpf.c $(VMLINUX_H)
+$(BENCH_DIR)/lb11/scale.o: lab/bench/scale.bpf.c $(VMLINUX_H)
 	$(call msg,CLANG,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(LB_BPF_CFLAGS) -DSCALE_LIBBPF -mcpu=v3 -c $< -o $@
 
-$(BENCH_DIR)/lb17/scale.o: tests/bench/scale.bpf.c $(VMLINUX_H) \
+$(BENCH_DIR)/lb17/scale.o: lab/bench/scale.bpf.c $(VMLINUX_H) \
 		$(LB17_PREFIX)/.done
 	$(call msg,CLANG,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(LB_BPF_CFLAGS) -DSCALE_LIBBPF -I$(LB17_PREFIX)/include \
 		-mcpu=v3 -c $< -o $@
 
-$(OBJDIR)/bench_bpf: $(BENCH_BPF_SRCS) tests/bench/bench_scale.h \
+$(OBJDIR)/bench_bpf: $(BENCH_BPF_SRCS) lab/bench/bench_scale.h \
 		$(STATIC_LIB)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(BENCH_BPF_SRCS) -o $@ $(STATIC_LIB) \
 		$(ALL_LDFLAGS) $(LIBS) -lpthread
 
 # The same rounds with libbpf 1.7's user space, linked statically.
-$(OBJDIR)/bench_bpf17: $(BENCH_BPF_SRCS) tests/bench/bench_scale.h \
+$(OBJDIR)/bench_bpf17: $(BENCH_BPF_SRCS) lab/bench/bench_scale.h \
 		$(LB17_PREFIX)/.done
 	$(call msg,CC,$@)
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -DBENCH_LIBBPF_ONLY \

@@ -6,7 +6,7 @@
 # probe of the tool's fixture and for Debian's python3 with 'python:*'
 # (with python:line firing). Asserts nothing (root).
 #
-#   tests/bench/startup.sh USDT_BIN OBJDIR [ROUNDS]
+#   lab/bench/startup.sh USDT_BIN OBJDIR [ROUNDS]
 set -eu
 usdt=$1
 dir=$2

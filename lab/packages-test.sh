@@ -3,7 +3,7 @@
 #
 # Build the Debian packages (debian/) and test them as a user gets them:
 #
-#   scripts/packages-test.sh          (as root)
+#   lab/packages-test.sh          (as root)
 #
 # 1. The work tree's files (tracked and untracked, not ignored ones) are
 #    copied into a temporary directory outside the repo, and
@@ -12,7 +12,7 @@
 #    The source package is made too (dpkg-source -b, before the build).
 # 2. lintian checks it, the .changes and its .debs: an error (E:) fails.
 # 3. libusdt0, libusdt-dev and usdt-tools are installed with apt into a
-#    throwaway overlay of a clean Debian 12 chroot (scripts/chroot.sh,
+#    throwaway overlay of a clean Debian 12 chroot (lab/chroot.sh,
 #    USDT_CHROOT_SCRATCH=1: the cached chroot stays clean), their .debs
 #    passed on stdin. There, on this machine's kernel:
 #    - the files are where a user looks for them, and apt brought what

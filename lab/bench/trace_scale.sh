@@ -4,7 +4,7 @@
 # many probes: a generated one (N probes, default 20000) and, when
 # installed, libjvm. Prints seconds; asserts nothing (root).
 #
-#   tests/bench/trace_scale.sh USDT_BIN OBJDIR [N]
+#   lab/bench/trace_scale.sh USDT_BIN OBJDIR [N]
 set -eu
 usdt=$1
 dir=$2
@@ -12,7 +12,7 @@ n=${3:-20000}
 many=$dir/bench_many_probes
 
 if [ ! -x "$many" ] || [ "$(cat "$many.n" 2>/dev/null)" != "$n" ]; then
-	"$(dirname "$0")/../fixtures/gen_probes.sh" "$n" > "$many.c"
+	"$(dirname "$0")/../../tests/fixtures/gen_probes.sh" "$n" > "$many.c"
 	${CC:-cc} -O0 -o "$many" "$many.c"
 	echo "$n" > "$many.n"
 fi

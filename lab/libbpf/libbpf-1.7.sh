@@ -4,7 +4,7 @@
 # libbpf 1.7.0 for `make LIBBPF=1.7 ...`, built from Debian sid's source
 # package into a private prefix:
 #
-#   scripts/libbpf-1.7.sh OUTDIR
+#   lab/libbpf/libbpf-1.7.sh OUTDIR
 #
 # makes OUTDIR/prefix/ (include/bpf, include/linux, lib/libbpf.a,
 # lib/libbpf.so*, lib/pkgconfig/libbpf.pc) and touches OUTDIR/prefix/.done;
@@ -23,7 +23,7 @@ out=$1
 DEBVER=1.7.0-1
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 # The archive the system's apt uses ($DEBIAN_MIRROR overrides it).
-MIRROR=$("$(dirname "$0")/debian-mirror.sh")
+MIRROR=$("$(dirname "$0")/../debian-mirror.sh")
 
 [ -f "$out/prefix/.done" ] && exit 0
 

@@ -3,9 +3,9 @@
 #
 # Boot a Debian kernel in QEMU (TCG) with an initramfs holding busybox, the
 # kernel tests and their libraries, run the tests there and end with their
-# summary line and exit status (tests/vm/vm.mk, `make vm-check`):
+# summary line and exit status (lab/vm/vm.mk, `make vm-check`):
 #
-#   scripts/vm/run.sh VMDIR ARCH KERNEL VM_TIMEOUT TEST_TIMEOUT OBJDIR TEST...
+#   lab/vm/run.sh VMDIR ARCH KERNEL VM_TIMEOUT TEST_TIMEOUT OBJDIR TEST...
 #
 # The guest sees this tree's build output at the same absolute path (the
 # tests name the tool, fixtures and libusdttest.so by it) and runs
@@ -52,7 +52,7 @@ for b in "$root"/usr/bin/busybox "$root"/bin/busybox; do
 	fi
 done
 [ -n "$bb" ] || { echo "run.sh: no busybox in $sysroot" >&2; exit 1; }
-# Debian's python3 (scripts/vm/fetch.sh), for the one test that traces it.
+# Debian's python3 (lab/vm/fetch.sh), for the one test that traces it.
 case " $* " in
 *" test_trace_python "*)
 	if [ -d "$vmdir/python/$arch" ]; then
@@ -63,7 +63,7 @@ case " $* " in
 esac
 mkdir -p "$root/proc" "$root/sys" "$root/dev" "$root/tmp"
 # overlayfs, btrfs and the loop device are modules in Debian's kernels
-# (scripts/vm/fetch.sh keeps them, and modules/load says in which order to
+# (lab/vm/fetch.sh keeps them, and modules/load says in which order to
 # load them): test_file mounts an overlay, as a container runtime would,
 # and a btrfs image on a loop device.
 mkdir -p "$root/modules"
@@ -100,7 +100,7 @@ ulimit -l unlimited
 for m in \$(cat /modules/load); do
 	insmod /modules/\$m.ko || echo "vm: cannot load \$m.ko"
 done
-# What scripts/vm/fetch.sh left out (a module this kernel does not have).
+# What lab/vm/fetch.sh left out (a module this kernel does not have).
 [ -f /modules/notes ] && sed 's/^/vm: /' /modules/notes
 echo "vm: \$(uname -srm)"
 cd "$top"

@@ -4,7 +4,7 @@
 # Print the Debian archive this machine's apt already uses, so that no
 # script names a mirror host of its own:
 #
-#   mirror=$(scripts/debian-mirror.sh)
+#   mirror=$(lab/debian-mirror.sh)
 #
 # $DEBIAN_MIRROR, when set, wins. Otherwise the first URI of a `deb`
 # source for Debian's main archive (not its security archive) is taken from

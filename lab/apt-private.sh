@@ -4,7 +4,7 @@
 # Fetch and unpack Debian packages of any architecture and release, without
 # touching the system's apt sources, dpkg's database or the host's files:
 #
-#   scripts/apt-private.sh STATEDIR SUITE DEBARCH DESTDIR PKG...
+#   lab/apt-private.sh STATEDIR SUITE DEBARCH DESTDIR PKG...
 #
 # keeps a private apt state in STATEDIR/SUITE-DEBARCH (its own sources.list
 # naming the system's Debian mirror's SUITE for DEBARCH alone, its own lists, cache and
@@ -15,8 +15,8 @@
 # its download, the newest of the same name that downloads. DESTDIR/.pkgs
 # lists what was unpacked; a DESTDIR that has it is left alone.
 #
-# Used by scripts/deps-cross.sh (libraries for `make cross-check`) and by
-# scripts/vm/fetch.sh (kernels and guest userland for `make vm-check`).
+# Used by lab/cross/deps-cross.sh (libraries for `make cross-check`) and by
+# lab/vm/fetch.sh (kernels and guest userland for `make vm-check`).
 # Exit status 3: SUITE has no DEBARCH at all.
 # Signatures are checked against the host's debian-archive-keyring.
 set -e

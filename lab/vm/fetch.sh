@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 #
 # What `make vm-check` boots, all from Debian's archive through
-# scripts/apt-private.sh (never the system's apt sources):
+# lab/apt-private.sh (never the system's apt sources):
 #
-#   scripts/vm/fetch.sh VMDIR ARCH KERNEL
+#   lab/vm/fetch.sh VMDIR ARCH KERNEL
 #
 # ARCH: arm64, s390x, riscv64 or x86_64. KERNEL: 6.1 (bookworm's), 6.12
 # (trixie's; riscv64 has no 6.1: it is a release architecture from trixie
@@ -17,7 +17,7 @@
 #                                      everything else the tests need is
 #                                      built in)
 #   VMDIR/btf/ARCH.btf                 the kernel's BTF, for vmlinux.h (from
-#                                      the 6.12 kernel: scripts/vm/btf.sh)
+#                                      the 6.12 kernel: lab/vm/btf.sh)
 #   VMDIR/sysroot/ARCH/                the guest's userland and the cross
 #                                      build's libraries: busybox-static,
 #                                      libc, libelf, zlib, libbpf, cmocka
@@ -62,7 +62,7 @@ else
 	elf=libelf1
 fi
 
-# The modules scripts/vm/run.sh loads in the guest: overlayfs for
+# The modules lab/vm/run.sh loads in the guest: overlayfs for
 # test_file's overlay cases, btrfs and the loop device for its btrfs ones,
 # and crc32c_generic, which btrfs asks the crypto API for by name (so no
 # module lists it as a dependency) in 6.1 and 6.12; 7.x kernels have no
@@ -70,7 +70,7 @@ fi
 # comes after what it depends on. A kernel that has one of them built in
 # (its modules.builtin) needs no module; one that has neither fails,
 # except for those in OPTIONAL_MODULES, which are then left out with a
-# note (in the guest's console too, by scripts/vm/run.sh).
+# note (in the guest's console too, by lab/vm/run.sh).
 GUEST_MODULES="overlay crc32c_generic loop btrfs"
 OPTIONAL_MODULES="crc32c_generic"
 
@@ -208,7 +208,7 @@ fi
 	"$vmdir/sysroot/$arch" busybox-static libc6 $elf libelf-dev zlib1g \
 	zlib1g-dev libbpf1 libbpf-dev libcmocka0 libcmocka-dev
 
-# python3 for test_trace_python, kept out of the sysroot: scripts/vm/run.sh
+# python3 for test_trace_python, kept out of the sysroot: lab/vm/run.sh
 # packs it only into guests that run that test (about 13 MB). The minimal
 # packages are what `python3 -S` needs; libssl (for two extension modules
 # of libpython3.11-minimal) is left out. riscv64 has none: its userland is

@@ -11,15 +11,15 @@
 # libraries; it ends with the tests' "N passed, N failed, N skipped" line
 # and their exit status.
 #
-#  1. scripts/vm/fetch.sh: the kernel and the target's userland (busybox,
+#  1. lab/vm/fetch.sh: the kernel and the target's userland (busybox,
 #     libc, libelf, zlib, libbpf, cmocka) from Debian's archive, through a
-#     private apt state (scripts/apt-private.sh) into build/vm/.
+#     private apt state (lab/apt-private.sh) into build/vm/.
 #  2. A sub-make with OBJDIR=build/vm/ARCH builds the kernel tests, the
 #     tool and the fixtures with the target's compiler against those
 #     libraries, and the BPF objects with -D__TARGET_ARCH_xxx (bpfeb for
 #     s390x) and the target's vmlinux.h, from the BTF in Debian's 6.12
-#     kernel of that arch (scripts/vm/btf.sh).
-#  3. scripts/vm/run.sh packs the initramfs and boots it; tests/run.sh runs
+#     kernel of that arch (lab/vm/btf.sh).
+#  3. lab/vm/run.sh packs the initramfs and boots it; tests/run.sh runs
 #     in the guest under busybox, at the same path as here.
 
 VM_DIR := build/vm
@@ -57,7 +57,7 @@ VM_DEPS := qemu-system-arm qemu-system-misc qemu-system-x86 qemu-system-data \
 vm-prepare: deps
 	$(Q)scripts/deps.sh $(VM_DEPS)
 	$(Q)$(MAKE) --no-print-directory $(FIXTURE_INC)/sys/sdt.h
-	$(Q)scripts/vm/fetch.sh $(VM_DIR) $(ARCH) $(KERNEL)
+	$(Q)lab/vm/fetch.sh $(VM_DIR) $(ARCH) $(KERNEL)
 	$(Q)$(MAKE) --no-print-directory OBJDIR=$(VM_OBJDIR) SANITIZE= \
 		CC="$(VM_CC)" AR=$(VM_TOOLPFX)ar BPF_ARCH=$(VM_BPF_ARCH) \
 		BPF_TARGET=$(VM_BPF_TARGET) \
@@ -79,7 +79,7 @@ VM_NOT_RUN := $(filter-out $(VM_TESTS),$(KERNEL_SRCS:tests/kernel/%.c=%))
 
 vm-check: vm-prepare
 	@echo "vm-check: kernel tests NOT RUN in the $(ARCH) guest: $(or $(VM_NOT_RUN),none)"
-	$(Q)scripts/vm/run.sh $(VM_DIR) $(ARCH) $(KERNEL) $(VM_TIMEOUT) \
+	$(Q)lab/vm/run.sh $(VM_DIR) $(ARCH) $(KERNEL) $(VM_TIMEOUT) \
 		$(VM_TEST_TIMEOUT) $(VM_OBJDIR) $(VM_TESTS)
 
 # Run by vm-prepare's sub-make, with the target's compiler.

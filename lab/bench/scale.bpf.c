@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The program of tests/bench/bench_scale.c, attached once per probe name
+ * The program of lab/bench/bench_scale.c, attached once per probe name
  * of a generated target: on libusdt's header, or (SCALE_LIBBPF) on the
  * libbpf header found first on the include path. libbpf gives every attach
  * call spec IDs of its own, so its spec map must hold one per spec of

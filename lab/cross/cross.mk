@@ -16,7 +16,7 @@
 #     here links them;
 #   - every unit test except those in CROSS_UNIT_EXCLUDE, linked with
 #     that archive and with the target's libelf and libcmocka, which
-#     scripts/deps-cross.sh unpacks from Debian's archive into
+#     lab/cross/deps-cross.sh unpacks from Debian's archive into
 #     build/cross/TRIPLET/sysroot (the C library is Debian's
 #     libc6-dev-*-cross, as for the compilers).
 #
@@ -94,7 +94,7 @@ $$(CROSS_$(1)_BINS): $(CROSS_DIR)/$(1)/tests/unit/%: tests/unit/%.c \
 $$(CROSS_$(1)_WRAPS): $(CROSS_DIR)/tests/$(2)/unit/%: \
 		$(CROSS_DIR)/$(1)/tests/unit/%
 	@mkdir -p $$(@D)
-	$(Q)printf '#!/bin/sh\n# Made by tests/cross/cross.mk.\nexec qemu-%s -L /usr/%s %s "$$$$@"\n' \
+	$(Q)printf '#!/bin/sh\n# Made by lab/cross/cross.mk.\nexec qemu-%s -L /usr/%s %s "$$$$@"\n' \
 		$(2) $(1) $$(abspath $$<) > $$@
 	$(Q)chmod +x $$@
 
@@ -127,7 +127,7 @@ $(foreach t,$(CROSS_TRIPLETS),\
 # The target libraries are unpacked first, in their own make run, so that
 # the second run sees which targets have them.
 cross-check: deps
-	$(Q)scripts/deps-cross.sh $(CROSS_DIR) $(CROSS_TRIPLETS)
+	$(Q)lab/cross/deps-cross.sh $(CROSS_DIR) $(CROSS_TRIPLETS)
 	$(Q)$(MAKE) --no-print-directory cross-test
 
 cross-build: $(CROSS_BUILD) $(FIXTURES)
