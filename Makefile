@@ -43,12 +43,9 @@ PKG_CONFIG ?= pkg-config
 
 # LIBBPF=1.7: everything (library, tool, tests, example, the BPF side's
 # <bpf/*.h>) against libbpf 1.7.0 built from Debian sid's source package
-# by lab/libbpf/libbpf-1.7.sh into LIBBPF_DIR/prefix, in an OBJDIR of its own.
+# into LIBBPF_DIR/prefix (lab/libbpf/libbpf.mk), in an OBJDIR of its own.
 # Programs find its libbpf.so by rpath. Unset: the system's libbpf.
 ifneq ($(LIBBPF),)
-ifeq ($(wildcard lab/libbpf/libbpf-$(LIBBPF).sh),)
-$(error LIBBPF=$(LIBBPF): no lab/libbpf/libbpf-$(LIBBPF).sh (known: 1.7))
-endif
 LIBBPF_DIR ?= build/libbpf-$(LIBBPF)
 LIBBPF_PREFIX := $(abspath $(LIBBPF_DIR))/prefix
 LIBBPF_STAMP := $(LIBBPF_PREFIX)/.done
@@ -101,7 +98,7 @@ LIB_TARGETS := $(STATIC_LIB) $(SHARED_LIB) $(OBJDIR)/libusdt.so \
 endif
 
 .PHONY: all lib check unit-tests kernel-tests demo install uninstall clean \
-	fuzz bench examples deps tools
+	fuzz examples deps tools
 .DELETE_ON_ERROR:
 
 all: lib tools
@@ -187,11 +184,6 @@ BPF_CFLAGS = -g -O2 $(BPF_CC_FLAGS) -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -Wall -
 	      -I$(OBJDIR) -Ibpf -I$(PUBLIC_INC) $(LIBBPF_CFLAGS) \
 	      $(BPF_EXTRA_CFLAGS)
 
-ifneq ($(LIBBPF),)
-$(LIBBPF_STAMP):
-	$(Q)lab/libbpf/libbpf-$(LIBBPF).sh $(LIBBPF_DIR)
-endif
-
 # VMLINUX_BTF: another kernel's BTF (make vm-check: the target's).
 VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 $(VMLINUX_H): $(LIBBPF_STAMP) $(filter-out /sys/%,$(VMLINUX_BTF))
@@ -205,24 +197,11 @@ $(OBJDIR)/bpf/%.bpf.o: %.bpf.c $(VMLINUX_H) $(PUBLIC_LINKS) \
 	@mkdir -p $(@D)
 	$(Q)$(BPF_CC) $(BPF_CFLAGS) -c $< -o $@
 
-ifneq ($(BPF_TARGET),bpfeb)
+# (lab/vm/vm.mk replaces this rule for a big-endian BPF_TARGET.)
 $(OBJDIR)/skel/%.skel.h: $(OBJDIR)/bpf/%.bpf.o
 	$(call msg,GEN,$@)
 	@mkdir -p $(@D)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$(notdir $*)) > $@
-else
-# bpftool cannot open a big-endian object on this host: the skeleton is
-# made from a little-endian build and given the big-endian object.
-$(OBJDIR)/skel/%.skel.h: $(OBJDIR)/bpf/%.bpf.o
-	$(call msg,GEN,$@)
-	@mkdir -p $(@D)
-	$(Q)$(CLANG) $(subst -target bpfeb,-target bpfel,$(BPF_CFLAGS)) \
-		-c $*.bpf.c -o $(<:.o=.el.o)
-	$(Q)$(BPFTOOL) gen skeleton $(<:.o=.el.o) \
-		name $(subst -,_,$(notdir $*)) > $@.el
-	$(Q)lab/vm/skel-endian.sh $@.el $(<:.o=.el.o) $< > $@
-	$(Q)rm -f $@.el
-endif
 
 # ----------------------------------------------------------------------
 # Tests. Each tests/unit/test_*.c and tests/kernel/test_*.c is one program,
@@ -246,17 +225,21 @@ TEST_CFLAGS := $(ALL_CFLAGS) -I$(OBJDIR)/skel/tests/kernel -Itests -Ibpf \
 	       -DUSDT_LIBBPF=\"$(LIBBPF)\"
 TEST_HDRS := $(wildcard tests/*.h tests/unit/*.h tests/kernel/*.h)
 
-# Fragments add fixtures, tools, fuzzers, examples and benchmarks.
+# What the build and the tests need from Debian's archive. Double-colon,
+# and before the fragments: lab/libbpf/libbpf.mk's LIBBPF build runs after.
+deps::
+	$(Q)scripts/deps.sh
+
+# Fragments add fixtures, tools, fuzzers, examples and the tests' link
+# hooks; lab/lab.mk, last, what only CI and benchmarking use.
 -include tests/fixtures/fixtures.mk
 -include tools/tools.mk
 -include tests/fixtures/tool-fixtures.mk
 -include tests/fuzz/fuzz.mk
 -include examples/examples.mk
--include lab/bench/bench.mk
 -include tests/kernel/kernel.mk
 -include tests/unit/unit.mk
--include lab/cross/cross.mk
--include lab/vm/vm.mk
+include lab/lab.mk
 
 $(OBJDIR)/tests/unit/%: tests/unit/%.c $(STATIC_LIB) $(TEST_HDRS) $(VMLINUX_H)
 	$(call msg,CC,$@)
@@ -273,12 +256,6 @@ $(OBJDIR)/tests/kernel/%: tests/kernel/%.c $(STATIC_LIB) $(TEST_HDRS) \
 		$(LDFLAGS_$*) -lcmocka $(LIBS)
 
 TEST_TIMEOUT ?= 300
-
-deps:
-	$(Q)scripts/deps.sh
-ifneq ($(LIBBPF),)
-	$(Q)lab/libbpf/libbpf-$(LIBBPF).sh $(LIBBPF_DIR)
-endif
 
 unit-tests: $(UNIT_BINS) $(TEST_DEPS)
 	$(Q)tests/run.sh $(TEST_TIMEOUT) $(UNIT_BINS)

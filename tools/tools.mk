@@ -101,10 +101,3 @@ DEPS_test_trace_jvm = $(TOOL)
 # tests/kernel/test_trace_python.c: the tool on Debian's python3.
 LDFLAGS_test_trace_python = $(TOOL_TEST_DEFS)
 DEPS_test_trace_python = $(TOOL)
-
-# make bench-trace: start and end times of `usdt trace` on many probes,
-# and its time to a first event next to bpftrace's.
-bench-trace: $(TOOL) $(TOOL_FIX)/trace_target
-	$(Q)lab/bench/trace_scale.sh $(TOOL) $(OBJDIR)
-	$(Q)lab/bench/startup.sh $(TOOL) $(OBJDIR)
-.PHONY: bench-trace

@@ -17,18 +17,13 @@ $(OBJDIR)/bench: lab/bench/bench.c $(STATIC_LIB) $(BENCH_SKELS)
 
 # The program shapes of tests/kernel/shapes.bpf.c at each -mcpu, on our
 # header, on the system's libbpf 1.1.2 header and on libbpf 1.7's, the
-# last from Debian sid's source package (lab/libbpf/libbpf-1.7.sh).
+# last in LB17_PREFIX (lab/libbpf/libbpf.mk).
 BENCH_DIR := $(OBJDIR)/bench-bpf
-LB17_DIR ?= build/libbpf-1.7
-LB17_PREFIX := $(abspath $(LB17_DIR))/prefix
 BENCH_CPUS := v1 v2 v3
 BENCH_OBJS := $(foreach i,ours lb11 lb17,$(foreach v,$(BENCH_CPUS),\
 	$(BENCH_DIR)/$(i)/shapes-$(v).o))
 LB_BPF_CFLAGS = -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) \
 	-DUSDT_SHAPES_LIBBPF -I$(OBJDIR) -idirafter /usr/include/$(MULTIARCH)
-
-$(LB17_PREFIX)/.done:
-	$(Q)lab/libbpf/libbpf-1.7.sh $(LB17_DIR)
 
 $(BENCH_DIR)/ours/shapes-%.o: tests/kernel/shapes.bpf.c $(VMLINUX_H) \
 		$(wildcard bpf/*.h)
@@ -128,6 +123,7 @@ $(OBJDIR)/bench_bpf17: $(BENCH_BPF_SRCS) lab/bench/bench_scale.h \
 		-I$(LB17_PREFIX)/include $(BENCH_BPF_SRCS) -o $@ \
 		$(LB17_PREFIX)/lib/libbpf.a -lelf -lz -lpthread
 
+.PHONY: bench bench-trace
 bench: $(OBJDIR)/bench $(OBJDIR)/bench_bpf $(OBJDIR)/bench_bpf17 $(BENCH_OBJS) \
 		$(SCALE_TARGET) $(NAMES_TARGETS)
 	$(Q)$(OBJDIR)/bench
@@ -135,3 +131,9 @@ bench: $(OBJDIR)/bench $(OBJDIR)/bench_bpf $(OBJDIR)/bench_bpf17 $(BENCH_OBJS) \
 		$(foreach n,$(NAMES_SIZES),-m $(abspath $(BENCH_DIR))/names-$(n) $(n) $(SCALE_NAMES)) \
 		$(BENCH_DIR)/ours $(BENCH_DIR)/lb11 \
 		$(OBJDIR)/bench_bpf17 $(BENCH_DIR)/lb17
+
+# make bench-trace: start and end times of `usdt trace` on many probes,
+# and its time to a first event next to bpftrace's.
+bench-trace: $(TOOL) $(TOOL_FIX)/trace_target
+	$(Q)lab/bench/trace_scale.sh $(TOOL) $(OBJDIR)
+	$(Q)lab/bench/startup.sh $(TOOL) $(OBJDIR)

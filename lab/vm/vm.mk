@@ -84,3 +84,20 @@ vm-check: vm-prepare
 
 # Run by vm-prepare's sub-make, with the target's compiler.
 vm-build: $(KERNEL_BINS)
+
+# s390x's BPF objects are big-endian (vm-prepare's sub-make sets
+# BPF_TARGET=bpfeb), and bpftool cannot open one on this host: the
+# skeleton is made from a little-endian build and given the big-endian
+# object (lab/vm/skel-endian.sh). Same target and prerequisites as the
+# Makefile's rule, which this one replaces.
+ifeq ($(BPF_TARGET),bpfeb)
+$(OBJDIR)/skel/%.skel.h: $(OBJDIR)/bpf/%.bpf.o
+	$(call msg,GEN,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(subst -target bpfeb,-target bpfel,$(BPF_CFLAGS)) \
+		-c $*.bpf.c -o $(<:.o=.el.o)
+	$(Q)$(BPFTOOL) gen skeleton $(<:.o=.el.o) \
+		name $(subst -,_,$(notdir $*)) > $@.el
+	$(Q)lab/vm/skel-endian.sh $@.el $(<:.o=.el.o) $< > $@
+	$(Q)rm -f $@.el
+endif
