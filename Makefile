@@ -232,13 +232,13 @@ deps::
 
 # Fragments add fixtures, tools, fuzzers, examples and the tests' link
 # hooks; lab/lab.mk, last, what only CI and benchmarking use.
--include tests/fixtures/fixtures.mk
--include tools/tools.mk
--include tests/fixtures/tool-fixtures.mk
--include tests/fuzz/fuzz.mk
--include examples/examples.mk
--include tests/kernel/kernel.mk
--include tests/unit/unit.mk
+include tests/fixtures/fixtures.mk
+include tools/tools.mk
+include tests/fixtures/tool-fixtures.mk
+include tests/fuzz/fuzz.mk
+include examples/examples.mk
+include tests/kernel/kernel.mk
+include tests/unit/unit.mk
 include lab/lab.mk
 
 $(OBJDIR)/tests/unit/%: tests/unit/%.c $(STATIC_LIB) $(TEST_HDRS) $(VMLINUX_H)

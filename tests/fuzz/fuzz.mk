@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
 #
-# libFuzzer targets, -include'd by the Makefile.
+# libFuzzer targets, included by the Makefile.
 #
 #   make fuzz                    build every target into build/fuzz/
 #   make fuzz FUZZ_SECONDS=N     build, then run each target N seconds
