@@ -29,16 +29,12 @@ $(BENCH_DIR)/ours/shapes-%.o: tests/kernel/shapes.bpf.c $(VMLINUX_H) \
 		$(wildcard bpf/*.h)
 	$(call msg,CLANG,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -mcpu=$* -c $< -o $@
+	$(Q)$(CLANG) $(BPF_CFLAGS) $(or $(BENCH_FLAGS_$*),-mcpu=$*) -c $< -o $@
 
-# Ours again with USDT_STORAGE_TYPE: bpf_usdt_storage()'s cost per hit,
-# and the other shapes' (unchanged).
+# Ours again with USDT_STORAGE_TYPE (the rule above): bpf_usdt_storage()'s
+# cost per hit, and the other shapes' (unchanged).
 BENCH_OBJS += $(BENCH_DIR)/ours/shapes-storage.o
-$(BENCH_DIR)/ours/shapes-storage.o: tests/kernel/shapes.bpf.c $(VMLINUX_H) \
-		$(wildcard bpf/*.h)
-	$(call msg,CLANG,$@)
-	@mkdir -p $(@D)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -mcpu=v3 -DUSDT_STORAGE_TYPE=__u64 -c $< -o $@
+BENCH_FLAGS_storage := -mcpu=v3 -DUSDT_STORAGE_TYPE=__u64
 
 # Ours: the spec lookup alone, chunked (layout 3) and flat (layout 2).
 BENCH_OBJS += $(BENCH_DIR)/ours/shapes-lookup.o

@@ -32,9 +32,10 @@ LDFLAGS_test_attach := $(KTEST_DIR)/sema.o $(KTEST_DIR)/dup_sites.o \
 	-lsemabss \
 	-Wl,-rpath,$(abspath $(KTEST_DIR))
 
-# The attach path out of memory: the library's allocations fail in turn.
+# The attach path out of memory: the library's allocations, its mmap()s
+# and its map creations fail in turn.
 LDFLAGS_test_attach_oom := -Wl,--wrap=malloc -Wl,--wrap=calloc \
-	-Wl,--wrap=realloc
+	-Wl,--wrap=realloc -Wl,--wrap=mmap -Wl,--wrap=bpf_map_create
 
 # The verifier-cost shapes at each -mcpu, without __TARGET_ARCH_xxx, and
 # with a context type the kernel does not take for a global function's
@@ -90,16 +91,11 @@ DEPS_test_examples := $(EXAMPLES_DIR)/hello $(EXAMPLES_DIR)/hello_skel \
 DEPS_test_link_api := $(DEPS_test_skel)
 LDFLAGS_test_link_api := $(LDFLAGS_test_skel)
 
-# The shapes again with per-attach storage declared: what a program that
-# does not call bpf_usdt_storage() costs must not change.
-$(KTEST_DIR)/shapes-storage.bpf.o: tests/kernel/shapes.bpf.c $(VMLINUX_H) \
-		$(wildcard bpf/*.h)
-	$(call msg,BPFCC,$@)
-	@mkdir -p $(@D)
-	$(Q)$(BPF_CC) $(BPF_CFLAGS) -mcpu=v3 -DUSDT_STORAGE_TYPE=__u64 -c $< -o $@
+# The shapes again with per-attach storage declared (the rule above): what
+# a program that does not call bpf_usdt_storage() costs must not change.
+SHAPES_FLAGS_storage := -mcpu=v3 -DUSDT_STORAGE_TYPE=__u64
 DEPS_test_storage := $(KTEST_DIR)/shapes-storage.bpf.o \
 	$(KTEST_DIR)/shapes-v3.bpf.o
-LDFLAGS_test_attach_oom += -Wl,--wrap=mmap -Wl,--wrap=bpf_map_create
 
 # 65600 call sites with distinct specs for the capacity tests.
 $(KTEST_DIR)/cap_sites.o: tests/kernel/cap_sites.S
