@@ -69,35 +69,3 @@ demo:
 	else \
 		echo "(tracing needs root: run 'sudo make demo' to see it live)"; \
 	fi
-
-# ----------------------------------------------------------------------
-# tests/kernel/test_trace_fmt.c: `usdt trace`'s formats, summaries, filter
-# and behaviour, against tests/fixtures/trace_fmt_target. (TOOL_TEST_DEFS
-# comes from tests/fixtures/tool-fixtures.mk.)
-
-TRACE_FMT_TARGET := $(OBJDIR)/tests/fixtures/trace_fmt_target
-
-$(TRACE_FMT_TARGET): tests/fixtures/trace_fmt_target.c
-	$(call msg,CC,$@)
-	@mkdir -p $(@D)
-	$(Q)$(CC) -g -O2 -Wall -Wextra -Werror -o $@ $<
-
-LDFLAGS_test_trace_fmt = $(TOOL_TEST_DEFS)
-DEPS_test_trace_fmt = $(TOOL) $(TRACE_FMT_TARGET)
-
-# A program with many probes, for the pattern-at-a-time attach.
-MANY_PROBES := $(OBJDIR)/tests/fixtures/many_probes
-$(MANY_PROBES): tests/fixtures/gen_probes.sh
-	$(call msg,GEN,$@)
-	@mkdir -p $(@D)
-	$(Q)tests/fixtures/gen_probes.sh 300 > $@.c
-	$(Q)$(CC) -O0 -o $@ $@.c
-DEPS_test_trace_fmt += $(MANY_PROBES)
-
-# tests/kernel/test_trace_jvm.c: the tool on a JVM's libjvm.so.
-LDFLAGS_test_trace_jvm = $(TOOL_TEST_DEFS)
-DEPS_test_trace_jvm = $(TOOL)
-
-# tests/kernel/test_trace_python.c: the tool on Debian's python3.
-LDFLAGS_test_trace_python = $(TOOL_TEST_DEFS)
-DEPS_test_trace_python = $(TOOL)

@@ -15,7 +15,7 @@
  * class, method and signature each as a pointer and a length. With %.*s
  * every line is a clean method; %s of the class name reads on into the
  * bytes after it (seen with Debian 12's OpenJDK 17). Skipped without a
- * JVM (and so not built: see tools/tools.mk).
+ * JVM (and so not built: see the Makefile).
  */
 static void test_format_hotspot(void **state)
 {
