@@ -160,8 +160,12 @@ $(PUBLIC_LINKS): $(PUBLIC_INC)/usdt/%: $(PUBLIC_HDRS)
 # the BPF side needs no host asm/ headers.
 
 VMLINUX_H := $(OBJDIR)/vmlinux.h
-BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' \
-	      -e 's/s390x/s390/' -e 's/riscv64/riscv/')
+HOST_ARCH := $(shell uname -m)
+# The kernel's name of an arch, given uname -m's or Debian's: the xxx of
+# __TARGET_ARCH_xxx.
+kernel_arch = $(strip $(patsubst x86_64,x86,$(patsubst aarch64,arm64,\
+	$(patsubst s390x,s390,$(patsubst riscv64,riscv,$(1))))))
+BPF_ARCH := $(call kernel_arch,$(HOST_ARCH))
 # BPF_TARGET: bpfeb for a big-endian target (make vm-check ARCH=s390x).
 BPF_TARGET ?= bpf
 # BPF_CC: the compiler of the BPF objects, clang by default, or GCC's BPF

@@ -24,7 +24,7 @@
 
 VM_DIR := build/vm
 comma := ,
-ARCH ?= $(shell uname -m | sed -e 's/aarch64/arm64/')
+ARCH ?= $(patsubst aarch64,arm64,$(HOST_ARCH))
 KERNEL ?= 6.12
 VM_TIMEOUT ?= 1500
 # Per test program in a guest: TCG with one vCPU, two guests sharing the
@@ -35,9 +35,9 @@ VM_TEST_TIMEOUT ?= 900
 VM_TRIPLET := $(patsubst arm64,aarch64,$(ARCH))-linux-gnu
 VM_SYSROOT := $(abspath $(VM_DIR)/sysroot/$(ARCH))
 VM_OBJDIR := $(VM_DIR)/$(ARCH)
-VM_BPF_ARCH := $(patsubst x86_64,x86,$(patsubst s390x,s390,$(patsubst riscv64,riscv,$(ARCH))))
+VM_BPF_ARCH := $(call kernel_arch,$(ARCH))
 VM_BPF_TARGET := $(if $(filter s390x,$(ARCH)),bpfeb,bpfel)
-VM_TOOLPFX := $(if $(filter $(shell uname -m),$(firstword $(subst -, ,$(VM_TRIPLET)))),,$(VM_TRIPLET)-)
+VM_TOOLPFX := $(if $(filter $(HOST_ARCH),$(firstword $(subst -, ,$(VM_TRIPLET)))),,$(VM_TRIPLET)-)
 VM_LIBDIRS := $(VM_SYSROOT)/usr/lib/$(VM_TRIPLET) $(VM_SYSROOT)/lib/$(VM_TRIPLET)
 # The sysroot's headers come before the host's (the cross compilers search
 # the host's /usr/include last); <sys/sdt.h> is the host's copy.
