@@ -32,6 +32,7 @@
 #include "linkids.h"
 #include "manager.h"
 #include "note.h"
+#include "notes.h"
 #include "noteidx.h"
 #include "procmap.h"
 #include "resolve.h"
@@ -605,16 +606,46 @@ static struct usdt_link *link_alloc(const struct attach_ctx *c)
 	return link;
 }
 
-/* Where the uprobe goes past the site's address, from the file's bytes. */
-static int site_skip(const struct attach_ctx *c, const struct usdt_probe *p)
+/*
+ * The file's code bytes at the sites, read through one window for the
+ * whole attach (the sites come in runs of file order: a name's, a few
+ * to a read), or nothing where no site's uprobe can move (code.fd < 0).
+ */
+static void code_src_init(const struct attach_ctx *c,
+			  struct usdt__note_src *code)
 {
-	unsigned char insn[16];
-	ssize_t n;
+	uint64_t lo = UINT64_MAX, hi = 0, off;
+	size_t i, runs = 1;
 
-	if (!c->feat->uprobe_syscall || !c->host->attach_skip)
+	*code = (struct usdt__note_src){ .fd = -1 };
+	if (!c->feat->uprobe_syscall || !c->host->attach_skip ||
+	    c->file->fd < 0 || c->file->size <= 0)
+		return;
+	for (i = 0; i < c->cnt; i++) {
+		off = c->sites[i]->file_off;
+		runs += i && off < c->sites[i - 1]->file_off;
+		lo = off < lo ? off : lo;
+		hi = off > hi ? off : hi;
+	}
+	code->fd = c->file->fd;
+	code->size = (size_t)c->file->size;
+	code->win = usdt__note_win(c->cnt ? hi - lo : 0, c->cnt, runs);
+}
+
+/* Where the uprobe goes past the site's address, from the file's bytes. */
+static int site_skip(const struct attach_ctx *c, struct usdt__note_src *code,
+		     const struct usdt_probe *p)
+{
+	const char *insn;
+	size_t len = 16;
+
+	if (code->fd < 0 || p->file_off >= code->size)
 		return 0;
-	n = pread(c->file->fd, insn, sizeof(insn), (off_t)p->file_off);
-	return n > 0 ? c->host->attach_skip(insn, (size_t)n) : 0;
+	if (len > code->size - p->file_off)
+		len = code->size - p->file_off;
+	insn = usdt__note_bytes(code, (size_t)p->file_off, len);
+	return insn ? c->host->attach_skip((const unsigned char *)insn, len) :
+		      0;
 }
 
 /* Site i's IP-map entry: its run-time address -> spec ID and slot. */
@@ -680,8 +711,10 @@ static int site_slot(const struct attach_ctx *c, struct usdt_link *link,
 	return 0;
 }
 
-/* Spec IDs, storage slots, and IP-map entries where cookies are not used. */
-static int attach_specs(const struct attach_ctx *c, struct usdt_link *link,
+/* The sites' spec IDs, storage slots, offsets and cookies, and their
+ * IP-map entries where cookies are not used. */
+static int site_specs(const struct attach_ctx *c,
+			struct usdt__note_src *code, struct usdt_link *link,
 			uint64_t *refs, uint64_t *cookies)
 {
 	struct usdt_ip_val val;
@@ -704,7 +737,7 @@ static int attach_specs(const struct attach_ctx *c, struct usdt_link *link,
 	for (i = 0; i < c->cnt; i++) {
 		const struct usdt_probe *p = c->sites[i];
 
-		skip = site_skip(c, p);
+		skip = site_skip(c, code, p);
 		memset(&spec, 0, sizeof(spec));
 		spec.arg_cnt = (uint16_t)p->arg_cnt;
 		spec.usr_cookie = c->cookie;
@@ -740,6 +773,19 @@ static int attach_specs(const struct attach_ctx *c, struct usdt_link *link,
 		}
 	}
 	return 0;
+}
+
+/* site_specs(), with the sites' code read a window at a time. */
+static int attach_specs(const struct attach_ctx *c, struct usdt_link *link,
+			uint64_t *refs, uint64_t *cookies)
+{
+	struct usdt__note_src code;
+	int err;
+
+	code_src_init(c, &code);
+	err = site_specs(c, &code, link, refs, cookies);
+	usdt__note_src_free(&code);
+	return err;
 }
 
 /*

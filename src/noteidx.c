@@ -524,7 +524,7 @@ int usdt__file_pick(const struct usdt_file *file, const char *provider,
 	struct pick k = { .file = file, .idx = idx };
 	struct usdt__pat pat;
 	uint32_t g, first;
-	size_t n = 0;
+	size_t n = 0, runs = 0;
 	int err, m;
 
 	*out = NULL;
@@ -538,8 +538,10 @@ int usdt__file_pick(const struct usdt_file *file, const char *provider,
 		m = group_test(idx, g, &pat);
 		if (m < 0)
 			break;
-		if (m)
+		if (m) {
 			n += idx->groups[g + 1].first - idx->groups[g].first;
+			runs++;
+		}
 	}
 	if (!n)
 		return 0;
@@ -547,8 +549,10 @@ int usdt__file_pick(const struct usdt_file *file, const char *provider,
 	if (!*out)
 		return -ENOMEM;
 	*cnt = n;
-	/* A page at a time: the sites of a name are few, or spread out. */
-	k.src = (struct usdt__note_src){ .fd = file->fd, .win = 4096,
+	/* The sites of a name are few, or spread out over the section. */
+	k.src = (struct usdt__note_src){ .fd = file->fd,
+					 .win = usdt__note_win(idx->sec_size, n,
+							 runs),
 					 .file_off = idx->sec_off,
 					 .size = idx->sec_size };
 	k.lazy = (struct usdt__lazy){ .ue = &idx->ue, .fd = file->fd,

@@ -87,6 +87,22 @@ const char *usdt__note_bytes(struct usdt__note_src *src, size_t off,
 void usdt__note_src_free(struct usdt__note_src *src);
 
 /*
+ * A window for reading n places spread over span bytes, in runs of rising
+ * offsets (runs >= 1): a page when they are far apart, up to 64 KB when a
+ * few share one, so that a read serves several of them and the reads of a
+ * run copy not much more than span.
+ */
+static inline size_t usdt__note_win(uint64_t span, size_t n, size_t runs)
+{
+	size_t per_run = runs && n / runs ? n / runs : 1;
+	uint64_t win = span / per_run * 4;
+
+	if (win < 4096)
+		return 4096;
+	return win > (64u << 10) ? 64u << 10 : (size_t)(win & ~4095ull);
+}
+
+/*
  * What the note walk hands each stapsdt note to: note() gets its
  * descriptor desc[0..descsz) and the offset of the note's header in the
  * section; bad() a damaged note that ends the walk (why says how).
