@@ -329,7 +329,10 @@ struct usdt_manager_opts {
  *    these programs; "usdt.s" sleepable programs need uprobe_multi).
  * Created after load, it takes the programs as libbpf loaded them: with
  * libbpf 1.1/1.2 per-site uprobes; with libbpf 1.3+ on a uprobe_multi
- * kernel, uprobe_multi links, USDT_MODE_PERF refused.
+ * kernel, uprobe_multi links, USDT_MODE_PERF refused. It then takes over
+ * the spec store that usdt_program__attach() (a skeleton's __attach())
+ * made for the object, with what the links those gave hold, and
+ * usdt_program__attach() of the object's programs uses the manager's.
  */
 USDT_API struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 					const struct usdt_manager_opts *opts);

@@ -1275,6 +1275,11 @@ void usdt__ext_sweep(struct usdt_manager *man)
 	usdt__link_ids_free(&live);
 }
 
+void usdt__link_rehome(struct usdt_link *link, struct usdt_manager *man)
+{
+	link->man = man;
+}
+
 void usdt__ext_drop(struct usdt_manager *man)
 {
 	size_t i;

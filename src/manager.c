@@ -524,6 +524,63 @@ static int size_maps(struct usdt_manager *man, uint32_t max_specs,
 	return 0;
 }
 
+/* A loaded object's programs are the manager's too: usdt_program__attach()
+ * of one uses its store (src/progh.c). */
+static int manage_loaded(struct usdt_manager *man)
+{
+	struct bpf_program *prog;
+	int err;
+
+	bpf_object__for_each_program(prog, man->obj)
+		if (is_usdt_prog(prog) && (err = managed_add(man, prog)))
+			return err;
+	return 0;
+}
+
+/*
+ * The implicit store that usdt_program__attach() (a skeleton's __attach())
+ * made for the loaded object's maps, if any, becomes this manager's: its
+ * chunks, spec IDs, IP map and the records of the links the user holds,
+ * so that both kinds of links share one store (a second one would find
+ * the chunks taken: -EBUSY).
+ */
+static int adopt_store(struct usdt_manager *man)
+{
+	struct bpf_map_info info;
+	__u32 len = sizeof(info);
+	struct usdt_manager *imp;
+	uint32_t ip_cap = man->ips.cap;
+	size_t i;
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(bpf_map__fd(man->specs_map), &info, &len))
+		return -errno;
+	man->specs_id = info.id;
+	imp = usdt__store_take(info.id);
+	if (!imp)
+		return 0;
+	usdt__file_cache_clear(imp);
+	man->specs_outer = imp->specs_outer;
+	man->specs = imp->specs;
+	if (man->max_specs && man->specs.cap > man->max_specs)
+		man->specs.cap = man->max_specs;
+	man->buckets = imp->buckets;
+	man->bucket_cnt = imp->bucket_cnt;
+	man->live_cnt = imp->live_cnt;
+	man->ips = imp->ips;
+	man->ips.cap = ip_cap > imp->ips.cnt ? ip_cap : imp->ips.cnt;
+	man->ext = imp->ext;
+	man->ext_cnt = imp->ext_cnt;
+	man->ext_cap = imp->ext_cap;
+	man->ext_swept = imp->ext_swept;
+	for (i = 0; i < man->ext_cnt; i++)
+		usdt__link_rehome(man->ext[i], man);
+	man->pinned_cnt = imp->pinned_cnt;
+	man->link_cnt = imp->link_cnt;
+	free(imp);
+	return 0;
+}
+
 struct usdt_manager *usdt__manager_new(struct bpf_object *obj,
 				       const struct usdt_manager_opts *opts)
 {
@@ -570,7 +627,13 @@ struct usdt_manager *usdt__manager_new(struct bpf_object *obj,
 		goto err_out;
 	}
 	set_caps(man, max_specs, max_ips, max_storage);
-	if (!loaded) {
+	if (loaded) {
+		err = manage_loaded(man);
+		if (!err)
+			err = adopt_store(man);
+		if (err)
+			goto err_out;
+	} else {
 		err = size_maps(man, max_specs, max_storage);
 		if (err)
 			goto err_out;

@@ -106,6 +106,12 @@ struct usdt_manager *usdt__manager_implicit(const struct usdt__outer *specs,
 					    const struct usdt__outer *ips,
 					    uint32_t specs_id);
 
+/* Take the implicit manager of the spec map of kernel ID specs_id out of
+ * src/progh.c's list, for a manager to adopt; NULL if there is none. */
+struct usdt_manager *usdt__store_take(uint32_t specs_id);
+/* The link's record now belongs to man (src/attach.c). */
+void usdt__link_rehome(struct usdt_link *link, struct usdt_manager *man);
+
 /* Release the memory of a manager already freed by its user. */
 void usdt__manager_release(struct usdt_manager *man);
 /* Close the files the manager keeps (src/attach.c). */

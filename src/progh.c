@@ -20,9 +20,10 @@
  * from its maps' fds, src/manager.c), found by its spec map's kernel ID
  * and freed once the object's fd no longer names that map. Its records of
  * the links the user holds are swept as src/attach.c says. A program a
- * manager prepared uses that manager's store (its programs are not
- * auto-attached: the manager attaches them). A manager made after an
- * implicit store took chunks of the same maps refuses them (EBUSY).
+ * manager prepared, or one of a loaded object that has a manager, uses
+ * that manager's store (a manager's programs are not auto-attached: it
+ * attaches them). A manager made for a loaded object adopts the object's
+ * implicit store, records and all (usdt__store_take()).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -145,6 +146,23 @@ static struct usdt_manager *store_of(const struct prog_maps *pm)
 	if (!m)
 		return usdt__err_ptr(-ENOMEM);
 	stores[store_cnt++] = m;
+	return m;
+}
+
+struct usdt_manager *usdt__store_take(uint32_t specs_id)
+{
+	struct usdt_manager *m = NULL;
+	size_t i;
+
+	pthread_mutex_lock(&stores_lock);
+	stores_gc();
+	for (i = 0; i < store_cnt && !m; i++) {
+		if (stores[i]->specs_id != specs_id)
+			continue;
+		m = stores[i];
+		stores[i] = stores[--store_cnt];
+	}
+	pthread_mutex_unlock(&stores_lock);
 	return m;
 }
 

@@ -110,6 +110,61 @@ static void test_skeleton(void **state)
 	native__destroy(skel);
 }
 
+/*
+ * A manager made for a loaded object whose programs __attach() attached
+ * (an implicit store) takes that store over: no EBUSY, one set of spec
+ * IDs, and the records of libbpf's links the user holds come along.
+ */
+static void test_manager_adopts(void **state)
+{
+	USDT_OPTS(usdt_attach_opts, ao, .usdt_cookie = 0x77);
+	LIBBPF_OPTS(bpf_usdt_opts, uo, .usdt_cookie = 0x66);
+	struct native *skel = native__open_and_load();
+	struct usdt_manager *man;
+	struct usdt_link *ml;
+
+	(void)state;
+	assert_non_null(skel);
+	assert_int_equal(native__attach(skel), 0);
+	lib_fire(3);
+	assert_int_equal(skel->bss->lib_hits, 1);
+
+	man = usdt_manager__new(skel->obj, NULL);
+	if (!man)
+		fail_msg("usdt_manager__new: %s", strerror(errno));
+	assert_int_equal(man->specs.live_cnt, 1);	/* __attach()'s */
+	ml = usdt_manager__attach(man, skel->progs.on_lib_fire, -1,
+				  "libusdttest.so", "testlib", "fire", &ao);
+	assert_non_null(ml);
+	assert_int_equal(man->specs.live_cnt, 2);
+	lib_fire(4);
+	assert_int_equal(skel->bss->lib_hits, 3);	/* both links */
+
+	/* The adopted record goes with its link, at the manager's sweep. */
+	assert_int_equal(bpf_link__destroy(skel->links.on_lib_fire), 0);
+	usdt__ext_sweep(man);
+	assert_int_equal(man->specs.live_cnt, 1);
+	lib_fire(5);
+	assert_int_equal(skel->bss->lib_hits, 4);
+	assert_int_equal(skel->bss->lib_cookie, 0x77);
+
+	/* usdt_program__attach() of its program now uses the manager. */
+	skel->links.on_lib_fire = usdt_program__attach(
+		skel->progs.on_lib_fire, -1, "libusdttest.so", "testlib",
+		"fire", &uo);
+	assert_non_null(skel->links.on_lib_fire);
+	assert_int_equal(man->specs.live_cnt, 2);
+	assert_int_equal(usdt_link__destroy(ml), 0);
+	assert_int_equal(man->specs.live_cnt, 1);
+	lib_fire(6);
+	assert_int_equal(skel->bss->lib_hits, 5);
+	assert_int_equal(skel->bss->lib_cookie, 0x66);
+	usdt_manager__free(man);
+	lib_fire(7);			/* the user's link outlives it */
+	assert_int_equal(skel->bss->lib_hits, 6);
+	native__destroy(skel);
+}
+
 /* From here on, a clone, clone3, fork or vfork kills this process. */
 static void forbid_new_tasks(void)
 {
@@ -521,6 +576,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_skeleton),
+		cmocka_unit_test(test_manager_adopts),
 		cmocka_unit_test(test_no_new_tasks),
 		cmocka_unit_test(test_reclaim),
 		cmocka_unit_test(test_reclaim_caps),
