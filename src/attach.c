@@ -1275,9 +1275,18 @@ void usdt__ext_sweep(struct usdt_manager *man)
 	usdt__link_ids_free(&live);
 }
 
-void usdt__link_rehome(struct usdt_link *link, struct usdt_manager *man)
+void usdt__manager_adopt(struct usdt_manager *man, struct usdt_manager *imp)
 {
-	link->man = man;
+	size_t i;
+
+	usdt__file_cache_clear(imp);
+	man->ext = imp->ext;
+	man->ext_cnt = imp->ext_cnt;
+	man->ext_cap = imp->ext_cap;
+	man->ext_swept = imp->ext_swept;
+	for (i = 0; i < man->ext_cnt; i++)
+		man->ext[i]->man = man;
+	usdt__store_move(man, imp);
 }
 
 void usdt__ext_drop(struct usdt_manager *man)

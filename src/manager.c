@@ -537,29 +537,23 @@ static int manage_loaded(struct usdt_manager *man)
 	return 0;
 }
 
-/*
- * The implicit store that usdt_program__attach() (a skeleton's __attach())
- * made for the loaded object's maps, if any, becomes this manager's: its
- * chunks, spec IDs, IP map and the records of the links the user holds,
- * so that both kinds of links share one store (a second one would find
- * the chunks taken: -EBUSY).
- */
-static int adopt_store(struct usdt_manager *man)
+/* The spec ID of a loaded object's spec map, for usdt__store_take(). */
+static int specs_id_of(struct usdt_manager *man)
 {
 	struct bpf_map_info info;
 	__u32 len = sizeof(info);
-	struct usdt_manager *imp;
-	uint32_t ip_cap = man->ips.cap;
-	size_t i;
 
 	memset(&info, 0, sizeof(info));
 	if (bpf_obj_get_info_by_fd(bpf_map__fd(man->specs_map), &info, &len))
 		return -errno;
 	man->specs_id = info.id;
-	imp = usdt__store_take(info.id);
-	if (!imp)
-		return 0;
-	usdt__file_cache_clear(imp);
+	return 0;
+}
+
+void usdt__store_move(struct usdt_manager *man, struct usdt_manager *imp)
+{
+	uint32_t ip_cap = man->ips.cap;
+
 	man->specs_outer = imp->specs_outer;
 	man->specs = imp->specs;
 	if (man->max_specs && man->specs.cap > man->max_specs)
@@ -569,16 +563,9 @@ static int adopt_store(struct usdt_manager *man)
 	man->live_cnt = imp->live_cnt;
 	man->ips = imp->ips;
 	man->ips.cap = ip_cap > imp->ips.cnt ? ip_cap : imp->ips.cnt;
-	man->ext = imp->ext;
-	man->ext_cnt = imp->ext_cnt;
-	man->ext_cap = imp->ext_cap;
-	man->ext_swept = imp->ext_swept;
-	for (i = 0; i < man->ext_cnt; i++)
-		usdt__link_rehome(man->ext[i], man);
 	man->pinned_cnt = imp->pinned_cnt;
 	man->link_cnt = imp->link_cnt;
 	free(imp);
-	return 0;
 }
 
 struct usdt_manager *usdt__manager_new(struct bpf_object *obj,
@@ -630,7 +617,7 @@ struct usdt_manager *usdt__manager_new(struct bpf_object *obj,
 	if (loaded) {
 		err = manage_loaded(man);
 		if (!err)
-			err = adopt_store(man);
+			err = specs_id_of(man);
 		if (err)
 			goto err_out;
 	} else {

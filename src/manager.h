@@ -106,11 +106,16 @@ struct usdt_manager *usdt__manager_implicit(const struct usdt__outer *specs,
 					    const struct usdt__outer *ips,
 					    uint32_t specs_id);
 
-/* Take the implicit manager of the spec map of kernel ID specs_id out of
- * src/progh.c's list, for a manager to adopt; NULL if there is none. */
+/*
+ * Adopting an implicit manager: a manager made for a loaded object (its
+ * specs_id set) takes the object's implicit store, if any, out of
+ * src/progh.c's list (usdt__store_take(): NULL if none) and over, with
+ * its records (usdt__manager_adopt(), src/attach.c), which moves the
+ * store itself with usdt__store_move() and frees imp.
+ */
 struct usdt_manager *usdt__store_take(uint32_t specs_id);
-/* The link's record now belongs to man (src/attach.c). */
-void usdt__link_rehome(struct usdt_link *link, struct usdt_manager *man);
+void usdt__manager_adopt(struct usdt_manager *man, struct usdt_manager *imp);
+void usdt__store_move(struct usdt_manager *man, struct usdt_manager *imp);
 
 /* Release the memory of a manager already freed by its user. */
 void usdt__manager_release(struct usdt_manager *man);

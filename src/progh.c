@@ -314,6 +314,32 @@ static int handler_prepare(struct bpf_program *prog,
 	return 0;
 }
 
+/*
+ * Split "PATH:PROVIDER:NAME" into buf (PATH may hold ':'; the provider and
+ * the name may not, as in sys/sdt.h). 0, or -EINVAL.
+ */
+int usdt__split_target(const char *target, char *buf, size_t size,
+		       const char **path, const char **provider,
+		       const char **name)
+{
+	char *c1, *c2;
+
+	if ((size_t)snprintf(buf, size, "%s", target) >= size)
+		return -EINVAL;
+	c2 = strrchr(buf, ':');
+	if (!c2)
+		return -EINVAL;
+	*c2 = '\0';
+	c1 = strrchr(buf, ':');
+	if (!c1)
+		return -EINVAL;
+	*c1 = '\0';
+	*path = buf;
+	*provider = c1 + 1;
+	*name = c2 + 1;
+	return **path && **provider && **name ? 0 : -EINVAL;
+}
+
 /* Auto-attach: SEC("usdt/PATH:PROVIDER:NAME"); a bare SEC("usdt") is
  * attached by the program's code, as with libbpf. */
 static int handler_attach(const struct bpf_program *prog, long cookie,

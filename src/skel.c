@@ -36,32 +36,6 @@ static void skel_prepare(struct bpf_object *obj)
 			bpf_program__set_autoattach(prog, false);
 }
 
-/*
- * Split "PATH:PROVIDER:NAME" into buf (PATH may hold ':'; the provider and
- * the name may not, as in sys/sdt.h). 0, or -EINVAL.
- */
-int usdt__split_target(const char *target, char *buf, size_t size,
-		       const char **path, const char **provider,
-		       const char **name)
-{
-	char *c1, *c2;
-
-	if ((size_t)snprintf(buf, size, "%s", target) >= size)
-		return -EINVAL;
-	c2 = strrchr(buf, ':');
-	if (!c2)
-		return -EINVAL;
-	*c2 = '\0';
-	c1 = strrchr(buf, ':');
-	if (!c1)
-		return -EINVAL;
-	*c1 = '\0';
-	*path = buf;
-	*provider = c1 + 1;
-	*name = c2 + 1;
-	return **path && **provider && **name ? 0 : -EINVAL;
-}
-
 static int own_link(struct usdt_manager *man, struct usdt_link *link)
 {
 	struct usdt_link **v;
@@ -165,9 +139,16 @@ struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 				       const struct usdt_manager_opts *opts)
 {
 	struct usdt_manager *man = usdt__manager_new(obj, opts);
+	struct usdt_manager *imp;
 
-	if (man)
-		skel_prepare(obj);
+	if (!man)
+		return NULL;
+	skel_prepare(obj);
+	/* Loaded: what __attach() or usdt_program__attach() attached
+	 * through the object's implicit store is this manager's now. */
+	imp = man->specs_id ? usdt__store_take(man->specs_id) : NULL;
+	if (imp)
+		usdt__manager_adopt(man, imp);
 	return man;
 }
 
