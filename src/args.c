@@ -54,7 +54,10 @@ static void set_unsupported(struct usdt__arg *arg, const char *fmt, ...)
 	arg->kind = USDT_ARG_UNSUPPORTED;
 	memset(&arg->spec, 0, sizeof(arg->spec));
 	arg->spec.kind = USDT_SPEC_UNSUPPORTED;
-	arg->spec.size = arg->size > 8 ? 8 : (arg->size > 0 ? arg->size : 8);
+	/* The spec's size is one a read could have (the argument keeps the
+	 * size written, for the listing). */
+	arg->spec.size = arg->size == 1 || arg->size == 2 || arg->size == 4 ?
+				 arg->size : 8;
 	arg->spec.base_off = USDT_REG_NONE;
 	arg->spec.idx_off = USDT_REG_NONE;
 	arg->spec.flags = (arg->is_signed ? USDT_SPEC_F_SIGNED : 0) |
