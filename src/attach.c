@@ -30,7 +30,7 @@
 #include "arch_ops.h"
 #include "file.h"
 #include "linkids.h"
-#include "manager.h"
+#include "attach.h"
 #include "note.h"
 #include "notes.h"
 #include "noteidx.h"

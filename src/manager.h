@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Internal interface between the manager (spec IDs, maps, kernel features)
- * and the attach engine. */
+/* The spec store (src/manager.c): spec IDs, the IP map and storage of one
+ * BPF object, as the attach engine (src/attach.h) and the faces use it. */
 #ifndef __LIBUSDT_MANAGER_H
 #define __LIBUSDT_MANAGER_H
 
@@ -106,21 +106,12 @@ struct usdt_manager *usdt__manager_implicit(const struct usdt__outer *specs,
 					    const struct usdt__outer *ips,
 					    uint32_t specs_id);
 
-/*
- * Adopting an implicit manager: a manager made for a loaded object (its
- * specs_id set) takes the object's implicit store, if any, out of
- * src/progh.c's list (usdt__store_take(): NULL if none) and over, with
- * its records (usdt__manager_adopt(), src/attach.c), which moves the
- * store itself with usdt__store_move() and frees imp.
- */
-struct usdt_manager *usdt__store_take(uint32_t specs_id);
-void usdt__manager_adopt(struct usdt_manager *man, struct usdt_manager *imp);
-void usdt__store_move(struct usdt_manager *man, struct usdt_manager *imp);
 
+/* Move imp's store (chunks, spec IDs, IP map, counts) into man, a
+ * manager of the same loaded object, and free imp (usdt__manager_adopt()). */
+void usdt__store_move(struct usdt_manager *man, struct usdt_manager *imp);
 /* Release the memory of a manager already freed by its user. */
 void usdt__manager_release(struct usdt_manager *man);
-/* Close the files the manager keeps (src/attach.c). */
-void usdt__file_cache_clear(struct usdt_manager *man);
 
 /* The store and its checks of obj, for usdt_manager__new() (src/skel.c);
  * NULL and errno on error. */
@@ -129,37 +120,11 @@ struct usdt_manager *usdt__manager_new(struct bpf_object *obj,
 /* The user is done with man (usdt_manager__free(), src/skel.c): the
  * memory goes with the last link. */
 void usdt__manager_retire(struct usdt_manager *man);
-/* Split "PATH:PROVIDER:NAME" into buf (PATH may hold ':'; the provider and
- * the name may not, as in sys/sdt.h). 0, or -EINVAL. */
-int usdt__split_target(const char *target, char *buf, size_t size,
-		       const char **path, const char **provider,
-		       const char **name);
 /* Is libusdt libbpf's handler of SEC("usdt") programs (src/progh.c)? */
 extern bool usdt__handler_active;
 /* The manager that prepared prog for load (its link kind set), or NULL. */
 struct usdt_manager *usdt__prog_manager(const struct bpf_program *prog);
 
-/*
- * Links of libbpf's (src/attach.c): attach as usdt_manager__attach() does,
- * into a struct bpf_link of libbpf's that the caller gets and destroys;
- * man keeps the record (its spec IDs and IP-map entries) in man->ext until
- * a sweep finds the kernel link gone. NULL and errno on error.
- */
-struct bpf_link *usdt__attach_ext(struct usdt_manager *man,
-				  const struct bpf_program *prog, pid_t pid,
-				  const char *path, const char *provider,
-				  const char *name, uint64_t cookie);
-/* Is fd (this process's) still the BPF link (link) or map of that kernel
- * ID? Not once it is closed, or reused for something else. */
-bool usdt__fd_is_bpf(int fd, bool link, uint32_t id);
-/* Give back what the records of gone kernel links hold. */
-void usdt__ext_sweep(struct usdt_manager *man);
-/* Free every record, leaving the maps as they are (the object is gone,
- * and live links read them). */
-void usdt__ext_drop(struct usdt_manager *man);
-
-/* Where site i of a link has its uprobe (file offset), for tests. */
-uint64_t usdt__link_offset(const struct usdt_link *link, size_t i);
 
 
 #endif /* __LIBUSDT_MANAGER_H */

@@ -37,7 +37,8 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 
-#include "manager.h"
+#include "attach.h"
+#include "progh.h"
 
 /* The maps a program's instructions name, and so its header. */
 struct prog_maps {

@@ -11,7 +11,8 @@
  */
 #include <limits.h>
 
-#include "manager.h"
+#include "attach.h"
+#include "progh.h"
 
 /* Is prog's section "usdt/..." or "usdt.s/..."? Its target, or NULL. */
 static const char *usdt_target(const struct bpf_program *prog)

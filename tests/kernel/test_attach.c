@@ -16,7 +16,7 @@
 
 #include "test_util.h"
 #include "chunk_util.h"
-#include "manager.h"
+#include "attach.h"
 #include "arch_ops.h"
 #include "file.h"
 #include "arch/arch.h"

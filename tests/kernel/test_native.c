@@ -19,7 +19,7 @@
 
 #include "test_util.h"
 #include "linkids.h"
-#include "manager.h"
+#include "attach.h"
 #include "native.skel.h"
 
 #ifndef KTEST_LIB_DIR
