@@ -32,7 +32,15 @@
  * The reader needs none of this (it reads a file, not a process): a
  * file's map identity is worked out here when attach first asks for it
  * (usdt__file_map_id()).
+ *
+ * The lines of maps are parsed here only (usdt__maps_parse()), for the
+ * library and for the usdt tool, which lists a process's files and
+ * places stack addresses in its mappings (anonymous ones are given too,
+ * to a caller that asks: usdt__maps_next_any()).
  */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -242,38 +250,57 @@ int usdt__open_mapping(pid_t pid, const struct usdt__mapping *m, char *out,
 	return open_if_mapped(out, pid, m);
 }
 
-int usdt__maps_next(FILE *f, char **line, size_t *cap, struct usdt__mapping *m)
+/* What maps adds to the path of a file deleted since it was mapped. */
+#define USDT__DELETED " (deleted)"
+
+int usdt__maps_parse(char *line, struct usdt__mapping *m)
 {
+	const size_t sfx = sizeof(USDT__DELETED) - 1;
 	unsigned long long start, end, off, ino;
 	unsigned int maj, min;
-	char perms[8], *path, *nl;
+	char perms[5], *path;
 	size_t len;
+	int n = 0;
 
-	while (getline(line, cap, f) > 0) {
-		if (sscanf(*line, "%llx-%llx %7s %llx %x:%x %llu", &start, &end,
-			   perms, &off, &maj, &min, &ino) != 7 || !ino)
-			continue;
-		path = strchr(*line, '/');
-		if (!path)
-			continue;
-		nl = strchr(path, '\n');
-		if (nl)
-			*nl = '\0';
-		m->deleted = false;
-		len = strlen(path);
-		if (len > 10 && !strcmp(path + len - 10, " (deleted)")) {
-			path[len - 10] = '\0';
-			m->deleted = true;
-		}
-		m->start = start;
-		m->end = end;
-		m->off = off;
-		m->exec = perms[2] == 'x';
-		m->dev = makedev(maj, min);
-		m->ino = (ino_t)ino;
-		m->path = path;
-		return 1;
-	}
+	/* "START-END PERMS OFFSET MAJ:MIN INODE   PATH": the name is padded
+	 * to a column, and an anonymous mapping's line ends "0 ". */
+	if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu%n", &start, &end,
+		   perms, &off, &maj, &min, &ino, &n) != 7 || !n ||
+	    start >= end || strlen(perms) != 4 ||
+	    (line[n] && line[n] != ' ' && line[n] != '\n'))
+		return -EINVAL;
+	path = line + n + strspn(line + n, " ");
+	/* The kernel escapes a newline in a name, so the first one ends
+	 * the line. */
+	path[strcspn(path, "\n")] = '\0';
+	len = strlen(path);
+	m->deleted = len > sfx && !strcmp(path + len - sfx, USDT__DELETED);
+	if (m->deleted)
+		path[len - sfx] = '\0';
+	m->start = start;
+	m->end = end;
+	m->off = off;
+	m->exec = perms[2] == 'x';
+	m->dev = makedev(maj, min);
+	m->ino = (ino_t)ino;
+	m->path = path;
+	return 0;
+}
+
+int usdt__maps_next_any(FILE *f, char **line, size_t *cap,
+			struct usdt__mapping *m)
+{
+	while (getline(line, cap, f) > 0)
+		if (!usdt__maps_parse(*line, m))
+			return 1;
+	return 0;
+}
+
+int usdt__maps_next(FILE *f, char **line, size_t *cap, struct usdt__mapping *m)
+{
+	while (usdt__maps_next_any(f, line, cap, m) > 0)
+		if (m->ino && m->path[0] == '/')
+			return 1;
 	return 0;
 }
 

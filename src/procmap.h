@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Process identity (src/procmap.c): the file-backed lines of
- * /proc/PID/maps, how maps shows a file, and whether a mapping is that
- * file's.
+ * Process identity (src/procmap.c): the one parser of /proc/PID/maps, how
+ * maps shows a file, whether a mapping is that file's, and opening it.
+ * The `usdt` tool uses it too (tools/common.c, tools/trace_stack.c), so
+ * this header includes system headers only, not internal.h.
  */
 #ifndef __LIBUSDT_PROCMAP_H
 #define __LIBUSDT_PROCMAP_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
-
-#include "internal.h"
+#include <sys/types.h>
 
 struct usdt_file;
 
@@ -29,7 +32,12 @@ struct usdt__map_id {
 	ino_t mf_ino;		/* /proc/PID/map_files/ */
 };
 
-/* One file-backed line of /proc/PID/maps. path points into the line. */
+/*
+ * One line of /proc/PID/maps. path points into the line: what maps shows
+ * after the inode, less " (deleted)"; "" for a mapping with no name, else
+ * a path ("/...") or a name that is none ("[heap]", "anon_inode:[...]").
+ * A file-backed mapping has an inode and a path.
+ */
 struct usdt__mapping {
 	uint64_t start, end, off;
 	dev_t dev;
@@ -42,10 +50,20 @@ struct usdt__mapping {
 /* /proc/PID/maps (pid 0: our own, /proc/self), opened for
  * usdt__maps_next(); NULL with errno. */
 FILE *usdt__maps_open(pid_t pid);
-/* The next file-backed mapping (1), or the end (0). *line and *cap are
- * getline()'s buffer, freed by the caller. */
+/*
+ * Parse one line of maps into m, cutting its newline and " (deleted)" off
+ * in place. 0, or -EINVAL for a line that is not one (m is then
+ * unchanged).
+ */
+int usdt__maps_parse(char *line, struct usdt__mapping *m);
+/* The next file-backed mapping (1), or the end (0); malformed lines are
+ * passed over. *line and *cap are getline()'s buffer, freed by the
+ * caller. */
 int usdt__maps_next(FILE *f, char **line, size_t *cap,
 		    struct usdt__mapping *m);
+/* As usdt__maps_next(), but every mapping, anonymous ones too. */
+int usdt__maps_next_any(FILE *f, char **line, size_t *cap,
+			struct usdt__mapping *m);
 /*
  * How maps shows the file open at fd, whose fstat() is st: st's device and
  * inode, except on overlayfs before Linux 6.8 (the file below the overlay)
