@@ -257,8 +257,12 @@ USDT_API int usdt_probe__arg(const struct usdt_probe *p, int i,
  * name ("libc.so.6", or "libc" for it).
  * @param buf, size where the path goes: the name itself, a path in
  * LD_LIBRARY_PATH, /etc/ld.so.cache or the default directories, or for a
- * process's file /proc/PID/root/PATH, or /proc/PID/map_files/START-END
- * when the file at PATH is no longer the one mapped (replaced or deleted).
+ * process's file /proc/PID/root/PATH, PATH itself for a process chrooted
+ * in the caller's mount namespace (its maps show the caller's paths), or
+ * /proc/PID/map_files/START-END when the file at PATH is no longer the one
+ * mapped (replaced or deleted). Without CAP_SYS_ADMIN, where a file on
+ * btrfs (or on an overlay before Linux 6.8) cannot be told from another,
+ * the one at PATH that maps shows by the same device and inode.
  * @return 0, or -ENOENT (not found), -ENOEXEC (a path that is not a
  * regular file), -ENAMETOOLONG, -EINVAL, or open()'s error.
  *

@@ -214,8 +214,15 @@ static int same_inode(int fd, pid_t pid, const struct usdt__mapping *m)
 	return usdt__mapping_is(pid, m, &id);
 }
 
-/* The file at path, open, if it is that of mapping m of process pid;
- * else -ENOENT, or the error that left it unknown. */
+/*
+ * The file at path, open, if it is that of mapping m of process pid; else
+ * -ENOENT, or the error that left it unknown. Where that cannot be told
+ * without CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE (-EPERM: a file on
+ * btrfs, or on an overlay before Linux 6.8, whose maps line shows that
+ * file's device and inode), the file is taken: without them no way to the
+ * mapping can be told, map_files/ cannot even be opened, and a caller
+ * that must know (attach) asks usdt__mapping_is() itself.
+ */
 static int open_if_mapped(const char *path, pid_t pid,
 			  const struct usdt__mapping *m)
 {
@@ -224,30 +231,57 @@ static int open_if_mapped(const char *path, pid_t pid,
 	if (fd < 0)
 		return -ENOENT;
 	is = same_inode(fd, pid, m);
-	if (is > 0)
+	if (is > 0 || is == -EPERM)
 		return fd;
 	close(fd);
 	return is ? is : -ENOENT;
 }
 
+/*
+ * The ways to the file of mapping m of process pid, in order, into out:
+ * false when there is none (a deleted file's path no longer reaches it,
+ * a name that is no path reaches nothing), or it does not fit.
+ *  0: /proc/PID/root/PATH, the path as the process sees it;
+ *  1: PATH: maps shows a path as the reader's root reaches it, so a
+ *     process chrooted in our mount namespace (chroot, unshare --root)
+ *     shows our path of its files, which its /proc/PID/root/ does not
+ *     reach; that also reaches the files of a process that has exited;
+ *  2: /proc/PID/map_files/START-END, the mapping itself (needs
+ *     CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE).
+ */
+#define USDT__MAPPING_WAYS 3
+static bool mapping_way(int way, pid_t pid, const struct usdt__mapping *m,
+			char *out, size_t out_sz)
+{
+	bool path = m->path[0] == '/' && !m->deleted;
+	int n;
+
+	if (way == 0 && path)
+		n = snprintf(out, out_sz, "/proc/%d/root%s", (int)pid, m->path);
+	else if (way == 1 && path)
+		n = snprintf(out, out_sz, "%s", m->path);
+	else if (way == 2)
+		n = snprintf(out, out_sz, "/proc/%d/map_files/%llx-%llx",
+			     (int)pid, (unsigned long long)m->start,
+			     (unsigned long long)m->end);
+	else
+		return false;
+	return n > 0 && (size_t)n < out_sz;
+}
+
 int usdt__open_mapping(pid_t pid, const struct usdt__mapping *m, char *out,
 		       size_t out_sz)
 {
-	int fd, n;
+	int way, fd = -ENAMETOOLONG;
 
-	/* The path, as the process sees it, if it still is that file. */
-	n = snprintf(out, out_sz, "/proc/%d/root%s", (int)pid, m->path);
-	if (n > 0 && (size_t)n < out_sz && !m->deleted) {
+	for (way = 0; way < USDT__MAPPING_WAYS; way++) {
+		if (!mapping_way(way, pid, m, out, out_sz))
+			continue;
 		fd = open_if_mapped(out, pid, m);
 		if (fd >= 0)
 			return fd;
 	}
-	/* Else the mapping itself (root only). */
-	n = snprintf(out, out_sz, "/proc/%d/map_files/%llx-%llx", (int)pid,
-		     (unsigned long long)m->start, (unsigned long long)m->end);
-	if (n <= 0 || (size_t)n >= out_sz)
-		return -ENAMETOOLONG;
-	return open_if_mapped(out, pid, m);
+	return fd;
 }
 
 /* What maps adds to the path of a file deleted since it was mapped. */

@@ -80,9 +80,14 @@ void usdt__map_id(int fd, const struct stat *st, struct usdt__map_id *id);
 int usdt__mapping_is(pid_t pid, const struct usdt__mapping *m,
 		     const struct usdt__map_id *id);
 /*
- * Open the file of mapping m of process pid: through /proc/PID/root/PATH
- * when that still is the mapped inode, else /proc/PID/map_files/. The
- * path used goes to out. Returns the fd or a negative errno.
+ * Open the file of mapping m of process pid (a regular file only), the
+ * first of these that is the mapped inode (usdt__mapping_is()):
+ * /proc/PID/root/PATH, PATH itself (a process chrooted in our mount
+ * namespace, or one that has exited), /proc/PID/map_files/START-END. A
+ * deleted file is only reached the last way. Where no way can be told
+ * (-EPERM: no CAP_SYS_ADMIN), the first whose file maps shows by the
+ * mapping's device and inode. The path used goes to out. Returns the fd
+ * or a negative errno.
  */
 int usdt__open_mapping(pid_t pid, const struct usdt__mapping *m, char *out,
 		       size_t out_sz);

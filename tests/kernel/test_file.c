@@ -375,6 +375,49 @@ static void test_list_deleted_mapped(void **state)
 	munmap(map, (size_t)st.st_size);
 }
 
+/*
+ * A process chrooted in our mount namespace (chroot, unshare --root): its
+ * maps show its files by our paths, which its /proc/PID/root/ does not
+ * reach. The resolver finds them there, by our path, not through
+ * /proc/PID/map_files/ (which needs CAP_SYS_ADMIN).
+ */
+static void test_resolve_chrooted(void **state)
+{
+	char root[128], self[4096], got[4096];
+	int up[2], down[2];
+	ssize_t n;
+	pid_t pid;
+	char c;
+
+	(void)state;
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	assert_true(n > 0);
+	self[n] = '\0';
+	path_in(root, sizeof(root), "empty_root");
+	assert_int_equal(mkdir(root, 0755), 0);
+	assert_int_equal(pipe2(up, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(down, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		/* Our end of down[] closed, the read ends when the test's is. */
+		close(down[1]);
+		if (chroot(root) || chdir("/") || write(up[1], "r", 1) != 1)
+			_exit(1);
+		_exit(read(down[0], &c, 1) < 0);
+	}
+	close(up[1]);
+	close(down[0]);
+	assert_int_equal(read(up[0], &c, 1), 1);
+	assert_int_equal(usdt_resolve_path(pid, strrchr(self, '/') + 1, got,
+					   sizeof(got)), 0);
+	assert_string_equal(got, self);
+	close(down[1]);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	close(up[0]);
+	rmdir(root);
+}
+
 static void on_alarm(int sig)
 {
 	(void)sig;
@@ -1108,15 +1151,16 @@ static int note_cannot_tell(enum usdt_print_level level, const char *fmt,
  * Without CAP_SYS_ADMIN and CAP_CHECKPOINT_RESTORE, /proc/PID/map_files/
  * cannot be read, and a's file cannot be told from b's copy in maps: an
  * attach by pid fails with EPERM and leaves nothing, rather than take
- * either (in a child that drops them; it says how it ended by its exit
- * status).
+ * either; the resolver, which only names a file, takes the one at the
+ * path the process sees (in a child that drops them; it says how it ended
+ * by its exit status).
  */
 static void test_btrfs_no_cap(void **state)
 {
 	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct d[2];
 	struct fix *f = *state;
-	char path[160];
+	char path[160], want[192], got[4096];
 	struct firer fr;
 	int status;
 	pid_t child;
@@ -1134,6 +1178,13 @@ static void test_btrfs_no_cap(void **state)
 			~(1u << (CAP_CHECKPOINT_RESTORE % 32));
 		if (syscall(SYS_capset, &h, d))
 			_exit(3);
+		/* The resolver takes the path the process sees, which maps
+		 * shows by its device and inode: nothing can tell more. */
+		snprintf(want, sizeof(want), "/proc/%d/root%s", (int)fr.pid,
+			 path);
+		if (usdt_resolve_path(fr.pid, "bfirer", got, sizeof(got)) ||
+		    strcmp(got, want))
+			_exit(8);
 		usdt_set_print(note_cannot_tell);
 		/* A child attaches nothing through its parent's manager:
 		 * this one takes it over (the parent waits). */
@@ -1365,6 +1416,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_path_race),
 		cmocka_unit_test(test_replaced_binary),
 		cmocka_unit_test(test_list_deleted_mapped),
+		cmocka_unit_test(test_resolve_chrooted),
 		cmocka_unit_test(test_fifo_on_library_path),
 		cmocka_unit_test(test_zombie),
 		cmocka_unit_test(test_ip_map_uses_exec_mapping),
