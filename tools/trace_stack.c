@@ -3,21 +3,21 @@
  * --ustack: the user stack of each hit, one frame a line, as
  * "function+0xOFF (file)". The BPF side sends the return addresses; here
  * each is placed in the process's maps (read again when an address is in
- * none known) and looked up in its file's function symbols (.symtab, else
- * .dynsym), each file read once. Files come from other users: a file is
- * opened through /proc/PID/map_files/ or its path as a regular file only,
+ * none known, by the library's parser) and looked up in its file's
+ * function symbols (.symtab, else .dynsym), each file read once. Files come
+ * from other users: a file is opened as the library opens a mapping's file
+ * (usdt__open_mapping(): a regular file only, checked by device and inode),
  * and at most STACK_SYMS symbols of it are kept.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "procmap.h"
 #include "trace.h"
 
 #define STACK_SYMS (1u << 21)	/* function symbols kept per file */
@@ -37,10 +37,9 @@ struct stack_file {
 	int seg_cnt;
 };
 
+/* A mapping with an inode; m.path is path, owned (without " (deleted)"). */
 struct stack_map {
-	uint64_t start, end, pgoff;
-	dev_t dev;
-	ino_t ino;
+	struct usdt__mapping m;
 	char *path;
 };
 
@@ -130,11 +129,10 @@ static void read_elf(int fd, struct stack_file *f)
 
 /* The file of mapping m, read once (by device and inode). */
 static struct stack_file *file_of(struct stack_state *st,
-				  const struct stack_map *m)
+				  const struct usdt__mapping *m)
 {
+	char path[PATH_MAX + 64];
 	struct stack_file *f;
-	char path[96];
-	struct stat sb;
 	size_t i;
 	int fd;
 
@@ -149,15 +147,11 @@ static struct stack_file *file_of(struct stack_state *st,
 	memset(f, 0, sizeof(*f));
 	f->dev = m->dev;
 	f->ino = m->ino;
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-		 (int)st->pid, m->start, m->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0 && m->path[0] == '/')
-		fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd >= 0 && !fstat(fd, &sb) && S_ISREG(sb.st_mode))
+	fd = usdt__open_mapping(st->pid, m, path, sizeof(path));
+	if (fd >= 0) {
 		read_elf(fd, f);
-	if (fd >= 0)
 		close(fd);
+	}
 	return f;
 }
 
@@ -172,37 +166,34 @@ static void maps_clear(struct stack_state *st)
 	st->map_cnt = 0;
 }
 
-/* Read pid's file mappings (those with an inode) again; those known of
- * pid stay when it has gone (its last hits print after its exit). */
+/* Read pid's mappings with an inode (files, and names such as
+ * "anon_inode:[...]" that are no path) again; those known of pid stay
+ * when it has gone (its last hits print after its exit). */
 static void maps_read(struct stack_state *st, pid_t pid)
 {
-	char path[64], *line = NULL;
+	struct usdt__mapping m;
+	char *line = NULL;
 	size_t cap = 0;
-	FILE *mf;
+	FILE *mf = usdt__maps_open(pid);
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	mf = fopen(path, "re");
 	if (!mf && st->pid == pid)
 		return;
 	maps_clear(st);
 	st->pid = pid;
-	while (mf && getline(&line, &cap, mf) > 0 && st->map_cnt < STACK_MAPS) {
-		unsigned long long s, e, off, ino;
-		unsigned int maj, mn;
+	while (mf && st->map_cnt < STACK_MAPS &&
+	       usdt__maps_next_any(mf, &line, &cap, &m) > 0) {
 		struct stack_map *v;
-		int at = 0;
 
-		if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu %n", &s, &e,
-			   &off, &maj, &mn, &ino, &at) < 6 || !ino || !at)
+		if (!m.ino)
 			continue;
 		v = realloc(st->maps, (st->map_cnt + 1) * sizeof(*v));
 		if (!v)
 			break;
 		st->maps = v;
 		v = &st->maps[st->map_cnt];
-		line[strcspn(line, "\n")] = '\0';
-		*v = (struct stack_map){ s, e, off, makedev(maj, mn),
-					 (ino_t)ino, strdup(line + at) };
+		v->m = m;
+		v->path = strdup(m.path);
+		v->m.path = v->path;
 		if (v->path)
 			st->map_cnt++;
 	}
@@ -211,8 +202,8 @@ static void maps_read(struct stack_state *st, pid_t pid)
 		fclose(mf);
 }
 
-static const struct stack_map *map_at(struct stack_state *st, pid_t pid,
-				      uint64_t addr)
+static const struct usdt__mapping *map_at(struct stack_state *st, pid_t pid,
+					  uint64_t addr)
 {
 	size_t i;
 	int pass;
@@ -221,8 +212,9 @@ static const struct stack_map *map_at(struct stack_state *st, pid_t pid,
 		if (pass || st->pid != pid)
 			maps_read(st, pid);
 		for (i = 0; i < st->map_cnt; i++)
-			if (addr >= st->maps[i].start && addr < st->maps[i].end)
-				return &st->maps[i];
+			if (addr >= st->maps[i].m.start &&
+			    addr < st->maps[i].m.end)
+				return &st->maps[i].m;
 	}
 	return NULL;
 }
@@ -261,18 +253,20 @@ static const char *sym_at(const struct stack_file *f, uint64_t off,
 static void print_frame(struct stack_state *st, pid_t pid, uint64_t addr,
 			bool json, bool first)
 {
-	const struct stack_map *m = map_at(st, pid, addr);
+	const struct usdt__mapping *m = map_at(st, pid, addr);
 	const struct stack_file *f = m ? file_of(st, m) : NULL;
-	uint64_t in = 0, off = m ? addr - m->start + m->pgoff : 0;
+	uint64_t in = 0, off = m ? addr - m->start + m->off : 0;
 	const char *name = f ? sym_at(f, off, &in) : NULL;
+	const char *del = m && m->deleted ? " (deleted)" : "";
 	char buf[512];
 
+	/* The file as maps shows it, " (deleted)" and all. */
 	if (name)
-		snprintf(buf, sizeof(buf), "%s+0x%" PRIx64 " (%s)", name, in,
-			 m->path);
+		snprintf(buf, sizeof(buf), "%s+0x%" PRIx64 " (%s%s)", name, in,
+			 m->path, del);
 	else if (m)
-		snprintf(buf, sizeof(buf), "0x%" PRIx64 " (%s+0x%" PRIx64 ")",
-			 addr, m->path, off);
+		snprintf(buf, sizeof(buf), "0x%" PRIx64 " (%s%s+0x%" PRIx64 ")",
+			 addr, m->path, del, off);
 	else
 		snprintf(buf, sizeof(buf), "0x%" PRIx64, addr);
 	if (json) {

@@ -1150,6 +1150,57 @@ static void test_ustack(void **state)
 	assert_nothing_left();
 }
 
+/*
+ * --ustack of a process whose file was deleted since it mapped it (an
+ * upgrade): the frames name it as maps does, "PATH (deleted)", and are
+ * symbolized from the mapped file (through /proc/PID/map_files/), not
+ * from whatever PATH names now.
+ */
+static void test_ustack_deleted(void **state)
+{
+	char dir[] = "/tmp/usdt-del-XXXXXX", tf[64], pid_s[16], want[96];
+	char buf[64] = { 0 }, cmd[256];
+	struct run_result r;
+	int fds[2];
+	pid_t pid;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(tf, sizeof(tf), "%s/tf", dir);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'",
+		 FIXTURE_DIR "/trace_fmt_target", tf);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execl(tf, tf, "100000", "20", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	assert_true(read(fds[0], buf, sizeof(buf) - 1) > 4);	/* "pid N" */
+	assert_int_equal(unlink(tf), 0);
+	snprintf(pid_s, sizeof(pid_s), "%d", (int)pid);
+	run_tool(&r, "trace", "-q", "--ustack", "-p", pid_s, "-n", "2",
+		 "tf:val");
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(fds[0]);
+	rmdir(dir);
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	assert_int_equal(count_str(r.out, " tf:val "), 2);
+	if (!strstr(r.err, "warning: the kernel gives no user stack")) {
+		snprintf(want, sizeof(want), " (%s (deleted))\n", tf);
+		assert_int_equal(count_str(r.out, "\n    fire+0x"), 2);
+		assert_true(count_str(r.out, want) >= 2);
+	}
+	run_result_free(&r);
+	assert_nothing_left();
+}
+
 #define CT FIXTURE_DIR "/cold_target"
 
 /*
@@ -1497,6 +1548,7 @@ int main(void)
 		cmocka_unit_test(test_dlopen_later),
 		cmocka_unit_test(test_count_by),
 		cmocka_unit_test(test_ustack),
+		cmocka_unit_test(test_ustack_deleted),
 		cmocka_unit_test(test_cold_string),
 		cmocka_unit_test(test_buffer_size),
 		cmocka_unit_test(test_pid_errors),
