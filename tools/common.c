@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * What both subcommands need: messages, probe patterns, finding the file a
- * user named, the files a process has mapped, and JSON strings.
+ * user named, the files a process has mapped (by the library's maps
+ * parser, src/procmap.h), and JSON strings.
  */
 #include <ctype.h>
 #include <elf.h>
@@ -12,10 +13,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "procmap.h"
 #include "tool.h"
 
 const char *tool_name = "usdt";
@@ -72,6 +72,7 @@ int pid_check(const char *cmd, pid_t pid)
 {
 	char path[64], buf[1024], *p;
 	long tgid = -1;
+	FILE *maps;
 	ssize_t n;
 	int fd;
 
@@ -95,13 +96,12 @@ int pid_check(const char *cmd, pid_t pid)
 	if (tgid > 0 && tgid != pid)
 		return tool_err("%s: %d is a thread of process %ld: give -p %ld",
 				cmd, (int)pid, tgid, tgid);
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && (errno == EACCES || errno == EPERM))
-		return tool_err("%s: pid %d: cannot read %s: %s (another user's process: needs root or CAP_SYS_PTRACE)",
-				cmd, (int)pid, path, tool_strerror(errno));
-	if (fd >= 0)
-		close(fd);
+	maps = usdt__maps_open(pid);
+	if (!maps && (errno == EACCES || errno == EPERM))
+		return tool_err("%s: pid %d: cannot read /proc/%d/maps: %s (another user's process: needs root or CAP_SYS_PTRACE)",
+				cmd, (int)pid, (int)pid, tool_strerror(errno));
+	if (maps)
+		fclose(maps);
 	return 0;
 }
 
@@ -220,7 +220,9 @@ void target_free(struct target *t)
 		return;
 	free(t->shown);
 	free(t->open_path);
+	free(t->map);
 	t->shown = t->open_path = NULL;
+	t->map = NULL;
 }
 
 void targets_free(struct target *t, int cnt)
@@ -306,102 +308,68 @@ int target_resolve(const char *name, pid_t pid, struct target *out)
 	return 0;
 }
 
-/* Is the file at path the one a maps line shows (its dev:inode)? */
-static bool is_mapped_file(const char *path, const char *line)
-{
-	unsigned int maj, min;
-	unsigned long ino;
-	struct stat st;
+/*
+ * The mapping a target of targets_of_pid() is the file of (m.path is
+ * path): which file that is, and by what path, is only looked for when it
+ * is opened (target_open()), so that reading a process's maps again (usdt
+ * trace -p does, 5 times a second) opens nothing.
+ */
+struct target_map {
+	pid_t pid;
+	struct usdt__mapping m;
+	char path[];
+};
 
-	if (sscanf(line, "%*s %*s %*s %x:%x %lu", &maj, &min, &ino) != 3 ||
-	    stat(path, &st) || !S_ISREG(st.st_mode))
-		return false;
-	return st.st_ino == ino && major(st.st_dev) == maj &&
-	       minor(st.st_dev) == min;
+/* Is t the file of mapping m, named as maps names it? */
+static bool target_shows(const struct target *t, const struct usdt__mapping *m)
+{
+	size_t len = strlen(m->path);
+
+	return !strncmp(t->shown, m->path, len) &&
+	       !strcmp(t->shown + len, m->deleted ? " (deleted)" : "");
 }
 
-/* t's open_path (freed first; NULL or a string): /proc/PID/map_files/
- * START-END, the mapping itself (the START-END of line). */
-static int open_path_of_mapping(struct target *t, const char *line, pid_t pid)
+/* t (new) for the file of mapping m of process pid, shown as maps shows
+ * it ("PATH (deleted)" for a file deleted since). */
+static int target_set_mapping(struct target *t, pid_t pid,
+			      const struct usdt__mapping *m)
 {
-	free(t->open_path);
-	if (asprintf(&t->open_path, "/proc/%d/map_files/%.*s", (int)pid,
-		     (int)strcspn(line, " "), line) < 0)
-		t->open_path = NULL;
-	if (!t->open_path) {
-		target_free(t);
+	size_t len = strlen(m->path);
+
+	memset(t, 0, sizeof(*t));
+	t->map = malloc(sizeof(*t->map) + len + 1);
+	if (!t->map)
+		return -ENOMEM;
+	if (asprintf(&t->shown, "%s%s", m->path,
+		     m->deleted ? " (deleted)" : "") < 0) {
+		free(t->map);
+		memset(t, 0, sizeof(*t));
 		return -ENOMEM;
 	}
+	t->map->pid = pid;
+	t->map->m = *m;
+	memcpy(t->map->path, m->path, len + 1);
+	t->map->m.path = t->map->path;
 	return 0;
-}
-
-/*
- * A file of pid's maps line, opened as the process sees it
- * (/proc/PID/root/PATH). maps shows paths as this process's root sees
- * them, which is the process's own view only when it has no other root or
- * runs in another mount namespace: for a process chrooted in ours
- * (unshare --root, chroot) PATH is already our path of the file, which is
- * taken when it is the file mapped. Otherwise, and for a file deleted
- * since it was mapped (which its path can no longer reach, or reaches
- * another file by now), the mapping itself: /proc/PID/map_files/.
- */
-static int target_set_mapped(struct target *t, const char *line,
-			     const char *file, pid_t pid)
-{
-	size_t len = strlen(file);
-	int err;
-
-	if (len >= 10 && !strcmp(file + len - 10, " (deleted)")) {
-		t->open_path = NULL;	/* t is new: nothing to free */
-		t->shown = strdup(file);
-		if (!t->shown)
-			return -ENOMEM;
-		return open_path_of_mapping(t, line, pid);
-	}
-	err = target_set(t, file, pid);
-	if (err || !access(t->open_path, F_OK))
-		return err;
-	if (is_mapped_file(file, line)) {
-		free(t->open_path);
-		t->open_path = strdup(file);
-		if (!t->open_path) {
-			target_free(t);
-			return -ENOMEM;
-		}
-		return 0;
-	}
-	return open_path_of_mapping(t, line, pid);
 }
 
 int targets_of_pid(pid_t pid, struct target **out)
 {
 	struct target *list = NULL, *tmp;
-	char path[64], *line = NULL;
 	size_t cap = 0, alloc = 0;
+	struct usdt__mapping m;
 	int cnt = 0, err = 0, i;
+	char *line = NULL;
+	bool dup;
 	FILE *f;
 
 	*out = NULL;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
+	f = usdt__maps_open(pid);
 	if (!f)
 		return -errno;
-	while (getline(&line, &cap, f) > 0) {
-		unsigned long inode;
-		char *file, *nl;
-		bool dup = false;
-
-		/* "start-end perms offset dev inode   path" */
-		if (sscanf(line, "%*s %*s %*s %*s %lu", &inode) != 1 || !inode)
-			continue;
-		file = strchr(line, '/');
-		if (!file)
-			continue;
-		nl = strchr(file, '\n');
-		if (nl)
-			*nl = '\0';
-		for (i = 0; i < cnt && !dup; i++)
-			dup = !strcmp(list[i].shown, file);
+	while (!err && usdt__maps_next(f, &line, &cap, &m) > 0) {
+		for (i = 0, dup = false; i < cnt && !dup; i++)
+			dup = target_shows(&list[i], &m);
 		if (dup)
 			continue;
 		if ((size_t)cnt == alloc) {
@@ -413,10 +381,9 @@ int targets_of_pid(pid_t pid, struct target **out)
 			}
 			list = tmp;
 		}
-		err = target_set_mapped(&list[cnt], line, file, pid);
-		if (err)
-			break;
-		cnt++;
+		err = target_set_mapping(&list[cnt], pid, &m);
+		if (!err)
+			cnt++;
 	}
 	free(line);
 	fclose(f);
@@ -426,6 +393,31 @@ int targets_of_pid(pid_t pid, struct target **out)
 	}
 	*out = list;
 	return cnt;
+}
+
+/*
+ * A target of targets_of_pid() is opened as the library opens a mapping's
+ * file (usdt__open_mapping(), src/procmap.c): the first of
+ * /proc/PID/root/PATH, PATH (a process chrooted in our mount namespace
+ * shows our paths), /proc/PID/map_files/START-END (a file deleted or
+ * replaced since) that is the mapped file, by device and inode. The file
+ * is then read by the path that reached it, as usdt_resolve_path()'s
+ * answer is: usdt_file__open() takes a path, not a descriptor.
+ */
+struct usdt_file *target_open(const struct target *t)
+{
+	char path[PATH_MAX + 64];
+	int fd;
+
+	if (!t->map)
+		return usdt_file__open(t->open_path, NULL);
+	fd = usdt__open_mapping(t->map->pid, &t->map->m, path, sizeof(path));
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	close(fd);
+	return usdt_file__open(path, NULL);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -422,7 +422,7 @@ static int list_file(const struct list_opts *o, const struct target *t,
 	size_t cnt, shown;
 	bool *match;
 
-	file = usdt_file__open(t->open_path, NULL);
+	file = target_open(t);
 	if (!file)
 		return -errno;
 	cnt = usdt_file__probe_cnt(file);

@@ -57,11 +57,15 @@ enum bare_kind pattern_bare_scan(const struct pattern *p,
 
 /*
  * A file to read, as the user sees it (shown) and as this process opens it
- * (open_path: through /proc/PID/root/ for another process's files).
+ * (open_path: through /proc/PID/root/ for another process's files). One
+ * that targets_of_pid() found has no open_path but the mapping it came
+ * from (map, owned), whose file target_open() finds.
  */
+struct target_map;
 struct target {
 	char *shown;
 	char *open_path;
+	struct target_map *map;
 };
 
 /*
@@ -79,10 +83,18 @@ bool target_is_mapped(const char *name, pid_t pid);
 
 /*
  * Every distinct file-backed mapping of pid (from /proc/PID/maps), in
- * the order of first appearance. Returns the count or a negative errno.
+ * the order of first appearance, shown as maps shows it ("PATH
+ * (deleted)" for a file deleted since). Nothing is opened. Returns the
+ * count or a negative errno.
  */
 int targets_of_pid(pid_t pid, struct target **out);
 void targets_free(struct target *t, int cnt);
+/*
+ * Open t's file: open_path, or for a file of targets_of_pid() the file
+ * mapped there, as the process sees it, through /proc/PID/map_files/ if
+ * no path reaches it. NULL with errno (ENOENT: no way to it is that file).
+ */
+struct usdt_file *target_open(const struct target *t);
 
 /* Print s as a JSON string, with quotes and escapes. NULL prints null. */
 void json_str(FILE *f, const char *s);

@@ -2,8 +2,9 @@
 /*
  * Which files `usdt trace` reads: those the user named (each found as the
  * dynamic loader would, a glob's matches in order), or with `-p PID`
- * alone every file the process maps; a file deleted or replaced on disk since the process mapped it is
- * read through /proc/PID/map_files (tools/common.c's targets_of_pid()).
+ * alone every file the process maps; a file deleted or replaced on disk
+ * since the process mapped it is read through /proc/PID/map_files
+ * (tools/common.c's target_open()).
  */
 #include <errno.h>
 #include <glob.h>
@@ -149,10 +150,10 @@ int trace_open_file(struct trace_file *f)
 {
 	struct stat st;
 
-	f->file = usdt_file__open(f->target.open_path, NULL);
+	f->file = target_open(&f->target);
 	if (!f->file)
 		return -errno;
-	if (!f->ino && !stat(f->target.open_path, &st)) {
+	if (!f->ino && !stat(usdt_file__path(f->file), &st)) {
 		f->dev = st.st_dev;
 		f->ino = st.st_ino;
 	}
