@@ -38,7 +38,10 @@
  * 65536 specs and 262144 IP-map entries unless set lower (or higher)
  * before the include (USDT_MAX_SPEC_CNT or libbpf's BPF_USDT_MAX_SPEC_CNT,
  * USDT_MAX_IP_CNT or BPF_USDT_MAX_IP_CNT) or by usdt_manager_opts before
- * load. Past them, attach fails with -E2BIG.
+ * load. Past them, attach fails with -E2BIG. Without a manager (a
+ * skeleton's __attach(), usdt_program__attach()) the spec limit is the
+ * outer array's whole chunks: a multiple of 64, such as libbpf's 256, is
+ * exact, another is rounded up to one.
  *
  * Verifier cost. The argument reader is a few global BPF functions
  * (usdt__arg() and friends, and usdt__ctx_word(), the one tree of
