@@ -314,6 +314,32 @@ static void record(int impl, const char *key, double v)
 		keys[k].v[impl][keys[k].n[impl]++] = v;
 }
 
+/* How many BPF links the kernel holds now, anyone's. */
+static int links_now(void)
+{
+	__u32 id = 0;
+	int n = 0;
+
+	while (!bpf_link_get_next_id(id, &id))
+		n++;
+	return n;
+}
+
+/*
+ * After a round: the kernel frees what the round's process left (its
+ * links, their uprobes) for a while after it exits, a grace period each;
+ * the next round would pay for that work. Wait until the links are back
+ * to what was there before (others may come and go: at most 20 s).
+ */
+static void settle(int before)
+{
+	int i;
+
+	for (i = 0; i < 400 && links_now() > before; i++)
+		usleep(50000);
+	usleep(100000);
+}
+
 /* Run one round of impl (args: "", "verify" or "scale TARGET N") and
  * record what it prints. */
 static int run_round(int impl, const char *bin, const char *dir,
@@ -321,6 +347,8 @@ static int run_round(int impl, const char *bin, const char *dir,
 {
 	char cmd[1024], line[256], what[32], name[32], arg[32], key[48];
 	FILE *f;
+
+	int links = links_now(), err;
 
 	snprintf(cmd, sizeof(cmd), "%s -r %s %s %s", bin, impl_names[impl],
 		 dir, args);
@@ -340,7 +368,9 @@ static int run_round(int impl, const char *bin, const char *dir,
 			record(impl, line, atof(arg));
 		}
 	}
-	return pclose(f) ? -1 : 0;
+	err = pclose(f) ? -1 : 0;
+	settle(links);
+	return err;
 }
 
 static int cmp_double(const void *a, const void *b)
