@@ -143,24 +143,6 @@ void usdt__bare_symbol(struct usdt__arg *arg);
  */
 bool usdt__reg_like(const char *name, size_t len);
 
-/* The label_lo hooks (src/arch/arm64_code.c, src/arch/riscv64_code.c). */
-int usdt__arm64_label_lo(const struct usdt__code *code, int base_off,
-			 int64_t *lo, uint64_t *page, const char **why);
-int usdt__riscv64_label_lo(const struct usdt__code *code, int base_off,
-			   int64_t *lo, uint64_t *page, const char **why);
-
-/*
- * Why a label's low bits cannot be read, in the same words on every arch
- * (the reason then reads "section anchor .LANCHOR0: <why>").
- */
-#define USDT__WHY_NO_PAGE_INSN \
-	"its base register is not set by adrp/lui in straight-line code"
-#define USDT__WHY_OTHER_WRITER \
-	"its base register is last set by neither adrp nor lui"
-#define USDT__WHY_NO_USER "no instruction before the site gives its low 12 bits"
-#define USDT__WHY_USERS_DIFFER \
-	"instructions before the site give different low 12 bits"
-
 /* How many characters of an operand a reason quotes at most. */
 #define USDT__QUOTE_MAX 24
 

@@ -70,6 +70,7 @@
  * little-endian on arm64 whatever the data byte order.
  */
 #include "arch.h"
+#include "code.h"
 
 /* A walk's outcome for one instruction. */
 enum insn_kind {

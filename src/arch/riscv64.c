@@ -31,6 +31,7 @@
 #endif
 
 #include "arch.h"
+#include "code.h"
 
 /*
  * The BPF context of a uprobe on riscv is the kernel's struct pt_regs,

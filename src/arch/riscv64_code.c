@@ -31,6 +31,7 @@
  * little-endian.
  */
 #include "arch.h"
+#include "code.h"
 
 enum insn_kind {
 	INSN_OTHER,	/* does not write the register */

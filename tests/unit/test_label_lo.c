@@ -11,6 +11,7 @@
 #include "internal.h"
 #include "arch_ops.h"
 #include "arch/arch.h"
+#include "arch/code.h"
 
 /* Encoders for the few instructions the cases use (constant
  * expressions, for the table). */
