@@ -31,7 +31,6 @@
 #include "file.h"
 #include "linkids.h"
 #include "attach.h"
-#include "note.h"
 #include "notes.h"
 #include "noteidx.h"
 #include "procmap.h"
@@ -119,7 +118,7 @@ struct attach_ctx {
 	bool ext;			/* make a struct bpf_link of libbpf's */
 	const struct usdt_probe **sites;
 	size_t cnt, broken;
-	struct usdt_probe *picked;	/* a compact file's sites, read now */
+	struct usdt_probe *picked;	/* the sites that match, read now */
 	size_t picked_cnt;
 	char kpath[32];			/* what the kernel opens */
 };
@@ -269,7 +268,7 @@ static int file_cached(struct usdt_manager *man, int fd, const char *path,
 		*out = file;
 		return 0;
 	}
-	err = usdt__file_open_fd(fd, path, true, &file);
+	err = usdt__file_open_fd(fd, path, &file);
 	if (err)
 		return err;
 	usdt_file__close(man->files[n - 1]);
@@ -516,10 +515,9 @@ static int attach_check_file(struct attach_ctx *c)
 	return 0;
 }
 
-static int add_site(const struct usdt_probe *p, void *ctx)
+/* Take site p, or count it broken. 0 or -ENOTSUP. */
+static int add_site(struct attach_ctx *c, const struct usdt_probe *p)
 {
-	struct attach_ctx *c = ctx;
-
 	if (p->status < 0) {
 		pr_warn("%s:%s: skipping the site at 0x%llx in '%s': %s\n",
 			p->provider, p->name, (unsigned long long)p->vaddr,
@@ -536,40 +534,25 @@ static int add_site(const struct usdt_probe *p, void *ctx)
 	return 0;
 }
 
-static int count_site(const struct usdt_probe *p, void *ctx)
-{
-	return 0;
-}
-
-/* The call sites that match, into c->sites[0..cnt): O(matching sites).
- * A compact file's (the manager's own) are read from the file now. */
+/* The call sites that match, into c->sites[0..cnt): O(matching sites),
+ * read from the file now (whoever opened it). */
 static int attach_match(struct attach_ctx *c)
 {
-	long n;
 	size_t i;
 	int err;
 
-	if (c->file->idx) {
-		err = usdt__file_pick(c->file, c->provider, c->name,
-				      &c->picked, &c->picked_cnt);
-		if (err)
-			return err;
-		n = (long)c->picked_cnt;
-	} else {
-		n = usdt__file_match(c->file, c->provider, c->name,
-				     count_site, NULL);
-	}
-	c->sites = calloc(n > 0 ? (size_t)n : 1, sizeof(*c->sites));
+	err = usdt__file_pick(c->file, c->provider, c->name, &c->picked,
+			      &c->picked_cnt);
+	if (err)
+		return err;
+	c->sites = calloc(c->picked_cnt ? c->picked_cnt : 1,
+			  sizeof(*c->sites));
 	if (!c->sites)
 		return -ENOMEM;
-	if (c->file->idx)
-		for (i = 0, n = 0; i < c->picked_cnt && !n; i++)
-			n = add_site(&c->picked[i], c);
-	else
-		n = usdt__file_match(c->file, c->provider, c->name, add_site,
-				     c);
-	if (n < 0)
-		return (int)n;
+	for (i = 0, err = 0; i < c->picked_cnt && !err; i++)
+		err = add_site(c, &c->picked[i]);
+	if (err)
+		return err;
 	if (!c->cnt) {
 		pr_warn("%s:%s: no such probe in '%s'%s\n", c->provider,
 			c->name, c->file->path,

@@ -7,7 +7,7 @@
  * libelf (gelf) converts headers, symbols and relocations from the file's
  * byte order and checks that each section's data lies inside the file, so
  * a file of any byte order and machine reads the same on any host. The
- * note section is read raw (src/note.c walks it itself), so the byte
+ * note section is read raw (src/notes.c walks it itself), so the byte
  * order helpers below serve it.
  */
 #include <byteswap.h>

@@ -1,21 +1,23 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The file object: opening an ELF file (from a path, a descriptor or
- * memory), choosing its reader (every probe, src/note.c, or a compact
- * file's index, src/noteidx.c), closing it, and the public usdt_file__* /
- * usdt_probe__* getters. Also opening a regular file safely, for every
- * part of the library that opens a file a user named.
+ * memory) and indexing its notes (src/noteidx.c), closing it, and the
+ * public usdt_file__* / usdt_probe__* getters; usdt_file__probe() builds
+ * every probe from the index at its first call and keeps them. Also
+ * opening a regular file safely, for every part of the library that opens
+ * a file a user named.
  */
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "arch_ops.h"
 #include "file.h"
-#include "note.h"
 #include "noteidx.h"
 
-static int read_probes(const struct usdt__elf *ue, int fd,
+/* Index the notes of the file open at fd (the index's to close if own). */
+static int read_probes(const struct usdt__elf *ue, int fd, bool own,
 		       struct usdt_file *file)
 {
 	struct usdt__stapsdt_base base = {};
@@ -39,8 +41,6 @@ static int read_probes(const struct usdt__elf *ue, int fd,
 		base.has = true;
 		base.addr = shdr.sh_addr;
 	}
-	if (!file->compact)
-		return usdt__notes_read_all(ue, file, scn, align, &base);
 	/* The index reads the section itself, through a window. */
 	gelf_getshdr(scn, &shdr);
 	if (shdr.sh_offset > ue->file_size ||
@@ -49,38 +49,56 @@ static int read_probes(const struct usdt__elf *ue, int fd,
 			ue->path);
 		return -ENOEXEC;
 	}
-	return usdt__index_build(ue, fd, shdr.sh_offset, shdr.sh_size, align,
-				 &base, file);
+	return usdt__index_build(ue, fd, own, shdr.sh_offset, shdr.sh_size,
+				 align, &base, file);
 }
 
 void usdt_file__close(struct usdt_file *file)
 {
-	size_t i;
-
 	if (!file)
 		return;
-	for (i = 0; file->probes && i < file->probe_cnt; i++) {
-		free(file->probes[i].args);
-		free(file->probes[i].specs);
-	}
 	if (file->fd >= 0)
 		close(file->fd);
-	free(file->probes);
-	free(file->storage);
-	free(file->names);
+	usdt__probes_free(file->probes, file->probe_cnt);
 	free(file->map);
 	usdt__index_free(file->idx);
 	free(file->path);
 	free(file);
 }
 
+/* Every probe of the file, built from the index at the first call. Two
+ * threads may race to build them: the first to publish wins. */
+static int file_probes(const struct usdt_file *file, struct usdt_probe **out)
+{
+	struct usdt_probe *cur, *v;
+	int err;
+
+	cur = __atomic_load_n(&file->probes, __ATOMIC_ACQUIRE);
+	if (cur) {
+		*out = cur;
+		return 0;
+	}
+	err = usdt__file_probes(file, &v);
+	if (err)
+		return err;
+	/* The file is const to its borrowers; this slot is its cache. */
+	if (!__atomic_compare_exchange_n((struct usdt_probe **)&file->probes,
+					 &cur, v, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		usdt__probes_free(v, file->probe_cnt);
+		v = cur;
+	}
+	*out = v;
+	return 0;
+}
+
 /*
- * Read the probes of an opened ELF file into a new usdt_file; fd is the
- * file's (-1 for an image in memory), which a compact file reads its
- * notes from. Returns 0 or a negative errno.
+ * Index the notes of an opened ELF file into a new usdt_file; fd is the
+ * file's, which the index reads its notes from again (its own copy for an
+ * image: own). Returns 0 or a negative errno.
  */
-static int file_read(Elf *elf, int fd, const char *path, size_t file_size,
-		     bool compact, struct usdt_file **out)
+static int file_read(Elf *elf, int fd, bool own, const char *path,
+		     size_t file_size, struct usdt_file **out)
 {
 	struct usdt__elf ue;
 	struct usdt_file *file;
@@ -91,7 +109,6 @@ static int file_read(Elf *elf, int fd, const char *path, size_t file_size,
 	if (!file)
 		return -ENOMEM;
 	file->fd = -1;
-	file->compact = compact;
 	file->path = strdup(path);
 	if (!file->path) {
 		free(file);
@@ -107,7 +124,7 @@ static int file_read(Elf *elf, int fd, const char *path, size_t file_size,
 	file->big_endian = ue.big_endian;
 	file->arch = usdt__arch_find(ue.e_machine);
 
-	err = read_probes(&ue, compact ? fd : -1, file);
+	err = read_probes(&ue, fd, own, file);
 	usdt__elf_end(&ue);
 	if (err) {
 		usdt_file__close(file);
@@ -127,8 +144,12 @@ static int libelf_init(void)
 	return 0;
 }
 
-int usdt__file_open_fd(int fd, const char *path, bool compact,
-		       struct usdt_file **out)
+/*
+ * usdt__file_open_fd(), or for an image (a copy of one in memory, at fd):
+ * the index keeps fd, and the file has none (it cannot be attached).
+ */
+static int index_fd(int fd, const char *path, bool image,
+		    struct usdt_file **out)
 {
 	struct stat st;
 	Elf *elf;
@@ -159,10 +180,15 @@ int usdt__file_open_fd(int fd, const char *path, bool compact,
 		err = -ENOEXEC;
 		goto err_out;
 	}
-	err = file_read(elf, fd, path, (size_t)st.st_size, compact, out);
+	err = file_read(elf, fd, image, path, (size_t)st.st_size, out);
 	elf_end(elf);
 	if (err)
 		goto err_out;
+	if (image) {
+		if (!(*out)->idx)	/* else the index's */
+			close(fd);
+		return 0;
+	}
 	(*out)->fd = fd;
 	(*out)->dev = st.st_dev;
 	(*out)->ino = st.st_ino;
@@ -172,6 +198,31 @@ int usdt__file_open_fd(int fd, const char *path, bool compact,
 
 err_out:
 	close(fd);
+	return err;
+}
+
+int usdt__file_open_fd(int fd, const char *path, struct usdt_file **out)
+{
+	return index_fd(fd, path, false, out);
+}
+
+/*
+ * What usdt_file__open() promises: the file indexed, and every probe
+ * built now, so that a file that cannot be (out of memory, too many
+ * arguments in all) fails to open, and a bad probe's message comes at
+ * open. Later getters read what this built.
+ */
+static int open_fd(int fd, const char *path, bool image,
+		   struct usdt_file **out)
+{
+	struct usdt_probe *v;
+	int err;
+
+	err = index_fd(fd, path, image, out);
+	if (!err && (err = file_probes(*out, &v))) {
+		usdt_file__close(*out);
+		*out = NULL;
+	}
 	return err;
 }
 
@@ -212,7 +263,7 @@ struct usdt_file *usdt_file__open(const char *path,
 					 usdt__errstr(fd));
 		return usdt__err_ptr(fd);
 	}
-	err = usdt__file_open_fd(fd, path, false, &file);
+	err = open_fd(fd, path, false, &file);
 	return err ? usdt__err_ptr(err) : file;
 }
 
@@ -220,31 +271,28 @@ struct usdt_file *usdt__file_open_mem(const void *buf, size_t size,
 				      const char *name)
 {
 	struct usdt_file *file = NULL;
-	char *copy;
-	Elf *elf;
-	int err;
+	size_t done = 0;
+	ssize_t n;
+	int fd, err;
 
-	err = libelf_init();
-	if (err)
-		return usdt__err_ptr(err);
-	/* elf_memory() may write to the image (it is a private mapping to
-	 * libelf), and the caller's is const. */
-	copy = malloc(size ? size : 1);
-	if (!copy)
-		return usdt__err_ptr(-ENOMEM);
-	memcpy(copy, buf, size);
-	elf = elf_memory(copy, size);
-	if (!elf) {
-		pr_warn("%s: cannot read as ELF: %s\n", name, elf_errmsg(-1));
-		free(copy);
-		return usdt__err_ptr(-ENOEXEC);
+	/* A copy in a file of its own, read as any file is (the index reads
+	 * its notes again from it). */
+	fd = memfd_create("usdt-image", MFD_CLOEXEC);
+	if (fd < 0)
+		return usdt__err_ptr(-errno);
+	while (done < size) {
+		n = write(fd, (const char *)buf + done, size - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? -errno : -EIO;
+			close(fd);
+			return usdt__err_ptr(err);
+		}
+		done += (size_t)n;
 	}
-	err = file_read(elf, -1, name, size, false, &file);
-	elf_end(elf);
-	free(copy);
-	if (err)
-		return usdt__err_ptr(err);
-	return file;
+	err = open_fd(fd, name, true, &file);
+	return err ? usdt__err_ptr(err) : file;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -278,9 +326,13 @@ size_t usdt_file__probe_cnt(const struct usdt_file *file)
 const struct usdt_probe *usdt_file__probe(const struct usdt_file *file,
 					  size_t i)
 {
+	struct usdt_probe *v;
+	int err;
+
 	if (i >= file->probe_cnt)
 		return usdt__err_ptr(-ERANGE);
-	return &file->probes[i];
+	err = file_probes(file, &v);
+	return err ? usdt__err_ptr(err) : &v[i];
 }
 
 const char *usdt_probe__provider(const struct usdt_probe *p)
@@ -350,7 +402,7 @@ int usdt_probe__arg(const struct usdt_probe *p, int i,
 		return usdt__err(-EINVAL);
 	if (!p || p->status || i < 0 || i >= p->arg_cnt)
 		return usdt__err(-ERANGE);
-	if (!p->args)		/* a compact file's; never handed out */
+	if (!p->args)		/* an attach's pick: specs only; never handed out */
 		return usdt__err(-EOPNOTSUPP);
 
 	a = &p->args[i];

@@ -24,12 +24,12 @@ struct usdt_file *usdt__file_open_mem(const void *buf, size_t size,
 int usdt__open_regular(const char *path);
 
 /*
- * Read the call sites of the regular file open at fd (taken over: the
- * file keeps it, or it is closed on error); path is for messages. A
- * compact file keeps only an index of its notes by name (about 4 bytes a
- * call site), for usdt__file_pick(). Returns 0 or a negative errno.
+ * Index the call sites of the regular file open at fd (taken over: the
+ * file keeps it, or it is closed on error); path is for messages. The
+ * index (about 4 bytes a call site) is all that is read: probes are built
+ * when asked for (usdt__file_pick(), usdt_file__probe()). Returns 0 or a
+ * negative errno.
  */
-int usdt__file_open_fd(int fd, const char *path, bool compact,
-		       struct usdt_file **out);
+int usdt__file_open_fd(int fd, const char *path, struct usdt_file **out);
 
 #endif /* __LIBUSDT_FILE_H */

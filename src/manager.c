@@ -8,7 +8,7 @@
  * gives the nop's address, an optional semaphore (a counter the program
  * tests before computing expensive arguments; the kernel raises it for us
  * through the uprobe's ref_ctr_offset), and where each argument lives at
- * the nop: "-4@%edi 8@-16(%rbp)". The note reader (note.c) and the arch
+ * the nop: "-4@%edi 8@-16(%rbp)". The note reader (noteidx.c) and the arch
  * parsers (arch/) turn that into one struct usdt_spec per call site: the
  * BPF side (bpf/usdt.bpf.h) can read every argument from it and the
  * program's registers.

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Matching call sites by provider and name (src/match.c): one matcher for
- * both readers, the full one's sorted names[] (src/note.c) and the index's
- * sorted groups (src/noteidx.c).
+ * Matching call sites by provider and name (src/match.c), over the
+ * index's sorted groups (usdt__file_pick(), src/noteidx.c).
  */
 #ifndef __LIBUSDT_MATCH_H
 #define __LIBUSDT_MATCH_H

@@ -1,36 +1,39 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The index of a compact file (the manager's, for attaching): where each
- * probe name's notes are in .note.stapsdt, and nothing else.
+ * The reader: the index of a file's call sites (where each probe name's
+ * notes are in .note.stapsdt, and nothing else), and the probes built
+ * from it, those of the names an attach picks (usdt__file_pick()) or
+ * every one in note order for usdt_file__probe() (usdt__file_probes()).
  *
  * A libbpf user attaches one name per call, so the manager keeps the files
  * it read (src/attach.c) and a call must cost its own sites, not the file.
- * Keeping every site parsed did that at ~150 bytes a call site; the index
- * keeps 4 (the note's offset in the section) plus each distinct
- * provider:name once. An attach looks the name up, reads the notes of the
- * sites it matches again from the file's descriptor (the one the kernel
- * gets) and parses their arguments with the note reader's own code
- * (usdt__probe_build()), so the probes it gets are what a full read would
- * have made of them. The symbol table, when an argument first needs one,
- * is built once and kept with the index.
+ * The index keeps 4 bytes a call site (the note's offset in the section)
+ * plus each distinct provider:name once. Building probes reads their notes
+ * again from the file's descriptor (the one the kernel gets) and parses
+ * their arguments (usdt__probe_build()). The symbol table, when an
+ * argument first needs one, is built once and kept with the index.
  *
  * Reading goes through a small window (usdt__note_src), never the whole
  * section: the walk that builds the index costs the index, plus a window.
- * A note that repeats a site is left out of the index as the full read
- * leaves it out (struct usdt__dups); telling one needs each site's address
- * and a hash of its arguments, kept only while the index is built.
+ * A note that repeats a site is left out of the index (struct usdt__dups);
+ * telling one needs each site's address and a hash of its arguments, kept
+ * only while the index is built.
  *
  * The file is the user's to change. The index was taken from the file as
- * it was; a note read again at attach is checked again like any note, and
- * one that no longer is the stapsdt note of that provider:name makes its
- * site bad ("the note changed since the file was read"), nothing worse.
+ * it was; a note read again is checked again like any note, and one that
+ * no longer is the stapsdt note of that provider:name makes its site bad
+ * ("the note changed since the file was read"), nothing worse.
  *
  * Invariants: groups[] is sorted by provider, then name, each distinct pair
  * once; the sites of group g are offs[groups[g].first .. groups[g +
  * 1].first), in note order; groups[group_cnt].first is the site count. An
  * offset of NO_NOTE is a note damaged beyond its header (bad says how),
- * which ends the walk and so is the last one.
+ * which ends the walk and so is the last one. Once built, the index
+ * changes only in its symbol table slot, which is published atomically:
+ * a file is const to its borrowers, who may read it from several threads.
  */
+#include <unistd.h>
+
 #include "hash.h"
 #include "match.h"
 #include "noteidx.h"
@@ -45,6 +48,8 @@ struct idx_group {
 
 struct usdt__index {
 	struct usdt__elf ue;	/* without libelf (elf NULL); owns loads */
+	int fd;			/* the file the notes are read from */
+	bool own_fd;		/* an image's copy (closed with the index) */
 	uint64_t sec_off;	/* the section in the file */
 	size_t sec_size, align;
 	struct usdt__stapsdt_base base;
@@ -53,7 +58,9 @@ struct usdt__index {
 	uint32_t group_cnt;
 	uint32_t *offs;		/* each site's note header in the section */
 	const char *bad;
-	struct usdt__symtab *symtab;	/* built at the first need */
+	/* Built at the first need, then kept: published with a compare and
+	 * swap, tried set (atomically) once known to be none. */
+	struct usdt__symtab *symtab;
 	bool symtab_tried;
 };
 
@@ -271,7 +278,7 @@ static int site_add(struct idx_build *b, uint32_t off,
 	return 0;
 }
 
-/* The walk's note(): checked now (and said if bad), like the full read. */
+/* The walk's note(): checked now (and said if bad). */
 static int idx_note(struct usdt__note_sink *k, const char *desc,
 		    size_t descsz, size_t off)
 {
@@ -351,6 +358,8 @@ void usdt__index_free(struct usdt__index *idx)
 	if (!idx)
 		return;
 	usdt__symtab_free(idx->symtab);
+	if (idx->own_fd)
+		close(idx->fd);
 	free(idx->ue.loads);
 	free(idx->strs);
 	free(idx->groups);
@@ -375,8 +384,8 @@ static int idx_keep_elf(struct usdt__index *idx, const struct usdt__elf *ue,
 	return 0;
 }
 
-int usdt__index_build(const struct usdt__elf *ue, int fd, uint64_t file_off,
-		      size_t size, size_t align,
+int usdt__index_build(const struct usdt__elf *ue, int fd, bool own_fd,
+		      uint64_t file_off, size_t size, size_t align,
 		      const struct usdt__stapsdt_base *base,
 		      struct usdt_file *file)
 {
@@ -393,6 +402,7 @@ int usdt__index_build(const struct usdt__elf *ue, int fd, uint64_t file_off,
 	if (!idx)
 		return -ENOMEM;
 	b.idx = idx;
+	idx->fd = fd;
 	idx->sec_off = file_off;
 	idx->sec_size = size;
 	idx->align = align;
@@ -400,9 +410,11 @@ int usdt__index_build(const struct usdt__elf *ue, int fd, uint64_t file_off,
 	err = idx_keep_elf(idx, ue, file);
 	if (!err)
 		err = usdt__note_walk(ue, &src, align, &b.sink);
-	if (err == -EIO)
+	if (err == -EIO) {
 		pr_warn("%s: cannot read .note.stapsdt: %s\n", ue->path,
 			usdt__errstr(err));
+		err = -ENOEXEC;	/* the file shrank: too damaged to read */
+	}
 	if (!err)
 		err = idx_finish(&b);
 	usdt__note_src_free(&src);
@@ -416,6 +428,7 @@ int usdt__index_build(const struct usdt__elf *ue, int fd, uint64_t file_off,
 		usdt__index_free(idx);
 		return err;
 	}
+	idx->own_fd = own_fd;
 	file->idx = idx;
 	file->probe_cnt = b.cnt;
 	return 0;
@@ -449,17 +462,56 @@ static int group_test(const struct usdt__index *idx, uint32_t g,
 			      group_name(idx, g));
 }
 
-/* What one pick reads with. */
-struct pick {
+/* What building probes reads with: the section through a window, and
+ * what arguments need beyond their text. */
+struct reread {
 	const struct usdt_file *file;
 	struct usdt__index *idx;
 	struct usdt__note_src src;
 	struct usdt__lazy lazy;
+	const struct usdt__symtab *kept;	/* the index's, when begun */
+	size_t args;		/* arguments so far, for USDT__MAX_ARGS */
 };
 
-/* Site off of group g into p, read from the file again and parsed. */
-static int pick_one(struct pick *k, uint32_t g, uint32_t off,
-		    struct usdt_probe *p)
+/* Begin reading sites of the file with a window of win bytes. */
+static void reread_begin(struct reread *k, const struct usdt_file *file,
+			 size_t win)
+{
+	struct usdt__index *idx = file->idx;
+	bool tried = __atomic_load_n(&idx->symtab_tried, __ATOMIC_ACQUIRE);
+	struct usdt__symtab *st = __atomic_load_n(&idx->symtab,
+						  __ATOMIC_ACQUIRE);
+
+	*k = (struct reread){ .file = file, .idx = idx, .kept = st };
+	k->src = (struct usdt__note_src){ .fd = idx->fd, .win = win,
+					  .file_off = idx->sec_off,
+					  .size = idx->sec_size };
+	k->lazy = (struct usdt__lazy){ .ue = &idx->ue, .fd = idx->fd,
+				       .st = st, .tried = tried || st };
+}
+
+/* End it; the symbol table stays with the index for the next reader
+ * (the first one's, if two raced), though not after -ENOMEM. */
+static void reread_end(struct reread *k)
+{
+	struct usdt__symtab *none = NULL;
+	struct usdt__symtab *st = k->lazy.st;
+
+	usdt__note_src_free(&k->src);
+	usdt__lazy_end(&k->lazy);
+	if (st && st != k->kept &&
+	    !__atomic_compare_exchange_n(&k->idx->symtab, &none, st, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		usdt__symtab_free(st);
+	if (k->lazy.tried && !k->lazy.err)
+		__atomic_store_n(&k->idx->symtab_tried, true, __ATOMIC_RELEASE);
+}
+
+/* Site off of group g into p, read from the file again and parsed.
+ * Returns 0, -ENOMEM, -E2BIG past USDT__MAX_ARGS arguments in all (of
+ * this reader), or the error of opening the file for its symbols. */
+static int reread_site(struct reread *k, uint32_t g, uint32_t off,
+		       struct usdt_probe *p)
 {
 	struct usdt__index *idx = k->idx;
 	struct usdt__raw_site s;
@@ -469,7 +521,6 @@ static int pick_one(struct pick *k, uint32_t g, uint32_t off,
 
 	p->provider = idx->strs + idx->groups[g].str;
 	p->name = group_name(idx, g);
-	p->args_str = p->arg_text = "";
 	if (!err)
 		err = usdt__note_at(&idx->ue, &k->src, idx->align, off, &desc,
 				    &descsz);
@@ -480,18 +531,26 @@ static int pick_one(struct pick *k, uint32_t g, uint32_t off,
 	if (err || strcmp(s.provider, p->provider) || strcmp(s.name, p->name))
 		usdt__site_bad(&s, off == NO_NOTE ? idx->bad :
 				   "the note changed since the file was read");
-	usdt__probe_build(&k->lazy, k->file, &idx->base, &s, p, NULL);
+	usdt__probe_build(&k->lazy, k->file, &idx->base, &s, p);
 	if (k->lazy.err)
 		return k->lazy.err;
-	return p->status == -ENOMEM ? -ENOMEM : 0;
+	if (p->status == -ENOMEM)
+		return -ENOMEM;
+	k->args += (size_t)p->arg_cnt;
+	if (k->args > USDT__MAX_ARGS) {
+		pr_warn("%s: more than %u USDT arguments in all\n",
+			k->file->path, USDT__MAX_ARGS);
+		return -E2BIG;
+	}
+	return 0;
 }
 
 /* The sites of the groups that match, into probes[] (room for all). */
-static int pick_all(struct pick *k, const struct usdt__pat *pat, uint32_t g,
+static int pick_all(struct reread *k, const struct usdt__pat *pat, uint32_t g,
 		    struct usdt_probe *probes)
 {
 	const struct usdt__index *idx = k->idx;
-	size_t n = 0, args = 0;
+	size_t n = 0;
 	uint32_t i;
 	int err, m;
 
@@ -503,15 +562,9 @@ static int pick_all(struct pick *k, const struct usdt__pat *pat, uint32_t g,
 			continue;
 		for (i = idx->groups[g].first; i < idx->groups[g + 1].first;
 		     i++, n++) {
-			err = pick_one(k, g, idx->offs[i], &probes[n]);
+			err = reread_site(k, g, idx->offs[i], &probes[n]);
 			if (err)
 				return err;
-			args += (size_t)probes[n].arg_cnt;
-			if (args > USDT__MAX_ARGS) {
-				pr_warn("%s: more than %u USDT arguments in all\n",
-					k->file->path, USDT__MAX_ARGS);
-				return -E2BIG;
-			}
 		}
 	}
 	return 0;
@@ -521,7 +574,7 @@ int usdt__file_pick(const struct usdt_file *file, const char *provider,
 		    const char *name, struct usdt_probe **out, size_t *cnt)
 {
 	struct usdt__index *idx = file->idx;
-	struct pick k = { .file = file, .idx = idx };
+	struct reread k;
 	struct usdt__pat pat;
 	uint32_t g, first;
 	size_t n = 0, runs = 0;
@@ -550,24 +603,67 @@ int usdt__file_pick(const struct usdt_file *file, const char *provider,
 		return -ENOMEM;
 	*cnt = n;
 	/* The sites of a name are few, or spread out over the section. */
-	k.src = (struct usdt__note_src){ .fd = file->fd,
-					 .win = usdt__note_win(idx->sec_size, n,
-							 runs),
-					 .file_off = idx->sec_off,
-					 .size = idx->sec_size };
-	k.lazy = (struct usdt__lazy){ .ue = &idx->ue, .fd = file->fd,
-				      .st = idx->symtab,
-				      .tried = idx->symtab_tried };
+	reread_begin(&k, file, usdt__note_win(idx->sec_size, n, runs));
 	err = pick_all(&k, &pat, first, *out);
-	usdt__note_src_free(&k.src);
-	usdt__lazy_end(&k.lazy);
-	/* The symbol table stays for the next call; not after -ENOMEM. */
-	idx->symtab = k.lazy.st;
-	idx->symtab_tried = k.lazy.tried && !k.lazy.err;
+	reread_end(&k);
 	if (err) {
 		usdt__probes_free(*out, n);
 		*out = NULL;
 		*cnt = 0;
+	}
+	return err;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Every site, in note order                                              */
+
+/* A site of the index: its note's offset (which rises with note order)
+ * and its group. */
+struct site_ref {
+	uint32_t off, grp;
+};
+
+static int cmp_off(const void *a, const void *b)
+{
+	uint32_t x = ((const struct site_ref *)a)->off;
+	uint32_t y = ((const struct site_ref *)b)->off;
+
+	return (x > y) - (x < y);
+}
+
+int usdt__file_probes(const struct usdt_file *file, struct usdt_probe **out)
+{
+	const struct usdt__index *idx = file->idx;
+	size_t i, n = idx ? idx->groups[idx->group_cnt].first : 0;
+	struct site_ref *v;
+	struct reread k;
+	uint32_t g;
+	int err = 0;
+
+	*out = NULL;
+	if (!n)
+		return 0;
+	v = calloc(n, sizeof(*v));
+	*out = calloc(n, sizeof(**out));
+	if (!v || !*out) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (g = 0; g < idx->group_cnt; g++)
+		for (i = idx->groups[g].first; i < idx->groups[g + 1].first;
+		     i++)
+			v[i] = (struct site_ref){ idx->offs[i], g };
+	/* Offsets are distinct, and NO_NOTE (the last note) sorts last. */
+	qsort(v, n, sizeof(*v), cmp_off);
+	reread_begin(&k, file, usdt__note_win(idx->sec_size, 1, 1));
+	for (i = 0; i < n && !err; i++)
+		err = reread_site(&k, v[i].grp, v[i].off, &(*out)[i]);
+	reread_end(&k);
+out:
+	free(v);
+	if (err) {
+		usdt__probes_free(*out, n);
+		*out = NULL;
 	}
 	return err;
 }
@@ -578,7 +674,7 @@ void usdt__probes_free(struct usdt_probe *probes, size_t cnt)
 
 	for (i = 0; i < cnt && probes; i++) {
 		free(probes[i].args);
-		free(probes[i].specs);
+		free(probes[i].strs);
 	}
 	free(probes);
 }

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The stapsdt note codec: the bytes of .note.stapsdt, read whole or through
- * a window, walked note by note and decoded into raw sites; and the table
- * of repeated notes. Both readers use it: the full one (src/note.c) and
- * the index of a compact file (src/noteidx.c).
+ * The stapsdt note codec: the bytes of .note.stapsdt, read through a
+ * window, walked note by note and decoded into raw sites; and the table
+ * of repeated notes. The reader (src/noteidx.c) uses it.
  *
  * Every <sys/sdt.h> call site leaves one ELF note in the non-allocated
  * section .note.stapsdt: owner "stapsdt", type 3, and a descriptor of
@@ -150,8 +149,6 @@ static int note_refill(struct usdt__note_src *src, size_t off, size_t len)
 const char *usdt__note_bytes(struct usdt__note_src *src, size_t off,
 			     size_t len)
 {
-	if (src->data)
-		return src->data + off;
 	if (off < src->buf_off || off - src->buf_off > src->buf_len ||
 	    len > src->buf_len - (off - src->buf_off)) {
 		src->err = note_refill(src, off, len);

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The stapsdt note codec (src/notes.c), shared by the full reader
- * (src/note.c) and the index (src/noteidx.c): the bytes of
- * .note.stapsdt, whole or through a window, the walk over its notes,
+ * The stapsdt note codec (src/notes.c), for the reader (src/noteidx.c):
+ * the bytes of .note.stapsdt through a window, the walk over its notes,
  * decoding one note, and the table of repeated notes.
  */
 #ifndef __LIBUSDT_NOTES_H
@@ -28,13 +27,12 @@ void usdt__site_bad(struct usdt__raw_site *s, const char *why);
 /*
  * Notes that repeat a call site. Some build setups emit a site's note
  * twice (the same provider:name at the same address); a second uprobe
- * there would report every hit twice. Both readers (the full one in
- * src/note.c and the index in src/noteidx.c) drop such a note while
- * walking the section, so that a file lists, picks and attaches each
- * site once; a repeat whose arguments or semaphore differ keeps the
- * first note's, with a warning. The set below holds the sites kept so
- * far, by a hash of their key (usdt__site_key()) that the caller checks
- * with eq().
+ * there would report every hit twice. The index (src/noteidx.c) drops
+ * such a note while walking the section, so that a file lists, picks and
+ * attaches each site once; a repeat whose arguments or semaphore differ
+ * keeps the first note's, with a warning. The set below holds the sites
+ * kept so far, by a hash of their key (usdt__site_key()) that the caller
+ * checks with eq().
  */
 struct usdt__dups {
 	struct { uint32_t site1, hash; } *slots;	/* site1 0: empty */
@@ -62,12 +60,10 @@ void usdt__dup_log(const struct usdt__elf *ue, const struct usdt__raw_site *s,
 		   bool differs);
 
 /*
- * The bytes of .note.stapsdt: all of them in memory (data), or read from
- * fd through a window of a few pages, so that reading a big section
- * costs the window, not the section.
+ * The bytes of .note.stapsdt, read from fd through a window of a few
+ * pages, so that reading a big section costs the window, not the section.
  */
 struct usdt__note_src {
-	const char *data;	/* the whole section, or NULL: read from fd */
 	int fd;
 	uint64_t file_off;	/* where the section is in the file */
 	size_t size;		/* the section's size */

@@ -2,9 +2,10 @@
 /*
  * A call site's probe, built from its decoded note (a raw site): its
  * addresses and file offsets, moved by prelink's .stapsdt.base if need
- * be, and its arguments, parsed for the file's architecture. Both readers
- * build their probes here: the full one (src/note.c) for every site, the
- * index (src/noteidx.c) for the sites an attach picks.
+ * be, its argument string and each argument's text (its own allocation,
+ * strs), and its arguments, parsed for the file's architecture. The
+ * reader (src/noteidx.c) builds here the probes of the sites an attach
+ * picks, and every site's for usdt_file__probe().
  *
  * What an argument may need beyond its text (the symbol table, the code
  * before the site) is read only when one asks for it (struct usdt__lazy):
@@ -160,24 +161,23 @@ static bool lazy_mapped(void *arg, uint64_t vaddr)
 /* ---------------------------------------------------------------------- */
 /* Building probes                                                        */
 
-/* Keep only the specs of the probe's arguments (16 bytes, not ~200). */
-static void compact_probe(struct usdt_probe *p)
+/* The probe's argument string, and room for its arguments' texts. */
+static bool probe_strings(const struct usdt__raw_site *s, struct usdt_probe *p)
 {
-	int i;
-
-	p->specs = calloc(p->arg_cnt ? (size_t)p->arg_cnt : 1,
-			  sizeof(*p->specs));
-	if (!p->specs) {
+	/* Bounded by the note's descriptor, inside the section. */
+	p->strs = malloc(2 * (s->args_len + 1));
+	if (!p->strs) {
 		p->status = -ENOMEM;
 		p->error = "out of memory";
-		return;
+		return false;
 	}
-	for (i = 0; i < p->arg_cnt; i++)
-		p->specs[i] = p->args[i].spec;
-	free(p->args);
-	p->args = NULL;
+	memcpy(p->strs, s->args, s->args_len);
+	p->strs[s->args_len] = '\0';
+	p->args_str = p->strs;
+	p->arg_text = p->strs + s->args_len + 1;
+	p->strs[s->args_len + 1] = '\0';
+	return true;
 }
-
 
 /* The probe's addresses and file offsets; false (p made bad) when they
  * are not in the file. */
@@ -208,17 +208,17 @@ static bool probe_place(const struct usdt__elf *ue,
 
 void usdt__probe_build(struct usdt__lazy *lazy, const struct usdt_file *file,
 		       const struct usdt__stapsdt_base *base,
-		       const struct usdt__raw_site *s, struct usdt_probe *p,
-		       char *text)
+		       const struct usdt__raw_site *s, struct usdt_probe *p)
 {
 	const struct usdt__elf *ue = lazy->ue;
 	struct usdt__site_ctx site = {};
 	const char *why;
+	char *text;
 	int i, err;
 
 	p->status = s->status;
 	p->error = s->error;
-	if (p->status)
+	if (!probe_strings(s, p) || p->status)
 		return;
 	if (!probe_place(ue, base, s, p))
 		goto err_out;
@@ -242,15 +242,14 @@ void usdt__probe_build(struct usdt__lazy *lazy, const struct usdt_file *file,
 		p->error = why ? why : "cannot parse the argument string";
 		goto err_out;
 	}
-	for (i = 0; text && i < p->arg_cnt; i++) {
+	text = p->strs + s->args_len + 1;
+	for (i = 0; i < p->arg_cnt; i++) {
 		const struct usdt__arg *a = &p->args[i];
 
 		memcpy(text, s->args + a->str_pos, a->str_len);
 		text[a->str_len] = '\0';
 		text += a->str_len + 1;
 	}
-	if (file->compact)
-		compact_probe(p);
 	return;
 
 err_out:

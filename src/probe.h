@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Building a call site's probe from its decoded note (src/probe.c), for
- * both readers (the full one, src/note.c, and a compact file's index,
- * src/noteidx.c).
+ * the reader (src/noteidx.c).
  */
 #ifndef __LIBUSDT_PROBE_H
 #define __LIBUSDT_PROBE_H
@@ -34,13 +33,13 @@ struct usdt__lazy {
 void usdt__lazy_end(struct usdt__lazy *l);
 
 /*
- * Fill in probe p from its decoded note s: addresses, offsets and
- * arguments (specs only for a compact file). text: room for the
- * arguments' texts, or NULL. Logs a probe that is bad.
+ * Fill in probe p from its decoded note s: addresses, offsets, argument
+ * string and texts (p->strs, owned) and arguments (p->args, owned); its
+ * provider and name are the caller's. Out of memory, p->status is
+ * -ENOMEM. Logs a probe that is bad.
  */
 void usdt__probe_build(struct usdt__lazy *lazy, const struct usdt_file *file,
 		       const struct usdt__stapsdt_base *base,
-		       const struct usdt__raw_site *s, struct usdt_probe *p,
-		       char *text);
+		       const struct usdt__raw_site *s, struct usdt_probe *p);
 
 #endif /* __LIBUSDT_PROBE_H */

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * An ELF file's call sites as the library holds them: struct usdt_file
- * and struct usdt_probe, what the readers fill in (src/note.c,
- * src/noteidx.c, src/probe.c), src/file.c opens and closes, and attach
- * reads.
+ * and struct usdt_probe, what the reader fills in (src/noteidx.c,
+ * src/probe.c), src/file.c opens and closes, and attach reads.
  */
 #ifndef __LIBUSDT_SITES_H
 #define __LIBUSDT_SITES_H
@@ -30,11 +29,14 @@ struct usdt_probe {
 	int status;
 	const char *error;
 	int arg_cnt;
-	struct usdt__arg *args;		/* NULL in a compact file */
-	struct usdt_arg_spec *specs;	/* a compact file's: args[i].spec */
+	struct usdt__arg *args;
 	/* Each argument's text, NUL-terminated, one after the other:
 	 * what usdt_probe__arg() reports as str. */
 	const char *arg_text;
+	/* Owned: args_str, then room for arg_text (the arguments' texts are
+	 * disjoint pieces of args_str, separated by at least one space, so
+	 * they fit in strlen(args_str) + 1 bytes). */
+	char *strs;
 };
 
 /*
@@ -45,17 +47,16 @@ struct usdt_probe {
  * changes nothing. dev/ino/size/mtime are its fstat() at open; map, once
  * attach asks for it, says which lines of a process's maps are mappings
  * of it (the reader itself never reads /proc).
- * Invariant: names[] holds each index in [0, probe_cnt) once, sorted by
- * provider, then name, then index. A compact file has no probes[]: its
- * index (idx) says where each name's notes are, and an attach builds the
- * probes of the sites it matches (usdt__file_pick()).
+ * Every file has an index (idx) of where each name's notes are: an
+ * attach builds the probes of the sites it matches (usdt__file_pick()),
+ * usdt_file__probe() all of them, at its first call, kept in probes[].
+ * Invariant: idx is NULL only without notes (probe_cnt 0); probes is
+ * NULL or holds probe_cnt probes in note order, and once set stays.
  */
 struct usdt_file {
 	char *path;
 	int fd;			/* -1 for an image read from memory */
-	bool compact;		/* read for attaching only: an index of the
-				 * notes by name, no probes */
-	struct usdt__index *idx;	/* a compact file's (src/noteidx.c) */
+	struct usdt__index *idx;	/* src/noteidx.c */
 	dev_t dev;
 	ino_t ino;
 	/* How maps shows the file: usdt__file_map_id()'s cache
@@ -63,21 +64,21 @@ struct usdt_file {
 	struct usdt__map_id *map;
 	off_t size;
 	struct timespec mtime;
-	uint32_t *names;
 	uint16_t e_machine;
 	uint16_t e_type;
 	bool big_endian;
 	const struct usdt__arch_ops *arch; /* NULL for an unknown machine */
 	size_t probe_cnt;
+	/* usdt_file__probe()'s (src/file.c), NULL until asked; published
+	 * with a compare and swap, as map. */
 	struct usdt_probe *probes;
-	void *storage;		/* strings the probes point into */
 };
 
 /* The BPF spec of argument i (< arg_cnt) of a good probe. */
 static inline const struct usdt_arg_spec *
 usdt__probe_spec(const struct usdt_probe *p, int i)
 {
-	return p->args ? &p->args[i].spec : &p->specs[i];
+	return &p->args[i].spec;
 }
 
 #endif /* __LIBUSDT_SITES_H */

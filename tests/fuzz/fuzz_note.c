@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * libFuzzer target for the note reader: the input is an ELF file, read
- * from memory through usdt__file_open_mem() (libelf's elf_memory()), and
+ * from memory through usdt__file_open_mem() (a memfd copy), and
  * every getter of every probe and argument is called, with every string
  * walked to its end, so that an unterminated or dangling string shows up
  * under ASan.
  *
- * The same bytes are then read as the manager reads a file (compact: an
- * index by name, from a descriptor, here a memfd), every site picked, and
- * each picked site must be the full read's.
+ * The same bytes are then read as the manager reads a file (from a
+ * descriptor, here a memfd), every site picked, and each picked site must
+ * be the public getters' probe of that site.
  *
  * Seeds (tests/fuzz/corpus/fuzz_note/): small ELF files of the four
  * architectures, made by tests/fuzz/note_seeds.sh.
@@ -20,7 +20,6 @@
 #include "internal.h"
 #include "args.h"
 #include "file.h"
-#include "note.h"
 #include "noteidx.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -40,19 +39,19 @@ static void use_str(const char *s)
 		sink += strlen(s);
 }
 
-struct sites {
-	const struct usdt_probe *v[64];
-	size_t n;
-};
+static const struct usdt_file *sort_file;
 
-static int collect(const struct usdt_probe *p, void *ctx)
+/* By provider, then name, then note order: usdt__file_pick()'s order. */
+static int cmp_site(const void *a, const void *b)
 {
-	struct sites *s = ctx;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	const struct usdt_probe *p = usdt_file__probe(sort_file, i);
+	const struct usdt_probe *q = usdt_file__probe(sort_file, j);
+	int c = strcmp(p->provider, q->provider);
 
-	if (s->n < 64)
-		s->v[s->n] = p;
-	s->n++;
-	return 0;
+	if (!c)
+		c = strcmp(p->name, q->name);
+	return c ? c : (i > j) - (i < j);
 }
 
 /* Picked site q against the full read's p. */
@@ -85,10 +84,9 @@ static void same_site(const struct usdt_probe *p, const struct usdt_probe *q)
 static void compact_read(const uint8_t *data, size_t size,
 			 const struct usdt_file *f)
 {
-	struct sites s = { .n = 0 };
 	struct usdt_file *c;
 	struct usdt_probe *picked;
-	size_t cnt, i;
+	size_t cnt, i, *v = NULL;
 	int fd = memfd_create("fuzz", MFD_CLOEXEC);
 
 	if (fd < 0)
@@ -97,18 +95,23 @@ static void compact_read(const uint8_t *data, size_t size,
 		close(fd);
 		return;
 	}
-	if (usdt__file_open_fd(fd, "fuzz", true, &c))
+	if (usdt__file_open_fd(fd, "fuzz", &c))
 		return;
 	if (usdt__file_pick(c, "*", "*", &picked, &cnt)) {
 		usdt_file__close(c);
 		return;
 	}
-	if (f)
-		usdt__file_match(f, "*", "*", collect, &s);
-	if (f && s.n != cnt)
+	if (f && f->probe_cnt != cnt)
 		__builtin_trap();
+	if (f && cnt && (v = calloc(cnt, sizeof(*v)))) {
+		for (i = 0; i < cnt; i++)
+			v[i] = i;
+		sort_file = f;
+		qsort(v, cnt, sizeof(*v), cmp_site);
+	}
 	for (i = 0; i < cnt; i++)
-		same_site(f && i < 64 ? s.v[i] : NULL, &picked[i]);
+		same_site(v ? usdt_file__probe(f, v[i]) : NULL, &picked[i]);
+	free(v);
 	usdt__probes_free(picked, cnt);
 	usdt_file__close(c);
 }

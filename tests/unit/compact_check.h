@@ -1,35 +1,18 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The manager's compact read of a file (an index by name; each attach
- * reads and parses the sites it matches, usdt__file_pick()) against the
- * full read of the same file: the same sites in the same order, with the
- * same addresses, offsets, statuses, errors and specs. Include after
- * test_util.h.
+ * The manager's read of a file (an index by name; each attach reads and
+ * parses the sites it matches, usdt__file_pick()) against the public
+ * getters' probes of the same file (usdt_file__probe(), all of them in
+ * note order): the same sites, grouped by name, in note order within a
+ * name, with the same addresses, offsets, statuses, errors and specs.
+ * Include after test_util.h.
  */
 #ifndef USDT_COMPACT_CHECK_H
 #define USDT_COMPACT_CHECK_H
 
 #include "file.h"
-#include "note.h"
+#include "match.h"
 #include "noteidx.h"
-
-struct compact_sites {
-	const struct usdt_probe **v;
-	size_t n, cap;
-};
-
-static int compact_collect(const struct usdt_probe *p, void *ctx)
-{
-	struct compact_sites *s = ctx;
-
-	if (s->n == s->cap) {
-		s->cap = s->cap ? s->cap * 2 : 64;
-		s->v = realloc(s->v, s->cap * sizeof(*s->v));
-		assert_non_null(s->v);
-	}
-	s->v[s->n++] = p;
-	return 0;
-}
 
 static void compact_probe_eq(const struct usdt_probe *a,
 			     const struct usdt_probe *b)
@@ -47,6 +30,7 @@ static void compact_probe_eq(const struct usdt_probe *a,
 	assert_int_equal(a->file_off, b->file_off);
 	assert_int_equal(a->sema_vaddr, b->sema_vaddr);
 	assert_int_equal(a->sema_off, b->sema_off);
+	assert_string_equal(a->args_str, b->args_str);
 	assert_int_equal(a->arg_cnt, b->arg_cnt);
 	for (i = 0; i < a->arg_cnt; i++)
 		assert_memory_equal(usdt__probe_spec(a, i),
@@ -54,29 +38,52 @@ static void compact_probe_eq(const struct usdt_probe *a,
 				    sizeof(struct usdt_arg_spec));
 }
 
-/* One pattern: the full file's matches against the compact file's. */
+static const struct usdt_file *compact_sort_file;
+
+/* By provider, then name, then note order: usdt__file_pick()'s order. */
+static int compact_cmp(const void *a, const void *b)
+{
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	const struct usdt_probe *p = usdt_file__probe(compact_sort_file, i);
+	const struct usdt_probe *q = usdt_file__probe(compact_sort_file, j);
+	int c = strcmp(p->provider, q->provider);
+
+	if (!c)
+		c = strcmp(p->name, q->name);
+	return c ? c : (i > j) - (i < j);
+}
+
+/* One pattern: the public probes that match against the picked ones. */
 static void compact_pick_eq(const struct usdt_file *full,
 			    const struct usdt_file *c, const char *provider,
 			    const char *name)
 {
-	struct compact_sites s = { 0 };
+	size_t cnt, i, n = 0, *v = calloc(full->probe_cnt + 1, sizeof(*v));
 	struct usdt_probe *picked;
-	size_t cnt, i;
+	const struct usdt_probe *p;
+	struct usdt__pat pat;
 
-	assert_true(usdt__file_match(full, provider, name, compact_collect,
-				     &s) >= 0);
+	assert_non_null(v);
+	usdt__pat_init(&pat, provider, name);
+	for (i = 0; i < full->probe_cnt; i++) {
+		p = usdt_file__probe(full, i);
+		if (usdt__pat_test(&pat, p->provider, p->name) > 0)
+			v[n++] = i;
+	}
+	compact_sort_file = full;
+	qsort(v, n, sizeof(*v), compact_cmp);
 	assert_int_equal(usdt__file_pick(c, provider, name, &picked, &cnt), 0);
-	assert_int_equal(cnt, s.n);
+	assert_int_equal(cnt, n);
 	for (i = 0; i < cnt; i++)
-		compact_probe_eq(s.v[i], &picked[i]);
+		compact_probe_eq(usdt_file__probe(full, v[i]), &picked[i]);
 	usdt__probes_free(picked, cnt);
-	free(s.v);
+	free(v);
 }
 
 /*
- * Read path compact and compare with full, its full read (NULL: that read
- * failed with errno err). Every site at once, and the first 64 names one
- * at a time.
+ * Read path as the manager does and compare with full, its public read
+ * (NULL: that open failed with errno err). Every site at once, and the
+ * names of the first 64 sites one at a time.
  */
 static void compact_check(const char *path, const struct usdt_file *full,
 			  int err)
@@ -92,10 +99,12 @@ static void compact_check(const char *path, const struct usdt_file *full,
 		usdt_set_print(old);
 		return;
 	}
-	e = usdt__file_open_fd(fd, path, true, &c);
-	if (!full && e == 0) {
-		/* Only the bound on all arguments is met later: at a pick. */
-		assert_int_equal(err, E2BIG);
+	e = usdt__file_open_fd(fd, path, &c);
+	if (full && full->probe_cnt && !usdt_file__probe(full, 0)) {
+		/* Only the bound on all arguments is met later: when the
+		 * probes are built, at a pick as at usdt_file__probe(). */
+		assert_int_equal(errno, E2BIG);
+		assert_int_equal(e, 0);
 		assert_int_equal(usdt__file_pick(c, "*", "*", &picked, &cnt),
 				 -E2BIG);
 		assert_null(picked);
@@ -106,8 +115,9 @@ static void compact_check(const char *path, const struct usdt_file *full,
 		assert_int_equal(c->probe_cnt, full->probe_cnt);
 		compact_pick_eq(full, c, "*", "*");
 		for (i = 0; i < full->probe_cnt && i < 64; i++)
-			compact_pick_eq(full, c, full->probes[i].provider,
-					full->probes[i].name);
+			compact_pick_eq(full, c,
+					usdt_file__probe(full, i)->provider,
+					usdt_file__probe(full, i)->name);
 		compact_pick_eq(full, c, "no", "such");
 	}
 	usdt_file__close(c);

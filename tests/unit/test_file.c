@@ -14,7 +14,6 @@
 #include "reader.h"
 #include "arch_ops.h"
 #include "file.h"
-#include "note.h"
 #include "noteidx.h"
 #include "elf_builder.h"
 #include "compact_check.h"
@@ -225,7 +224,7 @@ static void test_too_many_notes(void **state)
 }
 
 /*
- * The manager's compact read keeps only where each name's notes are; an
+ * The reader's index keeps only where each name's notes are; an
  * attach reads them again. A note its owner changed since (a name
  * rewritten in place, the file cut short) makes that site bad, and only
  * that one.
@@ -246,7 +245,7 @@ static void test_compact_note_changed(void **state)
 	free(notes);
 	fd = usdt__open_regular(path);
 	assert_true(fd >= 0);
-	assert_int_equal(usdt__file_open_fd(fd, path, true, &c), 0);
+	assert_int_equal(usdt__file_open_fd(fd, path, &c), 0);
 	assert_int_equal(c->probe_cnt, 3);
 
 	/* The second note's name "n" becomes "m". */

@@ -152,7 +152,7 @@ static void test_open_mem(void **state)
 
 /* prelink moved the sections by 0x10000 after the notes were written. */
 /* No program headers: the notes read, each site outside any segment (the
- * manager's compact read too: it copied a NULL table). */
+ * index's probes too: it copied a NULL table). */
 static void test_no_program_headers(void **state)
 {
 	const struct usdt_probe *p;
@@ -916,7 +916,7 @@ static int count_warn(enum usdt_print_level level, const char *fmt,
 	return 0;
 }
 
-/* test_repeated_notes' file read as the manager reads it (compact):
+/* test_repeated_notes' file read as the manager reads it (index only):
  * the same sites and the same two warnings. */
 static void compact_repeats(const struct elfb *e)
 {
@@ -934,7 +934,7 @@ static void compact_repeats(const struct elfb *e)
 	assert_true(fd >= 0);
 	warn_cnt = 0;
 	old = usdt_set_print(count_warn);
-	err = usdt__file_open_fd(fd, path, true, &c);
+	err = usdt__file_open_fd(fd, path, &c);
 	usdt_set_print(old);
 	assert_int_equal(err, 0);
 	assert_int_equal(warn_cnt, 2);
@@ -948,7 +948,7 @@ static void compact_repeats(const struct elfb *e)
  * the first kept: an exact repeat quietly, one with other arguments or
  * another semaphore with a warning. The same name elsewhere, or another
  * name at the same address, are sites of their own. open_img() reads the
- * compact index too and checks it agrees.
+ * manager's way too and checks it agrees.
  */
 static void test_repeated_notes(void **state)
 {
