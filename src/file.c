@@ -402,7 +402,7 @@ int usdt_probe__arg(const struct usdt_probe *p, int i,
 		return usdt__err(-EINVAL);
 	if (!p || p->status || i < 0 || i >= p->arg_cnt)
 		return usdt__err(-ERANGE);
-	if (!p->args)		/* an attach's pick: specs only; never handed out */
+	if (!p->args)		/* a picked probe's; never handed out */
 		return usdt__err(-EOPNOTSUPP);
 
 	a = &p->args[i];

@@ -471,18 +471,20 @@ struct reread {
 	struct usdt__lazy lazy;
 	const struct usdt__symtab *kept;	/* the index's, when begun */
 	size_t args;		/* arguments so far, for USDT__MAX_ARGS */
+	bool full;		/* probes for usdt_file__probe(), not attach */
 };
 
 /* Begin reading sites of the file with a window of win bytes. */
 static void reread_begin(struct reread *k, const struct usdt_file *file,
-			 size_t win)
+			 size_t win, bool full)
 {
 	struct usdt__index *idx = file->idx;
 	bool tried = __atomic_load_n(&idx->symtab_tried, __ATOMIC_ACQUIRE);
 	struct usdt__symtab *st = __atomic_load_n(&idx->symtab,
 						  __ATOMIC_ACQUIRE);
 
-	*k = (struct reread){ .file = file, .idx = idx, .kept = st };
+	*k = (struct reread){ .file = file, .idx = idx, .kept = st,
+			      .full = full };
 	k->src = (struct usdt__note_src){ .fd = idx->fd, .win = win,
 					  .file_off = idx->sec_off,
 					  .size = idx->sec_size };
@@ -531,7 +533,7 @@ static int reread_site(struct reread *k, uint32_t g, uint32_t off,
 	if (err || strcmp(s.provider, p->provider) || strcmp(s.name, p->name))
 		usdt__site_bad(&s, off == NO_NOTE ? idx->bad :
 				   "the note changed since the file was read");
-	usdt__probe_build(&k->lazy, k->file, &idx->base, &s, p);
+	usdt__probe_build(&k->lazy, k->file, &idx->base, &s, p, k->full);
 	if (k->lazy.err)
 		return k->lazy.err;
 	if (p->status == -ENOMEM)
@@ -603,7 +605,7 @@ int usdt__file_pick(const struct usdt_file *file, const char *provider,
 		return -ENOMEM;
 	*cnt = n;
 	/* The sites of a name are few, or spread out over the section. */
-	reread_begin(&k, file, usdt__note_win(idx->sec_size, n, runs));
+	reread_begin(&k, file, usdt__note_win(idx->sec_size, n, runs), false);
 	err = pick_all(&k, &pat, first, *out);
 	reread_end(&k);
 	if (err) {
@@ -655,7 +657,7 @@ int usdt__file_probes(const struct usdt_file *file, struct usdt_probe **out)
 			v[i] = (struct site_ref){ idx->offs[i], g };
 	/* Offsets are distinct, and NO_NOTE (the last note) sorts last. */
 	qsort(v, n, sizeof(*v), cmp_off);
-	reread_begin(&k, file, usdt__note_win(idx->sec_size, 1, 1));
+	reread_begin(&k, file, usdt__note_win(idx->sec_size, 1, 1), true);
 	for (i = 0; i < n && !err; i++)
 		err = reread_site(&k, v[i].grp, v[i].off, &(*out)[i]);
 	reread_end(&k);
@@ -674,6 +676,7 @@ void usdt__probes_free(struct usdt_probe *probes, size_t cnt)
 
 	for (i = 0; i < cnt && probes; i++) {
 		free(probes[i].args);
+		free(probes[i].specs);
 		free(probes[i].strs);
 	}
 	free(probes);

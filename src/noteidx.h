@@ -24,8 +24,9 @@ void usdt__index_free(struct usdt__index *idx);
 /*
  * The call sites of the file whose provider and name match the shell
  * globs, grouped by name (sorted by provider, then name) and in note
- * order within a name, read from the file now: *out (*cnt of them; free
- * with usdt__probes_free()). A pattern without glob characters costs a
+ * order within a name, read from the file now: *out (*cnt of them, each
+ * with its specs, not its arguments or strings; free with
+ * usdt__probes_free()). A pattern without glob characters costs a
  * binary search, not a scan; the probes cost the matching sites, not the
  * file. Returns 0 (*cnt may be 0), -ENOMEM, -E2BIG for more than
  * USDT__MAX_ARGS arguments in all, or the error of opening the file again

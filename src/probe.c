@@ -2,8 +2,9 @@
 /*
  * A call site's probe, built from its decoded note (a raw site): its
  * addresses and file offsets, moved by prelink's .stapsdt.base if need
- * be, its argument string and each argument's text (its own allocation,
- * strs), and its arguments, parsed for the file's architecture. The
+ * be, and its arguments, parsed for the file's architecture; with its
+ * argument string and each argument's text (its own allocation, strs) for
+ * usdt_file__probe(), with only the arguments' specs for an attach. The
  * reader (src/noteidx.c) builds here the probes of the sites an attach
  * picks, and every site's for usdt_file__probe().
  *
@@ -161,6 +162,25 @@ static bool lazy_mapped(void *arg, uint64_t vaddr)
 /* ---------------------------------------------------------------------- */
 /* Building probes                                                        */
 
+/* Keep only the specs of the probe's arguments (16 bytes, not ~200):
+ * all an attach needs of the sites it picks. */
+static void specs_only(struct usdt_probe *p)
+{
+	int i;
+
+	p->specs = calloc(p->arg_cnt ? (size_t)p->arg_cnt : 1,
+			  sizeof(*p->specs));
+	if (!p->specs) {
+		p->status = -ENOMEM;
+		p->error = "out of memory";
+		return;
+	}
+	for (i = 0; i < p->arg_cnt; i++)
+		p->specs[i] = p->args[i].spec;
+	free(p->args);
+	p->args = NULL;
+}
+
 /* The probe's argument string, and room for its arguments' texts. */
 static bool probe_strings(const struct usdt__raw_site *s, struct usdt_probe *p)
 {
@@ -208,7 +228,8 @@ static bool probe_place(const struct usdt__elf *ue,
 
 void usdt__probe_build(struct usdt__lazy *lazy, const struct usdt_file *file,
 		       const struct usdt__stapsdt_base *base,
-		       const struct usdt__raw_site *s, struct usdt_probe *p)
+		       const struct usdt__raw_site *s, struct usdt_probe *p,
+		       bool full)
 {
 	const struct usdt__elf *ue = lazy->ue;
 	struct usdt__site_ctx site = {};
@@ -218,7 +239,8 @@ void usdt__probe_build(struct usdt__lazy *lazy, const struct usdt_file *file,
 
 	p->status = s->status;
 	p->error = s->error;
-	if (!probe_strings(s, p) || p->status)
+	p->args_str = p->arg_text = "";
+	if ((full && !probe_strings(s, p)) || p->status)
 		return;
 	if (!probe_place(ue, base, s, p))
 		goto err_out;
@@ -242,14 +264,16 @@ void usdt__probe_build(struct usdt__lazy *lazy, const struct usdt_file *file,
 		p->error = why ? why : "cannot parse the argument string";
 		goto err_out;
 	}
-	text = p->strs + s->args_len + 1;
-	for (i = 0; i < p->arg_cnt; i++) {
+	text = full ? p->strs + s->args_len + 1 : NULL;
+	for (i = 0; text && i < p->arg_cnt; i++) {
 		const struct usdt__arg *a = &p->args[i];
 
 		memcpy(text, s->args + a->str_pos, a->str_len);
 		text[a->str_len] = '\0';
 		text += a->str_len + 1;
 	}
+	if (!full)
+		specs_only(p);
 	return;
 
 err_out:

@@ -33,13 +33,15 @@ struct usdt__lazy {
 void usdt__lazy_end(struct usdt__lazy *l);
 
 /*
- * Fill in probe p from its decoded note s: addresses, offsets, argument
- * string and texts (p->strs, owned) and arguments (p->args, owned); its
- * provider and name are the caller's. Out of memory, p->status is
- * -ENOMEM. Logs a probe that is bad.
+ * Fill in probe p from its decoded note s: addresses, offsets and
+ * arguments; full: also its argument string and texts (p->strs) and
+ * every argument (p->args), else only their specs (p->specs, args_str
+ * ""). Its provider and name are the caller's. Out of memory, p->status
+ * is -ENOMEM. Logs a probe that is bad.
  */
 void usdt__probe_build(struct usdt__lazy *lazy, const struct usdt_file *file,
 		       const struct usdt__stapsdt_base *base,
-		       const struct usdt__raw_site *s, struct usdt_probe *p);
+		       const struct usdt__raw_site *s, struct usdt_probe *p,
+		       bool full);
 
 #endif /* __LIBUSDT_PROBE_H */

@@ -16,7 +16,9 @@ struct usdt__map_id;
 
 /*
  * One call site. Strings point into the file's string storage.
- * Invariant: status < 0 implies arg_cnt == 0 and error != NULL.
+ * Invariant: status < 0 implies arg_cnt == 0 and error != NULL. A probe
+ * an attach picks (usdt__file_pick()) keeps only its arguments' specs,
+ * and "" as its strings; usdt_file__probe()'s keep everything.
  */
 struct usdt_probe {
 	const char *provider;
@@ -29,7 +31,8 @@ struct usdt_probe {
 	int status;
 	const char *error;
 	int arg_cnt;
-	struct usdt__arg *args;
+	struct usdt__arg *args;		/* NULL in a picked probe */
+	struct usdt_arg_spec *specs;	/* a picked probe's: args[i].spec */
 	/* Each argument's text, NUL-terminated, one after the other:
 	 * what usdt_probe__arg() reports as str. */
 	const char *arg_text;
@@ -78,7 +81,7 @@ struct usdt_file {
 static inline const struct usdt_arg_spec *
 usdt__probe_spec(const struct usdt_probe *p, int i)
 {
-	return &p->args[i].spec;
+	return p->args ? &p->args[i].spec : &p->specs[i];
 }
 
 #endif /* __LIBUSDT_SITES_H */
