@@ -5,6 +5,7 @@
  * is expected; and the library-path resolver. No kernel needed.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -276,6 +277,67 @@ static void test_compact_note_changed(void **state)
 	assert_int_equal(unlink(path), 0);
 }
 
+struct racer {
+	const struct usdt_file *f;
+	const struct usdt_probe *p;
+};
+
+static void *race_probe(void *arg)
+{
+	struct racer *r = arg;
+
+	r->p = usdt_file__probe(r->f, 1);
+	return NULL;
+}
+
+/*
+ * A file read as the manager reads it has only its index; the first
+ * usdt_file__probe() builds every probe, and threads that race to get
+ * there get the same ones, which are usdt_file__open()'s.
+ */
+static void test_probes_built_once(void **state)
+{
+	usdt_print_fn_t old = usdt_set_print(NULL);
+	struct usdt_file *c = NULL, *f;
+	unsigned char *notes;
+	struct racer r[2];
+	char path[128];
+	pthread_t t[2];
+	size_t len, i;
+	int fd;
+
+	path_in_dir(path, sizeof(path), "racers");
+	notes = make_notes(300, false, &len);
+	write_moved_notes(path, notes, len, len);
+	free(notes);
+	fd = usdt__open_regular(path);
+	assert_true(fd >= 0);
+	assert_int_equal(usdt__file_open_fd(fd, path, &c), 0);
+	assert_null(c->probes);
+	for (i = 0; i < 2; i++) {
+		r[i] = (struct racer){ .f = c };
+		assert_int_equal(pthread_create(&t[i], NULL, race_probe, &r[i]),
+				 0);
+	}
+	for (i = 0; i < 2; i++)
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+	assert_non_null(r[0].p);
+	assert_ptr_equal(r[0].p, r[1].p);
+	assert_ptr_equal(usdt_file__probe(c, 1), r[0].p);
+	f = usdt_file__open(path, NULL);
+	assert_non_null(f);
+	assert_int_equal(usdt_file__probe_cnt(c), 300);
+	for (i = 0; i < 300; i++) {
+		compact_probe_eq(usdt_file__probe(f, i), usdt_file__probe(c, i));
+		assert_string_equal(usdt_file__probe(f, i)->args_str,
+				    usdt_file__probe(c, i)->args_str);
+	}
+	usdt_file__close(f);
+	usdt_file__close(c);
+	usdt_set_print(old);
+	assert_int_equal(unlink(path), 0);
+}
+
 static int warn_cnt;
 
 static int count_warnings(enum usdt_print_level level, const char *fmt,
@@ -419,6 +481,7 @@ int main(void)
 		cmocka_unit_test(test_zero_padding_stops_the_walk),
 		cmocka_unit_test(test_too_many_notes),
 		cmocka_unit_test(test_compact_note_changed),
+		cmocka_unit_test(test_probes_built_once),
 		cmocka_unit_test(test_symtab_lazy_and_capped),
 		cmocka_unit_test(test_not_regular_refused),
 		cmocka_unit_test(test_resolver_skips_fifo),
