@@ -150,7 +150,9 @@ USDT_API bool usdt_file__is_dyn(const struct usdt_file *file);
 USDT_API size_t usdt_file__probe_cnt(const struct usdt_file *file);
 /**
  * @brief **usdt_file__probe()** returns call site i (0-based) in note order,
- * or NULL with errno ERANGE. Borrowed from the file.
+ * or NULL with errno ERANGE. Borrowed from the file. The probes are built
+ * once, by usdt_file__open(); the getters only read them, so threads may
+ * share a file.
  */
 USDT_API const struct usdt_probe *usdt_file__probe(const struct usdt_file *file,
 						   size_t i);
