@@ -3,7 +3,7 @@
  * What every source file of the library uses: logging, error conversion,
  * opts handling and an overflow-checked realloc. Each area has a header
  * of its own for the rest: args.h, arch_ops.h, symtab.h; the reader's
- * sites.h, file.h, reader.h (ELF), notes.h, probe.h, note.h, noteidx.h,
+ * sites.h, file.h, reader.h (ELF), notes.h, probe.h, noteidx.h,
  * match.h; procmap.h, resolve.h; manager.h.
  */
 #ifndef __LIBUSDT_INTERNAL_H
