@@ -7,8 +7,8 @@
 #
 # What is built, per target TRIPLET, into build/cross/TRIPLET/:
 #   - the library without manager.c, attach.c, skel.c, progh.c, kfeatures.c
-#     and linkids.c (they need libbpf and a kernel): the note reader (codec, probe builder, full
-#     reader, compact index, file object, matcher), the ELF layer, the
+#     and linkids.c (they need libbpf and a kernel): the note reader (codec, probe builder,
+#     index, file object, matcher), the ELF layer, the
 #     arch parsers, argument and path resolution, process maps, the
 #     symbol table, hashing, the kernel-BTF reader, logging and the
 #     version (libusdt.a). The map back ends (chunks.c, ipmap.c,
