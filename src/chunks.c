@@ -134,9 +134,12 @@ int usdt__chunks_open(struct usdt__chunks *c, const struct usdt__outer *outer,
 	c->fd = fcntl(outer->fd, F_DUPFD_CLOEXEC, 3);
 	if (c->fd < 0)
 		return -errno;
-	c->mem = calloc(max ? max : 1, sizeof(*c->mem));
-	c->aux = calloc(max ? max : 1, sizeof(*c->aux));
-	c->fds = mapped ? NULL : calloc(max ? max : 1, sizeof(*c->fds));
+	/* Room for a few chunks: chunks_room() grows it as chunks come, so
+	 * that a big outer array costs nothing until it fills. */
+	c->room = max < 4 ? (max ? max : 1) : 4;
+	c->mem = calloc(c->room, sizeof(*c->mem));
+	c->aux = calloc(c->room, sizeof(*c->aux));
+	c->fds = mapped ? NULL : calloc(c->room, sizeof(*c->fds));
 	if (!c->mem || !c->aux || (!mapped && !c->fds)) {
 		close(c->fd);
 		free(c->mem);
@@ -197,6 +200,35 @@ static int chunk_create(const struct usdt__chunks *c, void **mem)
  * each update of an outer map waits for an RCU grace period, and one
  * batch waits once.
  */
+/* Room in mem[], aux[] and fds[] for chunk k (< max_chunks), doubling. */
+static int chunks_room(struct usdt__chunks *c, uint32_t k)
+{
+	uint32_t n = c->room;
+	void **mem, **aux;
+	int *fds;
+
+	if (k < n)
+		return 0;
+	while (n <= k)
+		n = n > c->max_chunks / 2 ? c->max_chunks : n * 2;
+	mem = usdt__reallocarray(c->mem, n, sizeof(*mem));
+	if (!mem)
+		return -ENOMEM;
+	c->mem = mem;
+	aux = usdt__reallocarray(c->aux, n, sizeof(*aux));
+	if (!aux)
+		return -ENOMEM;
+	c->aux = aux;
+	if (!c->mapped) {
+		fds = usdt__reallocarray(c->fds, n, sizeof(*fds));
+		if (!fds)
+			return -ENOMEM;
+		c->fds = fds;
+	}
+	c->room = n;
+	return 0;
+}
+
 static int chunk_add(struct usdt__chunks *c)
 {
 	uint32_t k = c->cnt, inner_id, *nfree;
@@ -205,6 +237,8 @@ static int chunk_add(struct usdt__chunks *c)
 
 	if (k >= c->max_chunks)
 		return -E2BIG;
+	if (chunks_room(c, k))
+		return -ENOMEM;
 	nfree = realloc(c->free, (size_t)(k + 1) * c->per * sizeof(*nfree));
 	if (!nfree)
 		return -ENOMEM;

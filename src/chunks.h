@@ -28,14 +28,15 @@ struct usdt__chunks {
 	uint32_t cnt;		/* chunks created */
 	uint32_t outer_cnt;	/* chunks in the outer map */
 	size_t chunk_sz;	/* bytes mapped per chunk */
-	void **mem;		/* [max_chunks]; NULL: not opened */
-	int *fds;		/* [max_chunks] of chunks not mapped */
+	void **mem;		/* [room]; NULL: not opened */
+	int *fds;		/* [room] of chunks not mapped */
+	uint32_t room;		/* entries of mem[], fds[] and aux[] */
 	bool mapped;
 	/* Writes to chunks not mapped, until usdt__chunks_flush(). */
 	uint32_t *pend_idx;
 	void *pend_val;		/* stride bytes each */
 	uint32_t pend_cnt, pend_cap;
-	void **aux;		/* [max_chunks]: aux_sz bytes per index */
+	void **aux;		/* [room]: aux_sz bytes per index */
 	uint32_t next;		/* indexes below were handed out once */
 	uint32_t *free;		/* stack; reused first */
 	uint32_t free_cnt;

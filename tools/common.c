@@ -8,13 +8,13 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "match.h"
 #include "procmap.h"
 #include "tool.h"
 
@@ -177,8 +177,11 @@ struct pattern *patterns_match(struct pattern *pats, int cnt,
 	if (!cnt)
 		return &any;
 	for (i = 0; i < cnt; i++) {
-		if (!fnmatch(pats[i].provider, provider, 0) &&
-		    !fnmatch(pats[i].name, name, 0)) {
+		struct usdt__pat pat;
+
+		/* The library's matcher, the one attach uses. */
+		usdt__pat_init(&pat, pats[i].provider, pats[i].name);
+		if (usdt__pat_test(&pat, provider, name) > 0) {
 			pats[i].used = true;
 			return &pats[i];
 		}
@@ -192,15 +195,20 @@ enum bare_kind pattern_bare_scan(const struct pattern *p,
 {
 	enum bare_kind kind = BARE_NONE;
 	size_t i, n = file ? usdt_file__probe_cnt(file) : 0;
+	struct usdt__pat as_provider, as_name;
 
 	for (i = 0; i < n; i++) {
 		const struct usdt_probe *q = usdt_file__probe(file, i);
 
 		if (!q)
 			continue;
-		if (!fnmatch(p->provider, usdt_probe__provider(q), 0))
+		usdt__pat_init(&as_provider, p->provider, "*");
+		usdt__pat_init(&as_name, "*", p->provider);
+		if (usdt__pat_test(&as_provider, usdt_probe__provider(q),
+				   usdt_probe__name(q)) > 0)
 			return BARE_PROVIDER;
-		if (fnmatch(p->provider, usdt_probe__name(q), 0))
+		if (usdt__pat_test(&as_name, usdt_probe__provider(q),
+				   usdt_probe__name(q)) <= 0)
 			continue;
 		kind = BARE_NAME;
 		if (!*seen)

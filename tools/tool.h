@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Shared by the `usdt` tool's source files. The tool is built on the public
- * API of include/usdt.h, the way any user's program would be, with one
- * exception: /proc/PID/maps is read, and a mapping's file opened, by the
- * library's own code (src/procmap.h, which includes system headers only),
- * so that there is one parser of it. Nothing here may include
- * src/internal.h.
+ * API of include/usdt.h, the way any user's program would be, with two
+ * exceptions, so that there is one of each: /proc/PID/maps is read, and a
+ * mapping's file opened, by the library's own code (src/procmap.h), and
+ * provider:name patterns are matched by the library's matcher, the one
+ * attach uses (src/match.h). Both headers include system headers only;
+ * nothing here may include src/internal.h.
  */
 #ifndef __USDT_TOOL_H
 #define __USDT_TOOL_H
