@@ -105,8 +105,10 @@ void usdt__note_decode(const struct usdt__elf *ue, const char *desc,
 /* ---------------------------------------------------------------------- */
 /* The section's bytes                                                    */
 
-/* The window's usual size: notes are a few dozen bytes each. */
-#define NOTE_WINDOW (32u << 10)
+/* The window's usual size: notes are a few dozen bytes each, and the
+ * window is most of the peak memory of indexing a small file (16 KB: a
+ * 100k-site section takes 850 reads, 0.5 ms more than at 32 KB). */
+#define NOTE_WINDOW (16u << 10)
 
 /* Refill the window with the section's bytes from off on, len at least. */
 static int note_refill(struct usdt__note_src *src, size_t off, size_t len)
