@@ -283,6 +283,7 @@ static bool counts_semaphore(void)
 	return during == before + 1;
 }
 
+#if defined(__x86_64__)
 /* x86's uprobe syscall: the kernel's symbol table names its entry. */
 static bool kallsyms_has(const char *name)
 {
@@ -297,6 +298,7 @@ static bool kallsyms_has(const char *name)
 	fclose(f);
 	return found;
 }
+#endif
 
 /* What the kernel's BTF, read by libbpf, says bpf_user_pt_regs_t is:
  * the struct's name into buf, or false without BTF. */
