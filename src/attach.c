@@ -515,7 +515,7 @@ static int attach_check_file(struct attach_ctx *c)
 	return 0;
 }
 
-/* Take site p, or count it broken. 0 or -ENOTSUP. */
+/* Take site p, or count it broken. 0 or -EOPNOTSUPP. */
 static int add_site(struct attach_ctx *c, const struct usdt_probe *p)
 {
 	if (p->status < 0) {
