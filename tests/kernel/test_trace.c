@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <elf.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <pthread.h>
 #include <sched.h>
