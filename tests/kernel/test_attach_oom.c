@@ -195,6 +195,13 @@ static void check_mode(const struct usdt_link *l,
 	assert_int_equal(info.prog_id, pinfo.id);
 }
 
+/* The mode an attach asked for perf (or not) gets on this kernel. */
+static const char *mode_name(bool perf)
+{
+	return perf || !usdt__features()->uprobe_multi ? "perf" :
+							 "uprobe_multi";
+}
+
 /*
  * Attach oom:two with allocation N failing, for N = 0, 1, ... until the
  * attach succeeds; after each failure (ENOMEM), left(arg) checks that
@@ -343,7 +350,7 @@ static void oom_loop(bool perf, bool ip)
 	long cold = oom_cold(perf, ip), warm = oom_warm(perf, ip);
 
 	print_message("%s%s: %ld allocations cold, %ld warm, each failure clean\n",
-		      perf ? "perf" : "uprobe_multi", ip ? " + IP map" : "",
+		      mode_name(perf), ip ? " + IP map" : "",
 		      cold, warm);
 	/* The matching sites, the link (its arrays in the same block),
 	 * the spec-ID references and the cookies: each one failed once. */
@@ -392,7 +399,7 @@ static void oom_storage(bool perf, bool ip)
 	assert_non_null(man->storage.slots.mem);
 	check_mode(l, skel->progs.on_hit, perf);
 	print_message("storage, %s%s: %ld allocations, each failure clean\n",
-		      perf ? "perf" : "uprobe_multi", ip ? " + IP map" : "", n);
+		      mode_name(perf), ip ? " + IP map" : "", n);
 	fire_two();
 	v = usdt_link__storage(l, 0);
 	assert_non_null(v);
