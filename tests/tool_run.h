@@ -153,6 +153,41 @@ static inline int run_argv(const char *const argv[], struct run_result *r)
 	return run_argv_setup(argv, r, NULL, NULL);
 }
 
+/* Start argv (NULL-terminated) with its stdout into a pipe and stderr
+ * left as ours, setup(arg) called in the child just before exec when not
+ * NULL (as in run_argv_setup()). Returns its pid, *fd the pipe's reading
+ * end; aborts where it cannot fork. */
+static inline pid_t spawn_out_setup(const char *const argv[], int *fd,
+				    void (*setup)(void *arg), void *arg)
+{
+	int fds[2];
+	pid_t pid;
+
+	if (pipe(fds))
+		abort();
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		abort();
+	if (!pid) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		if (setup)
+			setup(arg);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	*fd = fds[0];
+	return pid;
+}
+
+static inline pid_t spawn_out(const char *const argv[], int *fd)
+{
+	return spawn_out_setup(argv, fd, NULL, NULL);
+}
+
 /* Run the tool with these arguments (NULL-terminated). */
 #define run_tool(r, ...)                                                    \
 	run_argv((const char *const[]){ USDT_BIN, __VA_ARGS__, NULL }, (r))

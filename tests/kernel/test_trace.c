@@ -485,35 +485,26 @@ struct target {
  */
 static void start_target(struct target *t)
 {
-	int fds[2];
+	const char *argv[] = { TT, "100000", "5", "0", NULL };
 	char buf[4096] = { 0 };
+	int fd;
 	ssize_t n;
 
-	assert_int_equal(pipe(fds), 0);
-	t->pid = fork();
-	assert_true(t->pid >= 0);
-	if (!t->pid) {
-		dup2(fds[1], 1);
-		close(fds[0]);
-		close(fds[1]);
-		execl(TT, TT, "100000", "5", "0", (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
+	t->pid = spawn_out(argv, &fd);
 	/* Wait until it runs its own image, not our copy. */
-	n = read(fds[0], buf, 64);
+	n = read(fd, buf, 64);
 	assert_true(n > 4);
 	assert_true(!strncmp(buf, "pid ", 4));
 	t->drain = fork();
 	assert_true(t->drain >= 0);
 	if (!t->drain) {
 		for (;;) {
-			n = read(fds[0], buf, sizeof(buf));
+			n = read(fd, buf, sizeof(buf));
 			if (n == 0 || (n < 0 && errno != EINTR))
 				_exit(0);
 		}
 	}
-	close(fds[0]);
+	close(fd);
 }
 
 /* The drain ends at the end of the target's output. */
@@ -755,24 +746,14 @@ static void test_chrooted_process(void **state)
 {
 	char dir[] = "/tmp/usdt_root_XXXXXX", pid_s[16], buf[64] = { 0 };
 	struct run_result r, r2;
-	int fds[2];
+	const char *argv[] = { "/tf", "100000", "20", NULL };
+	int fd;
 	pid_t pid;
 
 	assert_non_null(mkdtemp(dir));
 	make_root(dir);
-	assert_int_equal(pipe(fds), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (!pid) {
-		dup2(fds[1], 1);
-		close(fds[0]);
-		close(fds[1]);
-		into_root(dir);
-		execl("/tf", "/tf", "100000", "20", (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	assert_true(read(fds[0], buf, sizeof(buf) - 1) > 4);	/* "pid N" */
+	pid = spawn_out_setup(argv, &fd, into_root, dir);
+	assert_true(read(fd, buf, sizeof(buf) - 1) > 4);	/* "pid N" */
 	snprintf(pid_s, sizeof(pid_s), "%d", (int)pid);
 
 	/* Both runs first: the target goes before any assertion. */
@@ -780,7 +761,7 @@ static void test_chrooted_process(void **state)
 	run_tool(&r2, "trace", "-p", pid_s, "-n", "2", "tf:val");
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	close(fds[0]);
+	close(fd);
 	if (r.status || r2.status)
 		fail_msg("list status %d, trace status %d, stderr:\n%s%s",
 			 r.status, r2.status, r.err, r2.err);
@@ -1162,7 +1143,7 @@ static void test_ustack_deleted(void **state)
 	char dir[] = "/tmp/usdt-del-XXXXXX", tf[64], pid_s[16], want[96];
 	char buf[64] = { 0 }, cmd[256];
 	struct run_result r;
-	int fds[2];
+	int fd;
 	pid_t pid;
 
 	assert_non_null(mkdtemp(dir));
@@ -1170,25 +1151,16 @@ static void test_ustack_deleted(void **state)
 	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'",
 		 FIXTURE_DIR "/trace_fmt_target", tf);
 	assert_int_equal(system(cmd), 0);
-	assert_int_equal(pipe(fds), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (!pid) {
-		dup2(fds[1], 1);
-		close(fds[0]);
-		close(fds[1]);
-		execl(tf, tf, "100000", "20", (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	assert_true(read(fds[0], buf, sizeof(buf) - 1) > 4);	/* "pid N" */
+	pid = spawn_out((const char *const[]){ tf, "100000", "20", NULL },
+			&fd);
+	assert_true(read(fd, buf, sizeof(buf) - 1) > 4);	/* "pid N" */
 	assert_int_equal(unlink(tf), 0);
 	snprintf(pid_s, sizeof(pid_s), "%d", (int)pid);
 	run_tool(&r, "trace", "-q", "--ustack", "-p", pid_s, "-n", "2",
 		 "tf:val");
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	close(fds[0]);
+	close(fd);
 	rmdir(dir);
 	if (r.status)
 		fail_msg("status %d, stderr:\n%s", r.status, r.err);

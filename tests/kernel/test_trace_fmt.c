@@ -621,28 +621,6 @@ static void test_many_probes(void **state)
 	run_result_free(&r);
 }
 
-/* Start argv with its stdout into a pipe; its pid, and *fd the pipe's
- * reading end. */
-static pid_t spawn_out(const char *const argv[], int *fd)
-{
-	int fds[2];
-	pid_t pid;
-
-	assert_int_equal(pipe(fds), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (!pid) {
-		dup2(fds[1], 1);
-		close(fds[0]);
-		close(fds[1]);
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	close(fds[1]);
-	*fd = fds[0];
-	return pid;
-}
-
 /* Start prog (a copy of trace_fmt_target) running rounds every 5 ms;
  * its pid. Its stdout is *fd, non-blocking, not read. */
 static pid_t start_long(const char *prog, int *fd)
