@@ -277,6 +277,14 @@ void usdt__probe_build(struct usdt__lazy *lazy, const struct usdt_file *file,
 	return;
 
 err_out:
-	pr_warn("%s: probe %s:%s at 0x%llx: %s\n", ue->path, p->provider,
-		p->name, (unsigned long long)s->pc, p->error);
+	/* An attach's picks are said by the attach, which skips the site
+	 * ("skipping the site at ..."): once is enough. */
+	if (full)
+		pr_warn("%s: probe %s:%s at 0x%llx: %s\n", ue->path,
+			p->provider, p->name, (unsigned long long)s->pc,
+			p->error);
+	else
+		pr_debug("%s: probe %s:%s at 0x%llx: %s\n", ue->path,
+			 p->provider, p->name, (unsigned long long)s->pc,
+			 p->error);
 }

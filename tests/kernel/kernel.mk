@@ -71,7 +71,8 @@ DEPS_test_verifier := $(SHAPES_OBJS)
 LDFLAGS_test_file = $(TOOL_TEST_DEFS) \
 	-DTESTLIB='"$(KTEST_DIR)/libusdttest.so"' \
 	-DBTRFS_IMG='"$(KTEST_DIR)/btrfs.img.gz"'
-DEPS_test_file = $(TOOL) $(KTEST_DIR)/libusdttest.so $(KTEST_DIR)/btrfs.img.gz
+DEPS_test_file = $(TOOL) $(KTEST_DIR)/libusdttest.so $(KTEST_DIR)/btrfs.img.gz \
+	$(TRACE_FMT_TARGET)
 
 $(KTEST_DIR)/btrfs.img.gz:
 	$(call msg,MKFS,$@)

@@ -1381,6 +1381,55 @@ static void test_parse_once(void **state)
 	usdt_file__close(file);
 }
 
+static int broken_said;
+
+static int count_broken(enum usdt_print_level level, const char *fmt,
+			va_list ap)
+{
+	char msg[512];
+
+	if (level != USDT_WARN)
+		return 0;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	broken_said += strstr(msg, "tf:broken") != NULL;
+	return 0;
+}
+
+/*
+ * A call site the reader cannot take (trace_fmt_target's tf:broken, 13
+ * arguments) is said once where it is met: at usdt_file__open(), which
+ * builds every probe, and once by each attach that skips it, not a
+ * second time by the attach's own read of the site.
+ */
+static void test_bad_site_said_once(void **state)
+{
+	const char *tf = FIXTURE_DIR "/trace_fmt_target";
+	struct fix *f = *state;
+	struct usdt_file *file;
+	struct usdt_link *l;
+	usdt_print_fn_t old;
+	int i;
+
+	old = usdt_set_print(count_broken);
+	broken_said = 0;
+	file = usdt_file__open(tf, NULL);
+	assert_non_null(file);
+	assert_int_equal(broken_said, 1);
+	for (i = 0; i < 2; i++) {
+		broken_said = 0;
+		l = i ? usdt_manager__attach(f->man, f->skel->progs.on_usdt,
+					     -1, tf, "tf", "*", NULL) :
+			usdt_manager__attach_file(f->man,
+						  f->skel->progs.on_usdt, -1,
+						  file, "tf", "*", NULL);
+		assert_non_null(l);
+		assert_int_equal(broken_said, 1);
+		assert_int_equal(usdt_link__destroy(l), 0);
+	}
+	usdt_set_print(old);
+	usdt_file__close(file);
+}
+
 /* A file read from memory has no file for the kernel. */
 static void test_attach_file_needs_fd(void **state)
 {
@@ -1438,6 +1487,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_destroy_reports_error),
 		cmocka_unit_test(test_parse_once),
 		cmocka_unit_test(test_attach_file_needs_fd),
+		cmocka_unit_test(test_bad_site_said_once),
 	};
 
 	if ((argc == 2 || argc == 3) && !strcmp(argv[1], "firer"))
