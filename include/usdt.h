@@ -353,7 +353,10 @@ USDT_API struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
  * descriptors of their own, never through the bpf_object, so the object
  * may be closed right after this call (its maps then live on in the
  * kernel until the last link is destroyed). The manager's memory goes with
- * its last link. No new attach can be made with it.
+ * its last link. No new attach can be made with it. Where the only links
+ * left are usdt_program__attach()'s (a manager made on a loaded object
+ * takes those over), the spec store goes back to the object, so that its
+ * next usdt_program__attach() works as without a manager.
  */
 USDT_API void usdt_manager__free(struct usdt_manager *man);
 

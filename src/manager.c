@@ -675,6 +675,12 @@ void usdt__manager_release(struct usdt_manager *man)
 	free(man);
 }
 
+void usdt__manager_unface(struct usdt_manager *man)
+{
+	managed_drop(man);
+	usdt__storage_release(&man->storage, man->pinned_cnt > 0);
+}
+
 void usdt__manager_retire(struct usdt_manager *man)
 {
 	managed_drop(man);

@@ -120,6 +120,11 @@ struct usdt_manager *usdt__manager_new(struct bpf_object *obj,
 /* The user is done with man (usdt_manager__free(), src/skel.c): the
  * memory goes with the last link. */
 void usdt__manager_retire(struct usdt_manager *man);
+/* Before usdt_manager__free() gives man's store back to an implicit
+ * manager (src/skel.c): its programs are no longer its, and its storage,
+ * which no live link of its own uses, goes (kept in the maps for pinned
+ * links). */
+void usdt__manager_unface(struct usdt_manager *man);
 /* Is libusdt libbpf's handler of SEC("usdt") programs (src/progh.c)? */
 extern bool usdt__handler_active;
 /* The manager that prepared prog for load (its link kind set), or NULL. */

@@ -23,7 +23,8 @@
  * manager prepared, or one of a loaded object that has a manager, uses
  * that manager's store (a manager's programs are not auto-attached: it
  * attaches them). A manager made for a loaded object adopts the object's
- * implicit store, records and all (usdt__store_take()).
+ * implicit store, records and all (usdt__store_take()), and gives it back
+ * when it is freed with only such links alive (usdt__store_give()).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -124,30 +125,52 @@ static void stores_gc(void)
 	store_cnt = n;
 }
 
+/* Room for one more store in the list. 0, or -ENOMEM. */
+static int stores_room(void)
+{
+	struct usdt_manager **v;
+	size_t cap = store_cap ? store_cap * 2 : 4;
+
+	if (store_cnt < store_cap)
+		return 0;
+	v = usdt__reallocarray(stores, cap, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	stores = v;
+	store_cap = cap;
+	return 0;
+}
+
 /* The implicit manager of pm's maps, made if none; NULL and errno. */
 static struct usdt_manager *store_of(const struct prog_maps *pm)
 {
-	struct usdt_manager *m, **v;
+	struct usdt_manager *m;
 	size_t i;
 
 	stores_gc();
 	for (i = 0; i < store_cnt; i++)
 		if (stores[i]->specs_id == pm->specs_id)
 			return stores[i];
-	if (store_cnt == store_cap) {
-		size_t cap = store_cap ? store_cap * 2 : 4;
-
-		v = usdt__reallocarray(stores, cap, sizeof(*v));
-		if (!v)
-			return usdt__err_ptr(-ENOMEM);
-		stores = v;
-		store_cap = cap;
-	}
+	if (stores_room())
+		return usdt__err_ptr(-ENOMEM);
 	m = usdt__manager_implicit(&pm->specs, &pm->ips, pm->specs_id);
 	if (!m)
 		return usdt__err_ptr(-ENOMEM);
 	stores[store_cnt++] = m;
 	return m;
+}
+
+int usdt__store_give(struct usdt_manager *imp)
+{
+	int err;
+
+	pthread_mutex_lock(&stores_lock);
+	stores_gc();
+	err = stores_room();
+	if (!err)
+		stores[store_cnt++] = imp;
+	pthread_mutex_unlock(&stores_lock);
+	return err;
 }
 
 struct usdt_manager *usdt__store_take(uint32_t specs_id)

@@ -122,18 +122,54 @@ int usdt_manager__attach_all(struct usdt_manager *man, pid_t pid,
 	return cnt;
 }
 
-static void skel_release(struct usdt_manager *man)
+/*
+ * Where the only live links left are libbpf's (usdt_program__attach(),
+ * records in ext[]), the store goes back to an implicit manager of the
+ * object, as if no manager had been made: a later usdt_program__attach()
+ * takes the IDs those links do not use (it would find the chunks taken,
+ * EBUSY), and the records are swept as before. man is freed. False: man
+ * is as it was.
+ */
+static bool hand_back(struct usdt_manager *man)
 {
-	/* The records of libbpf's links (usdt_program__attach()): what the
-	 * live ones use stays in the maps, as for a pinned link. */
-	usdt__ext_sweep(man);
-	if (man->ext_cnt)
-		man->pinned_cnt++;
-	usdt__ext_drop(man);
+	struct usdt__outer ips;
+	struct usdt_manager *imp;
+
+	/* ext[] is filled by attaches, which set specs_outer first. */
+	if (!man->ext_cnt || man->link_cnt != man->ext_cnt || !man->ip_map ||
+	    usdt__manager_forked(man))
+		return false;
+	ips = usdt__outer_of(man->ip_map);
+	imp = usdt__manager_implicit(&man->specs_outer, &ips, man->specs_id);
+	if (!imp)
+		return false;
+	usdt__file_cache_clear(man);
+	usdt__manager_unface(man);
+	usdt__manager_adopt(imp, man);
+	if (!usdt__store_give(imp))
+		return true;
+	/* No room in the list: kept in the maps, as for a pinned link. */
+	usdt__ext_drop(imp);
+	usdt__manager_release(imp);
+	return true;
+}
+
+/* True when man is gone with its store given back (hand_back()). */
+static bool skel_release(struct usdt_manager *man)
+{
 	drop_owned(man, 0);
 	free(man->owned);
 	man->owned = NULL;
 	man->owned_cap = 0;
+	/* The records of libbpf's links (usdt_program__attach()): what the
+	 * live ones use stays in the maps, as for a pinned link. */
+	usdt__ext_sweep(man);
+	if (hand_back(man))
+		return true;
+	if (man->ext_cnt)
+		man->pinned_cnt++;
+	usdt__ext_drop(man);
+	return false;
 }
 
 struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
@@ -161,9 +197,8 @@ struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
  */
 void usdt_manager__free(struct usdt_manager *man)
 {
-	if (!man)
+	if (!man || skel_release(man))
 		return;
-	skel_release(man);
 	usdt__file_cache_clear(man);
 	usdt__manager_retire(man);
 }

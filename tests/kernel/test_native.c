@@ -113,15 +113,18 @@ static void test_skeleton(void **state)
 /*
  * A manager made for a loaded object whose programs __attach() attached
  * (an implicit store) takes that store over: no EBUSY, one set of spec
- * IDs, and the records of libbpf's links the user holds come along.
+ * IDs, and the records of libbpf's links the user holds come along. Freed
+ * while only such links live, it gives the store back.
  */
 static void test_manager_adopts(void **state)
 {
 	USDT_OPTS(usdt_attach_opts, ao, .usdt_cookie = 0x77);
 	LIBBPF_OPTS(bpf_usdt_opts, uo, .usdt_cookie = 0x66);
+	LIBBPF_OPTS(bpf_usdt_opts, uo2, .usdt_cookie = 0x55);
 	struct native *skel = native__open_and_load();
 	struct usdt_manager *man;
 	struct usdt_link *ml;
+	struct bpf_link *l2;
 
 	(void)state;
 	assert_non_null(skel);
@@ -162,6 +165,21 @@ static void test_manager_adopts(void **state)
 	usdt_manager__free(man);
 	lib_fire(7);			/* the user's link outlives it */
 	assert_int_equal(skel->bss->lib_hits, 6);
+
+	/* The store went back to the object: attaching again works (the
+	 * kept chunks gave EBUSY), beside the link that outlived it. */
+	l2 = usdt_program__attach(skel->progs.on_lib_fire, -1,
+				  "libusdttest.so", "testlib", "fire", &uo2);
+	if (!l2)
+		fail_msg("usdt_program__attach after the free: %s",
+			 strerror(errno));
+	lib_fire(8);
+	assert_int_equal(skel->bss->lib_hits, 8);
+	assert_int_equal(bpf_link__destroy(skel->links.on_lib_fire), 0);
+	skel->links.on_lib_fire = l2;
+	lib_fire(9);
+	assert_int_equal(skel->bss->lib_hits, 9);
+	assert_int_equal(skel->bss->lib_cookie, 0x55);
 	native__destroy(skel);
 }
 
