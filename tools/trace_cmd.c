@@ -901,6 +901,47 @@ static void warn_patterns(const struct trace_run *r)
 		warn_group(r, g);
 }
 
+static bool file_has(struct usdt_file *file, const char *provider,
+		     const char *name)
+{
+	size_t i, n = usdt_file__probe_cnt(file);
+	const struct usdt_probe *q;
+
+	for (i = 0; i < n; i++) {
+		q = usdt_file__probe(file, i);
+		if (q && !strcmp(usdt_probe__provider(q), provider) &&
+		    !strcmp(usdt_probe__name(q), name))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * CPython 3.11 (Debian 12's) fires python:function__entry and __return
+ * for few calls unless python:line is enabled too: a run without it looks
+ * broken and says nothing. Said where a traced file has python:line and
+ * the run leaves it off.
+ */
+static void hint_python_line(const struct trace_run *r)
+{
+	const struct probe_ent *p;
+	int file = -1;
+	size_t k;
+
+	for (k = 0; k < r->ctx.probe_cnt; k++) {
+		p = &r->ctx.probes[k];
+		if (strcmp(p->provider, "python"))
+			continue;
+		if (!strcmp(p->name, "line"))
+			return;
+		if (!strncmp(p->name, "function__", 10))
+			file = p->file;
+	}
+	if (file >= 0 && file_has(r->files[file].file, "python", "line"))
+		fprintf(stderr, "%s: trace: note: CPython 3.11 reports few python:function__* hits unless python:line is enabled too: add -e python:line\n",
+			tool_name);
+}
+
 /* Steps 1 and 2; returns 0 or the exit status. */
 static int trace_prepare(struct trace_run *r)
 {
@@ -932,6 +973,7 @@ static int trace_prepare(struct trace_run *r)
 	}
 	if (!r->watch)	/* else they may match files mapped later */
 		warn_patterns(r);
+	hint_python_line(r);
 	/* --latency: every group's first two patterns are START and END. */
 	err = trace_check_table(&r->ctx, &r->o, sel);
 	if (err)

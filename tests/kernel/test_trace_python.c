@@ -61,6 +61,8 @@ static void trace_functions(void)
 
 	run_ok(&r, "trace", "--count", "-c", cmd, py, "python:function__*");
 	expect_in(r.out, " python:function__entry\n");
+	/* Few of them without python:line: the run says so. */
+	expect_in(r.err, "unless python:line is enabled too: add -e python:line\n");
 	run_result_free(&r);
 
 	/* -e: python:line's semaphore set, its hits neither printed nor
@@ -70,6 +72,9 @@ static void trace_functions(void)
 	expect_in(r.out, "probe_me.py visit_me 1\n");
 	if (strstr(r.out, " python:line "))
 		fail_msg("-e python:line printed its hits:\n%s", r.out);
+	if (strstr(r.err, "add -e python:line"))
+		fail_msg("the python:line note with -e python:line:\n%s",
+			 r.err);
 	run_result_free(&r);
 	run_ok(&r, "trace", "--count", "-e", "python:line", "-c", cmd, py,
 	       "python:function__entry");
