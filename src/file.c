@@ -267,6 +267,15 @@ struct usdt_file *usdt_file__open(const char *path,
 	return err ? usdt__err_ptr(err) : file;
 }
 
+struct usdt_file *usdt__file_adopt(int fd, const char *path)
+{
+	struct usdt_file *file;
+	int err;
+
+	err = open_fd(fd, path, false, &file);
+	return err ? usdt__err_ptr(err) : file;
+}
+
 struct usdt_file *usdt__file_open_mem(const void *buf, size_t size,
 				      const char *name)
 {

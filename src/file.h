@@ -32,4 +32,14 @@ int usdt__open_regular(const char *path);
  */
 int usdt__file_open_fd(int fd, const char *path, struct usdt_file **out);
 
+/*
+ * usdt_file__open() of the regular file open at fd (taken over, as by
+ * usdt__file_open_fd(): the file keeps it, or it is closed on error), so
+ * that a caller who checked that descriptor (usdt__open_mapping()) reads,
+ * and gives the kernel, that very file rather than whatever its path
+ * reaches by then. path names it (usdt_file__path(), messages). Returns
+ * the file, or NULL with errno as usdt_file__open().
+ */
+struct usdt_file *usdt__file_adopt(int fd, const char *path);
+
 #endif /* __LIBUSDT_FILE_H */

@@ -12,8 +12,10 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "file.h"
 #include "match.h"
 #include "procmap.h"
 #include "tool.h"
@@ -37,6 +39,26 @@ const char *tool_strerror(int err)
 	static char buf[128];
 
 	return usdt_strerror(err, buf, sizeof(buf));
+}
+
+const char *tool_open_error(const struct target *t, int err)
+{
+	struct stat st;
+
+	switch (err < 0 ? -err : err) {
+	case ENOENT:
+		return "no such file";
+	case EACCES:
+		return "permission denied";
+	case ENOEXEC:
+		/* stat() opens nothing: a FIFO does not block it. */
+		if (t->open_path && !stat(t->open_path, &st) &&
+		    !S_ISREG(st.st_mode))
+			return "not a regular file";
+		return "not a 64-bit ELF file";
+	default:
+		return tool_strerror(err);
+	}
 }
 
 int stdout_closed(const char *cmd)
@@ -409,8 +431,9 @@ int targets_of_pid(pid_t pid, struct target **out)
  * /proc/PID/root/PATH, PATH (a process chrooted in our mount namespace
  * shows our paths), /proc/PID/map_files/START-END (a file deleted or
  * replaced since) that is the mapped file, by device and inode. The file
- * is then read by the path that reached it, as usdt_resolve_path()'s
- * answer is: usdt_file__open() takes a path, not a descriptor.
+ * read from the descriptor that was checked (usdt__file_adopt()), never
+ * opened again by its path, which its owner may point elsewhere meanwhile;
+ * the path that reached it names it.
  */
 struct usdt_file *target_open(const struct target *t)
 {
@@ -424,8 +447,7 @@ struct usdt_file *target_open(const struct target *t)
 		errno = -fd;
 		return NULL;
 	}
-	close(fd);
-	return usdt_file__open(path, NULL);
+	return usdt__file_adopt(fd, path);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -17,6 +17,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/utsname.h>
@@ -373,6 +374,66 @@ static void test_list_deleted_mapped(void **state)
 		fail_msg("no '%s' in:\n%s", want, r.out);
 	run_result_free(&r);
 	munmap(map, (size_t)st.st_size);
+}
+
+/* How many times the file watched by inotify fd in was opened. */
+static int opens_seen(int in)
+{
+	char buf[4096] __attribute__((aligned(8)));
+	ssize_t n, k;
+	int cnt = 0;
+
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		for (k = 0; k < n;) {
+			const struct inotify_event *ev = (void *)(buf + k);
+
+			cnt += !!(ev->mask & IN_OPEN);
+			k += (ssize_t)sizeof(*ev) + ev->len;
+		}
+	return cnt;
+}
+
+/*
+ * `usdt list -p` and `usdt trace -p` open each mapped file once: the
+ * descriptor checked to be the mapped file is the one read (and given to
+ * the kernel), never the file its path reaches a moment later. Counted by
+ * inotify on a private copy that nothing else opens (closes watched too:
+ * two opens in a row would make one event).
+ */
+static void test_mapped_file_opened_once(void **state)
+{
+	char d[128], pid[16];
+	struct run_result r;
+	struct stat st;
+	void *map;
+	int fd, in;
+
+	(void)state;
+	path_in(d, sizeof(d), "once");
+	copy_self(d);
+	fd = open(d, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_EXEC,
+		   MAP_PRIVATE, fd, 0);
+	assert_true(map != MAP_FAILED);
+	close(fd);
+	in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	assert_true(in >= 0);
+	assert_true(inotify_add_watch(in, d, IN_OPEN | IN_CLOSE) >= 0);
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	assert_int_equal(run_tool(&r, "list", "-p", pid, "tf:fire"), 0);
+	if (!strstr(r.out, "tf:fire "))
+		fail_msg("no tf:fire in:\n%s", r.out);
+	run_result_free(&r);
+	assert_int_equal(opens_seen(in), 1);
+	assert_int_equal(run_tool(&r, "trace", "-q", "-p", pid, "-d", "0.1",
+				  d, "tf:fire"), 0);
+	run_result_free(&r);
+	assert_int_equal(opens_seen(in), 1);
+	close(in);
+	munmap(map, (size_t)st.st_size);
+	unlink(d);
 }
 
 /*
@@ -1465,6 +1526,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_path_race),
 		cmocka_unit_test(test_replaced_binary),
 		cmocka_unit_test(test_list_deleted_mapped),
+		cmocka_unit_test(test_mapped_file_opened_once),
 		cmocka_unit_test(test_resolve_chrooted),
 		cmocka_unit_test(test_fifo_on_library_path),
 		cmocka_unit_test(test_zombie),
