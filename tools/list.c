@@ -445,20 +445,6 @@ static int list_file(const struct list_opts *o, const struct target *t,
 	return (int)shown;
 }
 
-static const char *open_error(int err)
-{
-	switch (err) {
-	case -ENOENT:
-		return "no such file";
-	case -EACCES:
-		return "permission denied";
-	case -ENOEXEC:
-		return "not a 64-bit ELF file";
-	default:
-		return tool_strerror(-err);
-	}
-}
-
 /* Parse the options into o. Returns -1 to go on, else the exit code. */
 static int list_parse_opts(int argc, char **argv, struct list_opts *o)
 {
@@ -550,7 +536,7 @@ static int list_all(const struct list_opts *o, const struct target *targets,
 			if (whole)
 				continue;
 			tool_err("list: %s: %s", targets[i].shown,
-				 open_error(n));
+				 tool_open_error(&targets[i], n));
 			return -1;
 		}
 		if (n > 0)

@@ -121,6 +121,14 @@ const char *arg_type_name(const struct usdt_arg_info *a);
 const char *tool_strerror(int err);
 
 /*
+ * Why target t (a file the user named, or one a process maps) could not
+ * be opened, from target_open()'s errno (negative or positive): ENOEXEC,
+ * which the library gives for anything but a regular 64-bit ELF file,
+ * says which of the two t is not.
+ */
+const char *tool_open_error(const struct target *t, int err);
+
+/*
  * Standard output, shared by the commands so that both fail alike.
  * stdout_closed(): with fd 1 closed (>&-), the next open() would take it
  * and the output would go into that file, or fail unseen; it says so

@@ -782,13 +782,10 @@ static int open_group(struct trace_run *r, int g)
 			continue;
 		if (err == -ENOMEM || !f->globbed)
 			return tool_err("trace: %s: %s", f->target.shown,
-					err == -ENOENT ? "no such file" :
-					err == -ENOEXEC ? "not a 64-bit ELF file" :
-					tool_strerror(-err));
+					tool_open_error(&f->target, err));
 		fprintf(stderr, "%s: trace: warning: %s: skipped: %s\n",
 			tool_name, f->target.shown,
-			err == -ENOEXEC ? "not a 64-bit ELF file" :
-			tool_strerror(-err));
+			tool_open_error(&f->target, err));
 	}
 	return 0;
 }

@@ -606,6 +606,8 @@ struct error_case {
 static const struct error_case error_cases[] = {
 	{ "/nonexistent/file", "/nonexistent/file: no such file" },
 	{ "tests/unit/test_list.c", "test_list.c: not a 64-bit ELF file" },
+	{ "/dev/null", "/dev/null: not a regular file" },
+	{ "tests/unit", "tests/unit: not a regular file" },
 	{ USDT_BIN, ": no USDT probes" },
 };
 
