@@ -22,6 +22,10 @@
 
 #define STACK_SYMS (1u << 21)	/* function symbols kept per file */
 #define STACK_MAPS 4096		/* mappings kept per process */
+/* The largest symbol or string section read (libelf reads a section
+ * whole): 2^21 symbols' worth, so that a file with a huge one costs a
+ * bounded allocation, and its addresses print as file offsets. */
+#define STACK_SECT_MAX ((uint64_t)STACK_SYMS * sizeof(Elf64_Sym))
 
 struct stack_sym {
 	uint64_t start, size;
@@ -59,16 +63,29 @@ static int sym_cmp(const void *a, const void *b)
 	return (x->start > y->start) - (x->start < y->start);
 }
 
+/* Is section i of elf one that read_syms() reads whole? */
+static bool sect_fits(Elf *elf, size_t i)
+{
+	Elf_Scn *scn = elf_getscn(elf, i);
+	GElf_Shdr sh;
+
+	return scn && gelf_getshdr(scn, &sh) && sh.sh_size <= STACK_SECT_MAX;
+}
+
 /* The function symbols of one symbol section; 0 or -ENOMEM. */
 static int read_syms(Elf *elf, Elf_Scn *scn, struct stack_file *f)
 {
-	Elf_Data *data = elf_getdata(scn, NULL);
+	Elf_Data *data;
 	GElf_Shdr sh;
 	GElf_Sym sym;
 	size_t i, n;
 	void *v;
 
-	if (!data || !gelf_getshdr(scn, &sh) || !sh.sh_entsize)
+	if (!scn || !gelf_getshdr(scn, &sh) || !sh.sh_entsize ||
+	    !sect_fits(elf, elf_ndxscn(scn)) || !sect_fits(elf, sh.sh_link))
+		return 0;
+	data = elf_getdata(scn, NULL);
+	if (!data)
 		return 0;
 	n = sh.sh_size / sh.sh_entsize;
 	for (i = 0; i < n && f->cnt < STACK_SYMS; i++) {
@@ -99,10 +116,12 @@ static int read_syms(Elf *elf, Elf_Scn *scn, struct stack_file *f)
 	return 0;
 }
 
-/* The loadable segments and function symbols of the ELF file at fd. */
+/* The loadable segments and function symbols of the ELF file at fd. Read
+ * with read calls, not mapped: a file its owner truncates meanwhile gives
+ * short reads, not SIGBUS. */
 static void read_elf(int fd, struct stack_file *f)
 {
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
 	Elf_Scn *scn = NULL, *dyn = NULL, *tab = NULL;
 	size_t i, phnum;
 	GElf_Phdr ph;
