@@ -247,6 +247,10 @@ struct trace_run {
 	bool use_sites, no_vma;
 	/* libbpf finds no kernel BTF: it gets an empty one (empty_btf()). */
 	bool no_kernel_btf;
+	/* The program loads sleepable, to fault in what hits read (see
+	 * fault_in in usdt_trace.bpf.c); no_fault_in once the kernel
+	 * refused that. */
+	bool fault_in, no_fault_in;
 	struct usdt_link **pat_links;
 	int pat_link_cnt;
 	size_t attached;	/* probes attached */

@@ -126,11 +126,52 @@ static void set_pid_ns(struct usdt_trace *skel)
 	skel->rodata->pidns_ino = (uint64_t)st.st_ino;
 }
 
+/*
+ * Does a hit of this run read user memory: a string or a typed load of a
+ * format, a string in the filter or --by? Probes found later (-p, files
+ * mapped later) may have formats with strings: a watch counts as yes.
+ */
+static bool reads_user_memory(const struct trace_run *r,
+			      const struct trace_filter *f)
+{
+	size_t i;
+
+	if (r->watch || (r->o.sum.by_arg >= 0 && r->o.sum.by_str))
+		return true;
+	for (i = 0; i < f->term_cnt && i < TRACE_MAX_TERMS; i++)
+		if (f->terms[i].op == TRACE_SEQ || f->terms[i].op == TRACE_SNE)
+			return true;
+	for (i = 0; i < r->ctx.probe_cnt; i++)
+		if (r->ctx.probes[i].str_cfg.str_mask ||
+		    r->ctx.probes[i].str_cfg.load_cnt)
+			return true;
+	return false;
+}
+
+/*
+ * Where hits read user memory, the program loads sleepable, and faults in
+ * what it reads in processes of the tracer's own user (fault_in in
+ * usdt_trace.bpf.c): a kernel before 6.0 refuses that load, and
+ * trace_load() loads again without.
+ */
+static int set_fault_in(struct trace_run *r, const struct trace_filter *f)
+{
+	struct bpf_program *prog = r->skel->progs.usdt_trace;
+
+	r->fault_in = !r->no_fault_in && reads_user_memory(r, f);
+	r->skel->rodata->fault_in = r->fault_in;
+	r->skel->rodata->fault_uid = (uint32_t)getuid();
+	if (!r->fault_in)
+		return 0;
+	return bpf_program__set_flags(prog, bpf_program__flags(prog) |
+					    BPF_F_SLEEPABLE);
+}
+
 /* Set what the BPF program reads before load: mode, filter, map sizes. */
 static int configure(struct trace_run *r)
 {
 	struct usdt_trace *skel = r->skel;
-	struct trace_filter f;
+	struct trace_filter f = { 0 };
 	char why[240];
 	int err;
 
@@ -155,7 +196,9 @@ static int configure(struct trace_run *r)
 	r->use_sites = r->by_pattern && !r->no_vma;
 	skel->rodata->use_sites = r->use_sites;
 	r->probe_cap = r->ctx.probe_cnt + (r->watch ? TRACE_WATCH_SPARE : 0);
-	err = bpf_map__set_max_entries(skel->maps.probe_cfg,
+	err = set_fault_in(r, &f);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.probe_cfg,
 				       (uint32_t)r->probe_cap);
 	if (!err && r->by_pattern)
 		err = bpf_map__set_max_entries(skel->maps.site_probe,
@@ -290,13 +333,26 @@ static bool retry_without_vma(struct trace_run *r, int err)
 {
 	if (r->no_vma)
 		return false;
-	if (err == -EINVAL)
-		return r->use_sites;
-	if (err == -ESRCH && !kernel_has_btf()) {
+	if (err == -EINVAL && !r->use_sites)
+		return false;
+	if (err == -ESRCH && !kernel_has_btf())
 		r->no_kernel_btf = true;
-		return true;
-	}
-	return false;
+	else if (err != -EINVAL)
+		return false;
+	r->no_vma = true;
+	r->by_pattern = false;
+	return true;
+}
+
+/* After a failed load: was it sleepable? Then load without (a kernel
+ * before 6.0, or one that takes no sleepable program with one of its
+ * maps), as before: strings only from pages present at the hit. */
+static bool retry_without_fault_in(struct trace_run *r)
+{
+	if (!r->fault_in)
+		return false;
+	r->no_fault_in = true;
+	return true;
 }
 
 /* The filter's strings into map filter_strs, each with its terms. */
@@ -342,13 +398,11 @@ int trace_load(struct trace_run *r)
 	libbpf_set_print(silent_print);
 	if (open_and_load(r, &err))
 		return 1;
-	if (err && retry_without_vma(r, err)) {
+	while (err && (retry_without_fault_in(r) || retry_without_vma(r, err))) {
 		usdt_manager__free(r->man);
 		usdt_trace__destroy(r->skel);
 		r->man = NULL;
 		r->skel = NULL;
-		r->no_vma = true;
-		r->by_pattern = false;
 		if (open_and_load(r, &err))
 			return 1;
 	}

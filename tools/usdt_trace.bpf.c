@@ -44,6 +44,21 @@ const volatile __u32 page_shift = 12;	/* the kernel's PAGE_SHIFT */
  * still loads on older kernels. */
 const volatile __u32 use_sites = 0;
 
+/*
+ * Set before load where the program loads sleepable (BPF_F_SLEEPABLE,
+ * which the tool asks for when a run reads user memory and the kernel
+ * takes it: Linux 6.0): the memory a hit will read (strings, typed loads,
+ * filter and --by strings) is first faulted in where it is not present,
+ * as the process itself would fault it, so that a literal in a page it has
+ * not touched yet reads at the hit. Only in processes of fault_uid, the
+ * tracer's own user: a fault may wait (on a FUSE daemon, say), and a
+ * program that sleeps holds up every uprobe's removal on the machine; in
+ * another user's process, that user would decide for how long. Left 0,
+ * that code is dead and the program loads as before, non-sleepable.
+ */
+const volatile __u32 fault_in = 0;
+const volatile __u32 fault_uid = 0;
+
 /* Events dropped because the ring buffer was full, and summary updates
  * dropped because the summary map was full. */
 __u64 lost_events = 0;
@@ -133,6 +148,86 @@ struct {
 	__type(key, char[TRACE_FSTR]);
 	__type(value, __u32);
 } filter_strs SEC(".maps");
+
+/*
+ * Fault in the pages of [addr, addr + n) that are not present, from the
+ * first on, up to one that cannot be (unmapped): a probe costs one
+ * non-faulting read of a byte per page; a fault only where that fails.
+ * At most two pages: n <= TRACE_STR_MAX, a page at least 4 KiB. A global
+ * function, verified once; dead code unless fault_in. Returns 0.
+ */
+__noinline int trace_fault_in(__u64 addr, __u32 n)
+{
+	__u64 page = 1ull << page_shift, p = addr, last;
+	char c;
+	int i;
+
+	if (!fault_in || !addr || !n || n > TRACE_STR_MAX)
+		return 0;
+	last = addr + n - 1;
+	if (last < addr)
+		return 0;
+	for (i = 0; i < 2 && p <= last; i++) {
+		if (bpf_probe_read_user(&c, 1, (const void *)p) &&
+		    bpf_copy_from_user(&c, 1, (const void *)p))
+			return 0;
+		p = (p & ~(page - 1)) + page;
+	}
+	return 0;
+}
+
+/* The bytes trace_read_str() reads of argument i's string, at most. */
+static __always_inline __u32 str_bytes(const struct trace_probe_cfg *cfg,
+				       __u32 i)
+{
+	__u32 n = str_size, max = i < TRACE_MAX_ARGS ? cfg->str_max[i] : 0;
+
+	if (max && max < n)
+		n = max;
+	return n > TRACE_STR_MAX ? TRACE_STR_MAX : n;
+}
+
+static __always_inline void fault_arg(struct pt_regs *ctx, __u32 i,
+				      __s64 off, __u32 n)
+{
+	long v = 0;
+
+	if (!bpf_usdt_arg(ctx, i, &v) && v)
+		trace_fault_in((__u64)v + (__u64)off, n);
+}
+
+/*
+ * Before anything is written into the per-CPU scratch: fault in what this
+ * hit will read (see fault_in). A fault may sleep, and meanwhile another
+ * task may run this program on this CPU and use the scratch; after this,
+ * nothing sleeps.
+ */
+static __always_inline void fault_all(struct pt_regs *ctx, __u32 key)
+{
+	const struct trace_probe_cfg *cfg;
+	__u32 i;
+
+	if (!fault_in || (__u32)bpf_get_current_uid_gid() != fault_uid)
+		return;
+	for (i = 0; i < TRACE_MAX_TERMS; i++)
+		if (i < filter.term_cnt &&
+		    (filter.terms[i].op == TRACE_SEQ ||
+		     filter.terms[i].op == TRACE_SNE))
+			fault_arg(ctx, filter.terms[i].operand, 0, TRACE_FSTR);
+	if (mode == TRACE_COUNT && by_arg != TRACE_BY_NONE && by_str)
+		fault_arg(ctx, by_arg, 0, TRACE_BY_STR);
+	cfg = bpf_map_lookup_elem(&probe_cfg, &key);
+	if (mode != TRACE_EVENTS || !cfg)
+		return;
+	for (i = 0; i < TRACE_MAX_ARGS; i++)
+		if (cfg->str_mask & (1u << i))
+			fault_arg(ctx, i, 0, str_bytes(cfg, i));
+	for (i = 0; i < TRACE_MAX_LOADS; i++)
+		if (i < cfg->load_cnt && cfg->loads[i].arg < TRACE_MAX_ARGS)
+			fault_arg(ctx, cfg->loads[i].arg,
+				  (__s64)cfg->loads[i].off,
+				  cfg->loads[i].size);
+}
 
 /*
  * Is the string at user address ptr filter string i (term i's)? The
@@ -691,6 +786,7 @@ int usdt_trace(struct pt_regs *ctx)
 		cookie = (__u64)found;
 	}
 	key = (__u32)cookie;
+	fault_all(ctx, key);
 	if (!passes(ctx, id))
 		return 0;
 	cfg = bpf_map_lookup_elem(&probe_cfg, &key);
