@@ -149,16 +149,48 @@ static bool reads_user_memory(const struct trace_run *r,
 }
 
 /*
- * Where hits read user memory, the program loads sleepable, and faults in
- * what it reads in processes of the tracer's own user (fault_in in
- * usdt_trace.bpf.c): a kernel before 6.0 refuses that load, and
- * trace_load() loads again without.
+ * Does the kernel load a sleepable uprobe (kprobe-type) program that calls
+ * bpf_copy_from_user() (Linux 6.0+)? Asked with seven instructions, so that
+ * a kernel that says no costs no failed load of the real program (whose
+ * other retries, retry_without_vma(), would then be taken for the wrong
+ * cause).
+ */
+static bool kernel_has_sleepable_uprobes(void)
+{
+	const struct bpf_insn insns[] = {
+		/* copy_from_user(fp - 8, 1, NULL); return 0 */
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 1,
+		  .src_reg = 10 },
+		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = 1, .imm = -8 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 2, .imm = 1 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 3, .imm = 0 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_copy_from_user },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, po, .prog_flags = BPF_F_SLEEPABLE);
+	int fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "usdt_sleep_probe",
+			       "GPL", insns, sizeof(insns) / sizeof(insns[0]),
+			       &po);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/*
+ * Where hits read user memory and the kernel takes it, the program loads
+ * sleepable, and faults in what it reads in processes of the tracer's own
+ * user (fault_in in usdt_trace.bpf.c). A load that fails so anyway is
+ * made again without (retry_without_fault_in()).
  */
 static int set_fault_in(struct trace_run *r, const struct trace_filter *f)
 {
 	struct bpf_program *prog = r->skel->progs.usdt_trace;
 
-	r->fault_in = !r->no_fault_in && reads_user_memory(r, f);
+	r->fault_in = !r->no_fault_in && reads_user_memory(r, f) &&
+		      kernel_has_sleepable_uprobes();
 	r->skel->rodata->fault_in = r->fault_in;
 	r->skel->rodata->fault_uid = (uint32_t)getuid();
 	if (!r->fault_in)
@@ -344,9 +376,9 @@ static bool retry_without_vma(struct trace_run *r, int err)
 	return true;
 }
 
-/* After a failed load: was it sleepable? Then load without (a kernel
- * before 6.0, or one that takes no sleepable program with one of its
- * maps), as before: strings only from pages present at the hit. */
+/* After a failed load that no other cause explains: was it sleepable?
+ * Then load without (a kernel that takes no sleepable program with one of
+ * its maps, say), as before: strings only from pages present at the hit. */
 static bool retry_without_fault_in(struct trace_run *r)
 {
 	if (!r->fault_in)
@@ -398,7 +430,7 @@ int trace_load(struct trace_run *r)
 	libbpf_set_print(silent_print);
 	if (open_and_load(r, &err))
 		return 1;
-	while (err && (retry_without_fault_in(r) || retry_without_vma(r, err))) {
+	while (err && (retry_without_vma(r, err) || retry_without_fault_in(r))) {
 		usdt_manager__free(r->man);
 		usdt_trace__destroy(r->skel);
 		r->man = NULL;
