@@ -317,9 +317,13 @@ int target_resolve(const char *name, pid_t pid, struct target *out)
 	memset(out, 0, sizeof(*out));
 	if (strchr(name, '/'))
 		return target_set(out, name, pid);
-	/* A file in the current directory, as the user typed it. */
+	/* A file in the current directory, as the user typed it; a name
+	 * there that cannot be looked up (a symlink loop) is said as such,
+	 * not searched for elsewhere and reported missing. */
 	if (pid <= 0 && !access(name, F_OK))
 		return target_set(out, name, 0);
+	if (pid <= 0 && errno != ENOENT && errno != ENOTDIR)
+		return -errno;
 
 	/* The library's resolver: pid's maps, then where the loader looks. */
 	err = usdt_resolve_path(pid > 0 ? pid : -1, name, found, sizeof(found));

@@ -631,6 +631,44 @@ static void test_errors(void **state)
 }
 
 /*
+ * A bare name in the current directory that is a symlink loop is said to
+ * be one, by list and by trace: it was searched for in the library paths
+ * and reported as "no such file".
+ */
+static void test_symlink_loop(void **state)
+{
+	static const char *const cmds[] = { "list", "trace" };
+	char dir[] = "/tmp/usdt-loop-XXXXXX", a[64], b[64], tool[4096];
+	char cmd[4200], want[64];
+	size_t i;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/la", dir);
+	snprintf(b, sizeof(b), "%s/lb", dir);
+	assert_int_equal(symlink("lb", a), 0);
+	assert_int_equal(symlink("la", b), 0);
+	assert_non_null(realpath(USDT_BIN, tool));
+	for (i = 0; i < USDT__TEST_ARRAY_SIZE(cmds); i++) {
+		const char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+		struct run_result r;
+
+		snprintf(cmd, sizeof(cmd), "cd %s && exec %s %s la", dir, tool,
+			 cmds[i]);
+		snprintf(want, sizeof(want),
+			 "usdt: %s: la: Too many levels of symbolic links\n",
+			 cmds[i]);
+		run_argv(argv, &r);
+		if (r.status != 1 || strcmp(r.err, want))
+			fail_msg("%s: status %d, stderr '%s', want 1 and '%s'",
+				 cmds[i], r.status, r.err, want);
+		run_result_free(&r);
+	}
+	unlink(a);
+	unlink(b);
+	rmdir(dir);
+}
+
+/*
  * Output nobody can take is an error, as for `usdt trace`: exit 1 with
  * the reason, text and JSON, and a closed stdout is refused before a file
  * opened for reading takes its descriptor (writes there would fail
@@ -749,6 +787,7 @@ int main(void)
 		cmocka_unit_test(test_written_and_read),
 		cmocka_unit_test(test_patterns),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_symlink_loop),
 		cmocka_unit_test(test_write_error),
 		cmocka_unit_test(test_usage),
 		cmocka_unit_test(test_pid),
