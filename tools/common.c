@@ -93,7 +93,7 @@ pid_t parse_pid(const char *s)
 int pid_check(const char *cmd, pid_t pid)
 {
 	char path[64], buf[1024], *p;
-	long tgid = -1;
+	long tgid = -1, uid = -1;
 	FILE *maps;
 	ssize_t n;
 	int fd;
@@ -118,10 +118,16 @@ int pid_check(const char *cmd, pid_t pid)
 	if (tgid > 0 && tgid != pid)
 		return tool_err("%s: %d is a thread of process %ld: give -p %ld",
 				cmd, (int)pid, tgid, tgid);
+	p = strstr(buf, "\nUid:\t");
+	if (p)
+		uid = strtol(p + 6, NULL, 10);
 	maps = usdt__maps_open(pid);
 	if (!maps && (errno == EACCES || errno == EPERM))
-		return tool_err("%s: pid %d: cannot read /proc/%d/maps: %s (another user's process: needs root or CAP_SYS_PTRACE)",
-				cmd, (int)pid, (int)pid, tool_strerror(errno));
+		return tool_err("%s: pid %d: cannot read /proc/%d/maps: %s (%s)",
+				cmd, (int)pid, (int)pid, tool_strerror(errno),
+				!geteuid() || uid == (long)geteuid() ?
+				"the user may, but the process is not dumpable, or a security module, sandbox or user namespace refuses" :
+				"another user's process: needs root or CAP_SYS_PTRACE");
 	if (maps)
 		fclose(maps);
 	return 0;

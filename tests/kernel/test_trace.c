@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <linux/perf_event.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -1283,11 +1284,37 @@ static void nobody_copy(const char *src, char *dir, char *bin, size_t n)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* On CPU *arg only (a setup function). */
+static void on_cpu(void *arg)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(*(int *)arg, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		_exit(126);
+}
+
+/* On CPU *arg, real-time (nothing else there runs until it sleeps), as
+ * nobody. */
+static void rt_nobody(void *arg)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+
+	on_cpu(arg);
+	if (sched_setscheduler(0, SCHED_FIFO, &sp))
+		_exit(126);
+	as_nobody(NULL);
+}
+
 /*
  * Only the tracer's own user's processes fault: a fault may wait as long
  * as the file's server (a FUSE daemon) likes, and a sleeping uprobe
  * program holds up every uprobe's removal. Another user's string that is
- * not present reads as before: "?", Bad address.
+ * not present reads as before: "?", Bad address. The tool and the target
+ * share one CPU, the target real-time: the tool cannot run (and re-read
+ * the string from user space) between the hit and the string's unmap, as
+ * it did in a one-CPU guest when its wakeup preempted the target.
  */
 static void test_fault_in_own_user_only(void **state)
 {
@@ -1295,16 +1322,23 @@ static void test_fault_in_own_user_only(void **state)
 	const char *argv[] = { bin, "400", "unmap", NULL };
 	struct run_result r;
 	char buf[64] = { 0 }, pid[16];
-	int fd, got;
+	int fd, got, cpu = 0;
+	cpu_set_t set;
 	pid_t child;
 
+	assert_int_equal(sched_getaffinity(0, sizeof(set), &set), 0);
+	while (cpu < CPU_SETSIZE - 1 && !CPU_ISSET(cpu, &set))
+		cpu++;
 	nobody_copy(CT, dir, bin, sizeof(bin));
-	child = spawn_out_setup(argv, &fd, as_nobody, NULL);
+	child = spawn_out_setup(argv, &fd, rt_nobody, &cpu);
 	got = (int)read(fd, buf, sizeof(buf) - 1);
 	if (got > 4 && !strncmp(buf, "pid ", 4)) {
 		snprintf(pid, sizeof(pid), "%d", (int)child);
-		run_tool(&r, "trace", "-q", "-n", "2", "-p", pid, bin,
-			 "ct:cold", "%s #%d");
+		run_argv_setup((const char *const[]){ USDT_BIN, "trace", "-q",
+						       "-n", "2", "-p", pid,
+						       bin, "ct:cold",
+						       "%s #%d", NULL },
+			       &r, on_cpu, &cpu);
 	}
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
@@ -1315,7 +1349,9 @@ static void test_fault_in_own_user_only(void **state)
 		fail_msg("%s as nobody did not start (read %d)", bin, got);
 	if (r.status)
 		fail_msg("status %d, stderr:\n%s", r.status, r.err);
-	assert_int_equal(count_str(r.out, " ct:cold ? #"), 2);
+	if (count_str(r.out, " ct:cold ? #") != 2)
+		fail_msg("want 2 unread strings; stdout:\n%s\nstderr:\n%s",
+			 r.out, r.err);
 	expect_in(r.err, "argument 0 cannot be read: Bad address");
 	run_result_free(&r);
 	assert_nothing_left();
@@ -1383,6 +1419,35 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
+/* -p of a process of the tool's own user that is not dumpable (a process
+ * that changed its user and ran nothing since is not): not said to be
+ * another user's. */
+static void not_dumpable(const char *bin)
+{
+	char pid[16], expect[192];
+	struct run_result r;
+	pid_t child = fork();
+
+	assert_true(child >= 0);
+	if (!child) {
+		as_nobody(NULL);
+		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+		pause();
+		_exit(0);
+	}
+	snprintf(pid, sizeof(pid), "%d", (int)child);
+	snprintf(expect, sizeof(expect),
+		 "pid %d: cannot read /proc/%d/maps: Permission denied (the user may, but the process is not dumpable",
+		 (int)child, (int)child);
+	run_argv_setup((const char *const[]){ bin, "list", "-p", pid, NULL },
+		       &r, as_nobody, NULL);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	assert_int_equal(r.status, 1);
+	expect_in(r.err, expect);
+	run_result_free(&r);
+}
+
 /* -p of another user's process, by a user who may not read its maps.
  * The tool runs from a copy nobody can reach (the tree may sit under a
  * directory only root may enter: a chroot's copy of it does). */
@@ -1404,11 +1469,12 @@ static void test_pid_not_ours(void **state)
 	run_result_free(&r);
 	run_argv_setup((const char *const[]){ bin, "trace", "-p", pid, NULL },
 		       &r, as_nobody, NULL);
-	unlink(bin);
-	rmdir(dir);
 	assert_int_equal(r.status, 1);
 	expect_in(r.err, expect);
 	run_result_free(&r);
+	not_dumpable(bin);
+	unlink(bin);
+	rmdir(dir);
 }
 
 /* -p of a thread that is not its process's leader, and of a zombie: each
