@@ -323,7 +323,8 @@ struct usdt_manager_opts {
  * USDT_NO_SKEL_HANDLER), ENOMEM.
  *
  * Called before bpf_object__load(), it may resize the maps and chooses the
- * link of the object's SEC("usdt") and SEC("usdt/...") programs, the same
+ * link of the object's SEC("usdt") and SEC("usdt/...") programs (and of
+ * their sleepable kind, SEC("usdt.s") and SEC("usdt.s/...")), the same
  * with every libbpf from 1.1 on:
  *  - kernel with uprobe_multi (6.6+), no_uprobe_multi unset: the programs
  *    load for uprobe_multi links; USDT_MODE_PERF is then refused (-EINVAL)
@@ -332,7 +333,8 @@ struct usdt_manager_opts {
  *    programs and every attach uses one perf uprobe per call site. libbpf
  *    1.3 and newer would load them for uprobe_multi anyway; the manager
  *    takes libbpf's SEC("usdt") handler off them (it does nothing else for
- *    these programs; "usdt.s" sleepable programs need uprobe_multi).
+ *    these programs). Sleepable ones take per-site uprobes too (Linux
+ *    6.0 and later take sleepable uprobe programs).
  * Created after load, it takes the programs as libbpf loaded them: with
  * libbpf 1.1/1.2 per-site uprobes; with libbpf 1.3+ on a uprobe_multi
  * kernel, uprobe_multi links, USDT_MODE_PERF refused. It then takes over

@@ -190,12 +190,18 @@ int usdt__spec_put(struct usdt_manager *man, int id)
 /* ---------------------------------------------------------------------- */
 /* The manager                                                            */
 
+/* SEC("usdt"), SEC("usdt/..."), and the same sleepable: "usdt.s". */
 static bool is_usdt_prog(const struct bpf_program *prog)
 {
 	const char *sec = bpf_program__section_name(prog);
 
-	return bpf_program__type(prog) == BPF_PROG_TYPE_KPROBE && sec &&
-	       (!strcmp(sec, "usdt") || !strncmp(sec, "usdt/", 5));
+	if (bpf_program__type(prog) != BPF_PROG_TYPE_KPROBE || !sec ||
+	    strncmp(sec, "usdt", 4))
+		return false;
+	sec += 4;
+	if (!strncmp(sec, ".s", 2))
+		sec += 2;
+	return !*sec || *sec == '/';
 }
 
 /*

@@ -6,6 +6,7 @@
  * new cookie, and what destroyed links held in the spec map comes back.
  */
 #include <sched.h>
+#include <sys/sdt.h>
 #include <sys/mount.h>
 #include <stddef.h>
 #include <sys/prctl.h>
@@ -21,6 +22,7 @@
 #include "linkids.h"
 #include "attach.h"
 #include "native.skel.h"
+#include "sleepable.skel.h"
 
 #ifndef KTEST_LIB_DIR
 #define KTEST_LIB_DIR "build/tests/kernel"
@@ -590,6 +592,123 @@ static void test_reclaim_caps(void **state)
 	native__destroy(skel);
 }
 
+/*
+ * Sleepable programs, SEC("usdt.s/..."), as libbpf 1.3+ takes them: the
+ * skeleton's __attach(), usdt_program__attach(), a manager made after
+ * load and one made before it (uprobe_multi, and per-site uprobes), each
+ * reading a string in a page nothing has touched (bpf_copy_from_user()
+ * faults it in). Eight 64 KiB blocks: fault-around maps no more than the
+ * block of a faulting page, so each round's page is a cold one.
+ */
+#define COLD_PAGE 4096
+__attribute__((aligned(65536))) static const char
+	cold_pages[8 * 16 * COLD_PAGE] = {
+	[1 * 16 * COLD_PAGE + 1 * COLD_PAGE] = 'c', 'o', 'l', 'd', ' ', '1',
+	[2 * 16 * COLD_PAGE + 1 * COLD_PAGE] = 'c', 'o', 'l', 'd', ' ', '2',
+	[3 * 16 * COLD_PAGE + 1 * COLD_PAGE] = 'c', 'o', 'l', 'd', ' ', '3',
+	[4 * 16 * COLD_PAGE + 1 * COLD_PAGE] = 'c', 'o', 'l', 'd', ' ', '4',
+	[5 * 16 * COLD_PAGE + 1 * COLD_PAGE] = 'c', 'o', 'l', 'd', ' ', '5',
+};
+
+__attribute__((noinline)) void fire_cold(const char *s)
+{
+	STAP_PROBE1(sleepy, cold, s);
+}
+
+/* Round r (1-5) fires once; the program read "cold R" with cookie. */
+static void cold_round(struct sleepable *skel, int r, long cookie)
+{
+	char want[8];
+	__u32 hits = skel->bss->cold_hits;
+
+	snprintf(want, sizeof(want), "cold %d", r);
+	fire_cold(&cold_pages[r * 16 * COLD_PAGE + COLD_PAGE]);
+	assert_int_equal(skel->bss->cold_hits, hits + 1);
+	assert_int_equal(skel->data->cold_err, 0);
+	assert_string_equal(skel->bss->cold_got, want);
+	assert_int_equal(skel->bss->cold_cookie, cookie);
+}
+
+/* The type of a kernel link that runs prog (none: 0). */
+static __u32 prog_link_type(const struct bpf_program *prog)
+{
+	struct bpf_prog_info pinfo = {};
+	__u32 len = sizeof(pinfo), id = 0, type = 0;
+	int fd;
+
+	assert_int_equal(bpf_obj_get_info_by_fd(bpf_program__fd(prog), &pinfo,
+						&len), 0);
+	while (!type && !bpf_link_get_next_id(id, &id)) {
+		struct bpf_link_info info = {};
+
+		len = sizeof(info);
+		fd = bpf_link_get_fd_by_id(id);
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
+		    info.prog_id == pinfo.id)
+			type = info.type;
+		close(fd);
+	}
+	return type;
+}
+
+/* A manager made before load (per_site or not) attaches it, with the
+ * links it was asked for. */
+static void cold_managed_before(bool per_site, int r)
+{
+	USDT_OPTS(usdt_manager_opts, mo, .no_uprobe_multi = per_site);
+	struct sleepable *skel = sleepable__open();
+	struct usdt_manager *man;
+
+	assert_non_null(skel);
+	man = usdt_manager__new(skel->obj, &mo);
+	assert_non_null(man);
+	assert_int_equal(sleepable__load(skel), 0);
+	assert_int_equal(usdt_manager__attach_all(man, 0, NULL), 1);
+	assert_int_equal(prog_link_type(skel->progs.on_cold),
+			 !per_site && usdt__features()->uprobe_multi ?
+				 LINK_TYPE_UPROBE_MULTI : LINK_TYPE_PERF_EVENT);
+	cold_round(skel, r, 0);
+	usdt_manager__free(man);
+	fire_cold(&cold_pages[r * 16 * COLD_PAGE + COLD_PAGE]);
+	assert_int_equal(skel->bss->cold_hits, 1);
+	sleepable__destroy(skel);
+}
+
+static void test_sleepable(void **state)
+{
+	LIBBPF_OPTS(bpf_usdt_opts, uo, .usdt_cookie = 0x51);
+	struct sleepable *skel = sleepable__open_and_load();
+	struct usdt_manager *man;
+
+	(void)state;
+	assert_non_null(skel);
+	assert_int_equal(sleepable__attach(skel), 0);
+	assert_non_null(skel->links.on_cold);
+	cold_round(skel, 1, 0);
+
+	assert_int_equal(bpf_link__destroy(skel->links.on_cold), 0);
+	skel->links.on_cold = usdt_program__attach(skel->progs.on_cold, -1,
+						   "/proc/self/exe", "sleepy",
+						   "cold", &uo);
+	assert_non_null(skel->links.on_cold);
+	cold_round(skel, 2, 0x51);
+	assert_int_equal(bpf_link__destroy(skel->links.on_cold), 0);
+	skel->links.on_cold = NULL;
+
+	/* A manager made after load: its attach_all() takes usdt.s too. */
+	man = usdt_manager__new(skel->obj, NULL);
+	assert_non_null(man);
+	assert_int_equal(usdt_manager__attach_all(man, 0, NULL), 1);
+	cold_round(skel, 3, 0);
+	usdt_manager__free(man);
+	sleepable__destroy(skel);
+
+	cold_managed_before(false, 4);
+	cold_managed_before(true, 5);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -599,6 +718,7 @@ int main(void)
 		cmocka_unit_test(test_reclaim),
 		cmocka_unit_test(test_reclaim_caps),
 		cmocka_unit_test(test_selftests_flow),
+		cmocka_unit_test(test_sleepable),
 	};
 
 	usdt_test_require_kernel("test_native");
