@@ -19,6 +19,7 @@
 #include <cmocka.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 /* Exit status a test program uses when it cannot run at all. */
@@ -101,6 +102,37 @@ static inline void usdt_test_need_bpffs(const char *prog)
 			strerror(errno));
 		exit(1);
 	}
+}
+
+/* How many kernel links run the loaded program prog; *type (if not NULL)
+ * the type of one of them (0: none). Only links of prog are looked at. */
+static inline int usdt_test_prog_links(const struct bpf_program *prog,
+				       __u32 *type)
+{
+	struct bpf_prog_info pinfo = { 0 };
+	__u32 len = sizeof(pinfo), id = 0;
+	int n = 0, fd;
+
+	if (type)
+		*type = 0;
+	assert_int_equal(bpf_obj_get_info_by_fd(bpf_program__fd(prog), &pinfo,
+						&len), 0);
+	while (!bpf_link_get_next_id(id, &id)) {
+		struct bpf_link_info info = { 0 };
+
+		len = sizeof(info);
+		fd = bpf_link_get_fd_by_id(id);
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
+		    info.prog_id == pinfo.id) {
+			n++;
+			if (type)
+				*type = info.type;
+		}
+		close(fd);
+	}
+	return n;
 }
 
 /* How many descriptors this process has open. */

@@ -632,24 +632,9 @@ static void cold_round(struct sleepable *skel, int r, long cookie)
 /* The type of a kernel link that runs prog (none: 0). */
 static __u32 prog_link_type(const struct bpf_program *prog)
 {
-	struct bpf_prog_info pinfo = {};
-	__u32 len = sizeof(pinfo), id = 0, type = 0;
-	int fd;
+	__u32 type;
 
-	assert_int_equal(bpf_obj_get_info_by_fd(bpf_program__fd(prog), &pinfo,
-						&len), 0);
-	while (!type && !bpf_link_get_next_id(id, &id)) {
-		struct bpf_link_info info = {};
-
-		len = sizeof(info);
-		fd = bpf_link_get_fd_by_id(id);
-		if (fd < 0)
-			continue;
-		if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
-		    info.prog_id == pinfo.id)
-			type = info.type;
-		close(fd);
-	}
+	usdt_test_prog_links(prog, &type);
 	return type;
 }
 

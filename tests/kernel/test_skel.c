@@ -21,28 +21,9 @@ __attribute__((noinline)) void fire_self(long v)
 	STAP_PROBE1(skel, one, v);
 }
 
-/* How many kernel links run program prog. */
 static int prog_link_cnt(const struct bpf_program *prog)
 {
-	struct bpf_prog_info pinfo = {};
-	__u32 len = sizeof(pinfo), id = 0;
-	int n = 0, fd;
-
-	assert_int_equal(bpf_obj_get_info_by_fd(bpf_program__fd(prog), &pinfo,
-						&len), 0);
-	while (!bpf_link_get_next_id(id, &id)) {
-		struct bpf_link_info info = {};
-
-		len = sizeof(info);
-		fd = bpf_link_get_fd_by_id(id);
-		if (fd < 0)
-			continue;
-		if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
-		    info.prog_id == pinfo.id)
-			n++;
-		close(fd);
-	}
-	return n;
+	return usdt_test_prog_links(prog, NULL);
 }
 
 static void fire_all(void)
