@@ -137,6 +137,25 @@ static void copy_self(const char *path)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* A copy of this program at path, mapped whole (as the loader would map
+ * a library); *size its length. */
+static void *map_copy_self(const char *path, size_t *size)
+{
+	struct stat st;
+	void *map;
+	int fd;
+
+	copy_self(path);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	*size = (size_t)st.st_size;
+	map = mmap(NULL, *size, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	assert_true(map != MAP_FAILED);
+	close(fd);
+	return map;
+}
+
 struct firer {
 	pid_t pid;
 	int go;		/* write a byte: one tf:fire */
@@ -352,19 +371,11 @@ static void test_list_deleted_mapped(void **state)
 {
 	char d[128], pid[16], want[160];
 	struct run_result r;
-	struct stat st;
+	size_t size;
 	void *map;
-	int fd;
 
 	path_in(d, sizeof(d), "d");
-	copy_self(d);
-	fd = open(d, O_RDONLY | O_CLOEXEC);
-	assert_true(fd >= 0);
-	assert_int_equal(fstat(fd, &st), 0);
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_EXEC,
-		   MAP_PRIVATE, fd, 0);
-	assert_true(map != MAP_FAILED);
-	close(fd);
+	map = map_copy_self(d, &size);
 	assert_int_equal(unlink(d), 0);
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	assert_int_equal(run_tool(&r, "list", "-p", pid, "tf:fire"), 0);
@@ -373,7 +384,7 @@ static void test_list_deleted_mapped(void **state)
 	if (!strstr(r.out, want))
 		fail_msg("no '%s' in:\n%s", want, r.out);
 	run_result_free(&r);
-	munmap(map, (size_t)st.st_size);
+	munmap(map, size);
 }
 
 /* How many times the file watched by inotify fd in was opened. */
@@ -404,20 +415,13 @@ static void test_mapped_file_opened_once(void **state)
 {
 	char d[128], pid[16];
 	struct run_result r;
-	struct stat st;
+	size_t size;
 	void *map;
-	int fd, in;
+	int in;
 
 	(void)state;
 	path_in(d, sizeof(d), "once");
-	copy_self(d);
-	fd = open(d, O_RDONLY | O_CLOEXEC);
-	assert_true(fd >= 0);
-	assert_int_equal(fstat(fd, &st), 0);
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_EXEC,
-		   MAP_PRIVATE, fd, 0);
-	assert_true(map != MAP_FAILED);
-	close(fd);
+	map = map_copy_self(d, &size);
 	in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	assert_true(in >= 0);
 	assert_true(inotify_add_watch(in, d, IN_OPEN | IN_CLOSE) >= 0);
@@ -432,7 +436,7 @@ static void test_mapped_file_opened_once(void **state)
 	run_result_free(&r);
 	assert_int_equal(opens_seen(in), 1);
 	close(in);
-	munmap(map, (size_t)st.st_size);
+	munmap(map, size);
 	unlink(d);
 }
 
