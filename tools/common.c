@@ -125,7 +125,7 @@ int pid_check(const char *cmd, pid_t pid)
 	if (!maps && (errno == EACCES || errno == EPERM))
 		return tool_err("%s: pid %d: cannot read /proc/%d/maps: %s (%s)",
 				cmd, (int)pid, (int)pid, tool_strerror(errno),
-				!geteuid() || uid == (long)geteuid() ?
+				uid == (long)geteuid() ?
 				"the user may, but the process is not dumpable, or a security module, sandbox or user namespace refuses" :
 				"another user's process: needs root or CAP_SYS_PTRACE");
 	if (maps)
