@@ -1268,9 +1268,9 @@ static void as_nobody(void *arg)
 
 /*
  * A copy of the program src that nobody may run, as dir/base(src) in a
- * fresh directory dir (a "/tmp/usdt-nobody-XXXXXX" buffer): the tree may
- * sit under a directory only root may enter (CI's clone, a chroot's copy).
- * The caller unlinks bin and removes dir.
+ * fresh directory dir (a "/tmp/usdt-nobody-XXXXXX" buffer): the tree's
+ * build/ may be a directory only root may enter (a clone made under umask
+ * 077, as CI's was). The caller unlinks bin and removes dir.
  */
 static void nobody_copy(const char *src, char *dir, char *bin, size_t n)
 {
@@ -1449,8 +1449,7 @@ static void not_dumpable(const char *bin)
 }
 
 /* -p of another user's process, by a user who may not read its maps.
- * The tool runs from a copy nobody can reach (the tree may sit under a
- * directory only root may enter: a chroot's copy of it does). */
+ * The tool runs from a copy nobody can reach (nobody_copy()). */
 static void test_pid_not_ours(void **state)
 {
 	char pid[16], expect[160], dir[] = "/tmp/usdt-nobody-XXXXXX";
