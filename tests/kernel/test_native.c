@@ -682,7 +682,7 @@ static void test_sleepable(void **state)
 	assert_int_equal(bpf_link__destroy(skel->links.on_cold), 0);
 	skel->links.on_cold = NULL;
 
-	/* A manager made after load: its attach_all() takes usdt.s too. */
+	/* A manager made after load attaches it too. */
 	man = usdt_manager__new(skel->obj, NULL);
 	assert_non_null(man);
 	assert_int_equal(usdt_manager__attach_all(man, 0, NULL), 1);
