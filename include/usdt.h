@@ -387,9 +387,21 @@ struct usdt_attach_opts {
 	const void *storage;
 	size_t storage_sz;
 	bool storage_per_site;
+	/*
+	 * x86_64 "nop; nop5" call sites only: put the uprobe on the nop5,
+	 * one byte in, where Linux 6.18 and later turn it into a call into
+	 * a trampoline instead of a trap (a cheaper hit). HAZARD: that call
+	 * and the trampoline write below the traced thread's stack pointer,
+	 * into the 128-byte red zone where a leaf function may keep live
+	 * values, so the traced program may compute wrong results or crash.
+	 * Only for programs known to keep nothing there (built with
+	 * -mno-red-zone). Default false: every uprobe stays on its site's
+	 * first byte, which no kernel optimises.
+	 */
+	bool allow_red_zone_writes;
 	size_t :0;
 };
-#define usdt_attach_opts__last_field storage_per_site
+#define usdt_attach_opts__last_field allow_red_zone_writes
 
 /**
  * @brief **usdt_manager__attach()** attaches a BPF program to every call

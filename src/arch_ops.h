@@ -41,8 +41,10 @@ struct usdt__arch_ops {
 	/*
 	 * Optional: how many bytes past a call site's address to put the
 	 * uprobe, given the instruction bytes there (insn[0..len)); NULL
-	 * means 0. x86 skips the nop of a "nop; nop5" site so the kernel
-	 * can optimise the uprobe on the nop5.
+	 * means 0. Used only where the attach asks for it
+	 * (usdt_attach_opts.allow_red_zone_writes): x86 skips the nop of a
+	 * "nop; nop5" site so that the kernel can optimise the uprobe on the
+	 * nop5 into a call, which writes below the stack pointer.
 	 */
 	int (*attach_skip)(const unsigned char *insn, size_t len);
 	/*

@@ -5,11 +5,11 @@
  * perf uprobe per site. Any failure unwinds everything the call did.
  *
  * One file from read to attach: the target is opened once, its notes are
- * read from that descriptor, the nop5 check reads the same descriptor, and
- * the kernel is given the same open file as /proc/self/fd/N. A path is
- * never opened twice, so whoever controls a directory or a symlink on it
- * cannot make the kernel apply our offsets and semaphore offsets to some
- * other file. Where a process's mappings are consulted, files are matched
+ * read from that descriptor, the nop5 check (when asked) reads the same
+ * descriptor, and the kernel is given the same open file as
+ * /proc/self/fd/N. A path is never opened twice, so whoever controls a
+ * directory or a symlink on it cannot make the kernel apply our offsets
+ * and semaphore offsets to some other file. Where a process's mappings are consulted, files are matched
  * by device and inode, never by name.
  */
 #include <elf.h>
@@ -116,6 +116,7 @@ struct attach_ctx {
 	bool per_site;
 	bool use_ip, use_multi;
 	bool ext;			/* make a struct bpf_link of libbpf's */
+	bool red_zone;			/* allow_red_zone_writes: may skip */
 	const struct usdt_probe **sites;
 	size_t cnt, broken;
 	struct usdt_probe *picked;	/* the sites that match, read now */
@@ -434,6 +435,7 @@ static int attach_prepare(struct attach_ctx *c,
 	c->cookie = OPTS_GET(opts, usdt_cookie, 0);
 	c->storage = OPTS_GET(opts, storage, NULL);
 	c->per_site = OPTS_GET(opts, storage_per_site, false);
+	c->red_zone = OPTS_GET(opts, allow_red_zone_writes, false);
 	if (mode > USDT_MODE_PERF)
 		return -EINVAL;
 	/* Its spec IDs would go to our maps and never be read. (An implicit
@@ -592,7 +594,11 @@ static struct usdt_link *link_alloc(const struct attach_ctx *c)
 /*
  * The file's code bytes at the sites, read through one window for the
  * whole attach (the sites come in runs of file order: a name's, a few
- * to a read), or nothing where no site's uprobe can move (code.fd < 0).
+ * to a read), or nothing where no site's uprobe can move (code.fd < 0):
+ * every uprobe stays on its site's first byte unless the caller allowed
+ * writes below the stack pointer. No kernel's check is trusted for that:
+ * the move is harmless on a kernel that does not optimise, and on one that
+ * does, only the caller knows whether the program keeps a red zone.
  */
 static void code_src_init(const struct attach_ctx *c,
 			  struct usdt__note_src *code)
@@ -601,7 +607,7 @@ static void code_src_init(const struct attach_ctx *c,
 	size_t i, runs = 1;
 
 	*code = (struct usdt__note_src){ .fd = -1 };
-	if (!c->feat->uprobe_syscall || !c->host->attach_skip ||
+	if (!c->red_zone || !c->host->attach_skip ||
 	    c->file->fd < 0 || c->file->size <= 0)
 		return;
 	for (i = 0; i < c->cnt; i++) {

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * What the running kernel can do, probed once per process: bpf_cookie,
- * uprobe_multi links, ref_ctr_offset, x86's uprobe syscall, and what a
+ * uprobe_multi links, ref_ctr_offset, and what a
  * kprobe program's context is to it, which decides whether it takes the
  * BPF header's global functions for what they are (the section handler,
  * src/progh.c, loads them without function info where it would not).
- * Nothing here forks, starts a thread or writes anything of libbpf's.
+ * Nothing here forks, starts a thread, writes anything of libbpf's or
+ * calls a syscall the kernel may not have (a seccomp filter may kill the
+ * process for one it does not list).
  */
 #include <pthread.h>
 #include <string.h>
@@ -106,24 +108,6 @@ static bool probe_uprobe_multi(void)
 	return link_fd >= 0 || err == -EBADF;
 }
 
-/*
- * x86 optimized uprobes (6.18, "uprobes/x86: Add uprobe syscall to speed
- * up uprobe") add a uprobe() syscall for the kernel's uprobe trampolines;
- * called from anywhere else it fails (ENXIO on 6.18; 7.2 answers with
- * another error), and a kernel without it says ENOSYS. So: present unless
- * ENOSYS, as the earlier probe, which asked in a forked child, decided;
- * a library must not fork, and the call returns here on every kernel
- * seen (6.1 to 7.2).
- */
-static bool probe_uprobe_syscall(void)
-{
-#if defined(__x86_64__)
-	return syscall(336 /* __NR_uprobe */) < 0 && errno != ENOSYS;
-#else
-	return false;
-#endif
-}
-
 /* The struct (or union) type id leads to through typedefs and
  * qualifiers: its name, "" when anonymous; NULL if it leads elsewhere. */
 static const char *struct_name(const struct btf *btf, __u32 id)
@@ -199,11 +183,9 @@ static void probe_features(void)
 	features.ref_ctr = !access(
 		"/sys/bus/event_source/devices/uprobe/format/ref_ctr_offset",
 		F_OK);
-	features.uprobe_syscall = probe_uprobe_syscall();
 	probe_ctx_name();
-	pr_debug("kernel features: bpf_cookie %d, uprobe_multi %d, ref_ctr_offset %d, uprobe syscall %d\n",
-		 features.bpf_cookie, features.uprobe_multi, features.ref_ctr,
-		 features.uprobe_syscall);
+	pr_debug("kernel features: bpf_cookie %d, uprobe_multi %d, ref_ctr_offset %d\n",
+		 features.bpf_cookie, features.uprobe_multi, features.ref_ctr);
 }
 
 const struct usdt__features *usdt__features(void)

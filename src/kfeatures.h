@@ -16,7 +16,6 @@ struct usdt__features {
 	bool bpf_cookie;	/* bpf_get_attach_cookie() for uprobes */
 	bool uprobe_multi;	/* BPF_TRACE_UPROBE_MULTI links */
 	bool ref_ctr;		/* uprobe ref_ctr_offset (semaphores) */
-	bool uprobe_syscall;	/* x86 optimized (nop5) uprobes */
 	/* The struct a kprobe program's context is to the kernel (what its
 	 * bpf_user_pt_regs_t stands for: "pt_regs" on x86, "user_pt_regs"
 	 * on arm64, "" on s390x); ctx_known false without kernel BTF, where

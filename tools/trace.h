@@ -102,6 +102,7 @@ struct trace_ctx {
 	struct site_ref { uint64_t off; uint32_t probe, file; } *site_refs;
 	struct arg_fmt hit_args[TRACE_MAX_ARGS];	/* site_args()'s */
 	bool ustack;		/* --ustack */
+	bool red_zone;		/* --allow-red-zone-writes */
 	unsigned int str_size;	/* -s */
 	/* Strings read again from user space (trace_fmt.c's refetch()). */
 	char refetched[TRACE_MAX_ARGS][TRACE_STR_MAX + 1];
@@ -204,6 +205,7 @@ struct trace_opts {
 	uint32_t rb_size;	/* the ring buffer's bytes; 0: the default */
 	bool quiet;
 	bool ustack;		/* --ustack */
+	bool red_zone;		/* --allow-red-zone-writes */
 	char **enables;		/* --enable's patterns */
 	int enable_cnt;
 	char **pos;		/* TARGET, patterns and formats */

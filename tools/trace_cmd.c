@@ -110,6 +110,13 @@ static const char trace_usage[] =
 "                       semaphores (their hits are not reported); e.g.\n"
 "                       python:line, without which CPython 3.11 reports\n"
 "                       few python:function__entry hits\n"
+"      --allow-red-zone-writes\n"
+"                       on x86_64, put the uprobe of a \"nop; nop5\" site on\n"
+"                       the nop5, which Linux 6.18+ turns into a call: a\n"
+"                       cheaper hit, but the kernel then writes below the\n"
+"                       traced thread's stack pointer, into values a leaf\n"
+"                       function keeps there (the red zone): only for\n"
+"                       programs built with -mno-red-zone\n"
 "  -h, --help           this help\n"
 "\n"
 "Examples:\n"
@@ -288,6 +295,9 @@ static int parse_long_opt(struct trace_opts *o, int c, char *arg)
 	case 'q':
 		o->quiet = true;
 		return 0;
+	case 'R':
+		o->red_zone = true;
+		return 0;
 	case 'e':
 		o->enables[o->enable_cnt++] = arg;
 		return 0;
@@ -372,6 +382,7 @@ static int parse_args(int argc, char **argv, struct trace_opts *o,
 		{ "ustack", no_argument, NULL, 'U' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "enable", required_argument, NULL, 'e' },
+		{ "allow-red-zone-writes", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};

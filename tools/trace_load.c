@@ -479,7 +479,8 @@ static char *glob_escape(const char *s)
 
 struct usdt_link *trace_attach_one(struct trace_run *r, size_t i)
 {
-	USDT_OPTS(usdt_attach_opts, aopts, .usdt_cookie = i, .mode = r->o.mode);
+	USDT_OPTS(usdt_attach_opts, aopts, .usdt_cookie = i, .mode = r->o.mode,
+		  .allow_red_zone_writes = r->o.red_zone);
 	struct probe_ent *p = &r->ctx.probes[i];
 	char *prov = glob_escape(p->provider);
 	char *name = glob_escape(p->name);
@@ -533,7 +534,8 @@ static int attach_patterns(struct trace_run *r)
 
 		for (k = 0; f->file && k < pats_or_one(sel); k++) {
 			USDT_OPTS(usdt_attach_opts, aopts, .mode = r->o.mode,
-				  .usdt_cookie = TRACE_COOKIE_BY_OFFSET);
+				  .usdt_cookie = TRACE_COOKIE_BY_OFFSET,
+				  .allow_red_zone_writes = r->o.red_zone);
 			const struct pattern *p = sel->pat_cnt ?
 						  &sel->pats[k] : &any;
 

@@ -305,10 +305,15 @@ static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 }
 
 /*
- * Newer <sys/sdt.h> emit "nop; nop5" at a probe (0x90, then 0f 1f 44 00
- * 00). A uprobe on a 5-byte nop can be optimised by the kernel (6.18,
- * uprobe syscall) into a call instead of a trap; the one-byte nop before
- * it changes no register, so the arguments read the same at +1.
+ * Some <sys/sdt.h> emit "nop; nop5" at a probe (0x90, then 0f 1f 44 00
+ * 00). A uprobe on the 5-byte nop can be optimised by the kernel (6.18,
+ * uprobe syscall) into a call instead of a trap, and the one-byte nop
+ * before it changes no register, so the arguments read the same at +1.
+ * But that call and the kernel's trampoline push onto the traced
+ * thread's stack, into the 128-byte red zone below %rsp where a leaf
+ * function keeps live values: the attach moves a uprobe here only when
+ * asked (usdt_attach_opts.allow_red_zone_writes). "nop; nop10" sites
+ * never move.
  */
 static int attach_skip(const unsigned char *insn, size_t len)
 {

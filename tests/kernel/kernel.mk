@@ -119,3 +119,7 @@ $(KTEST_DIR)/native_probes-O%.o: tests/kernel/native_probes.c
 NATIVE_PROBES := $(KTEST_DIR)/native_probes-O0.o $(KTEST_DIR)/native_probes-O2.o
 DEPS_test_native += $(NATIVE_PROBES) $(KTEST_DIR)/libsemabss.so
 LDFLAGS_test_native += $(NATIVE_PROBES) -lsemabss
+
+# Red-zone sites, traced through every way to attach, `usdt trace` too.
+LDFLAGS_test_redzone = $(TOOL_TEST_DEFS)
+DEPS_test_redzone = $(TOOL)

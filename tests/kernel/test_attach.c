@@ -69,9 +69,10 @@ static void call_mix(void)
 }
 
 #ifdef __x86_64__
-/* A "nop; nop5" site, as newer <sys/sdt.h> emit: the uprobe goes on the
- * nop5, and a %rip-relative argument must still read right. Written in
- * asm so that no compiler puts anything between the two. */
+/* A "nop; nop5" site, as some <sys/sdt.h> emit: the uprobe goes on the
+ * nop5 only when asked, and a %rip-relative argument must read right
+ * either way. Written in asm so that no compiler puts anything between
+ * the two. */
 void fire_nop5(long v);
 __asm__(".pushsection .text\n"
 	".globl fire_nop5\n"
@@ -416,18 +417,20 @@ static void test_nop5_combo(void **state)
 		if (!strcmp(usdt_probe__name(usdt_file__probe(file, i)), "nop5"))
 			p = usdt_file__probe(file, i);
 	assert_non_null(p);
-	for (modes = 0; modes < 2; modes++) {
-		USDT_OPTS(usdt_attach_opts, o, .force_ip_map = modes == 1);
+	/* Modes: bpf_cookie or IP map, each with the uprobe on the site's
+	 * first byte (the default) or, where the caller allows writes below
+	 * the stack pointer, on the nop5, one byte in: the arguments, the
+	 * %rip-relative one too, read the same either way. */
+	for (modes = 0; modes < 4; modes++) {
+		USDT_OPTS(usdt_attach_opts, o, .force_ip_map = modes & 1,
+			  .allow_red_zone_writes = modes >= 2);
 		struct usdt_link *l;
 
 		reset(f->skel);
 		l = attach(f->man, f->skel->progs.on_usdt, 0, "/proc/self/exe",
 			   "test", "nop5", &o);
-		/* On a kernel with optimised uprobes, the uprobe is on the
-		 * nop5, one byte in. */
 		assert_int_equal(usdt__link_offset(l, 0),
-				 usdt_probe__file_offset(p) +
-					 (usdt__features()->uprobe_syscall ? 1 : 0));
+				 usdt_probe__file_offset(p) + (modes >= 2));
 		fire_nop5(99);
 		fire_nop5(100);
 		assert_int_equal(hits(f->skel), 2);

@@ -283,23 +283,6 @@ static bool counts_semaphore(void)
 	return during == before + 1;
 }
 
-#if defined(__x86_64__)
-/* x86's uprobe syscall: the kernel's symbol table names its entry. */
-static bool kallsyms_has(const char *name)
-{
-	FILE *f = fopen("/proc/kallsyms", "r");
-	char line[256], sym[200];
-	bool found = false;
-
-	assert_non_null(f);
-	while (!found && fgets(line, sizeof(line), f))
-		found = sscanf(line, "%*s %*s %199s", sym) == 1 &&
-			!strcmp(sym, name);
-	fclose(f);
-	return found;
-}
-#endif
-
 /* What the kernel's BTF, read by libbpf, says bpf_user_pt_regs_t is:
  * the struct's name into buf, or false without BTF. */
 static bool btf_ctx_name(char *buf, size_t size)
@@ -326,7 +309,7 @@ static bool btf_ctx_name(char *buf, size_t size)
  * Each feature is what the kernel does when asked directly, and, as
  * Debian's kernels build in everything the probes need, what its version
  * says (the commits: bpf_cookie 5.15, uprobe_multi 6.6, ref_ctr_offset
- * 4.20, x86's uprobe syscall 6.18, the bpf_user_pt_regs_t context 6.8).
+ * 4.20, the bpf_user_pt_regs_t context 6.8).
  */
 static void test_features(void **state)
 {
@@ -334,21 +317,15 @@ static void test_features(void **state)
 	char ctx[64] = "";
 	bool btf;
 
-	print_message("features: bpf_cookie=%d uprobe_multi=%d ref_ctr=%d uprobe_syscall=%d ctx=%s\n",
+	print_message("features: bpf_cookie=%d uprobe_multi=%d ref_ctr=%d ctx=%s\n",
 		      f->bpf_cookie, f->uprobe_multi, f->ref_ctr,
-		      f->uprobe_syscall, f->ctx_known ? f->ctx_name : "?");
+		      f->ctx_known ? f->ctx_name : "?");
 	assert_int_equal(f->bpf_cookie, has_cookie_helper());
 	assert_int_equal(f->bpf_cookie, kernel_at_least(5, 15));
 	assert_int_equal(f->uprobe_multi, makes_uprobe_multi());
 	assert_int_equal(f->uprobe_multi, kernel_at_least(6, 6));
 	assert_int_equal(f->ref_ctr, counts_semaphore());
 	assert_int_equal(f->ref_ctr, kernel_at_least(4, 20));
-#if defined(__x86_64__)
-	assert_int_equal(f->uprobe_syscall, kallsyms_has("__x64_sys_uprobe"));
-	assert_int_equal(f->uprobe_syscall, kernel_at_least(6, 18));
-#else
-	assert_false(f->uprobe_syscall);
-#endif
 	btf = btf_ctx_name(ctx, sizeof(ctx));
 	assert_int_equal(f->ctx_known, btf);
 	assert_int_equal(btf, !access("/sys/kernel/btf/vmlinux", R_OK));
