@@ -17,12 +17,13 @@
 #    passed on stdin. There, on this machine's kernel:
 #    - the files are where a user looks for them, and apt brought what
 #      libusdt-dev depends on;
-#    - the examples libusdt-dev ships (examples/'s hello, hello_skel and
-#      target) are built by their Makefile.standalone with pkg-config, gcc,
+#    - the examples libusdt-dev ships (examples/'s hello, hello_skel,
+#      counters and target) are built by their Makefile.standalone with pkg-config, gcc,
 #      clang and bpftool against the installed packages only, hello
 #      linked with libusdt.so.0 and again with libusdt.a;
 #    - `usdt list` shows the example target's probes, `usdt trace` traces
-#      it live, and hello and hello_skel print its greetings.
+#      it live, hello and hello_skel print its greetings, and counters its
+#      counts.
 #
 # KEEP=1 keeps the temporary directory (its path is printed).
 # DEB_BUILD_OPTIONS defaults to parallel=2.
@@ -170,6 +171,10 @@ for prog in ./hello ./hello_skel /tmp/ex-static/hello; do
 			fail "$prog: no greeting $hit"
 	done
 done
+step "./counters (per-attach storage, counters read in place)"
+./counters | tee /tmp/counters.out
+grep -q "^counters: hello:greet site 0: 3 hits, 2 counted" /tmp/counters.out ||
+	fail "counters: no hello:greet count"
 echo
 echo "packages-test.sh (chroot): all checks passed"
 CHROOT
