@@ -350,6 +350,52 @@ int trace_check_fmts(struct probe_ent *p)
 	return 0;
 }
 
+/* The highest argument the filter compares, or -1. */
+static int filter_max_arg(const char *expr)
+{
+	struct trace_filter f;
+	char why[240];
+	int max = -1;
+	__u32 i;
+
+	memset(&f, 0, sizeof(f));
+	if (!expr || filter_parse(expr, &f, why, sizeof(why)))
+		return -1;	/* said when the program is set up */
+	for (i = 0; i < f.term_cnt; i++)
+		if (f.terms[i].operand < TRACE_MAX_ARGS &&
+		    (int)f.terms[i].operand > max)
+			max = f.terms[i].operand;
+	return max;
+}
+
+/*
+ * Does some probe have argument arg (what --hist, --by or the filter
+ * reads)? If none: the error, with how arguments are numbered (from arg0,
+ * as bpftrace; bcc's tools count from arg1). For the filter, a probe
+ * without it is said: a term on it never holds there.
+ */
+static int check_arg_known(const struct trace_ctx *ctx, int arg,
+			   const char *what)
+{
+	bool any = false;
+	size_t i;
+
+	for (i = 0; i < ctx->probe_cnt; i++)
+		any |= ctx->probes[i].arg_cnt > arg;
+	if (!any)
+		return tool_err("trace: no matching probe has argument %d, which %s reads (arguments count from arg0, as in bpftrace; bcc's arg1 is arg0 here)",
+				arg, what);
+	if (strcmp(what, "the filter"))
+		return 0;
+	for (i = 0; i < ctx->probe_cnt; i++)
+		if (ctx->probes[i].arg_cnt <= arg)
+			probe_err(&ctx->probes[i],
+				  "warning: has %d argument%s: the filter's terms on arg%d never hold for it",
+				  ctx->probes[i].arg_cnt,
+				  ctx->probes[i].arg_cnt == 1 ? "" : "s", arg);
+	return 0;
+}
+
 /* Roles for --latency and the formats' fit; 0 or the exit status. */
 int trace_check_table(struct trace_ctx *ctx, const struct trace_opts *o,
 		      const struct selection *sel)
@@ -379,15 +425,11 @@ int trace_check_table(struct trace_ctx *ctx, const struct trace_opts *o,
 		return tool_err("trace: no probe matches %s",
 				roles & TRACE_ROLE_START ? o->sum.lat_end :
 							   o->sum.lat_start);
-	if (o->sum.mode == TRACE_HIST || o->sum.by_arg >= 0) {
-		int arg = o->sum.mode == TRACE_HIST ? o->sum.hist_arg :
-						       o->sum.by_arg;
-
-		for (i = 0; i < ctx->probe_cnt; i++)
-			if (ctx->probes[i].arg_cnt > arg)
-				return 0;
-		return tool_err("trace: no matching probe has argument %d",
-				arg);
-	}
-	return 0;
+	if (o->sum.mode == TRACE_HIST &&
+	    check_arg_known(ctx, o->sum.hist_arg, "--hist"))
+		return 1;
+	if (o->sum.by_arg >= 0 && check_arg_known(ctx, o->sum.by_arg, "--by"))
+		return 1;
+	err = filter_max_arg(o->filter);
+	return err >= 0 ? check_arg_known(ctx, err, "the filter") : 0;
 }

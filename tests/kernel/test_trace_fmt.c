@@ -519,7 +519,7 @@ static void test_filter(void **state)
 		  "6 7 8" },
 		{ "arg0 < -1 || arg0 == 0", "0" },
 		{ "pid == 1", "" },
-		{ "tid > 0 && arg5 == 0", "" },
+		{ "tid > 0 && arg0 == 2", "2" },
 	};
 	size_t i;
 
@@ -553,14 +553,24 @@ static void test_filter_errors(void **state)
 		"arg0 == \"abc\"x",
 		"arg0 == \"0123456789012345678901234567890123456789012345678901234567890123\"",
 	};
+	struct run_result r;
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(bad); i++) {
-		struct run_result r;
-
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
 		run_fails(&r, "usdt: trace: filter '", "trace", "--filter",
 			  bad[i], TF, "tf:val");
-	}
+	/* An argument no probe has is an error, said with how arguments
+	 * count (from arg0: bcc's users write arg1 for the first). */
+	run_fails(&r, "usdt: trace: no matching probe has argument 5, which the filter reads (arguments count from arg0, as in bpftrace; bcc's arg1 is arg0 here)\n",
+		  "trace", "--filter", "tid > 0 && arg5 == 0", TF, "tf:val");
+	/* One some probe has: said for the others, where its terms never
+	 * hold (a missing argument is no 0). */
+	run_ok(&r, "trace", "--filter", "arg0 == 3 || arg7 == 12345", "-c",
+	       TF " 9", TF, "tf:val", "tf:mem");
+	expect_in(r.err, "usdt: trace: tf:val: warning: has 1 argument: the filter's terms on arg7 never hold for it\n");
+	expect_in(r.out, " tf:val 3\n");
+	assert_null(strstr(r.out, " tf:val 2\n"));
+	run_result_free(&r);
 }
 
 /* Constants the signed 64-bit comparison cannot hold are refused: taken
