@@ -17,9 +17,14 @@
  * descriptor costs a syscall per spec and a descriptor per 64 specs.
  *
  * Chunks are never taken out while the manager lives (hits of links being
- * destroyed may still read them); at release, they are taken out of the
- * outer map unless a pinned link still reads them, so that another manager
- * may use the object afterwards.
+ * destroyed may still read them). Each update or delete of an outer map
+ * waits for an RCU grace period (tens of milliseconds), so a release takes
+ * out chunk 0 alone, unless a pinned link still reads them: an empty entry
+ * 0 says "no store here" to the next manager of the object, which puts its
+ * own chunks over what a released store left at 1, 2, ... as it grows
+ * (that costs it nothing more than an empty entry would), while a live
+ * store, whose chunk 0 is in place, is never shared. What is left is kernel
+ * memory until it is replaced or the object is closed.
  */
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -245,7 +250,9 @@ static int chunk_add(struct usdt__chunks *c)
 	c->free = nfree;
 	if (c->aux_sz && !(aux = calloc(c->per, c->aux_sz)))
 		return -ENOMEM;
-	if (!bpf_map_lookup_elem(c->fd, &k, &inner_id)) {
+	/* Chunk 0 in place: a live store (above: a released one leaves
+	 * entries from 1 on, which this one replaces). */
+	if (!k && !bpf_map_lookup_elem(c->fd, &k, &inner_id)) {
 		pr_warn("%s already holds chunk %u: is the map shared with another manager (reused or pinned)?\n",
 			c->name, k);
 		free(aux);
@@ -480,9 +487,11 @@ void usdt__chunks_close(struct usdt__chunks *c, bool keep)
 		else
 			close(c->fds[k]);
 		free(c->aux[k]);
-		if (!keep && c->fd >= 0 && k < c->outer_cnt)
-			bpf_map_delete_elem(c->fd, &k);
 	}
+	/* One wait, not one per chunk (above). */
+	k = 0;
+	if (!keep && c->fd >= 0 && c->outer_cnt)
+		bpf_map_delete_elem(c->fd, &k);
 	close(c->fd);
 	free(c->mem);
 	free(c->aux);

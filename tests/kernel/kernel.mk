@@ -104,7 +104,10 @@ $(KTEST_DIR)/cap_sites.o: tests/kernel/cap_sites.S
 	@mkdir -p $(@D)
 	$(Q)$(CC) -c $< -o $@
 DEPS_test_capacity := $(KTEST_DIR)/cap_sites.o
-LDFLAGS_test_capacity := $(KTEST_DIR)/cap_sites.o
+# Updates and deletes of arrays of maps counted (RCU grace-period waits).
+LDFLAGS_test_capacity := $(KTEST_DIR)/cap_sites.o \
+	-Wl,--wrap=bpf_map_delete_elem -Wl,--wrap=bpf_map_update_elem \
+	-Wl,--wrap=bpf_map_update_batch
 
 # A skeleton app with no manager: libusdttest.so and cap:more's 64 sites.
 DEPS_test_native := $(KTEST_DIR)/libusdttest.so $(KTEST_DIR)/cap_sites.o

@@ -5,7 +5,9 @@
  * created as needed; E2BIG past that hard limit with nothing left; IDs
  * recycled after destroy; a few probes cost one chunk and no IP map; the
  * IP map created at the first IP-map attach and grown, hits going on
- * through the swap; a second manager on the same maps refused with EBUSY.
+ * through the swap; a second manager on the same maps refused with EBUSY;
+ * a manager's free waits for one RCU grace period, not one per chunk, and
+ * the next manager of the object puts its chunks over what is left.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -253,12 +255,112 @@ static void test_second_manager_busy(void **state)
 	capacity_test__destroy(f.skel);
 }
 
+/*
+ * Updates and deletes of an array of maps, each of which waits for an RCU
+ * grace period (a batch waits once): counted while count_waits is set
+ * (-Wl,--wrap, tests/kernel/kernel.mk).
+ */
+static bool count_waits;
+static int outer_waits;
+
+int __real_bpf_map_delete_elem(int fd, const void *key);
+int __real_bpf_map_update_elem(int fd, const void *key, const void *value,
+			       __u64 flags);
+int __real_bpf_map_update_batch(int fd, const void *keys, const void *values,
+				__u32 *count,
+				const struct bpf_map_batch_opts *opts);
+
+static void note_wait(int fd)
+{
+	struct bpf_map_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (count_waits && !bpf_obj_get_info_by_fd(fd, &info, &len) &&
+	    info.type == BPF_MAP_TYPE_ARRAY_OF_MAPS)
+		outer_waits++;
+}
+
+int __wrap_bpf_map_delete_elem(int fd, const void *key)
+{
+	note_wait(fd);
+	return __real_bpf_map_delete_elem(fd, key);
+}
+
+int __wrap_bpf_map_update_elem(int fd, const void *key, const void *value,
+			       __u64 flags)
+{
+	note_wait(fd);
+	return __real_bpf_map_update_elem(fd, key, value, flags);
+}
+
+int __wrap_bpf_map_update_batch(int fd, const void *keys, const void *values,
+				__u32 *count,
+				const struct bpf_map_batch_opts *opts)
+{
+	note_wait(fd);
+	return __real_bpf_map_update_batch(fd, keys, values, count, opts);
+}
+
+/* The kernel ID of the map in entry k of outer, or 0. */
+static __u32 inner_id(int outer, __u32 k)
+{
+	__u32 id = 0;
+
+	return bpf_map_lookup_elem(outer, &k, &id) ? 0 : id;
+}
+
+/*
+ * Two chunks of specs: the free takes chunk 0 out (one wait) and leaves
+ * chunk 1; a second manager of the object then attaches into chunk 0 and
+ * a chunk 1 of its own in that place, and its hits read its specs.
+ */
+static void test_free_one_wait(void **state)
+{
+	struct usdt_link *few, *more;
+	struct usdt_manager *man2;
+	__u32 left;
+	struct fix f;
+
+	(void)state;
+	open_loaded(&f);
+	few = attach(&f, -1, "few", NULL);
+	more = attach(&f, -1, "more", NULL);
+	assert_int_equal(inner_cnt(specs_fd(&f)), 2);	/* 67 specs */
+	fire_checked(&f, cap_fire_more, 64, 64 * 100000 + 63 * 64 / 2);
+	usdt_link__destroy(few);
+	usdt_link__destroy(more);
+	left = inner_id(specs_fd(&f), 1);
+	assert_int_not_equal(left, 0);
+
+	count_waits = true, outer_waits = 0;
+	usdt_manager__free(f.man);
+	count_waits = false;
+	assert_int_equal(outer_waits, 1);
+	assert_int_equal(inner_id(specs_fd(&f), 0), 0);
+	assert_int_equal(inner_id(specs_fd(&f), 1), left);
+
+	man2 = usdt_manager__new(f.skel->obj, NULL);
+	assert_non_null(man2);
+	f.man = man2;
+	more = attach(&f, -1, "more", NULL);
+	few = attach(&f, -1, "few", NULL);
+	assert_int_equal(inner_cnt(specs_fd(&f)), 2);
+	assert_int_not_equal(inner_id(specs_fd(&f), 1), left);
+	fire_checked(&f, fire_few, 3, 6);
+	fire_checked(&f, cap_fire_more, 64, 64 * 100000 + 63 * 64 / 2);
+	usdt_link__destroy(few);
+	usdt_link__destroy(more);
+	close_fix(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_few_probes_one_chunk),
 		cmocka_unit_test(test_ip_map_grows),
 		cmocka_unit_test(test_second_manager_busy),
+		cmocka_unit_test(test_free_one_wait),
 		cmocka_unit_test(test_64k_specs_no_option),
 	};
 

@@ -121,8 +121,8 @@ static void test_bad_opts(void **state)
 
 	struct usdt_attach_opts ao = { .sz = sizeof(ao) };
 
-	end = offsetof(struct usdt_attach_opts, storage_per_site) +
-	      sizeof(ao.storage_per_site);
+	end = offsetof(struct usdt_attach_opts, allow_red_zone_writes) +
+	      sizeof(ao.allow_red_zone_writes);
 	assert_true(end < sizeof(ao));
 	((char *)&ao)[end] = 1;
 	errno = 0;

@@ -115,7 +115,9 @@ int __wrap_bpf_map_update_elem(int fd, const void *key, const void *value,
 	}
 	assert_true(fd > STDERR_FILENO);
 	assert_true(k < FAKE_CHUNKS);
-	assert_int_equal(chunk_fd[k], -1);
+	/* An array of maps: the new entry replaces what was there. */
+	if (chunk_fd[k] >= 0)
+		close(chunk_fd[k]);
 	chunk_fd[k] = dup(*(const int *)value);
 	return 0;
 }
@@ -188,10 +190,15 @@ static int teardown(void **state)
 {
 	int k;
 
-	/* The chunks come out of the outer map with the manager. */
+	/* Chunk 0 comes out of the outer map with the manager (one grace
+	 * period), the rest stay for the next manager to replace. */
 	usdt__manager_release(*state);
-	for (k = 0; k < FAKE_CHUNKS; k++)
-		assert_int_equal(chunk_fd[k], -1);
+	assert_int_equal(chunk_fd[0], -1);
+	for (k = 1; k < FAKE_CHUNKS; k++) {
+		if (chunk_fd[k] >= 0)
+			close(chunk_fd[k]);
+		chunk_fd[k] = -1;
+	}
 	return 0;
 }
 
@@ -334,14 +341,35 @@ static void test_failed_chunk_takes_nothing(void **state)
 	assert_int_equal(chunks(), 1);
 	f = fake(1);
 	assert_memory_equal(&f, &b, sizeof(b));
-	/* A chunk already in the outer map is another manager's. */
+	/* Entry 1 left by a released manager: replaced at the flush. */
 	chunk_fd[1] = dup(chunk_fd[0]);
 	man->specs.next = USDT_SPEC_CHUNK;
 	assert_int_equal(usdt__spec_get(man, &(struct usdt_spec){ .arg_cnt = 5 }),
-			 -EBUSY);
-	assert_int_equal(man->specs.live_cnt, 2);
-	close(chunk_fd[1]);
-	chunk_fd[1] = -1;
+			 USDT_SPEC_CHUNK);
+	assert_int_equal(usdt__chunks_flush(&man->specs), 0);
+	f = fake(USDT_SPEC_CHUNK);
+	assert_int_equal(f.arg_cnt, 5);
+	assert_int_equal(man->specs.live_cnt, 3);
+}
+
+/* A chunk 0 in the outer map is a live manager's: another one's first
+ * chunk is refused, and takes nothing. */
+static void test_chunk0_taken_busy(void **state)
+{
+	struct usdt_manager *man = *state, *man2 = calloc(1, sizeof(*man2));
+	struct usdt_spec a = spec_of(1), b = spec_of(2);
+
+	assert_non_null(man2);
+	man2->specs_map = man->specs_map;
+	man2->owner = getpid();
+	man2->ips.outer_fd = man2->ips.fd = -1;
+	assert_int_equal(usdt__spec_get(man, &a), 0);
+	assert_int_equal(usdt__chunks_flush(&man->specs), 0);
+	assert_int_equal(usdt__spec_get(man2, &b), -EBUSY);
+	assert_int_equal(man2->specs.live_cnt, 0);
+	assert_int_equal(man2->specs.cnt, 0);
+	usdt__manager_release(man2);
+	assert_true(chunk_fd[0] >= 0);	/* man's stays */
 }
 
 static void test_many_cycles_stay_compact(void **state)
@@ -376,6 +404,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_grows_then_e2big, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_cap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_chunk0_taken_busy, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_failed_chunk_takes_nothing,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_cycles_stay_compact,
