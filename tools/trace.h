@@ -204,6 +204,7 @@ struct trace_opts {
 	uint32_t rb_size;	/* the ring buffer's bytes; 0: the default */
 	bool quiet;
 	bool ustack;		/* --ustack */
+	bool fault_in;		/* --fault-in */
 	char **enables;		/* --enable's patterns */
 	int enable_cnt;
 	char **pos;		/* TARGET, patterns and formats */
@@ -247,10 +248,10 @@ struct trace_run {
 	bool use_sites, no_vma;
 	/* libbpf finds no kernel BTF: it gets an empty one (empty_btf()). */
 	bool no_kernel_btf;
-	/* The program loads sleepable, to fault in what hits read (see
-	 * fault_in in usdt_trace.bpf.c); no_fault_in once the kernel
-	 * refused that. */
-	bool fault_in, no_fault_in;
+	/* --fault-in: the program loads sleepable, to fault in what hits
+	 * read (see fault_in in usdt_trace.bpf.c); no_fault_in once the
+	 * kernel refused that. reads_user: hits read user memory. */
+	bool fault_in, no_fault_in, reads_user;
 	struct usdt_link **pat_links;
 	int pat_link_cnt;
 	size_t attached;	/* probes attached */

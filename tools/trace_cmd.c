@@ -86,6 +86,16 @@ static const char trace_usage[] =
 "  -n, --limit COUNT    stop after COUNT hits\n"
 "  -d, --duration SECS  stop after SECS seconds\n"
 "  -s, --string-size N  read at most N bytes of each %s string (default 64)\n"
+"      --fault-in       fault in, at the hit, the pages of strings (typed\n"
+"                       loads, filter and --by strings) the process has not\n"
+"                       touched yet: a sleepable BPF program, in processes\n"
+"                       of your own user (Linux 6.0+). HAZARD: a process\n"
+"                       that stalls the fault (userfaultfd, a hung FUSE\n"
+"                       server) stalls every uprobe detach on the machine,\n"
+"                       by any tool, and this tool's exit, as long as it\n"
+"                       likes. Without it, such strings are read again from\n"
+"                       user space as hits print (? if that fails);\n"
+"                       the filter and --by see them unreadable\n"
 "  -f, --filter EXPR    only hits where EXPR holds, decided in the kernel:\n"
 "                       argN, pid, tid compared (== != < <= > >=) with an\n"
 "                       integer, or argN == / != a \"string\", joined by &&\n"
@@ -285,6 +295,9 @@ static int parse_long_opt(struct trace_opts *o, int c, char *arg)
 	case 'U':
 		o->ustack = true;
 		return 0;
+	case 'F':
+		o->fault_in = true;
+		return 0;
 	case 'q':
 		o->quiet = true;
 		return 0;
@@ -370,6 +383,7 @@ static int parse_args(int argc, char **argv, struct trace_opts *o,
 		{ "buffer-size", required_argument, NULL, 'b' },
 		{ "by", required_argument, NULL, 'B' },
 		{ "ustack", no_argument, NULL, 'U' },
+		{ "fault-in", no_argument, NULL, 'F' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "enable", required_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
