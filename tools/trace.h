@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include "tool.h"
 #include "trace_event.h"
@@ -298,6 +299,24 @@ const char *trace_attach_why(const struct trace_run *r,
 			     const struct probe_ent *p, int err);
 /* The "attached N probes" line on stderr. */
 void trace_say_attached(const struct trace_run *r);
+
+/* trace_peek.c: a traced process's memory, read from user space with a
+ * deadline. */
+#define TRACE_PEEK_WAIT_MS 200
+/*
+ * process_vm_readv() of pid's remote[0..cnt) (at most 4 pieces) into buf
+ * (len bytes, at most TRACE_STR_MAX), waited for at most
+ * TRACE_PEEK_WAIT_MS (20 ms once trace_stop_signal is set): the bytes
+ * read, or -errno: -ETIMEDOUT when it took longer, or was not tried
+ * because an earlier read of pid is still waiting (a page held with
+ * userfaultfd, a FUSE server that does not answer); -EAGAIN when no
+ * reader thread could be made. Main thread only.
+ */
+ssize_t trace_peek(pid_t pid, void *buf, size_t len,
+		   const struct iovec *remote, unsigned long cnt);
+/* Is a read still held in the kernel? Its thread ends only with the
+ * process. */
+bool trace_peek_stuck(void);
 
 /* trace_stack.c: the user stack a hit carries, symbolized. */
 struct stack_state;

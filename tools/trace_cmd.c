@@ -94,7 +94,7 @@ static const char trace_usage[] =
 "                       server) stalls every uprobe detach on the machine,\n"
 "                       by any tool, and this tool's exit, as long as it\n"
 "                       likes. Without it, such strings are read again from\n"
-"                       user space as hits print (? if that fails);\n"
+"                       user space as hits print (? if not within 0.2 s);\n"
 "                       the filter and --by see them unreadable\n"
 "  -f, --filter EXPR    only hits where EXPR holds, decided in the kernel:\n"
 "                       argN, pid, tid compared (== != < <= > >=) with an\n"
@@ -1082,5 +1082,13 @@ out:
 	free(r.o.enables);
 	free(args);
 	free(joined);
+	/* A read still held in the kernel (trace_peek.c) ends only with the
+	 * process: end it now, without the atexit handlers, one of which
+	 * (LeakSanitizer's, in sanitizer builds) first stops every thread
+	 * and would wait for that one as long as the page is held. */
+	if (trace_peek_stuck()) {
+		fflush(NULL);
+		_exit(ret);
+	}
 	return ret;
 }
