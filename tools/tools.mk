@@ -9,7 +9,8 @@
 TOOL := $(OBJDIR)/usdt
 TOOL_SRCS := tools/usdt.c tools/common.c tools/list.c tools/trace_cmd.c \
 	tools/trace_fmt.c tools/trace_filter.c tools/trace_sum.c tools/trace_files.c \
-	tools/trace_watch.c tools/trace_stack.c tools/trace_table.c tools/trace_load.c
+	tools/trace_watch.c tools/trace_stack.c tools/trace_table.c tools/trace_load.c \
+	tools/trace_peek.c
 TOOL_SKEL := $(OBJDIR)/skel/tools/usdt_trace.skel.h
 TOOL_CFLAGS := $(ALL_CFLAGS) -I$(OBJDIR)/skel/tools -Itools
 TOOL_OBJS := $(patsubst %.c,$(OBJDIR)/%.o,$(TOOL_SRCS))
@@ -24,7 +25,7 @@ $(OBJDIR)/tools/%.o: tools/%.c tools/tool.h tools/trace.h tools/trace_event.h \
 
 $(TOOL): $(TOOL_OBJS) $(STATIC_LIB)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(TOOL_OBJS) $(STATIC_LIB) $(LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -pthread -o $@ $(TOOL_OBJS) $(STATIC_LIB) $(LIBS)
 
 $(OBJDIR)/bpf/tools/usdt_trace.bpf.o: tools/trace_event.h
 

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include "tool.h"
 #include "trace_event.h"
@@ -206,6 +207,7 @@ struct trace_opts {
 	bool quiet;
 	bool ustack;		/* --ustack */
 	bool red_zone;		/* --allow-red-zone-writes */
+	bool fault_in;		/* --fault-in */
 	char **enables;		/* --enable's patterns */
 	int enable_cnt;
 	char **pos;		/* TARGET, patterns and formats */
@@ -249,10 +251,10 @@ struct trace_run {
 	bool use_sites, no_vma;
 	/* libbpf finds no kernel BTF: it gets an empty one (empty_btf()). */
 	bool no_kernel_btf;
-	/* The program loads sleepable, to fault in what hits read (see
-	 * fault_in in usdt_trace.bpf.c); no_fault_in once the kernel
-	 * refused that. */
-	bool fault_in, no_fault_in;
+	/* --fault-in: the program loads sleepable, to fault in what hits
+	 * read (see fault_in in usdt_trace.bpf.c); no_fault_in once the
+	 * kernel refused that. reads_user: hits read user memory. */
+	bool fault_in, no_fault_in, reads_user;
 	struct usdt_link **pat_links;
 	int pat_link_cnt;
 	size_t attached;	/* probes attached */
@@ -299,6 +301,24 @@ const char *trace_attach_why(const struct trace_run *r,
 			     const struct probe_ent *p, int err);
 /* The "attached N probes" line on stderr. */
 void trace_say_attached(const struct trace_run *r);
+
+/* trace_peek.c: a traced process's memory, read from user space with a
+ * deadline. */
+#define TRACE_PEEK_WAIT_MS 200
+/*
+ * process_vm_readv() of pid's remote[0..cnt) (at most 4 pieces) into buf
+ * (len bytes, at most TRACE_STR_MAX), waited for at most
+ * TRACE_PEEK_WAIT_MS (20 ms once trace_stop_signal is set): the bytes
+ * read, or -errno: -ETIMEDOUT when it took longer, or was not tried
+ * because an earlier read of pid is still waiting (a page held with
+ * userfaultfd, a FUSE server that does not answer); -EAGAIN when no
+ * reader thread could be made. Main thread only.
+ */
+ssize_t trace_peek(pid_t pid, void *buf, size_t len,
+		   const struct iovec *remote, unsigned long cnt);
+/* Is a read still held in the kernel? Its thread ends only with the
+ * process. */
+bool trace_peek_stuck(void);
 
 /* trace_stack.c: the user stack a hit carries, symbolized. */
 struct stack_state;

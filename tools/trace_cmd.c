@@ -87,6 +87,16 @@ static const char trace_usage[] =
 "  -n, --limit COUNT    stop after COUNT hits\n"
 "  -d, --duration SECS  stop after SECS seconds\n"
 "  -s, --string-size N  read at most N bytes of each %s string (default 64)\n"
+"      --fault-in       fault in, at the hit, the pages of strings (typed\n"
+"                       loads, filter and --by strings) the process has not\n"
+"                       touched yet: a sleepable BPF program, in processes\n"
+"                       of your own user (Linux 6.0+). HAZARD: a process\n"
+"                       that stalls the fault (userfaultfd, a hung FUSE\n"
+"                       server) stalls every uprobe detach on the machine,\n"
+"                       by any tool, and this tool's exit, as long as it\n"
+"                       likes. Without it, such strings are read again from\n"
+"                       user space as hits print (? if not within 0.2 s);\n"
+"                       the filter and --by see them unreadable\n"
 "  -f, --filter EXPR    only hits where EXPR holds, decided in the kernel:\n"
 "                       argN, pid, tid compared (== != < <= > >=) with an\n"
 "                       integer, or argN == / != a \"string\", joined by &&\n"
@@ -293,6 +303,9 @@ static int parse_long_opt(struct trace_opts *o, int c, char *arg)
 	case 'U':
 		o->ustack = true;
 		return 0;
+	case 'F':
+		o->fault_in = true;
+		return 0;
 	case 'q':
 		o->quiet = true;
 		return 0;
@@ -381,6 +394,7 @@ static int parse_args(int argc, char **argv, struct trace_opts *o,
 		{ "buffer-size", required_argument, NULL, 'b' },
 		{ "by", required_argument, NULL, 'B' },
 		{ "ustack", no_argument, NULL, 'U' },
+		{ "fault-in", no_argument, NULL, 'F' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "enable", required_argument, NULL, 'e' },
 		{ "allow-red-zone-writes", no_argument, NULL, 'R' },
@@ -1080,5 +1094,13 @@ out:
 	free(r.o.enables);
 	free(args);
 	free(joined);
+	/* A read still held in the kernel (trace_peek.c) ends only with the
+	 * process: end it now, without the atexit handlers, one of which
+	 * (LeakSanitizer's, in sanitizer builds) first stops every thread
+	 * and would wait for that one as long as the page is held. */
+	if (trace_peek_stuck()) {
+		fflush(NULL);
+		_exit(ret);
+	}
 	return ret;
 }

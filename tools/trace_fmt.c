@@ -930,6 +930,18 @@ int probe_err(const struct probe_ent *p, const char *fmt, ...)
 	return 1;
 }
 
+/* Why a value could not be read, for warn_unreadable(). */
+static const char *unreadable_why(const struct probe_ent *p, int i, int err)
+{
+	if (!err)
+		err = EFAULT;
+	if (err == ETIMEDOUT)
+		return "the process did not let its page be read in time (a page held with userfaultfd, or a file server that does not answer)";
+	if (err == EOPNOTSUPP && i < TRACE_MAX_ARGS && p->reasons[i])
+		return p->reasons[i];
+	return tool_strerror(err);
+}
+
 static void warn_unreadable(struct probe_ent *p, int i, int err)
 {
 	if (i >= TRACE_MAX_VALS || (p->warned & (1u << i)))
@@ -939,12 +951,11 @@ static void warn_unreadable(struct probe_ent *p, int i, int err)
 	p->warned |= 1u << i;
 	if (i >= TRACE_MAX_ARGS) {
 		probe_err(p, "typed load %d cannot be read: %s",
-			  i - TRACE_MAX_ARGS, tool_strerror(err ? err : EFAULT));
+			  i - TRACE_MAX_ARGS, unreadable_why(p, i, err));
 		return;
 	}
 	probe_err(p, "argument %d cannot be read: %s", i,
-		  err == EOPNOTSUPP && p->reasons[i] ?
-		  p->reasons[i] : tool_strerror(err ? err : EFAULT));
+		  unreadable_why(p, i, err));
 }
 
 /* Where each string argument's text is in the event, or NULL (and for
@@ -1088,15 +1099,16 @@ static void print_formatted(struct trace_ctx *ctx, struct probe_ent *p,
  * page the program has not touched yet, the first probe users write. The
  * memory as it is now (for a literal, as it was). Page by page, so that a
  * string just before an unmapped page is still read. NULL if it cannot
- * be (the process has gone, say).
+ * be, *err then why (EFAULT: the process has gone, say; ETIMEDOUT: it
+ * held the page past the deadline, see trace_peek.c).
  */
 static const char *refetch(struct trace_ctx *ctx, const struct probe_fmt *pf,
-			   const struct usdt_hit *e, int i)
+			   const struct usdt_hit *e, int i, int *err)
 {
 	const struct trace_probe_cfg *c = &pf->str_cfg;
 	size_t max = ctx->str_size ? ctx->str_size - 1 : 63, n = 0, k;
 	uint64_t ptr = e->args[i], page = 4096;
-	struct iovec local, remote[TRACE_STR_MAX / 4096 + 2];
+	struct iovec remote[TRACE_STR_MAX / 4096 + 2];
 	char *buf = ctx->refetched[i];
 	bool fixed = c->fixed_mask & (1u << i);
 	ssize_t got;
@@ -1117,8 +1129,8 @@ static const char *refetch(struct trace_ctx *ctx, const struct probe_fmt *pf,
 		remote[k].iov_len = room < max - n ? room : max - n;
 		n += remote[k].iov_len;
 	}
-	local = (struct iovec){ buf, n };
-	got = process_vm_readv((pid_t)e->pid, &local, 1, remote, k, 0);
+	got = trace_peek((pid_t)e->pid, buf, n, remote, k);
+	*err = got < 0 ? (int)-got : EFAULT;
 	if (got < 0 || (fixed && (size_t)got < max))
 		return NULL;
 	buf[got] = '\0';
@@ -1128,23 +1140,24 @@ static const char *refetch(struct trace_ctx *ctx, const struct probe_fmt *pf,
 	return buf;
 }
 
-/* Typed load k that faulted, read again the same way: 0 or -1. */
+/* Typed load k that faulted, read again the same way: 0, or the errno. */
 static int refetch_load(const struct probe_fmt *pf, struct usdt_hit *h,
 			int k)
 {
 	const struct trace_load *l = &pf->str_cfg.loads[k];
 	unsigned char b[8] = { 0 };
-	struct iovec local = { b, l->size }, remote;
+	struct iovec remote;
 	uint64_t v = 0;
+	ssize_t got;
 	int j;
 
 	if (l->arg >= TRACE_MAX_ARGS || l->size > 8 || !l->size)
-		return -1;
+		return EFAULT;
 	remote.iov_base = (void *)(uintptr_t)(h->args[l->arg] + (int64_t)l->off);
 	remote.iov_len = l->size;
-	if (process_vm_readv((pid_t)h->pid, &local, 1, &remote, 1, 0) !=
-	    (ssize_t)l->size)
-		return -1;
+	got = trace_peek((pid_t)h->pid, b, l->size, &remote, 1);
+	if (got != (ssize_t)l->size)
+		return got < 0 ? (int)-got : EFAULT;
 	/* The bytes in this host's order: the traced process's. */
 	for (j = 0; j < l->size; j++)
 		((unsigned char *)&v)[__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ?
@@ -1156,20 +1169,26 @@ static int refetch_load(const struct probe_fmt *pf, struct usdt_hit *h,
 }
 
 /* The hit with its unread strings and loads read again where they can
- * be: a copy of e's header, strs filled in. */
+ * be: a copy of e's header, strs filled in. A value still unread keeps
+ * its error, or takes the re-read's where that timed out (so that the
+ * warning says the process held it). */
 static void refetch_all(struct trace_ctx *ctx, const struct probe_fmt *pf,
 			struct usdt_hit *h, const char *strs[TRACE_MAX_VALS])
 {
 	uint32_t k;
-	int i;
+	int i, err;
 
 	for (k = 0; k < pf->str_cfg.load_cnt && k < TRACE_MAX_LOADS; k++) {
 		uint32_t bit = 1u << (TRACE_MAX_ARGS + k);
 
-		if ((h->err_mask & bit) &&
-		    h->errs[TRACE_MAX_ARGS + k] == EFAULT &&
-		    !refetch_load(pf, h, (int)k))
+		if (!(h->err_mask & bit) ||
+		    h->errs[TRACE_MAX_ARGS + k] != EFAULT)
+			continue;
+		err = refetch_load(pf, h, (int)k);
+		if (!err)
 			h->err_mask &= ~bit;
+		else if (err == ETIMEDOUT)
+			h->errs[TRACE_MAX_ARGS + k] = ETIMEDOUT;
 	}
 	for (i = 0; i < TRACE_MAX_ARGS; i++) {
 		uint32_t bit = 1u << i;
@@ -1177,9 +1196,11 @@ static void refetch_all(struct trace_ctx *ctx, const struct probe_fmt *pf,
 		if (!(pf->str_cfg.str_mask & bit) || strs[i] ||
 		    !(h->err_mask & bit) || h->errs[i] != EFAULT || !h->args[i])
 			continue;
-		strs[i] = refetch(ctx, pf, h, i);
+		strs[i] = refetch(ctx, pf, h, i, &err);
 		if (strs[i])
 			h->err_mask &= ~bit;
+		else if (err == ETIMEDOUT)
+			h->errs[i] = ETIMEDOUT;
 	}
 }
 

@@ -180,16 +180,21 @@ static bool kernel_has_sleepable_uprobes(void)
 }
 
 /*
- * Where hits read user memory and the kernel takes it, the program loads
- * sleepable, and faults in what it reads in processes of the tracer's own
- * user (fault_in in usdt_trace.bpf.c). A load that fails so anyway is
- * made again without (retry_without_fault_in()).
+ * --fault-in, where hits read user memory and the kernel takes it: the
+ * program loads sleepable, and faults in what it reads in processes of
+ * the tracer's own user (fault_in in usdt_trace.bpf.c). Never without the
+ * flag: such a process can stall its fault for as long as it likes
+ * (userfaultfd, a FUSE daemon), and while the program sleeps in it, every
+ * uprobe's removal on the machine waits, and so does this tool's exit. A
+ * load that fails so anyway is made again without
+ * (retry_without_fault_in()).
  */
 static int set_fault_in(struct trace_run *r, const struct trace_filter *f)
 {
 	struct bpf_program *prog = r->skel->progs.usdt_trace;
 
-	r->fault_in = !r->no_fault_in && reads_user_memory(r, f) &&
+	r->reads_user = reads_user_memory(r, f);
+	r->fault_in = r->o.fault_in && !r->no_fault_in && r->reads_user &&
 		      kernel_has_sleepable_uprobes();
 	r->skel->rodata->fault_in = r->fault_in;
 	r->skel->rodata->fault_uid = (uint32_t)getuid();
@@ -197,6 +202,19 @@ static int set_fault_in(struct trace_run *r, const struct trace_filter *f)
 		return 0;
 	return bpf_program__set_flags(prog, bpf_program__flags(prog) |
 					    BPF_F_SLEEPABLE);
+}
+
+/* --fault-in that a run cannot have: say so, once the program is in. */
+static void say_no_fault_in(const struct trace_run *r)
+{
+	if (!r->o.fault_in || r->fault_in)
+		return;
+	if (!r->reads_user)
+		fprintf(stderr, "%s: trace: note: --fault-in does nothing here: no hit reads user memory (no string, typed load, string filter or --by str())\n",
+			tool_name);
+	else
+		fprintf(stderr, "%s: trace: note: --fault-in: this kernel loads no sleepable uprobe program (Linux 6.0 and later do); strings not present at the hit are read again from user space\n",
+			tool_name);
 }
 
 /* Set what the BPF program reads before load: mode, filter, map sizes. */
@@ -376,9 +394,10 @@ static bool retry_without_vma(struct trace_run *r, int err)
 	return true;
 }
 
-/* After a failed load that no other cause explains: was it sleepable?
- * Then load without (a kernel that takes no sleepable program with one of
- * its maps, say), as before: strings only from pages present at the hit. */
+/* After a failed load that no other cause explains: was it sleepable
+ * (--fault-in)? Then load without (a kernel that takes no sleepable
+ * program with one of its maps, say), as by default: strings only from
+ * pages present at the hit, and the tool's re-read. */
 static bool retry_without_fault_in(struct trace_run *r)
 {
 	if (!r->fault_in)
@@ -442,6 +461,7 @@ int trace_load(struct trace_run *r)
 		return tool_err("trace: cannot load the BPF program: %s",
 				err == -EPERM ? "permission denied (needs root, or CAP_BPF and CAP_PERFMON)" :
 				tool_strerror(-err));
+	say_no_fault_in(r);
 	if (set_filter_strs(r))
 		return 1;
 	r->cfg_fd = bpf_map__fd(r->skel->maps.probe_cfg);

@@ -45,16 +45,19 @@ const volatile __u32 page_shift = 12;	/* the kernel's PAGE_SHIFT */
 const volatile __u32 use_sites = 0;
 
 /*
- * Set before load where the program loads sleepable (BPF_F_SLEEPABLE,
- * which the tool asks for when a run reads user memory and the kernel
- * takes it: Linux 6.0): the memory a hit will read (strings, typed loads,
- * filter and --by strings) is first faulted in where it is not present,
- * as the process itself would fault it, so that a literal in a page it has
- * not touched yet reads at the hit. Only in processes of fault_uid, the
- * tracer's own user: a fault may wait (on a FUSE daemon, say), and a
- * program that sleeps holds up every uprobe's removal on the machine; in
- * another user's process, that user would decide for how long. Left 0,
- * that code is dead and the program loads as before, non-sleepable.
+ * Set before load with --fault-in only, where the program loads sleepable
+ * (BPF_F_SLEEPABLE, which the tool asks for when a run reads user memory
+ * and the kernel takes it: Linux 6.0): the memory a hit will read
+ * (strings, typed loads, filter and --by strings) is first faulted in
+ * where it is not present, as the process itself would fault it, so that
+ * a literal in a page it has not touched yet reads at the hit. Only in
+ * processes of fault_uid, the tracer's own user. Even there, the wait is
+ * that process's to set, not ours: it may hold the fault with
+ * userfaultfd, or serve the file from a FUSE daemon that never answers,
+ * and a program that sleeps holds up every uprobe's removal on the
+ * machine. So it is opt-in, the hazard said in --help and usdt(1). Left
+ * 0 (the default), that code is dead and the program loads
+ * non-sleepable: it never waits.
  */
 const volatile __u32 fault_in = 0;
 const volatile __u32 fault_uid = 0;

@@ -1218,8 +1218,9 @@ static void test_cold_string(void **state)
 /*
  * A string in a page the process has no page-table entry for, unmapped
  * right after the hit ("unmap"), so that user space cannot read it again:
- * the program loads sleepable and faults it in at the hit (Linux 6.0+),
- * for %s, typed loads, the filter's strings and --by str().
+ * with --fault-in (only: see test_trace_hold.c) the program loads
+ * sleepable and faults it in at the hit (Linux 6.0+), for %s, typed
+ * loads, the filter's strings and --by str().
  */
 static void test_fault_in(void **state)
 {
@@ -1227,8 +1228,8 @@ static void test_fault_in(void **state)
 	char line[40];
 	int i;
 
-	run_tool(&r, "trace", "-q", "-c", CT " 3 unmap", CT, "ct:cold",
-		 "%s #%d");
+	run_tool(&r, "trace", "-q", "--fault-in", "-c", CT " 3 unmap", CT,
+		 "ct:cold", "%s #%d");
 	if (r.status)
 		fail_msg("status %d, stderr:\n%s", r.status, r.err);
 	for (i = 1; i <= 3; i++) {
@@ -1237,20 +1238,28 @@ static void test_fault_in(void **state)
 	}
 	assert_string_equal(r.err, "");
 	run_result_free(&r);
-	run_tool(&r, "trace", "-q", "-c", CT " 2 unmap", CT, "ct:cold",
+	run_tool(&r, "trace", "-q", "--fault-in", "-c", CT " 2 unmap", CT,
+		 "ct:cold",
 		 "\"%c%c\", *(char *)(arg0 + 1), *(uint8 *)(arg0 + 5)");
 	assert_int_equal(r.status, 0);
 	assert_int_equal(count_str(r.out, " ct:cold o1\n"), 1);
 	assert_int_equal(count_str(r.out, " ct:cold o2\n"), 1);
 	run_result_free(&r);
-	run_tool(&r, "trace", "-q", "-f", "arg0 == \"gone 2\"", "-c",
-		 CT " 3 unmap", CT, "ct:cold", "%s #%d");
+	run_tool(&r, "trace", "-q", "--fault-in", "-f", "arg0 == \"gone 2\"",
+		 "-c", CT " 3 unmap", CT, "ct:cold", "%s #%d");
 	assert_int_equal(r.status, 0);
 	assert_int_equal(count_lines(r.out), 2);	/* and "pid N" */
 	assert_int_equal(count_str(r.out, " ct:cold gone 2 #2\n"), 1);
 	run_result_free(&r);
-	run_tool(&r, "trace", "-q", "--count", "--by", "str(arg0)", "-c",
-		 CT " 2 unmap", CT, "ct:cold");
+	/* Without the flag nothing faults: the filter (which nothing reads
+	 * again) sees no string equal to it. */
+	run_tool(&r, "trace", "-q", "-f", "arg0 == \"gone 2\"", "-c",
+		 CT " 3 unmap", CT, "ct:cold", "%s #%d");
+	assert_int_equal(r.status, 0);
+	assert_int_equal(count_lines(r.out), 1);	/* "pid N" */
+	run_result_free(&r);
+	run_tool(&r, "trace", "-q", "--fault-in", "--count", "--by",
+		 "str(arg0)", "-c", CT " 2 unmap", CT, "ct:cold");
 	assert_int_equal(r.status, 0);
 	expect_in(r.out, "1 ct:cold gone 1\n");
 	expect_in(r.out, "1 ct:cold gone 2\n");
@@ -1308,13 +1317,14 @@ static void rt_nobody(void *arg)
 }
 
 /*
- * Only the tracer's own user's processes fault: a fault may wait as long
- * as the file's server (a FUSE daemon) likes, and a sleeping uprobe
- * program holds up every uprobe's removal. Another user's string that is
- * not present reads as before: "?", Bad address. The tool and the target
- * share one CPU, the target real-time: the tool cannot run (and re-read
- * the string from user space) between the hit and the string's unmap, as
- * it did in a one-CPU guest when its wakeup preempted the target.
+ * Even with --fault-in, only the tracer's own user's processes fault: a
+ * fault may wait as long as the file's server (a FUSE daemon) likes, and
+ * a sleeping uprobe program holds up every uprobe's removal. Another
+ * user's string that is not present reads as without the flag: "?", Bad
+ * address. The tool and the target share one CPU, the target real-time:
+ * the tool cannot run (and re-read the string from user space) between
+ * the hit and the string's unmap, as it did in a one-CPU guest when its
+ * wakeup preempted the target.
  */
 static void test_fault_in_own_user_only(void **state)
 {
@@ -1335,7 +1345,8 @@ static void test_fault_in_own_user_only(void **state)
 	if (got > 4 && !strncmp(buf, "pid ", 4)) {
 		snprintf(pid, sizeof(pid), "%d", (int)child);
 		run_argv_setup((const char *const[]){ USDT_BIN, "trace", "-q",
-						       "-n", "2", "-p", pid,
+						       "--fault-in", "-n", "2",
+						       "-p", pid,
 						       bin, "ct:cold",
 						       "%s #%d", NULL },
 			       &r, on_cpu, &cpu);
