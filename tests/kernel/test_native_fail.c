@@ -21,6 +21,7 @@
 #include <sys/sdt.h>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf_version.h>
 
 #include "test_util.h"
 #include "kfeatures.h"
@@ -88,6 +89,12 @@ WRAP(NULL, struct bpf_link *, bpf_program__attach_uprobe_opts,
      (const struct bpf_program *prog, pid_t pid, const char *path,
       size_t off, const struct bpf_uprobe_opts *opts),
      (prog, pid, path, off, opts))
+#if LIBBPF_MAJOR_VERSION > 1 || LIBBPF_MINOR_VERSION >= 3
+WRAP(NULL, struct bpf_link *, bpf_program__attach_uprobe_multi,
+     (const struct bpf_program *prog, pid_t pid, const char *path,
+      const char *pattern, const struct bpf_uprobe_multi_opts *opts),
+     (prog, pid, path, pattern, opts))
+#endif
 WRAP(-1, ssize_t, readlink, (const char *path, char *buf, size_t size),
      (path, buf, size))
 WRAP(MAP_FAILED, void *, mmap,
