@@ -1204,7 +1204,8 @@ static bool kind_differs(int fd, bool link)
 	if (n <= 0)
 		return false;
 	what[n] = '\0';
-	return strcmp(what, link ? "anon_inode:bpf_link" : "anon_inode:bpf-map");
+	return strcmp(what,
+		      link ? "anon_inode:bpf_link" : "anon_inode:bpf-map");
 }
 
 int usdt__fd_is_bpf(int fd, bool link, uint32_t id)

@@ -51,12 +51,12 @@ static bool inject(const char *fn)
 
 /* A wrapper of a function that returns 0 or -errno (libbpf's) or -1 and
  * errno (libc's): ret is what it returns on failure. */
-#define WRAP(ret, type, name, params, args)                                  \
-	type __real_##name params;                                           \
-	type __wrap_##name params;                                           \
-	type __wrap_##name params                                            \
-	{                                                                    \
-		return inject(#name) ? (ret) : __real_##name args;                \
+#define WRAP(ret, type, name, params, args)                                \
+	type __real_##name params;                                         \
+	type __wrap_##name params;                                         \
+	type __wrap_##name params                                          \
+	{                                                                  \
+		return inject(#name) ? (ret) : __real_##name args;         \
 	}
 
 WRAP(-fail_err, int, bpf_obj_get_info_by_fd,
@@ -109,7 +109,7 @@ int __wrap_fcntl(int fd, int cmd, ...)
 	long arg;
 
 	va_start(ap, cmd);
-	arg = va_arg(ap, long);	/* every command the library uses has one */
+	arg = va_arg(ap, long);	/* F_DUPFD_CLOEXEC, all the library uses */
 	va_end(ap);
 	return inject("fcntl") ? -1 : __real_fcntl(fd, cmd, arg);
 }
