@@ -585,7 +585,9 @@ struct bpf_usdt_opts;
  * @return the link, or NULL with errno set, as usdt_manager__attach()
  * sets it (ENOENT for no such probe, E2BIG when the spec map is full,
  * ...), and EOPNOTSUPP also where no one struct bpf_link can hold the
- * call sites: see below.
+ * call sites: see below. An error of the kernel's in reading the
+ * program's maps (ENOMEM, ...) is returned as it is, and attaches
+ * nothing; so is one at load, where libusdt's section handler reads them.
  *
  * A program built on libbpf's header is handed to bpf_program__attach_usdt().
  * libusdt also registers itself as libbpf's handler of SEC("usdt") when it

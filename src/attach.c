@@ -1195,13 +1195,13 @@ struct usdt_link *usdt_manager__attach(struct usdt_manager *man,
 /* ---------------------------------------------------------------------- */
 /* Links of libbpf's (usdt_program__attach())                              */
 
-bool usdt__fd_is_bpf(int fd, bool link, uint32_t id)
+/*
+ * Does /proc/self/fd say that fd is another kind of file than a BPF link
+ * (link) or map? Only a readable answer counts: without /proc mounted, or
+ * on any error, it says no.
+ */
+static bool kind_differs(int fd, bool link)
 {
-	union {
-		struct bpf_map_info map;
-		struct bpf_link_info link;
-	} info;
-	__u32 len = sizeof(info);
 	char path[32], what[32];
 	ssize_t n;
 
@@ -1210,11 +1210,31 @@ bool usdt__fd_is_bpf(int fd, bool link, uint32_t id)
 	if (n <= 0)
 		return false;
 	what[n] = '\0';
+	return strcmp(what,
+		      link ? "anon_inode:bpf_link" : "anon_inode:bpf-map");
+}
+
+int usdt__fd_is_bpf(int fd, bool link, uint32_t id)
+{
+	/* Room for either kind's info: the ID sits at the same offset. */
+	union {
+		struct bpf_map_info map;
+		struct bpf_link_info link;
+	} info;
+	__u32 len = sizeof(info);
+	int err;
+
+	_Static_assert(offsetof(struct bpf_map_info, id) ==
+			       offsetof(struct bpf_link_info, id),
+		       "one ID offset");
 	memset(&info, 0, sizeof(info));
-	if (strcmp(what, link ? "anon_inode:bpf_link" : "anon_inode:bpf-map") ||
-	    bpf_obj_get_info_by_fd(fd, &info, &len))
-		return false;
-	return (link ? info.link.id : info.map.id) == id;
+	err = bpf_obj_get_info_by_fd(fd, &info, &len);
+	if (!err)
+		return info.map.id == id && !kind_differs(fd, link);
+	/* Definite: no such descriptor, or one that is no BPF object (the
+	 * kernel's EINVAL, as the info asked for is all zero). Anything else
+	 * (ENOMEM, ...) says nothing either way. */
+	return err == -EBADF || err == -EINVAL ? 0 : err;
 }
 
 /*
@@ -1228,7 +1248,8 @@ static bool ext_alive(const struct usdt_link *link,
 {
 	int fd;
 
-	if (usdt__fd_is_bpf(link->ext_fd, true, link->ext_id))
+	/* Not the fd, or no answer through it: by ID. */
+	if (usdt__fd_is_bpf(link->ext_fd, true, link->ext_id) > 0)
 		return true;
 	fd = bpf_link_get_fd_by_id(link->ext_id);
 	if (fd >= 0) {

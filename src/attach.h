@@ -19,9 +19,14 @@ struct bpf_link *usdt__attach_ext(struct usdt_manager *man,
 				  const struct bpf_program *prog, pid_t pid,
 				  const char *path, const char *provider,
 				  const char *name, uint64_t cookie);
-/* Is fd (this process's) still the BPF link (link) or map of that kernel
- * ID? Not once it is closed, or reused for something else. */
-bool usdt__fd_is_bpf(int fd, bool link, uint32_t id);
+/*
+ * Is fd (this process's) still the BPF link (link) or map of that kernel
+ * ID? 1 yes; 0 definitely not: the fd is closed, or reused for something
+ * else (not a BPF object, another ID, or, where /proc/self/fd tells,
+ * another kind); a negative errno when the kernel gave no answer (-ENOMEM,
+ * ...), which must change nothing.
+ */
+int usdt__fd_is_bpf(int fd, bool link, uint32_t id);
 /* Give back what the records of gone kernel links hold. */
 void usdt__ext_sweep(struct usdt_manager *man);
 /* Free every record, leaving the maps as they are (the object is gone,

@@ -251,12 +251,18 @@ static int chunk_add(struct usdt__chunks *c)
 	if (c->aux_sz && !(aux = calloc(c->per, c->aux_sz)))
 		return -ENOMEM;
 	/* Chunk 0 in place: a live store (above: a released one leaves
-	 * entries from 1 on, which this one replaces). */
-	if (!k && !bpf_map_lookup_elem(c->fd, &k, &inner_id)) {
-		pr_warn("%s already holds chunk %u: is the map shared with another manager (reused or pinned)?\n",
-			c->name, k);
+	 * entries from 1 on, which this one replaces). Only ENOENT says the
+	 * slot is free: on any other error a live chunk may be there. */
+	err = k ? -ENOENT : bpf_map_lookup_elem(c->fd, &k, &inner_id);
+	if (err != -ENOENT) {
+		if (!err)
+			pr_warn("%s already holds chunk %u: is the map shared with another manager (reused or pinned)?\n",
+				c->name, k);
+		else
+			pr_warn("cannot read slot %u of %s: %s\n", k, c->name,
+				usdt__errstr(err));
 		free(aux);
-		return -EBUSY;
+		return err ? err : -EBUSY;
 	}
 	fd = chunk_create(c, &mem);
 	if (fd < 0) {

@@ -27,7 +27,7 @@
 #define IPMAP_MIN 64
 
 /* A hash of size entries holding every entry of the current one (*cnt of
- * them). */
+ * them), or the error: an entry left out would be a live link's. */
 static int ipmap_copy(const struct usdt__ipmap *m, uint32_t size,
 		      uint32_t *cnt)
 {
@@ -40,18 +40,24 @@ static int ipmap_copy(const struct usdt__ipmap *m, uint32_t size,
 			    sizeof(val), size, NULL);
 	if (fd < 0)
 		return -errno;
-	while (m->fd >= 0 && !bpf_map_get_next_key(m->fd, prev, &key)) {
+	while (m->fd >= 0) {
+		err = bpf_map_get_next_key(m->fd, prev, &key);
+		if (err == -ENOENT)
+			break;		/* the last one */
 		prev = &key;
-		if (bpf_map_lookup_elem(m->fd, &key, &val))
-			continue;
-		if (bpf_map_update_elem(fd, &key, &val, BPF_NOEXIST)) {
-			err = -errno;
-			close(fd);
-			return err;
-		}
+		if (!err)
+			err = bpf_map_lookup_elem(m->fd, &key, &val);
+		if (!err)
+			err = bpf_map_update_elem(fd, &key, &val, BPF_NOEXIST);
+		if (err)
+			goto err_out;
 		++*cnt;
 	}
 	return fd;
+
+err_out:
+	close(fd);
+	return err;
 }
 
 /* Room for n more entries, or -E2BIG past the cap. */
@@ -68,11 +74,17 @@ int usdt__ipmap_reserve(struct usdt__ipmap *m, int outer, uint32_t n)
 		m->outer_fd = fcntl(outer, F_DUPFD_CLOEXEC, 3);
 		if (m->outer_fd < 0)
 			return -errno;
-		if (!bpf_map_lookup_elem(m->outer_fd, &zero, &id)) {
-			pr_warn("usdt__ip2spec already holds a map: is it shared with another manager (reused or pinned)?\n");
+		/* Only ENOENT says the slot is free (see chunk_add()). */
+		err = bpf_map_lookup_elem(m->outer_fd, &zero, &id);
+		if (err != -ENOENT) {
+			if (!err)
+				pr_warn("usdt__ip2spec already holds a map: is it shared with another manager (reused or pinned)?\n");
+			else
+				pr_warn("cannot read usdt__ip2spec: %s\n",
+					usdt__errstr(err));
 			close(m->outer_fd);
 			m->outer_fd = -1;
-			return -EBUSY;
+			return err ? err : -EBUSY;
 		}
 	}
 	size = m->size ? m->size : IPMAP_MIN;

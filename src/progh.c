@@ -18,7 +18,8 @@
  *
  * An object with no usdt_manager gets an implicit one (a spec store made
  * from its maps' fds, src/manager.c), found by its spec map's kernel ID
- * and freed once the object's fd no longer names that map. Its records of
+ * and freed once the object's fd definitely no longer names that map
+ * (stores_gc(): not on an error that says nothing). Its records of
  * the links the user holds are swept as src/attach.c says. A program a
  * manager prepared, or one of a loaded object that has a manager, uses
  * that manager's store (a manager's programs are not auto-attached: it
@@ -48,14 +49,17 @@ struct prog_maps {
 	bool libbpf_hdr;
 };
 
-static void note_map(struct prog_maps *pm, int fd)
+/* 0, or the kernel's error: a map unread could be one of ours. */
+static int note_map(struct prog_maps *pm, int fd)
 {
 	struct bpf_map_info info;
 	__u32 len = sizeof(info);
+	int err;
 
 	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		return;
+	err = bpf_obj_get_info_by_fd(fd, &info, &len);
+	if (err)
+		return err;
 	if (!strcmp(info.name, "usdt__specs") &&
 	    info.type == BPF_MAP_TYPE_ARRAY_OF_MAPS) {
 		pm->specs = (struct usdt__outer){ fd, info.max_entries,
@@ -68,14 +72,19 @@ static void note_map(struct prog_maps *pm, int fd)
 	} else if (!strncmp(info.name, "__bpf_usdt_", 11)) {
 		pm->libbpf_hdr = true;
 	}
+	return 0;
 }
 
-/* After relocation (at load and later): the maps prog names. */
-static void prog_maps(const struct bpf_program *prog, struct prog_maps *pm)
+/*
+ * After relocation (at load and later): the maps prog names. 0, or the
+ * error of reading one: a program whose maps are not all known is not
+ * told apart from another header's.
+ */
+static int prog_maps(const struct bpf_program *prog, struct prog_maps *pm)
 {
 	const struct bpf_insn *insn = bpf_program__insns(prog);
 	size_t i, n = bpf_program__insn_cnt(prog);
-	int last = -1;
+	int last = -1, err;
 
 	memset(pm, 0, sizeof(*pm));
 	pm->specs.fd = pm->ips.fd = -1;
@@ -86,10 +95,13 @@ static void prog_maps(const struct bpf_program *prog, struct prog_maps *pm)
 		     insn[i].src_reg == BPF_PSEUDO_MAP_VALUE) &&
 		    insn[i].imm != last) {
 			last = insn[i].imm;
-			note_map(pm, last);
+			err = note_map(pm, last);
+			if (err)
+				return err;
 		}
 		i++;	/* its second half */
 	}
+	return 0;
 }
 
 static bool ours(const struct prog_maps *pm)
@@ -104,17 +116,27 @@ static pthread_mutex_t stores_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct usdt_manager **stores;
 static size_t store_cnt, store_cap;
 
-/* Free the stores of closed objects (their live links keep the maps):
- * those whose object's fd no longer is the spec map of that ID. */
+/*
+ * Free the stores of closed objects (their live links keep the maps):
+ * those whose object's fd definitely no longer is the spec map of that ID
+ * (usdt__fd_is_bpf()), and a parent's after fork(). Where the kernel gives
+ * no answer (ENOMEM, ...), the store stays as it is: freeing the store of
+ * a live object would leave its chunks in the maps for a new store to
+ * find taken (EBUSY), and the next call asks again.
+ */
 static void stores_gc(void)
 {
 	size_t i, n = 0;
+	int is;
 
 	for (i = 0; i < store_cnt; i++) {
 		struct usdt_manager *m = stores[i];
 
-		if (usdt__fd_is_bpf(m->specs_outer.fd, false, m->specs_id) &&
-		    !usdt__manager_forked(m)) {
+		is = usdt__fd_is_bpf(m->specs_outer.fd, false, m->specs_id);
+		if (is < 0)
+			pr_debug("cannot tell whether the object of spec map %u is closed: %s\n",
+				 m->specs_id, usdt__errstr(is));
+		if (is != 0 && !usdt__manager_forked(m)) {
 			stores[n++] = m;
 			continue;
 		}
@@ -209,7 +231,13 @@ struct bpf_link *usdt_program__attach(const struct bpf_program *prog,
 			usdt_name, bpf_program__name(prog));
 		return usdt__err_ptr(-EINVAL);
 	}
-	prog_maps(prog, &pm);
+	err = prog_maps(prog, &pm);
+	if (err) {
+		pr_warn("%s:%s: cannot read the maps of program '%s': %s\n",
+			usdt_provider, usdt_name, bpf_program__name(prog),
+			usdt__errstr(err));
+		return usdt__err_ptr(err);
+	}
 	if (!ours(&pm))
 		return bpf_program__attach_usdt(prog, pid, binary_path,
 						usdt_provider, usdt_name, opts);
@@ -321,9 +349,15 @@ static int handler_prepare(struct bpf_program *prog,
 		(enum bpf_attach_type)USDT__TRACE_UPROBE_MULTI;
 	struct prog_maps pm;
 	bool want;
+	int err;
 
 	(void)cookie;
-	prog_maps(prog, &pm);
+	err = prog_maps(prog, &pm);
+	if (err) {
+		pr_warn("program '%s': cannot read its maps: %s\n",
+			bpf_program__name(prog), usdt__errstr(err));
+		return err;
+	}
 	/* Any program of our header's, whichever of its maps it names (one
 	 * may read its storage only): fit_load() looks for the functions. */
 	if (!pm.libbpf_hdr)

@@ -37,6 +37,21 @@ LDFLAGS_test_attach := $(KTEST_DIR)/sema.o $(KTEST_DIR)/dup_sites.o \
 LDFLAGS_test_attach_oom := -Wl,--wrap=malloc -Wl,--wrap=calloc \
 	-Wl,--wrap=realloc -Wl,--wrap=mmap -Wl,--wrap=bpf_map_create
 
+# libbpf's flow when a system call fails: the library's calls of the
+# kernel (through libbpf), its readlink(), mmap() and fcntl() fail in turn
+# (bpf_program__attach_uprobe_multi() is libbpf 1.3's: with an older
+# libbpf nothing references it, and the wrap does nothing).
+NATIVE_FAIL_WRAPS := bpf_obj_get_info_by_fd bpf_map_lookup_elem \
+	bpf_map_update_elem bpf_map_update_batch bpf_map_delete_elem \
+	bpf_map_get_next_key bpf_map_create bpf_link_create \
+	bpf_link_get_fd_by_id bpf_obj_pin bpf_link__open \
+	bpf_program__attach_uprobe_opts bpf_program__attach_uprobe_multi \
+	readlink mmap fcntl
+DEPS_test_native_fail = $(KTEST_DIR)/libusdttest.so
+LDFLAGS_test_native_fail = $(LDFLAGS_test_skel) \
+	-DKTEST_LIB_DIR='"$(KTEST_DIR)"' \
+	$(foreach f,$(NATIVE_FAIL_WRAPS),-Wl,--wrap=$(f))
+
 # The verifier-cost shapes at each -mcpu, without __TARGET_ARCH_xxx, and
 # with a context type the kernel does not take for a global function's
 # (as a vmlinux.h of another arch gives). The last -mcpu and -U win over
