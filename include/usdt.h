@@ -334,7 +334,10 @@ struct usdt_manager_opts {
  *    1.3 and newer would load them for uprobe_multi anyway; the manager
  *    takes libbpf's SEC("usdt") handler off them (it does nothing else for
  *    these programs). Sleepable ones take per-site uprobes too (Linux
- *    6.0 and later take sleepable uprobe programs).
+ *    6.0 and later take sleepable uprobe programs). A sleepable program
+ *    waits as long as the traced process's page fault takes, which that
+ *    process controls, and every uprobe removal on the machine waits
+ *    with it: attach one only to processes trusted not to stall.
  * Created after load, it takes the programs as libbpf loaded them: with
  * libbpf 1.1/1.2 per-site uprobes; with libbpf 1.3+ on a uprobe_multi
  * kernel, uprobe_multi links, USDT_MODE_PERF refused. It then takes over
