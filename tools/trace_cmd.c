@@ -1022,6 +1022,7 @@ static void trace_cleanup(struct trace_run *r)
 	if (r->pid_fd >= 0)
 		close(r->pid_fd);
 	free(r->ctx.probes);
+	trace_watch_free(r);
 	trace_files_free(r->files, r->file_cnt);
 	stack_free(r->ctx.stacks);
 	for (i = 0; r->groups && i < (size_t)r->group_cnt; i++)
