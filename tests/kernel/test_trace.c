@@ -1568,17 +1568,27 @@ static void *thread_main(void *arg)
  * another user's. */
 static void not_dumpable(const char *bin)
 {
-	char pid[16], expect[192];
+	char pid[16], expect[192], c;
 	struct run_result r;
-	pid_t child = fork();
+	int ready[2];
+	pid_t child;
 
+	/* The tool runs once the child is nobody's and not dumpable (it
+	 * ran before that under load, and saw root's process). */
+	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+	child = fork();
 	assert_true(child >= 0);
 	if (!child) {
 		as_nobody(NULL);
 		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(1);
 		pause();
 		_exit(0);
 	}
+	close(ready[1]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
 	snprintf(pid, sizeof(pid), "%d", (int)child);
 	snprintf(expect, sizeof(expect),
 		 "pid %d: cannot read /proc/%d/maps: Permission denied (the user may, but the process is not dumpable",
