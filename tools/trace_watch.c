@@ -7,18 +7,19 @@
  * the BPF maps keep for them (TRACE_WATCH_SPARE probes). A hit between
  * the mapping and that look is missed.
  *
- * A look costs what changed, not what is mapped: the maps text is read
- * and hashed, and parsed only when it differs from the last look's (a
- * process mapping thousands of files cost seconds of CPU every ten
- * seconds when each look parsed it and searched every name ever seen).
- * Which files were read is kept in two sets of names (struct
- * watch_state), always disjoint:
- *   kept:   the files in r->files, which have probes in the table: read
+ * A look at unchanged maps only reads and hashes their text; they are
+ * parsed only when it differs from the last look's (a process mapping
+ * thousands of files cost seconds of CPU every ten seconds when each look
+ * parsed them and searched every name ever seen). Which files were read
+ * is kept in two sets of names (struct watch_state), always disjoint:
+ *   kept:   the files of r->files that have probes in the table: read
  *           once for the whole run, so never attached twice;
  *   mapped: every other file mapped at the last look that parsed, read
- *           then; made anew at each such look, so a file no longer mapped
- *           is forgotten (and read again if it is mapped again).
- * Memory follows what is mapped now plus the files with probes.
+ *           then (its usdt_file closed since); made anew at each such
+ *           look, so a file no longer mapped is forgotten (and read again
+ *           if it is mapped again).
+ * What the tool holds follows what is mapped now, plus the files with
+ * probes and the names of those mapped at the start.
  */
 #include <errno.h>
 #include <stdlib.h>
