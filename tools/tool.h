@@ -102,8 +102,10 @@ struct usdt_file *target_open(const struct target *t);
  * names, a file's probe names): a polynomial modulo the prime 2^61 - 1 at
  * a base drawn at random once per run, so that two distinct names of n
  * bytes collide with probability at most n / 2^61 and no name can be
- * chosen to collide. tool_hash_step() adds c (0..256; 256 a separator
- * no byte equals) to h, which starts at 0.
+ * chosen to collide. tool_hash_step() adds c to h, which starts at 0: a
+ * byte, 256 as a separator no byte equals, or 4 bytes at once (any c
+ * below 2^32; the length, told apart otherwise, must then fix where the
+ * words are).
  */
 uint64_t tool_hash_step(uint64_t h, unsigned int c);
 
