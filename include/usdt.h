@@ -447,6 +447,11 @@ struct usdt_attach_opts {
  *  - ESRCH: pid > 0 and that process has exited or does not run the file
  *    (give /proc/PID/exe or /proc/PID/map_files/... to reach a file
  *    replaced on disk since it started);
+ *  - EACCES: as the kernel says it: per-site perf uprobes (USDT_MODE_PERF,
+ *    or any attach on a kernel without uprobe_multi links) without
+ *    CAP_SYS_ADMIN, which Linux 6.16 and its stable kernels from 5.15
+ *    ask for them (CVE-2025-38466); uprobe_multi links need only CAP_BPF
+ *    and CAP_PERFMON;
  *  - EPERM: as the kernel says it, and also: pid > 0, the file is on btrfs
  *    or on an overlay before Linux 6.8, where a process's mapping of it
  *    is told from another file's only through /proc/PID/map_files/, and

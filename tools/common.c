@@ -12,7 +12,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "file.h"
@@ -261,6 +263,96 @@ void target_free(struct target *t)
 	t->map = NULL;
 }
 
+#define HASH_P ((1ull << 61) - 1)
+
+static uint64_t hash_base(void)
+{
+	static uint64_t base;
+
+	if (!base) {
+		if (getrandom(&base, sizeof(base), GRND_NONBLOCK) !=
+		    sizeof(base))
+			base = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull ^
+			       (uint64_t)getpid() << 20;
+		base = base % (HASH_P - 2) + 2;
+	}
+	return base;
+}
+
+/* h * base + c + 1, modulo 2^61 - 1 (h, base < 2^61). */
+uint64_t tool_hash_step(uint64_t h, unsigned int c)
+{
+	unsigned __int128 x = (unsigned __int128)h * hash_base() + c + 1;
+	uint64_t r = (uint64_t)(x & HASH_P) + (uint64_t)(x >> 61);
+
+	r = (r & HASH_P) + (r >> 61);
+	return r >= HASH_P ? r - HASH_P : r;
+}
+
+static size_t str_hash(const char *s)
+{
+	uint64_t h = 0;
+
+	for (; *s; s++)
+		h = tool_hash_step(h, (unsigned char)*s);
+	return (size_t)(h ^ h >> 29);
+}
+
+/* The slot of name in s (s->slots not NULL): its own, or the empty one
+ * it would take. */
+static const char **name_slot(const struct name_set *s, const char *name)
+{
+	size_t i = str_hash(name) & s->mask;
+
+	while (s->slots[i] && strcmp(s->slots[i], name))
+		i = (i + 1) & s->mask;
+	return &s->slots[i];
+}
+
+bool name_set_has(const struct name_set *s, const char *name)
+{
+	return s->slots && *name_slot(s, name);
+}
+
+/* Twice the slots (16 at first), the names placed again. */
+static int name_set_grow(struct name_set *s)
+{
+	struct name_set n = { .mask = s->slots ? 2 * s->mask + 1 : 15 };
+	size_t i;
+
+	n.slots = calloc(n.mask + 1, sizeof(*n.slots));
+	if (!n.slots)
+		return -ENOMEM;
+	for (i = 0; s->slots && i <= s->mask; i++)
+		if (s->slots[i])
+			*name_slot(&n, s->slots[i]) = s->slots[i];
+	n.cnt = s->cnt;
+	free(s->slots);
+	*s = n;
+	return 0;
+}
+
+int name_set_add(struct name_set *s, const char *name)
+{
+	const char **slot;
+
+	/* At most half full: a look-up ends soon at an empty slot. */
+	if ((!s->slots || 2 * (s->cnt + 1) > s->mask + 1) && name_set_grow(s))
+		return -ENOMEM;
+	slot = name_slot(s, name);
+	if (*slot)
+		return 0;
+	*slot = name;
+	s->cnt++;
+	return 1;
+}
+
+void name_set_free(struct name_set *s)
+{
+	free(s->slots);
+	memset(s, 0, sizeof(*s));
+}
+
 void targets_free(struct target *t, int cnt)
 {
 	int i;
@@ -397,10 +489,10 @@ int targets_of_pid(pid_t pid, struct target **out)
 {
 	struct target *list = NULL, *tmp;
 	size_t cap = 0, alloc = 0;
+	struct name_set seen = { 0 };
 	struct usdt__mapping m;
-	int cnt = 0, err = 0, i;
+	int cnt = 0, err = 0;
 	char *line = NULL;
-	bool dup;
 	FILE *f;
 
 	*out = NULL;
@@ -408,9 +500,9 @@ int targets_of_pid(pid_t pid, struct target **out)
 	if (!f)
 		return -errno;
 	while (!err && usdt__maps_next(f, &line, &cap, &m) > 0) {
-		for (i = 0, dup = false; i < cnt && !dup; i++)
-			dup = target_shows(&list[i], &m);
-		if (dup)
+		/* A file's mappings are most often next to each other: the
+		 * last one is looked at before anything is made. */
+		if (cnt && target_shows(&list[cnt - 1], &m))
 			continue;
 		if ((size_t)cnt == alloc) {
 			alloc = alloc ? alloc * 2 : 16;
@@ -423,8 +515,14 @@ int targets_of_pid(pid_t pid, struct target **out)
 		}
 		err = target_set_mapping(&list[cnt], pid, &m);
 		if (!err)
+			err = name_set_add(&seen, list[cnt].shown);
+		if (err == 1)
 			cnt++;
+		else
+			target_free(&list[cnt]);	/* seen, or no memory */
+		err = err < 0 ? err : 0;
 	}
+	name_set_free(&seen);
 	free(line);
 	fclose(f);
 	if (err) {

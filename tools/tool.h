@@ -97,6 +97,32 @@ void targets_free(struct target *t, int cnt);
  */
 struct usdt_file *target_open(const struct target *t);
 
+/*
+ * Hashing of names that other users choose (a traced process's file
+ * names, a file's probe names): a polynomial modulo the prime 2^61 - 1 at
+ * a base drawn at random once per run, so that two distinct names of n
+ * bytes collide with probability at most n / 2^61 and no name can be
+ * chosen to collide. tool_hash_step() adds c to h, which starts at 0: a
+ * byte, 256 as a separator no byte equals, or 4 bytes at once (any c
+ * below 2^32; the length, told apart otherwise, must then fix where the
+ * words are).
+ */
+uint64_t tool_hash_step(uint64_t h, unsigned int c);
+
+/*
+ * A set of strings, by value; the strings are borrowed (they must outlive
+ * their place in it). Zeroed, it is empty. name_set_add(): 1 if name was
+ * added, 0 if it was there, -ENOMEM.
+ */
+struct name_set {
+	const char **slots;	/* NULL: empty */
+	size_t mask;		/* slots - 1 */
+	size_t cnt;
+};
+bool name_set_has(const struct name_set *s, const char *name);
+int name_set_add(struct name_set *s, const char *name);
+void name_set_free(struct name_set *s);
+
 /* Print s as a JSON string, with quotes and escapes. NULL prints null. */
 void json_str(FILE *f, const char *s);
 

@@ -265,6 +265,19 @@ struct trace_run {
 	size_t probe_cap;
 	double next_scan;
 	bool watch_full;	/* said once: no room left */
+	struct watch_state {
+		bool started;
+		/* The maps text last read: its length and hash. */
+		size_t maps_len;
+		uint64_t maps_hash;
+		/* The names of files in r->files: never read again. */
+		struct name_set kept;
+		/* The other files mapped at the last look, read then:
+		 * names (owned) and their set. */
+		char **names;
+		size_t name_cnt;
+		struct name_set mapped;
+	} ws;
 };
 
 /* trace_cmd.c: the signal that stops the run, 0 until one comes. */
@@ -333,5 +346,6 @@ void stack_free(struct stack_state *st);
 /* Look at the process's maps again and trace the matching probes of the
  * files it mapped since; 0 or the exit status (out of memory). */
 int trace_watch_scan(struct trace_run *r);
+void trace_watch_free(struct trace_run *r);
 
 #endif /* __USDT_TRACE_H */

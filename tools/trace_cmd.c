@@ -71,7 +71,8 @@ static const char trace_usage[] =
 "*(int32 *)(arg2 + 16). Arguments count from arg0, as in bpftrace (bcc's\n"
 "arg1 is arg0 here). Without a pattern every probe of TARGET is traced.\n"
 "Needs root, or CAP_BPF and CAP_PERFMON (and CAP_SYS_PTRACE for others'\n"
-"processes).\n"
+"processes; and CAP_SYS_ADMIN for perf uprobes: -m perf, or a kernel\n"
+"before 6.6).\n"
 "Options may come before or after TARGET. With -p PID and no TARGET, every\n"
 "file the process maps is traced (one replaced on disk too: the old one),\n"
 "and each one it maps later (dlopen()).\n"
@@ -1048,6 +1049,7 @@ static void trace_cleanup(struct trace_run *r)
 	if (r->pid_fd >= 0)
 		close(r->pid_fd);
 	free(r->ctx.probes);
+	trace_watch_free(r);
 	trace_files_free(r->files, r->file_cnt);
 	stack_free(r->ctx.stacks);
 	for (i = 0; r->groups && i < (size_t)r->group_cnt; i++)

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -86,16 +87,70 @@ static int silent_print(enum libbpf_print_level level, const char *fmt,
 	return 0;
 }
 
-static const char *attach_error(int err)
+/* Is cap in this process's effective set? Yes when that cannot be told:
+ * only a capability known to be missing is named. */
+static bool has_cap(int cap)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[2] = { { 0 } };
+
+	if (syscall(SYS_capget, &h, d))
+		return true;
+	return d[cap / 32].effective & (1u << (cap % 32));
+}
+
+/* "CAP_BPF", "CAP_PERFMON", "CAP_BPF and CAP_PERFMON": those of the two
+ * that this process lacks; NULL if it has both (or CAP_SYS_ADMIN, which
+ * the kernel takes for either). */
+static const char *bpf_caps_missing(void)
+{
+	bool bpf = has_cap(CAP_BPF), perfmon = has_cap(CAP_PERFMON);
+
+	if (has_cap(CAP_SYS_ADMIN) || (bpf && perfmon))
+		return NULL;
+	return !bpf && !perfmon ? "CAP_BPF and CAP_PERFMON" :
+	       !bpf		? "CAP_BPF" : "CAP_PERFMON";
+}
+
+/*
+ * EPERM or EACCES from the kernel, with the capability this process
+ * lacks (mode USDT_MODE_MULTI: where no perf uprobe is made, a load
+ * too). Loading and uprobe_multi links (Linux 6.6) take CAP_BPF and
+ * CAP_PERFMON. Perf uprobes (-m perf, and every attach on a kernel
+ * without uprobe_multi links) take CAP_SYS_ADMIN too: Linux gave them to
+ * CAP_PERFMON in 5.8 and took them back in 6.16 and its stable kernels
+ * (ba677dbe77af "perf: Revert to requiring CAP_SYS_ADMIN for uprobes",
+ * CVE-2025-38466: a uprobe inside an instruction corrupts the process).
+ */
+static const char *perm_error(enum usdt_attach_mode mode)
+{
+	static char why[320];
+	const char *lacks = bpf_caps_missing();
+
+	if (lacks) {
+		snprintf(why, sizeof(why),
+			 "permission denied: needs root, or CAP_BPF and CAP_PERFMON, and this process lacks %s%s",
+			 lacks, mode == USDT_MODE_PERF ?
+			 " (perf uprobes need CAP_SYS_ADMIN too)" : "");
+		return why;
+	}
+	if (has_cap(CAP_SYS_ADMIN) || mode == USDT_MODE_MULTI)
+		return "permission denied (not for want of a capability: a security module's refusal?)";
+	if (mode == USDT_MODE_PERF)
+		return "permission denied: perf uprobes need CAP_SYS_ADMIN, which this process lacks (as Linux 6.16 and its stable kernels from 5.15 ask; -m auto takes uprobe_multi links, which need only CAP_BPF and CAP_PERFMON, where the kernel has them: 6.6)";
+	return "permission denied: this process lacks CAP_SYS_ADMIN, which perf uprobes need (used where the kernel has no uprobe_multi links, before 6.6; as Linux 6.16 and its stable kernels from 5.15 ask)";
+}
+
+static const char *attach_error(const struct trace_run *r, int err)
 {
 	switch (err) {
 	case ENOENT:
 		return "no such probe or file";
 	case EPERM:
 	case EACCES:
-		/* Linux took perf uprobes back from CAP_PERFMON ("perf:
-		 * Require CAP_SYS_ADMIN for uprobes", in stable kernels too). */
-		return "permission denied (needs root, or CAP_BPF and CAP_PERFMON; perf uprobes need CAP_SYS_ADMIN too: -m perf, or a kernel without uprobe_multi links, before 6.6)";
+		return perm_error(r->o.mode);
 	case ENOEXEC:
 		return "the file is not for this host's architecture";
 	case EOPNOTSUPP:
@@ -350,7 +405,7 @@ static int open_and_load(struct trace_run *r, int *load_err)
 	r->man = usdt_manager__new(r->skel->obj, &mopts);
 	if (!r->man) {
 		ret = tool_err("trace: cannot prepare the BPF object: %s",
-			       attach_error(errno));
+			       attach_error(r, errno));
 		goto out;
 	}
 	*load_err = usdt_trace__load(r->skel);
@@ -459,7 +514,8 @@ int trace_load(struct trace_run *r)
 	}
 	if (err)
 		return tool_err("trace: cannot load the BPF program: %s",
-				err == -EPERM ? "permission denied (needs root, or CAP_BPF and CAP_PERFMON)" :
+				err == -EPERM || err == -EACCES ?
+				perm_error(USDT_MODE_MULTI) :
 				tool_strerror(-err));
 	say_no_fault_in(r);
 	if (set_filter_strs(r))
@@ -573,7 +629,7 @@ static int attach_patterns(struct trace_run *r)
 						f->target.shown,
 						errno == ESRCH ?
 						esrch_why(r->attach_pid) :
-						attach_error(errno));
+						attach_error(r, errno));
 		}
 	}
 	if (!r->pat_link_cnt)
@@ -620,7 +676,7 @@ const char *trace_attach_why(const struct trace_run *r,
 		return "invalid argument: the kernel refuses a site with a semaphore where another uprobe sits with another semaphore offset or none (another tracer's?); dmesg says \"ref_ctr_offset mismatch\"";
 	if (err == ESRCH)
 		return esrch_why(r->attach_pid);
-	return attach_error(err);
+	return attach_error(r, err);
 }
 
 /*

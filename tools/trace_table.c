@@ -12,10 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -109,52 +107,24 @@ out:
 /*
  * provider:name -> index in the table, open addressing; the table has
  * room for every call site, so building it is linear whatever the names:
- * they come from files other users write, so the hash is a polynomial
- * modulo the prime 2^61 - 1 at a base drawn at random once per run (two
- * distinct names of n bytes collide with probability at most n / 2^61),
- * where a fixed hash would let a file choose names that all collide and
- * make the build quadratic.
+ * they come from files other users write, so the hash is tool_hash_step()'s,
+ * keyed at random once per run, where a fixed hash would let a file choose
+ * names that all collide and make the build quadratic.
  */
 struct probe_index {
 	uint32_t *slots;	/* index + 1, 0 empty */
 	size_t mask;
 };
 
-#define NAME_HASH_P ((1ull << 61) - 1)
-
-static uint64_t name_hash_base(void)
-{
-	static uint64_t base;
-
-	if (!base) {
-		if (getrandom(&base, sizeof(base), GRND_NONBLOCK) !=
-		    sizeof(base))
-			base = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull ^
-			       (uint64_t)getpid() << 20;
-		base = base % (NAME_HASH_P - 2) + 2;
-	}
-	return base;
-}
-
-/* h * base + c, modulo 2^61 - 1 (h, base < 2^61). */
-static uint64_t name_hash_step(uint64_t h, uint64_t base, unsigned c)
-{
-	unsigned __int128 x = (unsigned __int128)h * base + c + 1;
-	uint64_t r = (uint64_t)(x & NAME_HASH_P) + (uint64_t)(x >> 61);
-
-	r = (r & NAME_HASH_P) + (r >> 61);
-	return r >= NAME_HASH_P ? r - NAME_HASH_P : r;
-}
-
 static size_t name_hash(const char *provider, const char *name)
 {
-	uint64_t base = name_hash_base(), h = 0;
+	uint64_t h = 0;
 
 	for (; *provider; provider++)
-		h = name_hash_step(h, base, (unsigned char)*provider);
-	h = name_hash_step(h, base, 256);
+		h = tool_hash_step(h, (unsigned char)*provider);
+	h = tool_hash_step(h, 256);
 	for (; *name; name++)
-		h = name_hash_step(h, base, (unsigned char)*name);
+		h = tool_hash_step(h, (unsigned char)*name);
 	return (size_t)(h ^ h >> 29);
 }
 

@@ -680,33 +680,52 @@ static void test_shared_library(void **state)
 	}
 }
 
-/* A child that fires test:mix each time it reads a byte, until EOF. */
-static pid_t spawn_firer(int *go_fd)
+/* A child that fires test:mix each time it reads a byte on *go_fd, and
+ * then writes one on *done_fd, until EOF. */
+static pid_t spawn_firer(int *go_fd, int *done_fd)
 {
-	int p[2];
+	int go[2], done[2];
 	pid_t pid;
 	char c;
 
-	assert_int_equal(pipe(p), 0);
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(done), 0);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		close(p[1]);
-		while (read(p[0], &c, 1) == 1)
+		close(go[1]);
+		close(done[0]);
+		while (read(go[0], &c, 1) == 1) {
 			call_mix();
+			if (write(done[1], "d", 1) != 1)
+				_exit(1);
+		}
 		_exit(0);
 	}
-	close(p[0]);
-	*go_fd = p[1];
+	close(go[0]);
+	close(done[1]);
+	*go_fd = go[1];
+	*done_fd = done[0];
 	hold(HELD_CHILD, (void *)(intptr_t)pid);
 	return pid;
 }
 
-static void reap(pid_t pid, int go_fd)
+/* The firer's one test:mix, done: a hit of it is recorded by then (the
+ * program runs in the firer, in that call), and none comes later. */
+static void child_fires(int go_fd, int done_fd)
+{
+	char c;
+
+	assert_int_equal(write(go_fd, "x", 1), 1);
+	assert_int_equal(read(done_fd, &c, 1), 1);
+}
+
+static void reap(pid_t pid, int go_fd, int done_fd)
 {
 	int status;
 
 	close(go_fd);
+	close(done_fd);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	forget((void *)(intptr_t)pid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -716,18 +735,17 @@ static void test_pid_filter(void **state)
 {
 	struct fix *f = *state;
 	struct usdt_link *l;
-	int go, tries;
-	pid_t child = spawn_firer(&go);
+	int go, done;
+	pid_t child = spawn_firer(&go, &done);
 
-	/* Attached to the child only: our own hit is not seen. */
+	/* Attached to the child only: our own hit is not seen. The child
+	 * says when it has fired (sleeping instead let a loaded machine
+	 * check before the hit came, or before a stray one would). */
 	reset(f->skel);
 	l = attach(f->man, f->skel->progs.on_usdt, child, "/proc/self/exe",
 		   "test", "mix", NULL);
 	call_mix();
-	assert_int_equal(write(go, "x", 1), 1);
-	for (tries = 0; tries < 500 && hits(f->skel) < 1; tries++)
-		usleep(2000);
-	usleep(20000);
+	child_fires(go, done);
 	assert_int_equal(hits(f->skel), 1);
 	assert_int_equal(f->skel->bss->hits[0].pid, child);
 	check_mix_hit(&f->skel->bss->hits[0], 0);
@@ -737,14 +755,13 @@ static void test_pid_filter(void **state)
 	reset(f->skel);
 	l = attach(f->man, f->skel->progs.on_usdt, 0, "/proc/self/exe", "test",
 		   "mix", NULL);
-	assert_int_equal(write(go, "x", 1), 1);
-	usleep(50000);
+	child_fires(go, done);
 	assert_int_equal(hits(f->skel), 0);
 	call_mix();
 	assert_int_equal(hits(f->skel), 1);
 	assert_int_equal(f->skel->bss->hits[0].pid, getpid());
 	release(l);
-	reap(child, go);
+	reap(child, go, done);
 }
 
 /* Spec entries 0..n-1 are in use and the rest are zero. */

@@ -69,15 +69,17 @@ static int firer_main(const char *lib)
 		if (!lib_fire)
 			return 1;
 	}
-	/* Mapped and running: tell spawn_firer() on fd 3. */
+	/* Mapped and running: tell spawn_firer() on fd 3; and there each
+	 * time it has fired (firer_fire()). */
 	if (write(3, &c, 1) != 1)
 		return 1;
-	close(3);
 	while (read(0, &c, 1) == 1) {
 		if (lib_fire)
 			lib_fire(c);
 		else
 			fire(c);
+		if (write(3, "f", 1) != 1)
+			return 1;
 	}
 	return 0;
 }
@@ -159,6 +161,7 @@ static void *map_copy_self(const char *path, size_t *size)
 struct firer {
 	pid_t pid;
 	int go;		/* write a byte: one tf:fire */
+	int done;	/* then a byte comes here: it has fired */
 };
 
 /*
@@ -190,9 +193,9 @@ static struct firer spawn_firer_lib(const char *path, const char *lib)
 	close(p[0]);
 	close(ready[1]);
 	fr.go = p[1];
-	assert_int_equal(read(ready[0], &c, 1), 1);
+	fr.done = ready[0];
+	assert_int_equal(read(fr.done, &c, 1), 1);
 	assert_int_equal(c, 'r');
-	close(ready[0]);
 	return fr;
 }
 
@@ -201,9 +204,14 @@ static struct firer spawn_firer(const char *path)
 	return spawn_firer_lib(path, NULL);
 }
 
+/* One tf:fire of fr, done: a hit of it is recorded by then (the program
+ * runs in the firer, in that call), and none comes later. */
 static void firer_fire(const struct firer *fr)
 {
+	char c;
+
 	assert_int_equal(write(fr->go, "x", 1), 1);
+	assert_int_equal(read(fr->done, &c, 1), 1);
 }
 
 static void firer_reap(struct firer *fr)
@@ -211,18 +219,9 @@ static void firer_reap(struct firer *fr)
 	int status;
 
 	close(fr->go);
+	close(fr->done);
 	assert_int_equal(waitpid(fr->pid, &status, 0), fr->pid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-}
-
-/* Wait until skel has at least n hits, then a little more for strays. */
-static void wait_hits(struct usdt_test *skel, unsigned int n)
-{
-	int tries;
-
-	for (tries = 0; tries < 1000 && hits(skel) < n; tries++)
-		usleep(1000);
-	usleep(20000);
 }
 
 static struct usdt_link *attach(struct usdt_manager *man,
@@ -303,7 +302,6 @@ static void test_path_race(void **state)
 		reset(skel);
 		firer_fire(&victim);
 		firer_fire(&target);
-		wait_hits(skel, 1);
 		assert_int_equal(hits_of(skel, target.pid), 1);
 		assert_int_equal(hits_of(skel, victim.pid), 0);
 		assert_int_equal(usdt_link__destroy(l), 0);
@@ -353,7 +351,6 @@ static void test_replaced_binary(void **state)
 			l = attach(f->man, f->skel->progs.on_usdt, fr.pid,
 				   paths[i], "tf", "fire", &o);
 			firer_fire(&fr);
-			wait_hits(f->skel, 1);
 			assert_int_equal(hits_of(f->skel, fr.pid), 1);
 			assert_int_equal(f->skel->bss->hits[0].rc[0], 0);
 			assert_int_equal(f->skel->bss->hits[0].args[0], 'x');
@@ -741,7 +738,6 @@ static void fire_by_path(struct fix *f, const struct firer *fr,
 	l = attach(f->man, f->skel->progs.on_usdt, fr->pid, path,
 		   lib ? "testlib" : "tf", "fire", &o);
 	firer_fire(fr);
-	wait_hits(f->skel, 1);
 	assert_int_equal(hits_of(f->skel, fr->pid), 1);
 	assert_int_equal(h->arg_cnt, lib ? 3 : 1);
 	assert_int_equal(h->rc[0], 0);
@@ -869,7 +865,7 @@ static void test_overlay_replaced(void **state)
 static void trace_fired(const struct firer *fr, const char *target,
 			const char *name)
 {
-	char pid[16], file[16], probe[16];
+	char pid[16], file[16], probe[16], c;
 	unsigned long long ts;
 	struct run_result r;
 	const char *line;
@@ -881,7 +877,8 @@ static void trace_fired(const struct firer *fr, const char *target,
 	feeder = fork();
 	assert_true(feeder >= 0);
 	if (!feeder) {
-		while (write(fr->go, "x", 1) == 1)
+		while (write(fr->go, "x", 1) == 1 &&
+		       read(fr->done, &c, 1) == 1)
 			usleep(2000);
 		_exit(0);
 	}

@@ -15,6 +15,8 @@
 #include <sched.h>
 #include <signal.h>
 #include <linux/perf_event.h>
+#include <limits.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -1025,6 +1027,148 @@ static void test_dlopen_later(void **state)
 	assert_nothing_left();
 }
 
+/*
+ * -p PID alone holds only what the process maps now, and the files with
+ * probes: a process that maps files without probes and unmaps them, a
+ * batch at a time, leaves the tool holding none of them (each file the
+ * tool holds is an open descriptor; it used to hold every file it had
+ * ever seen, to the end). Each batch also maps a copy of libtracelib.so,
+ * whose "mapped since" line says the tool has looked at the batch.
+ */
+#define WATCH_BATCHES 3
+#define WATCH_FILES 40
+
+static int tool_fd_cnt(pid_t pid)
+{
+	char path[64];
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* The process the tool watches: on each byte from cmd, maps batch k's
+ * files (then says so on ack), on the next unmaps them (and says so). */
+static void watch_child(const char *dir, int cmd, int ack)
+{
+	void *maps[WATCH_FILES + 1];
+	char path[PATH_MAX], c;
+	int k, i, fd;
+
+	for (k = 0; k < WATCH_BATCHES; k++) {
+		if (read(cmd, &c, 1) != 1)
+			_exit(1);
+		for (i = 0; i <= WATCH_FILES; i++) {
+			if (i < WATCH_FILES)
+				snprintf(path, sizeof(path), "%s/f%d_%d", dir,
+					 k, i);
+			else
+				snprintf(path, sizeof(path), "%s/probes%d.so",
+					 dir, k);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			maps[i] = fd < 0 ? MAP_FAILED :
+					   mmap(NULL, 4096, PROT_READ,
+						MAP_PRIVATE, fd, 0);
+			if (maps[i] == MAP_FAILED)
+				_exit(1);
+			close(fd);
+		}
+		if (write(ack, "m", 1) != 1 || read(cmd, &c, 1) != 1)
+			_exit(1);
+		for (i = 0; i <= WATCH_FILES; i++)
+			munmap(maps[i], 4096);
+		if (write(ack, "u", 1) != 1)
+			_exit(1);
+	}
+	while (read(cmd, &c, 1) > 0)
+		;
+	_exit(0);
+}
+
+/* dir (made) with the probe-less files of every batch (links to one copy
+ * of the tool, which has no probes) and a copy of libtracelib.so each. */
+static void watch_files(char *dir)
+{
+	char cmd[PATH_MAX + 256], base[PATH_MAX], path[PATH_MAX];
+	int k, i;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(base, sizeof(base), "%s/base", dir);
+	snprintf(cmd, sizeof(cmd), "cp %s %s", USDT_BIN, base);
+	assert_int_equal(system(cmd), 0);
+	for (k = 0; k < WATCH_BATCHES; k++) {
+		for (i = 0; i < WATCH_FILES; i++) {
+			snprintf(path, sizeof(path), "%s/f%d_%d", dir, k, i);
+			assert_int_equal(link(base, path), 0);
+		}
+		snprintf(cmd, sizeof(cmd), "cp %s %s/probes%d.so", TRACELIB,
+			 dir, k);
+		assert_int_equal(system(cmd), 0);
+	}
+}
+
+static void test_watch_forgets(void **state)
+{
+	char dir[] = "/tmp/usdt-watch-XXXXXX", pid[16], err[4096];
+	char needle[64], cmd[PATH_MAX];
+	int to_child[2], from_child[2], u_in, u_out, u_err, fds, k, st;
+	pid_t child, tool;
+	char c;
+
+	watch_files(dir);
+	assert_int_equal(pipe2(to_child, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(from_child, O_CLOEXEC), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		close(to_child[1]);
+		close(from_child[0]);
+		watch_child(dir, to_child[0], from_child[1]);
+	}
+	snprintf(pid, sizeof(pid), "%d", (int)child);
+	tool = spawn_piped((const char *const[]){ USDT_BIN, "trace", "-p",
+						  pid, NULL },
+			   &u_in, &u_out, &u_err);
+	read_until(u_err, err, sizeof(err), "Ctrl-C to stop\n");
+	expect_in(err, "no probes yet; waiting for the files it maps\n");
+	fds = tool_fd_cnt(tool);
+	for (k = 0; k < WATCH_BATCHES; k++) {
+		assert_int_equal(write(to_child[1], "m", 1), 1);
+		assert_int_equal(read(from_child[0], &c, 1), 1);
+		snprintf(needle, sizeof(needle), "/probes%d.so, mapped since\n",
+			 k);
+		read_until(u_err, err, sizeof(err), needle);
+		expect_in(err, needle);
+		assert_int_equal(write(to_child[1], "u", 1), 1);
+		assert_int_equal(read(from_child[0], &c, 1), 1);
+	}
+	/* What each libtracelib.so adds (the file, its links) is a few. */
+	if (tool_fd_cnt(tool) - fds >= WATCH_FILES)
+		fail_msg("usdt trace -p holds %d more descriptors after %d batches of %d files mapped and unmapped",
+			 tool_fd_cnt(tool) - fds, WATCH_BATCHES, WATCH_FILES);
+	kill(tool, SIGINT);
+	assert_int_equal(waitpid(tool, &st, 0), tool);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(to_child[1]);
+	assert_int_equal(waitpid(child, &st, 0), child);
+	close(to_child[0]);
+	close(from_child[0]);
+	close(from_child[1]);
+	close(u_in);
+	close(u_out);
+	close(u_err);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+	assert_nothing_left();
+}
+
 /* --count --by: counts per argument value (most first), or per string. */
 static void test_count_by(void **state)
 {
@@ -1435,17 +1579,27 @@ static void *thread_main(void *arg)
  * another user's. */
 static void not_dumpable(const char *bin)
 {
-	char pid[16], expect[192];
+	char pid[16], expect[192], c;
 	struct run_result r;
-	pid_t child = fork();
+	int ready[2];
+	pid_t child;
 
+	/* The tool runs once the child is nobody's and not dumpable (it
+	 * ran before that under load, and saw root's process). */
+	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+	child = fork();
 	assert_true(child >= 0);
 	if (!child) {
 		as_nobody(NULL);
 		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(1);
 		pause();
 		_exit(0);
 	}
+	close(ready[1]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
 	snprintf(pid, sizeof(pid), "%d", (int)child);
 	snprintf(expect, sizeof(expect),
 		 "pid %d: cannot read /proc/%d/maps: Permission denied (the user may, but the process is not dumpable",
@@ -1689,6 +1843,7 @@ int main(void)
 		cmocka_unit_test(test_several_formats),
 		cmocka_unit_test(test_several_targets),
 		cmocka_unit_test(test_dlopen_later),
+		cmocka_unit_test(test_watch_forgets),
 		cmocka_unit_test(test_count_by),
 		cmocka_unit_test(test_ustack),
 		cmocka_unit_test(test_ustack_deleted),

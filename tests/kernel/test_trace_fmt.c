@@ -1015,8 +1015,9 @@ static void trace_as_nobody(const char *tool, const char *tf,
  * Not root: CAP_BPF and CAP_PERFMON, as the man page says, where the
  * kernel has uprobe_multi links (Linux 6.6). Perf uprobes (-m perf, and
  * every attach before 6.6) need CAP_SYS_ADMIN too: Linux took them back
- * from CAP_PERFMON ("perf: Require CAP_SYS_ADMIN for uprobes", also in
- * its stable kernels); without it the tool says so.
+ * from CAP_PERFMON (ba677dbe77af "perf: Revert to requiring CAP_SYS_ADMIN
+ * for uprobes", 6.16, also in its stable kernels); without it the tool
+ * says so. A refusal names the capability the tool lacks.
  */
 static void test_capabilities(void **state)
 {
@@ -1049,7 +1050,7 @@ static void test_capabilities(void **state)
 	 * change still takes them), or taken with CAP_SYS_ADMIN. */
 	trace_as_nobody(tool, tf, "perf", BPF_PERFMON, &r);
 	if (r.status)
-		expect_in(r.err, "perf uprobes need CAP_SYS_ADMIN");
+		expect_in(r.err, "perf uprobes need CAP_SYS_ADMIN, which this process lacks");
 	run_result_free(&r);
 	trace_as_nobody(tool, tf, "perf", BPF_PERFMON | CAP(CAP_SYS_ADMIN),
 			&r);
@@ -1058,10 +1059,14 @@ static void test_capabilities(void **state)
 	assert_int_equal(count_str(r.out, " tf:val "), 2);
 	run_result_free(&r);
 
-	/* Without them: a clear refusal. */
+	/* Without them: a refusal that names what is missing. */
 	trace_as_nobody(tool, tf, "auto", 0, &r);
 	assert_int_equal(r.status, 1);
-	expect_in(r.err, "permission denied");
+	expect_in(r.err, "permission denied: needs root, or CAP_BPF and CAP_PERFMON, and this process lacks CAP_BPF and CAP_PERFMON");
+	run_result_free(&r);
+	trace_as_nobody(tool, tf, "auto", CAP(CAP_BPF), &r);
+	assert_int_equal(r.status, 1);
+	expect_in(r.err, "this process lacks CAP_PERFMON\n");
 	run_result_free(&r);
 	unlink(tool);
 	unlink(tf);
