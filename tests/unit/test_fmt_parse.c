@@ -11,6 +11,10 @@
 #include "../../tools/common.c"
 #include "../../tools/trace_fmt.c"
 #include "../../tools/trace_stack.c"
+#include "../../tools/trace_peek.c"
+
+/* trace_cmd.c's, which trace_peek.c reads. */
+volatile sig_atomic_t trace_stop_signal;
 
 static void parse_ok(const char *s, struct probe_fmt *f)
 {
