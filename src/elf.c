@@ -286,6 +286,14 @@ int usdt__elf_sema_to_off(const struct usdt__elf *ue, uint64_t vaddr,
 		}
 		if (rel > UINT64_MAX - ph->p_offset)
 			continue;
+		/* The kernel refuses an odd one with EINVAL, which would
+		 * read as a clash with another uprobe (uprobe_register():
+		 * IS_ALIGNED(ref_ctr_offset, sizeof(short)), so that the
+		 * counter never straddles a page). */
+		if ((ph->p_offset + rel) & (sz - 1)) {
+			*why = "semaphore at an odd file offset: the kernel counts only a 2-byte aligned one (ref_ctr_offset)";
+			return -EINVAL;
+		}
 		*off = ph->p_offset + rel;
 		return 0;
 	}

@@ -902,6 +902,37 @@ static void test_sema_places(void **state)
 	}
 }
 
+/*
+ * The kernel takes a semaphore's counter only at an even file offset
+ * (uprobe_register(): IS_ALIGNED(ref_ctr_offset, sizeof(short))), and
+ * refuses any other with EINVAL: the reader refuses it first, and says
+ * why, as usdt list and the attach show it.
+ */
+static void test_sema_odd(void **state)
+{
+	static const uint64_t odd[] = { ELFB_PROBES_VA + 1,
+					ELFB_PROBES_VA + 0x101 };
+	const struct usdt_probe *p;
+	struct elfb_notes n;
+	struct usdt_file *f;
+	struct elfb e;
+	size_t i;
+
+	for (i = 0; i < USDT__ARRAY_SIZE(odd); i++) {
+		memset(&n, 0, sizeof(n));
+		elfb_probe(&n, ELFB_TEXT_VA, ELFB_BASE_VA, odd[i], "p", "s",
+			   "");
+		elfb_build(&e, false, EM_X86_64, ET_DYN, &n);
+		f = open_img(e.buf, e.len);
+		assert_non_null(f);
+		p = usdt_file__probe(f, 0);
+		assert_int_equal(usdt_probe__status(p), -EINVAL);
+		assert_string_equal(usdt_probe__error(p),
+				    "semaphore at an odd file offset: the kernel counts only a 2-byte aligned one (ref_ctr_offset)");
+		usdt_file__close(f);
+	}
+}
+
 /* Warnings the library gave, and the last one's text. */
 static int warn_cnt;
 static char warn_last[512];
@@ -1007,6 +1038,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_valid_le),
 		cmocka_unit_test(test_sema_places),
+		cmocka_unit_test(test_sema_odd),
 		cmocka_unit_test(test_repeated_notes),
 		cmocka_unit_test(test_valid_be),
 		cmocka_unit_test(test_open_mem),
