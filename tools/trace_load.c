@@ -583,7 +583,8 @@ static int attach_patterns(struct trace_run *r)
 	return 0;
 }
 
-/* Does a call site of probe p have a semaphore? */
+/* Does a call site of probe p that the attach takes have a semaphore?
+ * (A bad one never reaches the kernel: its EINVAL is no clash.) */
 static bool probe_has_sema(const struct trace_run *r, const struct probe_ent *p)
 {
 	struct usdt_file *file = r->files[p->file].file;
@@ -592,7 +593,7 @@ static bool probe_has_sema(const struct trace_run *r, const struct probe_ent *p)
 	for (i = 0; i < usdt_file__probe_cnt(file); i++) {
 		const struct usdt_probe *q = usdt_file__probe(file, i);
 
-		if (q && usdt_probe__semaphore(q) &&
+		if (q && usdt_probe__semaphore(q) && !usdt_probe__status(q) &&
 		    !strcmp(usdt_probe__provider(q), p->provider) &&
 		    !strcmp(usdt_probe__name(q), p->name))
 			return true;

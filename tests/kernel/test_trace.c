@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 
 #include "trace_test.h"
+#include "unit/elf_builder.h"
 
 #define TT FIXTURE_DIR "/trace_target"
 #define PT FIXTURE_DIR "/pattern_target"
@@ -1607,6 +1608,44 @@ static void test_semaphore_clash(void **state)
 	assert_nothing_left();
 }
 
+/*
+ * A probe whose only semaphore is at an odd address (a synthetic file of
+ * this host's machine): the reader refuses it, and the tool says the
+ * reader's reason, not a clash with another tracer's uprobe.
+ */
+static void test_semaphore_odd(void **state)
+{
+	char path[] = "/tmp/usdt-odd-XXXXXX";
+	struct elfb_notes n = {
+		.be = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__,
+	};
+	struct run_result r;
+	struct elfb e;
+	Elf64_Ehdr eh;
+	int fd;
+
+	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &eh, sizeof(eh), 0), sizeof(eh));
+	close(fd);
+	elfb_probe(&n, ELFB_TEXT_VA, ELFB_BASE_VA, ELFB_PROBES_VA + 1, "p",
+		   "odd", "");
+	elfb_build(&e, n.be, eh.e_machine, ET_DYN, &n);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, e.buf, e.len), (ssize_t)e.len);
+	close(fd);
+	run_tool(&r, "trace", "-n", "1", path, "p:odd");
+	unlink(path);
+	assert_int_equal(r.status, 1);
+	expect_in(r.err, "usdt: trace: warning: skipping the call site of p:odd at 0x400100: semaphore at an odd file offset: the kernel counts only a 2-byte aligned one (ref_ctr_offset)\n");
+	expect_in(r.err, "no probes matching p:odd");
+	assert_null(strstr(r.err, "another tracer"));
+	assert_null(strstr(r.err, "ref_ctr_offset mismatch"));
+	run_result_free(&r);
+	assert_nothing_left();
+}
+
 /* A copy of the target whose header names another architecture: each
  * probe is skipped, saying which, and nothing is traced. */
 static void test_other_arch(void **state)
@@ -1699,6 +1738,7 @@ int main(void)
 		cmocka_unit_test(test_pid_errors),
 		cmocka_unit_test(test_pid_not_ours),
 		cmocka_unit_test(test_semaphore_clash),
+		cmocka_unit_test(test_semaphore_odd),
 		cmocka_unit_test(test_other_arch),
 		cmocka_unit_test(test_errors),
 	};
