@@ -102,6 +102,9 @@ static const char *attach_error(int err)
 		return "not supported by this kernel or libbpf (USDT_LOG_LEVEL=warn says what it lacks)";
 	case E2BIG:
 		return "too many call sites for the BPF maps";
+	case EMFILE:
+		/* The tool has raised its soft limit to the hard one. */
+		return "too many open files: per-site perf uprobes take two descriptors a site; raise the hard RLIMIT_NOFILE (ulimit -Hn), or trace with -m multi";
 	default:
 		return tool_strerror(err);
 	}
