@@ -452,8 +452,12 @@ struct usdt_attach_opts {
  *    is told from another file's only through /proc/PID/map_files/, and
  *    that needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE;
  *  - EEXIST: two call sites at one IP in IP-map mode;
- *  - EMFILE: per-site uprobes would need more descriptors than the hard
- *    RLIMIT_NOFILE allows;
+ *  - EMFILE: the attach needs more descriptors than the soft
+ *    RLIMIT_NOFILE leaves (per-site uprobes take two a site, the spec
+ *    map one per 64 specs); libusdt never raises the limit, which is the
+ *    program's (a program that uses select() must stay below
+ *    FD_SETSIZE): the message says how many are needed, and the caller
+ *    may raise the soft limit with setrlimit() and attach again;
  *  - ENOMEM, or the kernel's errno.
  * On failure nothing stays attached and nothing is taken.
  *

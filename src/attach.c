@@ -809,11 +809,12 @@ static long open_fds_below(rlim_t limit)
 }
 
 /*
- * Room for the descriptors of c->cnt perf uprobes under RLIMIT_NOFILE,
- * checked before the first is made: a soft limit that is too low (1024,
- * the usual default) is raised to the hard limit once, as libbpf-based
- * tools do; past the hard limit the attach fails whole, with -EMFILE and
- * the numbers, rather than stop at some site and unwind.
+ * Room for the descriptors of c->cnt perf uprobes under the soft
+ * RLIMIT_NOFILE, checked before the first is made, so that the attach
+ * fails whole with -EMFILE and the numbers rather than stop at some site
+ * and unwind. The limit is the host program's: raising it would let
+ * descriptors past FD_SETSIZE into a program that uses select(), so the
+ * message says to raise it, and the caller decides.
  */
 static int perf_fd_room(const struct attach_ctx *c)
 {
@@ -827,24 +828,12 @@ static int perf_fd_room(const struct attach_ctx *c)
 	if (used < 0 || rl.rlim_cur == RLIM_INFINITY ||
 	    (uint64_t)used + need <= rl.rlim_cur)
 		return 0;
-	if (rl.rlim_max == RLIM_INFINITY ||
-	    (uint64_t)used + need <= rl.rlim_max) {
-		rlim_t old = rl.rlim_cur;
-
-		rl.rlim_cur = rl.rlim_max;
-		if (!setrlimit(RLIMIT_NOFILE, &rl)) {
-			pr_info("%s:%s: raised the soft RLIMIT_NOFILE from %llu to %llu for %zu perf uprobes\n",
-				c->provider, c->name, (unsigned long long)old,
-				(unsigned long long)rl.rlim_cur, c->cnt);
-			return 0;
-		}
-		rl.rlim_cur = old;
-	}
-	pr_warn("%s:%s: %zu perf uprobes in '%s' need %llu file descriptors, %ld are open, and RLIMIT_NOFILE is %llu (hard %llu)\n",
+	pr_warn("%s:%s: %zu perf uprobes in '%s' need %llu file descriptors, %ld are open, and the soft RLIMIT_NOFILE is %llu (hard %llu): raise the soft limit to at least %llu (setrlimit(), ulimit -n), or attach with uprobe_multi\n",
 		c->provider, c->name, c->cnt, c->file->path,
 		(unsigned long long)need, used,
 		(unsigned long long)rl.rlim_cur,
-		(unsigned long long)rl.rlim_max);
+		(unsigned long long)rl.rlim_max,
+		(unsigned long long)(used + need));
 	return -EMFILE;
 }
 
