@@ -252,7 +252,7 @@ int usdt__elf_vaddr_to_off(const struct usdt__elf *ue, uint64_t vaddr,
 #define MIN_PAGE 4096u
 
 int usdt__elf_sema_to_off(const struct usdt__elf *ue, uint64_t vaddr,
-			  uint64_t *off, const char **why)
+			  uint64_t *off, bool *cleared, const char **why)
 {
 	const uint64_t sz = sizeof(unsigned short);
 	size_t i;
@@ -295,6 +295,14 @@ int usdt__elf_sema_to_off(const struct usdt__elf *ue, uint64_t vaddr,
 			return -EINVAL;
 		}
 		*off = ph->p_offset + rel;
+		/*
+		 * Past p_filesz, in that last page: the loaders clear the
+		 * page's tail from p_vaddr + p_filesz on (binfmt_elf's
+		 * padzero(), ld.so's memset of the zero page) after the
+		 * mmap, where the kernel counted the semaphore of a probe
+		 * already attached (uprobe_mmap()). Any byte of the two.
+		 */
+		*cleared = rel + sz > ph->p_filesz;
 		return 0;
 	}
 	return -ENOENT;

@@ -833,7 +833,8 @@ static void test_s390x_obj8_lazy(void **state)
  * data segment here is file 0x200..0x210 at ELFB_PROBES_VA, and its page
  * (4 KiB, the smallest) ends 0xe00 bytes past ELFB_PROBES_VA. Its offset
  * is vaddr - p_vaddr + p_offset even past p_filesz, as the kernel's
- * ref_ctr_offset wants it.
+ * ref_ctr_offset wants it; past p_filesz it is one the loader clears when
+ * it maps the file (usdt_probe__semaphore_cleared_at_load()).
  */
 static void test_sema_places(void **state)
 {
@@ -842,10 +843,16 @@ static void test_sema_places(void **state)
 		uint64_t sema, memsz;	/* memsz 0: the builder's 0x200 */
 		int status;
 		const char *error;
+		bool cleared;	/* past p_filesz, in its page */
 	} cases[] = {
-		{ "in .probes", ELFB_PROBES_VA, 0, 0, NULL },
-		{ "in .bss", ELFB_PROBES_VA + 0x100, 0, 0, NULL },
-		{ "last bytes of memsz", ELFB_PROBES_VA + 0x1fe, 0, 0, NULL },
+		{ "in .probes", ELFB_PROBES_VA, 0, 0, NULL, false },
+		{ "last bytes of filesz", ELFB_PROBES_VA + 0xe, 0, 0, NULL,
+		  false },
+		{ "first bytes past filesz", ELFB_PROBES_VA + 0x10, 0, 0, NULL,
+		  true },
+		{ "in .bss", ELFB_PROBES_VA + 0x100, 0, 0, NULL, true },
+		{ "last bytes of memsz", ELFB_PROBES_VA + 0x1fe, 0, 0, NULL,
+		  true },
 		{ "straddles memsz", ELFB_PROBES_VA + 0x1ff, 0, -EINVAL,
 		  "not in any writable" },
 		{ "past memsz", ELFB_PROBES_VA + 0x200, 0, -EINVAL,
@@ -855,7 +862,7 @@ static void test_sema_places(void **state)
 		{ "below every segment", 0x10, 0, -EINVAL,
 		  "not in any writable" },
 		{ "last bytes of the file's page", ELFB_PROBES_VA + 0xdfe,
-		  0x3000, 0, NULL },
+		  0x3000, 0, NULL, true },
 		{ "straddles the file's page", ELFB_PROBES_VA + 0xdff, 0x3000,
 		  -EINVAL, "zero-filled pages" },
 		{ "anonymous pages", ELFB_PROBES_VA + 0x2000, 0x3000, -EINVAL,
@@ -896,6 +903,11 @@ static void test_sema_places(void **state)
 				assert_int_equal(usdt_probe__semaphore_offset(p),
 						 cases[i].sema - ELFB_PROBES_VA +
 						 ELFB_PROBES_OFF);
+				if (usdt_probe__semaphore_cleared_at_load(p) !=
+				    cases[i].cleared)
+					fail_msg("%s (be=%d): cleared at load %d",
+						 cases[i].what, be,
+						 !cases[i].cleared);
 			}
 			usdt_file__close(f);
 		}
