@@ -910,6 +910,93 @@ static struct usdt_link *attach_at_nofile(struct usdt_manager *man,
 	return l;
 }
 
+/* A child that has exec'd sleep (and so maps none of our libraries). */
+static pid_t spawn_sleeper(void)
+{
+	int p[2];
+	pid_t pid;
+	char c;
+
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execl("/bin/sleep", "sleep", "60", (char *)NULL);
+		_exit(127);
+	}
+	hold(HELD_CHILD, (void *)(intptr_t)pid);
+	close(p[1]);
+	assert_int_equal(read(p[0], &c, 1), 0);	/* EOF: exec'd */
+	close(p[0]);
+	return pid;
+}
+
+/* Attach prog to test:name of file for pid, the last warning kept; held. */
+static struct usdt_link *attach_warned(struct usdt_manager *man,
+				       const struct bpf_program *prog,
+				       pid_t pid, struct usdt_file *file,
+				       const char *name)
+{
+	usdt_print_fn_t old;
+	struct usdt_link *l;
+
+	last_warn[0] = '\0';
+	old = usdt_set_print(keep_last_warn);
+	l = usdt_manager__attach_file(man, prog, pid, file, "test", name,
+				      NULL);
+	usdt_set_print(old);
+	if (!l)
+		fail_msg("attach test:%s for pid %d: %s", name, (int)pid,
+			 strerror(errno));
+	return hold(HELD_LINK, l);
+}
+
+/*
+ * libsemabss.so's test:bss_sema has its semaphore in .bss in the page of
+ * the data segment's last file byte, which the loader clears after the
+ * kernel counted it at mmap: an attach that reaches processes mapping the
+ * file later says so, naming the probe and the reason (pid -1; a process
+ * that does not map it yet). One to this process, which maps it, does
+ * not, nor does one of test:data_sema (in .data).
+ */
+static void test_semaphore_cleared_warned(void **state)
+{
+	static const char why[] = "is in .bss, in the page that holds its segment's last file byte, which the loader clears after the kernel has counted the semaphore there: ";
+	struct fix *f = *state;
+	struct bpf_program *prog = f->skel->progs.on_usdt;
+	char *path = mapped_path("libsemabss.so");
+	struct usdt_file *file = hold(HELD_FILE, usdt_file__open(path, NULL));
+	char want[128];
+	size_t i;
+	pid_t child;
+
+	assert_non_null(file);
+	for (i = 0; i < usdt_file__probe_cnt(file); i++) {
+		const struct usdt_probe *p = usdt_file__probe(file, i);
+
+		assert_int_equal(usdt_probe__semaphore_cleared_at_load(p),
+				 !strcmp(usdt_probe__name(p), "bss_sema"));
+	}
+
+	release(attach_warned(f->man, prog, -1, file, "bss_sema"));
+	expect_warned("test:bss_sema: the semaphore at 0x");
+	expect_warned(why);
+	expect_warned("a process that maps the file after this attach (started, or loading it, later) will never see the probe enabled\n");
+
+	child = spawn_sleeper();
+	release(attach_warned(f->man, prog, child, file, "bss_sema"));
+	snprintf(want, sizeof(want),
+		 "process %d, which does not map the file yet, will never see the probe enabled\n",
+		 (int)child);
+	expect_warned(want);
+	release((void *)(intptr_t)child);
+
+	release(attach_warned(f->man, prog, getpid(), file, "bss_sema"));
+	assert_string_equal(last_warn, "");
+	release(attach_warned(f->man, prog, -1, file, "data_sema"));
+	assert_string_equal(last_warn, "");
+}
+
 /*
  * Per-site perf uprobes past the soft RLIMIT_NOFILE: 100 sites take 200
  * descriptors, the soft limit leaves 20. The limit is the host program's
@@ -1495,6 +1582,8 @@ int main(void)
 #endif
 		cmocka_unit_test_teardown(test_semaphore, release_all),
 		cmocka_unit_test_teardown(test_semaphore_bss, release_all),
+		cmocka_unit_test_teardown(test_semaphore_cleared_warned,
+					  release_all),
 		cmocka_unit_test_teardown(test_shared_library, release_all),
 		cmocka_unit_test_teardown(test_pid_filter, release_all),
 		cmocka_unit_test_teardown(test_many_specs_reattach, release_all),
