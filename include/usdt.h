@@ -168,6 +168,21 @@ USDT_API uint64_t usdt_probe__file_offset(const struct usdt_probe *p);
 USDT_API uint64_t usdt_probe__semaphore(const struct usdt_probe *p);
 /** @brief the semaphore's file offset (ref_ctr_offset), 0 when none. */
 USDT_API uint64_t usdt_probe__semaphore_offset(const struct usdt_probe *p);
+/**
+ * @brief **usdt_probe__semaphore_cleared_at_load()**: is the semaphore in
+ * the zero-filled tail (.bss) of the page that holds its segment's last
+ * file byte?
+ *
+ * The kernel counts a semaphore there when a process maps the file after
+ * the attach, and the loader (the kernel's for a program, ld.so for a
+ * library) then clears that page's tail: such a process never sees the
+ * probe enabled, and code that tests the semaphore never fires it. A
+ * process that maps the file before the attach is counted in place and
+ * works. usdt_manager__attach() warns when it attaches such a site with
+ * pid -1, or to a process that does not map the file yet (as one started
+ * and attached to before its exec). False when the site has no semaphore.
+ */
+USDT_API bool usdt_probe__semaphore_cleared_at_load(const struct usdt_probe *p);
 /** @brief the raw argument string of the note ("" for no arguments). */
 USDT_API const char *usdt_probe__args_str(const struct usdt_probe *p);
 /**
@@ -457,8 +472,12 @@ struct usdt_attach_opts {
  *    is told from another file's only through /proc/PID/map_files/, and
  *    that needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE;
  *  - EEXIST: two call sites at one IP in IP-map mode;
- *  - EMFILE: per-site uprobes would need more descriptors than the hard
- *    RLIMIT_NOFILE allows;
+ *  - EMFILE: the attach needs more descriptors than the soft
+ *    RLIMIT_NOFILE leaves (per-site uprobes take two a site, the spec
+ *    map one per 64 specs); libusdt never raises the limit, which is the
+ *    program's (a program that uses select() must stay below
+ *    FD_SETSIZE): the message says how many are needed, and the caller
+ *    may raise the soft limit with setrlimit() and attach again;
  *  - ENOMEM, or the kernel's errno.
  * On failure nothing stays attached and nothing is taken.
  *

@@ -110,6 +110,7 @@ struct attach_ctx {
 	const struct usdt__arch_ops *host;
 	const struct usdt__features *feat;
 	pid_t pid;			/* -1, or a real pid */
+	bool maps_file;			/* pid > 0 maps the file now */
 	const char *provider, *name;
 	uint64_t cookie;		/* usdt_attach_opts.usdt_cookie */
 	const void *storage;		/* initial value, or NULL */
@@ -178,10 +179,10 @@ static const char *base_name(const char *path)
  * file of the same name and not this one (the file was replaced on disk
  * since the process mapped it: the link would wait for a file the process
  * will never map). A process that maps neither may still map the file
- * later (exec, dlopen). Returns 0, -ESRCH, the error that left it
- * unknown (logged), or -ENOMEM.
+ * later (exec, dlopen): *maps says whether it maps it now. Returns 0,
+ * -ESRCH, the error that left it unknown (logged), or -ENOMEM.
  */
-static int check_process(const struct attach_ctx *c)
+static int check_process(const struct attach_ctx *c, bool *maps)
 {
 	const char *base = base_name(c->file->path);
 	const struct usdt__map_id *id;
@@ -225,6 +226,7 @@ static int check_process(const struct attach_ctx *c)
 			c->pid, c->pid);
 		return -ESRCH;
 	}
+	*maps = ours > 0;
 	return 0;
 }
 
@@ -511,7 +513,7 @@ static int attach_check_file(struct attach_ctx *c)
 		return c->feat->bpf_cookie ? -EINVAL : -EOPNOTSUPP;
 	}
 	/* A link to a file the process does not run would never fire. */
-	if (c->pid > 0 && (err = check_process(c)))
+	if (c->pid > 0 && (err = check_process(c, &c->maps_file)))
 		return err;
 	snprintf(c->kpath, sizeof(c->kpath), "/proc/self/fd/%d", file->fd);
 	return 0;
@@ -534,6 +536,39 @@ static int add_site(struct attach_ctx *c, const struct usdt_probe *p)
 	}
 	c->sites[c->cnt++] = p;
 	return 0;
+}
+
+/*
+ * Say so when a site's semaphore is one the loader clears (struct
+ * usdt_probe's sema_cleared) and the attach reaches processes that will
+ * map the file after it: with pid -1, any started (or loading the file)
+ * from now on; with a pid, one that does not map it yet (a child attached
+ * to before its exec). Those never see the probe enabled; processes that
+ * map the file now do, so the attach goes on.
+ */
+static void warn_cleared(const struct attach_ctx *c)
+{
+	const struct usdt_probe *p = NULL;
+	char who[96];
+	size_t i;
+
+	if (c->pid > 0 && c->maps_file)
+		return;
+	for (i = 0; i < c->cnt && !p; i++)
+		if (c->sites[i]->sema_cleared)
+			p = c->sites[i];
+	if (!p)
+		return;
+	if (c->pid > 0)
+		snprintf(who, sizeof(who),
+			 "process %d, which does not map the file yet,",
+			 (int)c->pid);
+	else
+		snprintf(who, sizeof(who),
+			 "a process that maps the file after this attach (started, or loading it, later)");
+	pr_warn("%s:%s: the semaphore at 0x%llx in '%s' is in .bss, in the page that holds its segment's last file byte, which the loader clears after the kernel has counted the semaphore there: %s will never see the probe enabled\n",
+		p->provider, p->name, (unsigned long long)p->sema_vaddr,
+		c->file->path, who);
 }
 
 /* The call sites that match, into c->sites[0..cnt): O(matching sites),
@@ -561,6 +596,7 @@ static int attach_match(struct attach_ctx *c)
 			c->broken ? " (only broken sites)" : "");
 		return c->broken ? -EINVAL : -ENOENT;
 	}
+	warn_cleared(c);
 	return 0;
 }
 
@@ -809,11 +845,12 @@ static long open_fds_below(rlim_t limit)
 }
 
 /*
- * Room for the descriptors of c->cnt perf uprobes under RLIMIT_NOFILE,
- * checked before the first is made: a soft limit that is too low (1024,
- * the usual default) is raised to the hard limit once, as libbpf-based
- * tools do; past the hard limit the attach fails whole, with -EMFILE and
- * the numbers, rather than stop at some site and unwind.
+ * Room for the descriptors of c->cnt perf uprobes under the soft
+ * RLIMIT_NOFILE, checked before the first is made, so that the attach
+ * fails whole with -EMFILE and the numbers rather than stop at some site
+ * and unwind. The limit is the host program's: raising it would let
+ * descriptors past FD_SETSIZE into a program that uses select(), so the
+ * message says to raise it, and the caller decides.
  */
 static int perf_fd_room(const struct attach_ctx *c)
 {
@@ -827,24 +864,12 @@ static int perf_fd_room(const struct attach_ctx *c)
 	if (used < 0 || rl.rlim_cur == RLIM_INFINITY ||
 	    (uint64_t)used + need <= rl.rlim_cur)
 		return 0;
-	if (rl.rlim_max == RLIM_INFINITY ||
-	    (uint64_t)used + need <= rl.rlim_max) {
-		rlim_t old = rl.rlim_cur;
-
-		rl.rlim_cur = rl.rlim_max;
-		if (!setrlimit(RLIMIT_NOFILE, &rl)) {
-			pr_info("%s:%s: raised the soft RLIMIT_NOFILE from %llu to %llu for %zu perf uprobes\n",
-				c->provider, c->name, (unsigned long long)old,
-				(unsigned long long)rl.rlim_cur, c->cnt);
-			return 0;
-		}
-		rl.rlim_cur = old;
-	}
-	pr_warn("%s:%s: %zu perf uprobes in '%s' need %llu file descriptors, %ld are open, and RLIMIT_NOFILE is %llu (hard %llu)\n",
+	pr_warn("%s:%s: %zu perf uprobes in '%s' need %llu file descriptors, %ld are open, and the soft RLIMIT_NOFILE is %llu (hard %llu): raise the soft limit to at least %llu (setrlimit(), ulimit -n), or attach with uprobe_multi\n",
 		c->provider, c->name, c->cnt, c->file->path,
 		(unsigned long long)need, used,
 		(unsigned long long)rl.rlim_cur,
-		(unsigned long long)rl.rlim_max);
+		(unsigned long long)rl.rlim_max,
+		(unsigned long long)(used + need));
 	return -EMFILE;
 }
 

@@ -116,12 +116,35 @@ int usdt__inner_def(const struct btf *btf, const char *map, uint32_t *per,
 	return 0;
 }
 
+/*
+ * Say why a descriptor for c could not be had (what: "open" or "create a
+ * chunk of"), with the soft RLIMIT_NOFILE and what to do at EMFILE. The
+ * limit is the host program's, never raised here: a descriptor past
+ * FD_SETSIZE breaks a program that uses select().
+ */
+static void fd_failed(const struct usdt__chunks *c, const char *what, int err)
+{
+	struct rlimit rl;
+
+	if (err != -EMFILE || getrlimit(RLIMIT_NOFILE, &rl)) {
+		pr_warn("cannot %s %s: %s\n", what, c->name, usdt__errstr(err));
+		return;
+	}
+	pr_warn("cannot %s %s: %s: the soft RLIMIT_NOFILE is %llu (hard %llu), and %s: raise the soft limit (setrlimit(), ulimit -n)\n",
+		what, c->name, usdt__errstr(err),
+		(unsigned long long)rl.rlim_cur,
+		(unsigned long long)rl.rlim_max,
+		c->mapped ? "each chunk takes a descriptor while it is made" :
+			    "each chunk of this map holds a descriptor");
+}
+
 int usdt__chunks_open(struct usdt__chunks *c, const struct usdt__outer *outer,
 		      uint32_t value_sz, uint32_t per, uint32_t aux_sz,
 		      uint32_t cap, bool mapped)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	uint32_t max = outer->max_entries;
+	int err;
 
 	memset(c, 0, sizeof(*c));
 	snprintf(c->name, sizeof(c->name), "%s", outer->name);
@@ -137,8 +160,11 @@ int usdt__chunks_open(struct usdt__chunks *c, const struct usdt__outer *outer,
 	c->chunk_sz = ((size_t)c->stride * per + page - 1) & ~(size_t)(page - 1);
 	c->mapped = mapped;
 	c->fd = fcntl(outer->fd, F_DUPFD_CLOEXEC, 3);
-	if (c->fd < 0)
-		return -errno;
+	if (c->fd < 0) {
+		err = -errno;
+		fd_failed(c, "open", err);
+		return err;
+	}
 	/* Room for a few chunks: chunks_room() grows it as chunks come, so
 	 * that a big outer array costs nothing until it fills. */
 	c->room = max < 4 ? (max ? max : 1) : 4;
@@ -156,20 +182,6 @@ int usdt__chunks_open(struct usdt__chunks *c, const struct usdt__outer *outer,
 	return 0;
 }
 
-/* Past the soft RLIMIT_NOFILE: raise it to the hard one, once. */
-static bool raise_nofile(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == rl.rlim_max)
-		return false;
-	pr_info("raised the soft RLIMIT_NOFILE from %llu to %llu for spec chunks\n",
-		(unsigned long long)rl.rlim_cur,
-		(unsigned long long)rl.rlim_max);
-	rl.rlim_cur = rl.rlim_max;
-	return !setrlimit(RLIMIT_NOFILE, &rl);
-}
-
 /* A new mmapable array of per values, mapped at *mem if c's chunks are;
  * its descriptor. */
 static int chunk_create(const struct usdt__chunks *c, void **mem)
@@ -179,9 +191,6 @@ static int chunk_create(const struct usdt__chunks *c, void **mem)
 
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "usdt__chunk", sizeof(__u32),
 			    c->value_sz, c->per, &o);
-	if (fd == -EMFILE && raise_nofile())
-		fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "usdt__chunk",
-				    sizeof(__u32), c->value_sz, c->per, &o);
 	if (fd < 0)
 		return -errno;
 	*mem = NULL;
@@ -267,8 +276,7 @@ static int chunk_add(struct usdt__chunks *c)
 	fd = chunk_create(c, &mem);
 	if (fd < 0) {
 		free(aux);
-		pr_warn("cannot create a chunk of %s: %s\n", c->name,
-			usdt__errstr(fd));
+		fd_failed(c, "create a chunk of", fd);
 		return fd;
 	}
 	if (c->mapped && bpf_map_update_elem(c->fd, &k, &fd, BPF_ANY)) {

@@ -252,7 +252,7 @@ int usdt__elf_vaddr_to_off(const struct usdt__elf *ue, uint64_t vaddr,
 #define MIN_PAGE 4096u
 
 int usdt__elf_sema_to_off(const struct usdt__elf *ue, uint64_t vaddr,
-			  uint64_t *off, const char **why)
+			  uint64_t *off, bool *cleared, const char **why)
 {
 	const uint64_t sz = sizeof(unsigned short);
 	size_t i;
@@ -286,7 +286,23 @@ int usdt__elf_sema_to_off(const struct usdt__elf *ue, uint64_t vaddr,
 		}
 		if (rel > UINT64_MAX - ph->p_offset)
 			continue;
+		/* The kernel refuses an odd one with EINVAL, which would
+		 * read as a clash with another uprobe (uprobe_register():
+		 * IS_ALIGNED(ref_ctr_offset, sizeof(short)), so that the
+		 * counter never straddles a page). */
+		if ((ph->p_offset + rel) & (sz - 1)) {
+			*why = "semaphore at an odd file offset: the kernel counts only a 2-byte aligned one (ref_ctr_offset)";
+			return -EINVAL;
+		}
 		*off = ph->p_offset + rel;
+		/*
+		 * Past p_filesz, in that last page: the loaders clear the
+		 * page's tail from p_vaddr + p_filesz on (binfmt_elf's
+		 * padzero(), ld.so's memset of the zero page) after the
+		 * mmap, where the kernel counted the semaphore of a probe
+		 * already attached (uprobe_mmap()). Any byte of the two.
+		 */
+		*cleared = rel + sz > ph->p_filesz;
 		return 0;
 	}
 	return -ENOENT;

@@ -218,7 +218,8 @@ static bool probe_place(const struct usdt__elf *ue,
 		return false;
 	}
 	if (p->sema_vaddr &&
-	    usdt__elf_sema_to_off(ue, p->sema_vaddr, &p->sema_off, &why)) {
+	    usdt__elf_sema_to_off(ue, p->sema_vaddr, &p->sema_off,
+				  &p->sema_cleared, &why)) {
 		p->status = -EINVAL;
 		p->error = why;
 		return false;
@@ -287,4 +288,9 @@ err_out:
 		pr_debug("%s: probe %s:%s at 0x%llx: %s\n", ue->path,
 			 p->provider, p->name, (unsigned long long)s->pc,
 			 p->error);
+}
+
+bool usdt_probe__semaphore_cleared_at_load(const struct usdt_probe *p)
+{
+	return p->sema_cleared;
 }

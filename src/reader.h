@@ -83,10 +83,13 @@ int usdt__elf_vaddr_to_off(const struct usdt__elf *ue, uint64_t vaddr,
  * kernel's ref_ctr_offset wants it: vaddr - p_vaddr + p_offset through
  * the writable PT_LOAD segment that holds its two bytes, also in the
  * segment's zero-filled tail past p_filesz as long as it is in a page
- * the file is mapped on. Returns 0, or -ENOENT / -EINVAL with *why.
+ * the file is mapped on, and at an even offset (the kernel's rule).
+ * *cleared: it is in that tail, which the loader clears when it maps the
+ * file, after the kernel counted it for a probe attached before (see
+ * struct usdt_probe). Returns 0, or -ENOENT / -EINVAL with *why.
  */
 int usdt__elf_sema_to_off(const struct usdt__elf *ue, uint64_t vaddr,
-			  uint64_t *off, const char **why);
+			  uint64_t *off, bool *cleared, const char **why);
 
 /* Read 4 or 8 bytes at p in the file's byte order. */
 uint32_t usdt__elf_rd32(const struct usdt__elf *ue, const void *p);

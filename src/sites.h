@@ -28,6 +28,11 @@ struct usdt_probe {
 	uint64_t file_off;	/* uprobe offset */
 	uint64_t sema_vaddr;	/* 0 when none */
 	uint64_t sema_off;	/* 0 when none */
+	/* The semaphore is in .bss in the page that holds its segment's
+	 * last file byte: the loader clears it after the kernel counted it
+	 * at mmap, so a process that maps the file after the attach never
+	 * sees the probe enabled (usdt__elf_sema_to_off()). */
+	bool sema_cleared;
 	int status;
 	const char *error;
 	int arg_cnt;

@@ -40,6 +40,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -696,11 +697,30 @@ static int trace_loop(struct trace_run *r)
 	return ret;
 }
 
+/*
+ * The tool's own soft RLIMIT_NOFILE up to the hard limit: per-site perf
+ * uprobes take two descriptors a site, the spec map one per chunk, and
+ * libusdt never raises the limit of the program it serves. Ours uses no
+ * select(). Called after -c's command is forked, which keeps the limit it
+ * was given. A failure leaves the limit, and the library says what it
+ * needs.
+ */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl);
+}
+
 /* Steps 3 to 5; returns the exit status. */
 static int trace_start(struct trace_run *r)
 {
 	int err;
 
+	raise_nofile();
 	err = trace_load(r);
 	if (!err)
 		err = trace_attach_all(r);

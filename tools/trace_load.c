@@ -157,6 +157,9 @@ static const char *attach_error(const struct trace_run *r, int err)
 		return "not supported by this kernel or libbpf (USDT_LOG_LEVEL=warn says what it lacks)";
 	case E2BIG:
 		return "too many call sites for the BPF maps";
+	case EMFILE:
+		/* The tool has raised its soft limit to the hard one. */
+		return "too many open files: per-site perf uprobes take two descriptors a site; raise the hard RLIMIT_NOFILE (ulimit -Hn), or trace with -m multi";
 	default:
 		return tool_strerror(err);
 	}
@@ -591,6 +594,60 @@ static const char *esrch_why(pid_t pid)
 	return "the process has exited";
 }
 
+static bool has_sema(const struct usdt_probe *q)
+{
+	return usdt_probe__semaphore(q) != 0;
+}
+
+static bool sema_cleared(const struct usdt_probe *q)
+{
+	return usdt_probe__semaphore_cleared_at_load(q);
+}
+
+/* Does a call site of probe p that the attach takes pass test? (A bad
+ * one never reaches the kernel: its EINVAL is no clash.) */
+static bool probe_site_is(const struct trace_run *r, const struct probe_ent *p,
+			  bool (*test)(const struct usdt_probe *q))
+{
+	struct usdt_file *file = r->files[p->file].file;
+	size_t i;
+
+	for (i = 0; i < usdt_file__probe_cnt(file); i++) {
+		const struct usdt_probe *q = usdt_file__probe(file, i);
+
+		if (q && !usdt_probe__status(q) && test(q) &&
+		    !strcmp(usdt_probe__provider(q), p->provider) &&
+		    !strcmp(usdt_probe__name(q), p->name))
+			return true;
+	}
+	return false;
+}
+
+#define CLEARED_WHY "its semaphore is in .bss, in the page that holds its segment's last file byte, which the loader clears after the kernel has counted the semaphore there"
+
+/*
+ * Probe p's semaphore is one the loader clears when it maps the file
+ * (usdt_probe__semaphore_cleared_at_load()): a process that maps the file
+ * after the attach never sees the probe enabled. -c's command execs after
+ * the attach: p is skipped, saying why (true), unless it goes with a
+ * pattern (by_pattern), which only says so. With pid -1, processes
+ * started from now on are those that miss it.
+ */
+static bool cleared_skip(const struct trace_run *r, const struct probe_ent *p)
+{
+	if (!probe_site_is(r, p, sema_cleared))
+		return false;
+	if (r->child && !r->by_pattern) {
+		probe_err(p, "warning: skipped: " CLEARED_WHY ": the command of -c maps the file after the attach and would never see the probe enabled (start it, then trace it with -p)");
+		return true;
+	}
+	if (r->child)
+		probe_err(p, "warning: " CLEARED_WHY ": the command of -c maps the file after the attach and will never see the probe enabled (start it, then trace it with -p)");
+	else if (r->attach_pid < 0)
+		probe_err(p, "warning: " CLEARED_WHY ": processes started from now on will never see the probe enabled; running ones do");
+	return false;
+}
+
 /* Attach a pattern at a time; the BPF program tells the probes apart by
  * their call sites. Returns 0 or the exit status. */
 static int attach_patterns(struct trace_run *r)
@@ -604,6 +661,8 @@ static int attach_patterns(struct trace_run *r)
 	r->pat_links = calloc(n, sizeof(*r->pat_links));
 	if (!r->pat_links)
 		return tool_err("trace: out of memory");
+	for (i = 0; i < (int)r->ctx.probe_cnt; i++)
+		cleared_skip(r, &r->ctx.probes[i]);
 	for (i = 0; i < r->file_cnt; i++) {
 		const struct trace_file *f = &r->files[i];
 		const struct selection *sel = sel_of(r, f);
@@ -639,23 +698,6 @@ static int attach_patterns(struct trace_run *r)
 	return 0;
 }
 
-/* Does a call site of probe p have a semaphore? */
-static bool probe_has_sema(const struct trace_run *r, const struct probe_ent *p)
-{
-	struct usdt_file *file = r->files[p->file].file;
-	size_t i;
-
-	for (i = 0; i < usdt_file__probe_cnt(file); i++) {
-		const struct usdt_probe *q = usdt_file__probe(file, i);
-
-		if (q && usdt_probe__semaphore(q) &&
-		    !strcmp(usdt_probe__provider(q), p->provider) &&
-		    !strcmp(usdt_probe__name(q), p->name))
-			return true;
-	}
-	return false;
-}
-
 /* Why an attach failed, with the likely cause of EINVAL at a semaphore
  * site, and the architecture of a file for another. */
 const char *trace_attach_why(const struct trace_run *r,
@@ -672,7 +714,7 @@ const char *trace_attach_why(const struct trace_run *r,
 			 arch);
 		return foreign;
 	}
-	if (err == EINVAL && probe_has_sema(r, p))
+	if (err == EINVAL && probe_site_is(r, p, has_sema))
 		return "invalid argument: the kernel refuses a site with a semaphore where another uprobe sits with another semaphore offset or none (another tracer's?); dmesg says \"ref_ctr_offset mismatch\"";
 	if (err == ESRCH)
 		return esrch_why(r->attach_pid);
@@ -697,6 +739,8 @@ int trace_attach_all(struct trace_run *r)
 
 		if (trace_stop_signal)
 			return 128 + trace_stop_signal;
+		if (cleared_skip(r, p))
+			continue;
 		p->link = trace_attach_one(r, i);
 		if (p->link) {
 			ok++;

@@ -875,88 +875,235 @@ static long fd_count(void)
 	return n;
 }
 
-/*
- * test_perf_rlimit's second half, in a child with both limits at low:
- * 0 when the perf attach fails with EMFILE and leaves nothing (no hit, no
- * spec held), else which check failed. No cmocka here.
- */
-static int perf_rlimit_child(struct fix *f, rlim_t low)
-{
-	struct rlimit rl = { .rlim_cur = low, .rlim_max = low };
-	struct usdt_test *skel = f->perf_skel;
+/* The last warning the library gave. */
+static char last_warn[1024];
 
-	if (setrlimit(RLIMIT_NOFILE, &rl))
-		return 1;
-	/* A child attaches nothing through its parent's manager: this one
-	 * takes it over (the parent attaches nothing meanwhile). */
-	f->perf_man->owner = getpid();
-	reset(skel);
+static int keep_last_warn(enum usdt_print_level level, const char *fmt,
+			  va_list ap)
+{
+	if (level == USDT_WARN)
+		vsnprintf(last_warn, sizeof(last_warn), fmt, ap);
+	return 0;
+}
+
+static void expect_warned(const char *needle)
+{
+	if (!strstr(last_warn, needle))
+		fail_msg("missing '%s' in the last warning: %s", needle,
+			 last_warn);
+}
+
+/* Attach prog to probe name of this program at a soft RLIMIT_NOFILE of
+ * low, the last warning kept; the limits as they were after the call into
+ * *after; errno kept. */
+static struct usdt_link *attach_at_nofile(struct usdt_manager *man,
+					  const struct bpf_program *prog,
+					  struct usdt_file *file,
+					  const char *name, rlim_t low,
+					  struct rlimit *after)
+{
+	struct rlimit saved, rl;
+	usdt_print_fn_t old;
+	struct usdt_link *l;
+	int err;
+
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+	rl = (struct rlimit){ .rlim_cur = low, .rlim_max = saved.rlim_max };
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	last_warn[0] = '\0';
+	old = usdt_set_print(keep_last_warn);
 	errno = 0;
-	if (usdt_manager__attach(f->perf_man, skel->progs.on_usdt, -1,
-				 "/proc/self/exe", "test", "many", NULL))
-		return 2;
-	if (errno != EMFILE)
-		return 3;
-	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur != low ||
-	    rl.rlim_max != low)
-		return 4;
-	fire_many();
-	if (hits(skel))
-		return 5;
-	return f->perf_man->specs.live_cnt ? 6 : 0;
+	l = file ? usdt_manager__attach_file(man, prog, -1, file, "test",
+					     name, NULL) :
+		   usdt_manager__attach(man, prog, -1, "/proc/self/exe",
+					"test", name, NULL);
+	err = errno;
+	usdt_set_print(old);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, after), 0);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+	if (l)
+		hold(HELD_LINK, l);
+	errno = err;
+	return l;
+}
+
+/* A child that has exec'd sleep (and so maps none of our libraries). */
+static pid_t spawn_sleeper(void)
+{
+	int p[2];
+	pid_t pid;
+	char c;
+
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execl("/bin/sleep", "sleep", "60", (char *)NULL);
+		_exit(127);
+	}
+	hold(HELD_CHILD, (void *)(intptr_t)pid);
+	close(p[1]);
+	assert_int_equal(read(p[0], &c, 1), 0);	/* EOF: exec'd */
+	close(p[0]);
+	return pid;
+}
+
+/* Attach prog to test:name of file for pid, the last warning kept; held. */
+static struct usdt_link *attach_warned(struct usdt_manager *man,
+				       const struct bpf_program *prog,
+				       pid_t pid, struct usdt_file *file,
+				       const char *name)
+{
+	usdt_print_fn_t old;
+	struct usdt_link *l;
+
+	last_warn[0] = '\0';
+	old = usdt_set_print(keep_last_warn);
+	l = usdt_manager__attach_file(man, prog, pid, file, "test", name,
+				      NULL);
+	usdt_set_print(old);
+	if (!l)
+		fail_msg("attach test:%s for pid %d: %s", name, (int)pid,
+			 strerror(errno));
+	return hold(HELD_LINK, l);
+}
+
+/*
+ * libsemabss.so's test:bss_sema has its semaphore in .bss in the page of
+ * the data segment's last file byte, which the loader clears after the
+ * kernel counted it at mmap: an attach that reaches processes mapping the
+ * file later says so, naming the probe and the reason (pid -1; a process
+ * that does not map it yet). One to this process, which maps it, does
+ * not, nor does one of test:data_sema (in .data).
+ */
+static void test_semaphore_cleared_warned(void **state)
+{
+	static const char why[] = "is in .bss, in the page that holds its segment's last file byte, which the loader clears after the kernel has counted the semaphore there: ";
+	struct fix *f = *state;
+	struct bpf_program *prog = f->skel->progs.on_usdt;
+	char *path = mapped_path("libsemabss.so");
+	struct usdt_file *file = hold(HELD_FILE, usdt_file__open(path, NULL));
+	char want[128];
+	size_t i;
+	pid_t child;
+
+	assert_non_null(file);
+	for (i = 0; i < usdt_file__probe_cnt(file); i++) {
+		const struct usdt_probe *p = usdt_file__probe(file, i);
+
+		assert_int_equal(usdt_probe__semaphore_cleared_at_load(p),
+				 !strcmp(usdt_probe__name(p), "bss_sema"));
+	}
+
+	release(attach_warned(f->man, prog, -1, file, "bss_sema"));
+	expect_warned("test:bss_sema: the semaphore at 0x");
+	expect_warned(why);
+	expect_warned("a process that maps the file after this attach (started, or loading it, later) will never see the probe enabled\n");
+
+	child = spawn_sleeper();
+	release(attach_warned(f->man, prog, child, file, "bss_sema"));
+	snprintf(want, sizeof(want),
+		 "process %d, which does not map the file yet, will never see the probe enabled\n",
+		 (int)child);
+	expect_warned(want);
+	release((void *)(intptr_t)child);
+
+	release(attach_warned(f->man, prog, getpid(), file, "bss_sema"));
+	assert_string_equal(last_warn, "");
+	release(attach_warned(f->man, prog, -1, file, "data_sema"));
+	assert_string_equal(last_warn, "");
 }
 
 /*
  * Per-site perf uprobes past the soft RLIMIT_NOFILE: 100 sites take 200
- * descriptors, the soft limit leaves 20. The attach raises the soft limit
- * to the hard one and every site fires; with the hard limit as low, it
- * fails with EMFILE and leaves nothing attached: in a child, since a
- * hard limit once lowered stays so without CAP_SYS_RESOURCE. The soft
- * limit is put back before anything is checked.
+ * descriptors, the soft limit leaves 20. The limit is the host program's
+ * and libusdt never raises it (past FD_SETSIZE, a program's select()
+ * overflows its fd_set): the attach fails whole with EMFILE, says to
+ * raise the limit and by how much, leaves nothing attached and the limit
+ * as it was. With the room the program gives, every site fires.
  */
 static void test_perf_rlimit(void **state)
 {
 	struct fix *f = *state;
 	struct usdt_test *skel = f->perf_skel;
-	struct rlimit saved, rl, after;
+	size_t live = f->perf_man->specs.live_cnt;
+	struct rlimit before, after;
 	struct usdt_link *l;
-	int err, status;
 	rlim_t low;
-	pid_t pid;
 
-	assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &before), 0);
 	low = (rlim_t)fd_count() + 20;
-	assert_true(saved.rlim_max == RLIM_INFINITY ||
-		    saved.rlim_max > low + 200);
-	rl = (struct rlimit){ .rlim_cur = low, .rlim_max = saved.rlim_max };
-	assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	assert_true(before.rlim_max == RLIM_INFINITY ||
+		    before.rlim_max > low + 200);
 	reset(skel);
-	l = usdt_manager__attach(f->perf_man, skel->progs.on_usdt, -1,
-				 "/proc/self/exe", "test", "many", NULL);
-	err = errno;
-	assert_int_equal(getrlimit(RLIMIT_NOFILE, &after), 0);
-	assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+	l = attach_at_nofile(f->perf_man, skel->progs.on_usdt, NULL, "many",
+			     low, &after);
+	if (l)
+		fail_msg("perf attach under a soft limit of %llu worked",
+			 (unsigned long long)low);
+	assert_int_equal(errno, EMFILE);
+	assert_int_equal(after.rlim_cur, low);
+	assert_int_equal(after.rlim_max, before.rlim_max);
+	expect_warned("test:many: 100 perf uprobes in '/proc/self/exe' need 200 file descriptors");
+	expect_warned("raise the soft limit to at least");
+	fire_many();
+	assert_int_equal(hits(skel), 0);
+	assert_int_equal(f->perf_man->specs.live_cnt, live);
+
+	l = attach_at_nofile(f->perf_man, skel->progs.on_usdt, NULL, "many",
+			     low + 200, &after);
 	if (!l)
 		fail_msg("perf attach under a soft limit of %llu: %s",
-			 (unsigned long long)low, strerror(err));
-	hold(HELD_LINK, l);
-	assert_int_equal(after.rlim_cur, saved.rlim_max);
+			 (unsigned long long)(low + 200), strerror(errno));
+	assert_int_equal(after.rlim_cur, low + 200);
 	assert_false(usdt_link__is_multi(l));
 	assert_int_equal(usdt_link__site_cnt(l), 100);
 	fire_many();
 	assert_int_equal(hits(skel), 100);
 	release(l);
+}
 
-	pid = fork();
-	assert_true(pid >= 0);
-	if (!pid)
-		_exit(perf_rlimit_child(f, low));
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		fail_msg("with both limits at %llu: child status 0x%x",
-			 (unsigned long long)low, status);
-	/* The maps are the kernel's: the child's attach left none there. */
-	assert_specs_empty(skel, f->perf_man);
+/*
+ * A new spec chunk at the soft RLIMIT_NOFILE: test:many's 100 specs need
+ * a second chunk of the spec map (64 specs each), which holds a
+ * descriptor, and none is free below the limit (the file was opened
+ * before). EMFILE with the limit and what to do, the limit as it was,
+ * nothing taken.
+ */
+static void test_chunk_rlimit(void **state)
+{
+	struct usdt_file *file = hold(HELD_FILE,
+				      usdt_file__open("/proc/self/exe", NULL));
+	struct rlimit before, after;
+	struct usdt_manager *man;
+	struct usdt_test *skel;
+	struct usdt_link *l;
+	size_t live;
+	int free_fd;
+
+	(void)state;
+	assert_non_null(file);
+	skel = open_held(&man, NULL);
+	/* The first attach opens the spec map and makes its first chunk. */
+	l = attach(man, skel->progs.on_usdt, -1, "/proc/self/exe", "test",
+		   "mix", NULL);
+	assert_non_null(l);
+	live = man->specs.live_cnt;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &before), 0);
+	free_fd = dup(0);
+	assert_true(free_fd >= 0);
+	close(free_fd);
+	l = attach_at_nofile(man, skel->progs.on_usdt, file, "many",
+			     (rlim_t)free_fd, &after);
+	if (l)
+		fail_msg("attach with no descriptor free worked");
+	assert_int_equal(errno, EMFILE);
+	assert_int_equal(after.rlim_cur, (rlim_t)free_fd);
+	assert_int_equal(after.rlim_max, before.rlim_max);
+	expect_warned("cannot create a chunk of usdt__specs: ");
+	expect_warned("the soft RLIMIT_NOFILE is ");
+	expect_warned("raise the soft limit");
+	assert_int_equal(man->specs.live_cnt, live);
 }
 
 /* Past a max_specs the user set: E2BIG, and every ID of the failed
@@ -1452,10 +1599,13 @@ int main(void)
 #endif
 		cmocka_unit_test_teardown(test_semaphore, release_all),
 		cmocka_unit_test_teardown(test_semaphore_bss, release_all),
+		cmocka_unit_test_teardown(test_semaphore_cleared_warned,
+					  release_all),
 		cmocka_unit_test_teardown(test_shared_library, release_all),
 		cmocka_unit_test_teardown(test_pid_filter, release_all),
 		cmocka_unit_test_teardown(test_many_specs_reattach, release_all),
 		cmocka_unit_test_teardown(test_perf_rlimit, release_all),
+		cmocka_unit_test_teardown(test_chunk_rlimit, release_all),
 		cmocka_unit_test_teardown(test_repeated_notes, release_all),
 		cmocka_unit_test_teardown(test_e2big_leaves_nothing, release_all),
 		cmocka_unit_test_teardown(test_ip_map_full_unwinds, release_all),

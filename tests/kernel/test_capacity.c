@@ -11,6 +11,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/sdt.h>
 #include <unistd.h>
 
@@ -364,7 +365,16 @@ int main(void)
 		cmocka_unit_test(test_64k_specs_no_option),
 	};
 
+	struct rlimit rl;
+
 	usdt_test_require_kernel("kernel/test_capacity");
+	/* 65536 specs are 1024 chunks of the spec map, a descriptor each:
+	 * past the usual soft RLIMIT_NOFILE of 1024, which libusdt leaves
+	 * to its program, as a program that attaches so many raises it. */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	/* In a QEMU guest (lab/vm/run.sh sets USDT_TEST_GUEST), 65536
 	 * sites take minutes under TCG: that case runs on the host only,
 	 * and the console says so. */

@@ -24,10 +24,12 @@
 #include <sys/wait.h>
 
 #include "trace_test.h"
+#include "unit/elf_builder.h"
 
 #define TT FIXTURE_DIR "/trace_target"
 #define PT FIXTURE_DIR "/pattern_target"
 #define TRACELIB FIXTURE_DIR "/libtracelib.so"
+#define BT FIXTURE_DIR "/bss_sema_target"
 
 struct lines {
 	char **v;
@@ -1761,6 +1763,120 @@ static void test_semaphore_clash(void **state)
 	assert_nothing_left();
 }
 
+/*
+ * A probe whose only semaphore is at an odd address (a synthetic file of
+ * this host's machine): the reader refuses it, and the tool says the
+ * reader's reason, not a clash with another tracer's uprobe.
+ */
+static void test_semaphore_odd(void **state)
+{
+	char path[] = "/tmp/usdt-odd-XXXXXX";
+	struct elfb_notes n = {
+		.be = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__,
+	};
+	struct run_result r;
+	struct elfb e;
+	Elf64_Ehdr eh;
+	int fd;
+
+	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &eh, sizeof(eh), 0), sizeof(eh));
+	close(fd);
+	elfb_probe(&n, ELFB_TEXT_VA, ELFB_BASE_VA, ELFB_PROBES_VA + 1, "p",
+		   "odd", "");
+	elfb_build(&e, n.be, eh.e_machine, ET_DYN, &n);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, e.buf, e.len), (ssize_t)e.len);
+	close(fd);
+	run_tool(&r, "trace", "-n", "1", path, "p:odd");
+	unlink(path);
+	assert_int_equal(r.status, 1);
+	expect_in(r.err, "usdt: trace: warning: skipping the call site of p:odd at 0x400100: semaphore at an odd file offset: the kernel counts only a 2-byte aligned one (ref_ctr_offset)\n");
+	expect_in(r.err, "no probes matching p:odd");
+	assert_null(strstr(r.err, "another tracer"));
+	assert_null(strstr(r.err, "ref_ctr_offset mismatch"));
+	run_result_free(&r);
+	assert_nothing_left();
+}
+
+/* The end of the file image of path's writable PT_LOAD (p_vaddr +
+ * p_filesz), a 64-bit file of this host's byte order. */
+static uint64_t data_file_end(const char *path)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), i;
+	uint64_t end = 0;
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &eh, sizeof(eh), 0), sizeof(eh));
+	for (i = 0; i < eh.e_phnum; i++) {
+		assert_int_equal(pread(fd, &ph, sizeof(ph),
+				       (off_t)(eh.e_phoff +
+					       (uint64_t)i * eh.e_phentsize)),
+				 sizeof(ph));
+		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_W))
+			end = ph.p_vaddr + ph.p_filesz;
+	}
+	close(fd);
+	assert_true(end != 0);
+	return end;
+}
+
+#define CLEARED_WHY "its semaphore is in .bss, in the page that holds its segment's last file byte, which the loader clears after the kernel has counted the semaphore there: "
+
+/*
+ * bss_sema_target: bss:tail's semaphore is in .bss in the page that holds
+ * the data segment's last file byte (checked here on the file), bss:data's
+ * in .data. -c's command maps the file after the attach: the kernel
+ * counts bss:tail's semaphore at that mmap, the loader then clears it,
+ * and the probe would fire 0 times of 3 with no word said. The tool skips
+ * it saying why, and traces bss:data's 3; bss:tail alone is no probe
+ * (exit 1). With pid -1 it is attached, with a warning for processes
+ * started from then on.
+ */
+static void test_semaphore_cleared(void **state)
+{
+	uint64_t end = data_file_end(BT), tail, data;
+	struct run_result r;
+
+	run_tool(&r, "list", "-j", BT, "bss:tail");
+	assert_int_equal(r.status, 0);
+	tail = json_hex_field(r.out, "semaphore");
+	run_result_free(&r);
+	run_tool(&r, "list", "-j", BT, "bss:data");
+	assert_int_equal(r.status, 0);
+	data = json_hex_field(r.out, "semaphore");
+	run_result_free(&r);
+	if (!(end % 4096 && tail >= end && tail < (end | 4095) && data &&
+	      data + 2 <= end))
+		fail_msg("layout: file image ends at 0x%llx, bss:tail's semaphore at 0x%llx, bss:data's at 0x%llx",
+			 (unsigned long long)end, (unsigned long long)tail,
+			 (unsigned long long)data);
+
+	run_tool(&r, "trace", "-c", BT " 3", BT, "bss:tail", "bss:data");
+	assert_int_equal(r.status, 0);
+	expect_in(r.err, "usdt: trace: bss:tail: warning: skipped: " CLEARED_WHY "the command of -c maps the file after the attach and would never see the probe enabled (start it, then trace it with -p)\n");
+	assert_int_equal(count_str(r.out, " bss:data "), 3);
+	assert_int_equal(count_str(r.out, " bss:tail "), 0);
+	expect_in(r.out, "tail 0 data 3\n");
+	run_result_free(&r);
+
+	run_tool(&r, "trace", "-c", BT " 3", BT, "bss:tail");
+	assert_int_equal(r.status, 1);
+	expect_in(r.err, "bss:tail: warning: skipped: " CLEARED_WHY);
+	expect_in(r.err, BT ": no probe could be attached");
+	run_result_free(&r);
+
+	run_tool(&r, "trace", "-d", "0.1", BT, "bss:tail");
+	assert_int_equal(r.status, 0);
+	expect_in(r.err, "usdt: trace: bss:tail: warning: " CLEARED_WHY "processes started from now on will never see the probe enabled; running ones do\n");
+	run_result_free(&r);
+	assert_nothing_left();
+}
+
 /* A copy of the target whose header names another architecture: each
  * probe is skipped, saying which, and nothing is traced. */
 static void test_other_arch(void **state)
@@ -1854,6 +1970,8 @@ int main(void)
 		cmocka_unit_test(test_pid_errors),
 		cmocka_unit_test(test_pid_not_ours),
 		cmocka_unit_test(test_semaphore_clash),
+		cmocka_unit_test(test_semaphore_odd),
+		cmocka_unit_test(test_semaphore_cleared),
 		cmocka_unit_test(test_other_arch),
 		cmocka_unit_test(test_errors),
 	};

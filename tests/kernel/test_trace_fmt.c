@@ -13,6 +13,7 @@
 #include <linux/capability.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
@@ -631,6 +632,55 @@ static void test_many_probes(void **state)
 	run_result_free(&r);
 }
 
+/* run_argv_setup()'s setup: a soft RLIMIT_NOFILE of 32 (the hard one as
+ * it is), for the tool and what it starts. */
+static void soft_nofile_32(void *arg)
+{
+	struct rlimit rl;
+
+	(void)arg;
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		_exit(126);
+	rl.rlim_cur = 32;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		_exit(126);
+}
+
+/*
+ * 10 per-site perf uprobes (20 descriptors) under a soft RLIMIT_NOFILE
+ * of 32, which the tool's own (about 26: its maps, program, ring buffer)
+ * leave no room for: libusdt never raises its host's limit, the tool
+ * raises its own, so every probe is counted. The command -c starts keeps
+ * the limit it was given: /proc/PID/limits of a cat started so says 32.
+ * (Perf uprobes take a while each to take down: 10 of them.)
+ */
+static void test_perf_low_nofile(void **state)
+{
+	const char *many[] = { USDT_BIN, "trace", "-m", "perf", "--count",
+			       "-c", MANY " a", MANY, "gen:p2?", NULL };
+	const char *cat[] = { USDT_BIN, "trace", "-m", "perf", "-c",
+			      "cat /proc/self/limits", MANY, "gen:p0", NULL };
+	struct run_result r;
+	char want[64];
+	int i;
+
+	run_argv_setup(many, &r, soft_nofile_32, NULL);
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	for (i = 20; i < 30; i++) {
+		snprintf(want, sizeof(want), "           1 gen:p%d\n", i);
+		expect_in(r.out, want);
+	}
+	run_result_free(&r);
+
+	run_argv_setup(cat, &r, soft_nofile_32, NULL);
+	if (r.status)
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	if (!strstr(r.out, "Max open files            32 "))
+		fail_msg("the command's limits:\n%s", r.out);
+	run_result_free(&r);
+}
+
 /* Start prog (a copy of trace_fmt_target) running rounds every 5 ms;
  * its pid. Its stdout is *fd, non-blocking, not read. */
 static pid_t start_long(const char *prog, int *fd)
@@ -1098,6 +1148,7 @@ int main(void)
 		cmocka_unit_test(test_filter_errors),
 		cmocka_unit_test(test_filter_range),
 		cmocka_unit_test(test_many_probes),
+		cmocka_unit_test(test_perf_low_nofile),
 		cmocka_unit_test(test_whole_process),
 		cmocka_unit_test(test_closed_pipe),
 		cmocka_unit_test(test_write_error),

@@ -30,6 +30,7 @@ static void compact_probe_eq(const struct usdt_probe *a,
 	assert_int_equal(a->file_off, b->file_off);
 	assert_int_equal(a->sema_vaddr, b->sema_vaddr);
 	assert_int_equal(a->sema_off, b->sema_off);
+	assert_int_equal(a->sema_cleared, b->sema_cleared);
 	assert_int_equal(a->arg_cnt, b->arg_cnt);
 	for (i = 0; i < a->arg_cnt; i++)
 		assert_memory_equal(usdt__probe_spec(a, i),

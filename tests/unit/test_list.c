@@ -542,6 +542,38 @@ static void test_text_escape(void **state)
 	unlink(path);
 }
 
+/*
+ * A semaphore at an odd address, which the kernel would refuse: the site
+ * is listed with the reader's reason, in both outputs.
+ */
+static void test_sema_odd(void **state)
+{
+	static const char why[] = "semaphore at an odd file offset: the kernel counts only a 2-byte aligned one (ref_ctr_offset)";
+	char path[] = "/tmp/usdt-list-odd-XXXXXX";
+	struct elfb_notes n = { .be = false };
+	struct run_result r;
+	struct elfb e;
+	int fd;
+
+	elfb_probe(&n, ELFB_TEXT_VA, ELFB_BASE_VA, ELFB_PROBES_VA + 1, "p",
+		   "odd", "");
+	elfb_build(&e, false, EM_X86_64, ET_DYN, &n);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, e.buf, e.len), (ssize_t)e.len);
+	close(fd);
+
+	assert_int_equal(run_tool(&r, "list", path), 0);
+	assert_int_equal(count_lines(r.out), 1);
+	assert_non_null(strstr(r.out, "  error: "));
+	assert_non_null(strstr(r.out, why));
+	run_result_free(&r);
+	assert_int_equal(run_tool(&r, "list", "--json", path), 0);
+	assert_non_null(strstr(r.out, "\"error\": \"semaphore at an odd file offset:"));
+	run_result_free(&r);
+	unlink(path);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Patterns and errors                                                    */
 
@@ -784,6 +816,7 @@ int main(void)
 		cmocka_unit_test(test_json_special),
 		cmocka_unit_test(test_json_escape),
 		cmocka_unit_test(test_text_escape),
+		cmocka_unit_test(test_sema_odd),
 		cmocka_unit_test(test_written_and_read),
 		cmocka_unit_test(test_patterns),
 		cmocka_unit_test(test_errors),

@@ -833,7 +833,8 @@ static void test_s390x_obj8_lazy(void **state)
  * data segment here is file 0x200..0x210 at ELFB_PROBES_VA, and its page
  * (4 KiB, the smallest) ends 0xe00 bytes past ELFB_PROBES_VA. Its offset
  * is vaddr - p_vaddr + p_offset even past p_filesz, as the kernel's
- * ref_ctr_offset wants it.
+ * ref_ctr_offset wants it; past p_filesz it is one the loader clears when
+ * it maps the file (usdt_probe__semaphore_cleared_at_load()).
  */
 static void test_sema_places(void **state)
 {
@@ -842,10 +843,16 @@ static void test_sema_places(void **state)
 		uint64_t sema, memsz;	/* memsz 0: the builder's 0x200 */
 		int status;
 		const char *error;
+		bool cleared;	/* past p_filesz, in its page */
 	} cases[] = {
-		{ "in .probes", ELFB_PROBES_VA, 0, 0, NULL },
-		{ "in .bss", ELFB_PROBES_VA + 0x100, 0, 0, NULL },
-		{ "last bytes of memsz", ELFB_PROBES_VA + 0x1fe, 0, 0, NULL },
+		{ "in .probes", ELFB_PROBES_VA, 0, 0, NULL, false },
+		{ "last bytes of filesz", ELFB_PROBES_VA + 0xe, 0, 0, NULL,
+		  false },
+		{ "first bytes past filesz", ELFB_PROBES_VA + 0x10, 0, 0, NULL,
+		  true },
+		{ "in .bss", ELFB_PROBES_VA + 0x100, 0, 0, NULL, true },
+		{ "last bytes of memsz", ELFB_PROBES_VA + 0x1fe, 0, 0, NULL,
+		  true },
 		{ "straddles memsz", ELFB_PROBES_VA + 0x1ff, 0, -EINVAL,
 		  "not in any writable" },
 		{ "past memsz", ELFB_PROBES_VA + 0x200, 0, -EINVAL,
@@ -855,7 +862,7 @@ static void test_sema_places(void **state)
 		{ "below every segment", 0x10, 0, -EINVAL,
 		  "not in any writable" },
 		{ "last bytes of the file's page", ELFB_PROBES_VA + 0xdfe,
-		  0x3000, 0, NULL },
+		  0x3000, 0, NULL, true },
 		{ "straddles the file's page", ELFB_PROBES_VA + 0xdff, 0x3000,
 		  -EINVAL, "zero-filled pages" },
 		{ "anonymous pages", ELFB_PROBES_VA + 0x2000, 0x3000, -EINVAL,
@@ -896,9 +903,45 @@ static void test_sema_places(void **state)
 				assert_int_equal(usdt_probe__semaphore_offset(p),
 						 cases[i].sema - ELFB_PROBES_VA +
 						 ELFB_PROBES_OFF);
+				if (usdt_probe__semaphore_cleared_at_load(p) !=
+				    cases[i].cleared)
+					fail_msg("%s (be=%d): cleared at load %d",
+						 cases[i].what, be,
+						 !cases[i].cleared);
 			}
 			usdt_file__close(f);
 		}
+	}
+}
+
+/*
+ * The kernel takes a semaphore's counter only at an even file offset
+ * (uprobe_register(): IS_ALIGNED(ref_ctr_offset, sizeof(short))), and
+ * refuses any other with EINVAL: the reader refuses it first, and says
+ * why, as usdt list and the attach show it.
+ */
+static void test_sema_odd(void **state)
+{
+	static const uint64_t odd[] = { ELFB_PROBES_VA + 1,
+					ELFB_PROBES_VA + 0x101 };
+	const struct usdt_probe *p;
+	struct elfb_notes n;
+	struct usdt_file *f;
+	struct elfb e;
+	size_t i;
+
+	for (i = 0; i < USDT__ARRAY_SIZE(odd); i++) {
+		memset(&n, 0, sizeof(n));
+		elfb_probe(&n, ELFB_TEXT_VA, ELFB_BASE_VA, odd[i], "p", "s",
+			   "");
+		elfb_build(&e, false, EM_X86_64, ET_DYN, &n);
+		f = open_img(e.buf, e.len);
+		assert_non_null(f);
+		p = usdt_file__probe(f, 0);
+		assert_int_equal(usdt_probe__status(p), -EINVAL);
+		assert_string_equal(usdt_probe__error(p),
+				    "semaphore at an odd file offset: the kernel counts only a 2-byte aligned one (ref_ctr_offset)");
+		usdt_file__close(f);
 	}
 }
 
@@ -1007,6 +1050,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_valid_le),
 		cmocka_unit_test(test_sema_places),
+		cmocka_unit_test(test_sema_odd),
 		cmocka_unit_test(test_repeated_notes),
 		cmocka_unit_test(test_valid_be),
 		cmocka_unit_test(test_open_mem),
