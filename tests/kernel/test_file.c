@@ -17,7 +17,6 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
-#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/utsname.h>
@@ -384,29 +383,11 @@ static void test_list_deleted_mapped(void **state)
 	munmap(map, size);
 }
 
-/* How many times the file watched by inotify fd in was opened. */
-static int opens_seen(int in)
-{
-	char buf[4096] __attribute__((aligned(8)));
-	ssize_t n, k;
-	int cnt = 0;
-
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		for (k = 0; k < n;) {
-			const struct inotify_event *ev = (void *)(buf + k);
-
-			cnt += !!(ev->mask & IN_OPEN);
-			k += (ssize_t)sizeof(*ev) + ev->len;
-		}
-	return cnt;
-}
-
 /*
  * `usdt list -p` and `usdt trace -p` open each mapped file once: the
  * descriptor checked to be the mapped file is the one read (and given to
  * the kernel), never the file its path reaches a moment later. Counted by
- * inotify on a private copy that nothing else opens (closes watched too:
- * two opens in a row would make one event).
+ * inotify on a private copy that nothing else opens.
  */
 static void test_mapped_file_opened_once(void **state)
 {
@@ -419,9 +400,8 @@ static void test_mapped_file_opened_once(void **state)
 	(void)state;
 	path_in(d, sizeof(d), "once");
 	map = map_copy_self(d, &size);
-	in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	in = opens_watch(d);
 	assert_true(in >= 0);
-	assert_true(inotify_add_watch(in, d, IN_OPEN | IN_CLOSE) >= 0);
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	assert_int_equal(run_tool(&r, "list", "-p", pid, "tf:fire"), 0);
 	if (!strstr(r.out, "tf:fire "))
