@@ -19,6 +19,7 @@
 
 #include "file.h"
 #include "match.h"
+#include "openpath.h"
 #include "procmap.h"
 #include "tool.h"
 
@@ -53,11 +54,15 @@ const char *tool_open_error(const struct target *t, int err)
 	case EACCES:
 		return "permission denied";
 	case ENOEXEC:
-		/* stat() opens nothing: a FIFO does not block it. */
-		if (t->open_path && !stat(t->open_path, &st) &&
+		/* A stat opens nothing: a FIFO does not block it. Inside
+		 * the process's root, as the file was looked for. */
+		if (t->open_path && !usdt__stat_path(t->open_path, &st) &&
 		    !S_ISREG(st.st_mode))
 			return "not a regular file";
 		return "not a 64-bit ELF file";
+	case ENOSYS:
+		/* usdt__open_in_root(): no other way is safe. */
+		return "cannot look inside the process's root: openat2() is missing (Linux 5.6 or later is needed) or refused (a seccomp filter); not opened another way, which could leave that root";
 	default:
 		return tool_strerror(err);
 	}
@@ -408,8 +413,9 @@ bool target_is_mapped(const char *name, pid_t pid)
 
 int target_resolve(const char *name, pid_t pid, struct target *out)
 {
-	char found[PATH_MAX], prefix[64];
-	size_t n;
+	char found[PATH_MAX];
+	const char *rest;
+	pid_t in;
 	int err;
 
 	memset(out, 0, sizeof(*out));
@@ -428,10 +434,10 @@ int target_resolve(const char *name, pid_t pid, struct target *out)
 	if (err)
 		return err;
 	/* Shown as the process sees it: without /proc/PID/root. */
-	n = (size_t)snprintf(prefix, sizeof(prefix), "/proc/%d/root/",
-			     (int)pid);
-	out->shown = strdup(pid > 0 && !strncmp(found, prefix, n) ?
-				    found + n - 1 : found);
+	if (pid <= 0 || !usdt__proc_root_split(found, &in, &rest) ||
+	    in != pid || !*rest)
+		rest = found;
+	out->shown = strdup(rest);
 	out->open_path = strdup(found);
 	if (!out->shown || !out->open_path) {
 		target_free(out);
@@ -536,12 +542,15 @@ int targets_of_pid(pid_t pid, struct target **out)
 /*
  * A target of targets_of_pid() is opened as the library opens a mapping's
  * file (usdt__open_mapping(), src/procmap.c): the first of
- * /proc/PID/root/PATH, PATH (a process chrooted in our mount namespace
- * shows our paths), /proc/PID/map_files/START-END (a file deleted or
- * replaced since) that is the mapped file, by device and inode. The file
- * read from the descriptor that was checked (usdt__file_adopt()), never
- * opened again by its path, which its owner may point elsewhere meanwhile;
- * the path that reached it names it.
+ * /proc/PID/root/PATH, /proc/PID/root/REST (a process chrooted in our
+ * mount namespace shows our paths: ROOT/REST), /proc/PID/map_files/
+ * START-END (a file deleted or replaced since, or mapped from outside the
+ * process's root) that is the mapped file, by device and inode, the first
+ * two looked up inside the process's root. The file read from the
+ * descriptor that was checked (usdt__file_adopt()), never opened again by
+ * its path, which its owner may point elsewhere meanwhile; the path that
+ * reached it names it. Any other target's /proc/PID/root/ path is opened
+ * inside that root too, by the library's one resolver (src/openpath.c).
  */
 struct usdt_file *target_open(const struct target *t)
 {
