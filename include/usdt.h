@@ -262,15 +262,17 @@ USDT_API int usdt_probe__arg(const struct usdt_probe *p, int i,
  * name ("libc.so.6", or "libc" for it).
  * @param buf, size where the path goes: the name itself, a path in
  * LD_LIBRARY_PATH, /etc/ld.so.cache or the default directories, or for a
- * process's file /proc/PID/root/PATH (for a process chrooted in the
- * caller's mount namespace, whose maps show the caller's paths ROOT/PATH,
- * PATH inside its root), or /proc/PID/map_files/START-END when the file at
- * PATH is no longer the one mapped (replaced or deleted), or was mapped
- * from outside the process's root. Paths in a process's root are looked
- * up inside it (a symlink there never leads out of it), and no path
- * outside it is opened for it. Without CAP_SYS_ADMIN, where a file on
- * btrfs (or on an overlay before Linux 6.8) cannot be told from another,
- * the one at PATH that maps shows by the same device and inode.
+ * process's file /proc/PID/map_files/START-END, the mapping itself, where
+ * the caller may read it (CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE), else
+ * /proc/PID/root/PATH (for a process chrooted in the caller's mount
+ * namespace, whose maps show the caller's paths ROOT/PATH, PATH inside its
+ * root). Paths in a process's root are looked up inside it (a symlink
+ * there never leads out of it), and no path outside it is opened for it:
+ * a file replaced or deleted since it was mapped, or mapped from outside
+ * the process's root, is found through map_files/ only. Without
+ * CAP_SYS_ADMIN, where a file on btrfs (or on an overlay before Linux
+ * 6.8) cannot be told from another, the one at PATH that maps shows by
+ * the same device and inode.
  * @return 0, or -ENOENT (not found), -ENOEXEC (a path that is not a
  * regular file), -ENOSYS (no way but inside a process's root, and no
  * openat2() to look there), -ENAMETOOLONG, -EINVAL, or open()'s error.

@@ -263,19 +263,22 @@ static const char *under_root(pid_t pid, const char *path)
  * The ways to the file of mapping m of process pid, in order, into out:
  * false when there is none (a deleted file's path no longer reaches it,
  * a name that is no path reaches nothing), or it does not fit.
- *  0: /proc/PID/root/PATH, the path as the process sees it (maps shows a
+ *  0: /proc/PID/map_files/START-END, the mapping itself: the very file
+ *     mapped, with no name looked up (needs CAP_SYS_ADMIN or
+ *     CAP_CHECKPOINT_RESTORE);
+ *  1: /proc/PID/root/PATH, the path as the process sees it (maps shows a
  *     file by its path in the reader's root, or, where that does not
  *     reach it, in the process's mount namespace: a container's);
- *  1: /proc/PID/root/REST, where PATH is ROOT/REST and ROOT the path of
+ *  2: /proc/PID/root/REST, where PATH is ROOT/REST and ROOT the path of
  *     the process's root as we see it: a process chrooted in our mount
- *     namespace (chroot, unshare --root) has maps show our paths;
- *  2: /proc/PID/map_files/START-END, the mapping itself (needs
- *     CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE).
+ *     namespace (chroot, unshare --root) has maps show our paths.
  * The process's user chooses what maps shows and what lies at any path
- * in its root, so the first two are looked up inside its root
- * (usdt__open_regular(), src/openpath.c), and no way opens a path outside
- * it: a file mapped from outside its root (before a chroot) is reached
- * through map_files/ only.
+ * in its root, down to a FUSE file system there whose lookups never
+ * answer. So the mapping itself comes first, and the paths, for a caller
+ * that may not read map_files/ (its own user's processes only, then), are
+ * looked up inside the process's root (usdt__open_regular(),
+ * src/openpath.c): no way opens a path outside it, and a file mapped from
+ * outside it (before a chroot) is reached through map_files/ only.
  */
 #define USDT__MAPPING_WAYS 3
 static bool mapping_way(int way, pid_t pid, const struct usdt__mapping *m,
@@ -285,14 +288,14 @@ static bool mapping_way(int way, pid_t pid, const struct usdt__mapping *m,
 	const char *rest;
 	int n;
 
-	if (way == 0 && path)
-		n = snprintf(out, out_sz, "/proc/%d/root%s", (int)pid, m->path);
-	else if (way == 1 && path && (rest = under_root(pid, m->path)))
-		n = snprintf(out, out_sz, "/proc/%d/root%s", (int)pid, rest);
-	else if (way == 2)
+	if (way == 0)
 		n = snprintf(out, out_sz, "/proc/%d/map_files/%llx-%llx",
 			     (int)pid, (unsigned long long)m->start,
 			     (unsigned long long)m->end);
+	else if (way == 1 && path)
+		n = snprintf(out, out_sz, "/proc/%d/root%s", (int)pid, m->path);
+	else if (way == 2 && path && (rest = under_root(pid, m->path)))
+		n = snprintf(out, out_sz, "/proc/%d/root%s", (int)pid, rest);
 	else
 		return false;
 	return n > 0 && (size_t)n < out_sz;
