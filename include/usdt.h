@@ -115,14 +115,17 @@ struct usdt_file_opts {
  * @brief **usdt_file__open()** reads the USDT notes of a 64-bit ELF file
  * (executable, PIE or shared library, of any byte order and of any of the
  * supported architectures) and parses every call site's arguments.
- * @param path the file.
+ * @param path the file; "/proc/PID/root/PATH" is looked up inside that
+ * process's root, so that no symlink there leads out of it.
  * @param opts NULL, or options.
  * @return the file, or NULL with errno: ENOENT/EACCES (cannot open),
  * ENOEXEC (not a regular file, not a 64-bit ELF file, or too damaged to
  * read), EFBIG (.note.stapsdt, the section names or the section count
  * beyond the reader's limits: 16 MiB, 65536 sections), E2BIG (more than
  * 131072 call sites or 1048576 arguments), EOPNOTSUPP (the libelf loaded
- * is older than the one libusdt was built with), ENOMEM.
+ * is older than the one libusdt was built with), ENOSYS (a path through
+ * /proc/PID/root/ without openat2(): Linux 5.6 or later, not refused by a
+ * seccomp filter; it is not opened another way), ENOMEM.
  *
  * A file without USDT notes opens and has no call sites. A malformed note
  * or an unreadable argument marks that call site (usdt_probe__status()) or
@@ -274,14 +277,20 @@ USDT_API int usdt_probe__arg(const struct usdt_probe *p, int i,
  * name ("libc.so.6", or "libc" for it).
  * @param buf, size where the path goes: the name itself, a path in
  * LD_LIBRARY_PATH, /etc/ld.so.cache or the default directories, or for a
- * process's file /proc/PID/root/PATH, PATH itself for a process chrooted
- * in the caller's mount namespace (its maps show the caller's paths), or
- * /proc/PID/map_files/START-END when the file at PATH is no longer the one
- * mapped (replaced or deleted). Without CAP_SYS_ADMIN, where a file on
- * btrfs (or on an overlay before Linux 6.8) cannot be told from another,
- * the one at PATH that maps shows by the same device and inode.
+ * process's file /proc/PID/map_files/START-END, the mapping itself, where
+ * the caller may read it (CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE), else
+ * /proc/PID/root/PATH (for a process chrooted in the caller's mount
+ * namespace, whose maps show the caller's paths ROOT/PATH, PATH inside its
+ * root). Paths in a process's root are looked up inside it (a symlink
+ * there never leads out of it), and no path outside it is opened for it:
+ * a file replaced or deleted since it was mapped, or mapped from outside
+ * the process's root, is found through map_files/ only. Without
+ * CAP_SYS_ADMIN, where a file on btrfs (or on an overlay before Linux
+ * 6.8) cannot be told from another, the one at PATH that maps shows by
+ * the same device and inode.
  * @return 0, or -ENOENT (not found), -ENOEXEC (a path that is not a
- * regular file), -ENAMETOOLONG, -EINVAL, or open()'s error.
+ * regular file), -ENOSYS (no way but inside a process's root, and no
+ * openat2() to look there), -ENAMETOOLONG, -EINVAL, or open()'s error.
  *
  * A bare name only finds regular 64-bit ELF files of this host's machine;
  * FIFOs, devices and directories are passed over without blocking. The
@@ -429,7 +438,9 @@ struct usdt_attach_opts {
  * @param pid -1 every process, 0 the caller, >0 that process.
  * @param path the binary or library: absolute, relative to the current
  * directory, or a bare library name ("libc.so.6") found as the dynamic
- * loader would (with pid > 0, in that process's maps first).
+ * loader would (with pid > 0, in that process's maps first); a container's
+ * file as "/proc/PID/root/PATH", looked up inside that root (ENOSYS
+ * without openat2(), as usdt_file__open()).
  * @param provider, name the probe; shell globs are allowed.
  * @param opts NULL, or options.
  * @return a link, or NULL with errno, one cause each:

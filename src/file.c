@@ -3,11 +3,10 @@
  * The file object: opening an ELF file (from a path, a descriptor or
  * memory) and indexing its notes (src/noteidx.c), closing it, and the
  * public usdt_file__* / usdt_probe__* getters; usdt_file__probe() builds
- * every probe from the index at its first call and keeps them. Also
- * opening a regular file safely, for every part of the library that opens
- * a file a user named.
+ * every probe from the index at its first call and keeps them. A file a
+ * user named is opened by src/openpath.c's usdt__open_regular(), as every
+ * part of the library opens one.
  */
-#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -224,28 +223,6 @@ static int open_fd(int fd, const char *path, bool image,
 		*out = NULL;
 	}
 	return err;
-}
-
-int usdt__open_regular(const char *path)
-{
-	struct stat st;
-	int fd;
-
-	/* Look first, so that no device is even opened in the usual case;
-	 * the fstat() below is what counts. */
-	if (stat(path, &st))
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -ENOEXEC;
-	/* O_NONBLOCK: opening a FIFO or a device must not wait. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -ENOEXEC;
-	}
-	return fd;
 }
 
 struct usdt_file *usdt_file__open(const char *path,

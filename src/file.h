@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Opening an ELF file for its call sites (src/file.c), and opening a
- * regular file safely, for every part of the library that opens a file
- * a user named. The file object itself is in sites.h.
+ * Opening an ELF file for its call sites (src/file.c). A file a user
+ * named is opened safely by openpath.h's usdt__open_regular(), included
+ * here for every part of the library that opens one. The file object
+ * itself is in sites.h.
  */
 #ifndef __LIBUSDT_FILE_H
 #define __LIBUSDT_FILE_H
 
+#include "openpath.h"
 #include "sites.h"
 
 /*
@@ -15,13 +17,6 @@
  */
 struct usdt_file *usdt__file_open_mem(const void *buf, size_t size,
 				      const char *name);
-
-/*
- * Open path for reading without blocking or taking a terminal, and check
- * that it is a regular file. Returns the descriptor, -ENOEXEC for anything
- * else than a regular file, or open()'s error.
- */
-int usdt__open_regular(const char *path);
 
 /*
  * Index the call sites of the regular file open at fd (taken over: the

@@ -4,7 +4,8 @@
  * opts handling and an overflow-checked realloc. Each area has a header
  * of its own for the rest: args.h, arch_ops.h, symtab.h; the reader's
  * sites.h, file.h, reader.h (ELF), notes.h, probe.h, noteidx.h,
- * match.h; procmap.h, resolve.h; manager.h.
+ * match.h; procmap.h, resolve.h; manager.h; and below them all,
+ * openpath.h (opening a file another user may control).
  */
 #ifndef __LIBUSDT_INTERNAL_H
 #define __LIBUSDT_INTERNAL_H

@@ -39,6 +39,7 @@
  * to a caller that asks: usdt__maps_next_any()).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -216,12 +217,13 @@ static int same_inode(int fd, pid_t pid, const struct usdt__mapping *m)
 
 /*
  * The file at path, open, if it is that of mapping m of process pid; else
- * -ENOENT, or the error that left it unknown. Where that cannot be told
- * without CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE (-EPERM: a file on
- * btrfs, or on an overlay before Linux 6.8, whose maps line shows that
- * file's device and inode), the file is taken: without them no way to the
- * mapping can be told, map_files/ cannot even be opened, and a caller
- * that must know (attach) asks usdt__mapping_is() itself.
+ * -ENOENT, -ENOSYS where a path inside its root cannot be looked up
+ * (usdt__open_regular()), or the error that left it unknown. Where that
+ * cannot be told without CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE (-EPERM:
+ * a file on btrfs, or on an overlay before Linux 6.8, whose maps line
+ * shows that file's device and inode), the file is taken: without them no
+ * way to the mapping can be told, map_files/ cannot even be opened, and a
+ * caller that must know (attach) asks usdt__mapping_is() itself.
  */
 static int open_if_mapped(const char *path, pid_t pid,
 			  const struct usdt__mapping *m)
@@ -229,7 +231,7 @@ static int open_if_mapped(const char *path, pid_t pid,
 	int fd = usdt__open_regular(path), is;
 
 	if (fd < 0)
-		return -ENOENT;
+		return fd == -ENOSYS ? fd : -ENOENT;
 	is = same_inode(fd, pid, m);
 	if (is > 0 || is == -EPERM)
 		return fd;
@@ -238,32 +240,62 @@ static int open_if_mapped(const char *path, pid_t pid,
 }
 
 /*
+ * Where path lies under the root of process pid as we see it, and that
+ * is not ours (a chroot: "/tmp/jail" of "/tmp/jail/bin/sh"), the rest of
+ * path ("/bin/sh"), pointing into it; else NULL. The root's path only
+ * helps find the file: it is looked up inside that root all the same.
+ */
+static const char *under_root(pid_t pid, const char *path)
+{
+	char link[32], root[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/root", (int)pid);
+	n = readlink(link, root, sizeof(root));
+	if (n <= 1 || (size_t)n >= sizeof(root))
+		return NULL;
+	if (strncmp(path, root, (size_t)n) || path[n] != '/')
+		return NULL;
+	return path + n;
+}
+
+/*
  * The ways to the file of mapping m of process pid, in order, into out:
  * false when there is none (a deleted file's path no longer reaches it,
  * a name that is no path reaches nothing), or it does not fit.
- *  0: /proc/PID/root/PATH, the path as the process sees it;
- *  1: PATH: maps shows a path as the reader's root reaches it, so a
- *     process chrooted in our mount namespace (chroot, unshare --root)
- *     shows our path of its files, which its /proc/PID/root/ does not
- *     reach; that also reaches the files of a process that has exited;
- *  2: /proc/PID/map_files/START-END, the mapping itself (needs
- *     CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE).
+ *  0: /proc/PID/map_files/START-END, the mapping itself: the very file
+ *     mapped, with no name looked up (needs CAP_SYS_ADMIN or
+ *     CAP_CHECKPOINT_RESTORE);
+ *  1: /proc/PID/root/PATH, the path as the process sees it (maps shows a
+ *     file by its path in the reader's root, or, where that does not
+ *     reach it, in the process's mount namespace: a container's);
+ *  2: /proc/PID/root/REST, where PATH is ROOT/REST and ROOT the path of
+ *     the process's root as we see it: a process chrooted in our mount
+ *     namespace (chroot, unshare --root) has maps show our paths.
+ * The process's user chooses what maps shows and what lies at any path
+ * in its root, down to a FUSE file system there whose lookups never
+ * answer. So the mapping itself comes first, and the paths, for a caller
+ * that may not read map_files/ (its own user's processes only, then), are
+ * looked up inside the process's root (usdt__open_regular(),
+ * src/openpath.c): no way opens a path outside it, and a file mapped from
+ * outside it (before a chroot) is reached through map_files/ only.
  */
 #define USDT__MAPPING_WAYS 3
 static bool mapping_way(int way, pid_t pid, const struct usdt__mapping *m,
 			char *out, size_t out_sz)
 {
 	bool path = m->path[0] == '/' && !m->deleted;
+	const char *rest;
 	int n;
 
-	if (way == 0 && path)
-		n = snprintf(out, out_sz, "/proc/%d/root%s", (int)pid, m->path);
-	else if (way == 1 && path)
-		n = snprintf(out, out_sz, "%s", m->path);
-	else if (way == 2)
+	if (way == 0)
 		n = snprintf(out, out_sz, "/proc/%d/map_files/%llx-%llx",
 			     (int)pid, (unsigned long long)m->start,
 			     (unsigned long long)m->end);
+	else if (way == 1 && path)
+		n = snprintf(out, out_sz, "/proc/%d/root%s", (int)pid, m->path);
+	else if (way == 2 && path && (rest = under_root(pid, m->path)))
+		n = snprintf(out, out_sz, "/proc/%d/root%s", (int)pid, rest);
 	else
 		return false;
 	return n > 0 && (size_t)n < out_sz;
@@ -273,6 +305,7 @@ int usdt__open_mapping(pid_t pid, const struct usdt__mapping *m, char *out,
 		       size_t out_sz)
 {
 	int way, fd = -ENAMETOOLONG;
+	bool nosys = false;
 
 	for (way = 0; way < USDT__MAPPING_WAYS; way++) {
 		if (!mapping_way(way, pid, m, out, out_sz))
@@ -280,8 +313,10 @@ int usdt__open_mapping(pid_t pid, const struct usdt__mapping *m, char *out,
 		fd = open_if_mapped(out, pid, m);
 		if (fd >= 0)
 			return fd;
+		nosys |= fd == -ENOSYS;
 	}
-	return fd;
+	/* No way, and its root could not be looked into: say that. */
+	return nosys ? -ENOSYS : fd;
 }
 
 /* What maps adds to the path of a file deleted since it was mapped. */

@@ -82,12 +82,16 @@ int usdt__mapping_is(pid_t pid, const struct usdt__mapping *m,
 /*
  * Open the file of mapping m of process pid (a regular file only), the
  * first of these that is the mapped inode (usdt__mapping_is()):
- * /proc/PID/root/PATH, PATH itself (a process chrooted in our mount
- * namespace, or one that has exited), /proc/PID/map_files/START-END. A
- * deleted file is only reached the last way. Where no way can be told
- * (-EPERM: no CAP_SYS_ADMIN), the first whose file maps shows by the
- * mapping's device and inode. The path used goes to out. Returns the fd
- * or a negative errno.
+ * /proc/PID/map_files/START-END, the mapping itself (with CAP_SYS_ADMIN
+ * or CAP_CHECKPOINT_RESTORE); else, looked up inside the process's root
+ * (src/openpath.c), /proc/PID/root/PATH, or /proc/PID/root/REST where
+ * PATH is the process's root as we see it followed by REST (a process
+ * chrooted in our mount namespace, whose maps show our paths). A deleted
+ * file, or one mapped from outside the process's root, is only reached
+ * through map_files/. Where no way can be told (-EPERM: no
+ * CAP_SYS_ADMIN), the first whose file maps shows by the mapping's device
+ * and inode. The path used goes to out. Returns the fd or a negative
+ * errno (-ENOSYS: no way, and no openat2() to look inside the root).
  */
 int usdt__open_mapping(pid_t pid, const struct usdt__mapping *m, char *out,
 		       size_t out_sz);

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -217,6 +218,40 @@ static inline char *line_with(const char *s, const char *needle)
 	if (!end)
 		end = hit + strlen(hit);
 	return strndup(start, (size_t)(end - start));
+}
+
+/*
+ * Watch the file at path for opens by anyone (opens_seen()): the inotify
+ * fd, non-blocking, or -1. Closes are watched too: two opens in a row
+ * would make one event.
+ */
+static inline int opens_watch(const char *path)
+{
+	int in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+
+	if (in >= 0 && inotify_add_watch(in, path, IN_OPEN | IN_CLOSE) < 0) {
+		close(in);
+		in = -1;
+	}
+	return in;
+}
+
+/* How many times the file opens_watch() gave in for was opened since the
+ * last call. */
+static inline int opens_seen(int in)
+{
+	char buf[4096] __attribute__((aligned(8)));
+	ssize_t n, k;
+	int cnt = 0;
+
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		for (k = 0; k < n;) {
+			const struct inotify_event *ev = (void *)(buf + k);
+
+			cnt += !!(ev->mask & IN_OPEN);
+			k += (ssize_t)sizeof(*ev) + ev->len;
+		}
+	return cnt;
 }
 
 #endif /* __USDT_TOOL_RUN_H */

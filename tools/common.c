@@ -19,6 +19,7 @@
 
 #include "file.h"
 #include "match.h"
+#include "openpath.h"
 #include "procmap.h"
 #include "tool.h"
 
@@ -53,11 +54,15 @@ const char *tool_open_error(const struct target *t, int err)
 	case EACCES:
 		return "permission denied";
 	case ENOEXEC:
-		/* stat() opens nothing: a FIFO does not block it. */
-		if (t->open_path && !stat(t->open_path, &st) &&
+		/* A stat opens nothing: a FIFO does not block it. Inside
+		 * the process's root, as the file was looked for. */
+		if (t->open_path && !usdt__stat_path(t->open_path, &st) &&
 		    !S_ISREG(st.st_mode))
 			return "not a regular file";
 		return "not a 64-bit ELF file";
+	case ENOSYS:
+		/* usdt__open_in_root(): no other way is safe. */
+		return "cannot look inside the process's root: openat2() is missing (Linux 5.6 or later is needed) or refused (a seccomp filter); not opened another way, which could leave that root";
 	default:
 		return tool_strerror(err);
 	}
@@ -406,10 +411,37 @@ bool target_is_mapped(const char *name, pid_t pid)
 	return found;
 }
 
+/*
+ * How to show the file the library's resolver found at path for process
+ * pid (into buf): as the process sees it, a path in its root without
+ * /proc/PID/root; a mapping's file (/proc/PID/map_files/START-END) as
+ * maps shows it, "PATH (deleted)" for one deleted since.
+ */
+static const char *shown_of(const char *path, pid_t pid, char *buf,
+			    size_t size)
+{
+	char prefix[32];
+	const char *rest;
+	ssize_t n;
+	pid_t in;
+
+	if (pid <= 0)
+		return path;
+	if (usdt__proc_root_split(path, &in, &rest))
+		return in == pid && *rest ? rest : path;
+	snprintf(prefix, sizeof(prefix), "/proc/%d/map_files/", (int)pid);
+	if (strncmp(path, prefix, strlen(prefix)))
+		return path;
+	n = readlink(path, buf, size - 1);
+	if (n <= 0)
+		return path;
+	buf[n] = '\0';
+	return buf;
+}
+
 int target_resolve(const char *name, pid_t pid, struct target *out)
 {
-	char found[PATH_MAX], prefix[64];
-	size_t n;
+	char found[PATH_MAX], shown[PATH_MAX];
 	int err;
 
 	memset(out, 0, sizeof(*out));
@@ -427,11 +459,7 @@ int target_resolve(const char *name, pid_t pid, struct target *out)
 	err = usdt_resolve_path(pid > 0 ? pid : -1, name, found, sizeof(found));
 	if (err)
 		return err;
-	/* Shown as the process sees it: without /proc/PID/root. */
-	n = (size_t)snprintf(prefix, sizeof(prefix), "/proc/%d/root/",
-			     (int)pid);
-	out->shown = strdup(pid > 0 && !strncmp(found, prefix, n) ?
-				    found + n - 1 : found);
+	out->shown = strdup(shown_of(found, pid, shown, sizeof(shown)));
 	out->open_path = strdup(found);
 	if (!out->shown || !out->open_path) {
 		target_free(out);
@@ -535,13 +563,16 @@ int targets_of_pid(pid_t pid, struct target **out)
 
 /*
  * A target of targets_of_pid() is opened as the library opens a mapping's
- * file (usdt__open_mapping(), src/procmap.c): the first of
- * /proc/PID/root/PATH, PATH (a process chrooted in our mount namespace
- * shows our paths), /proc/PID/map_files/START-END (a file deleted or
- * replaced since) that is the mapped file, by device and inode. The file
+ * file (usdt__open_mapping(), src/procmap.c): /proc/PID/map_files/
+ * START-END, the mapping itself, as root; else the first of
+ * /proc/PID/root/PATH and /proc/PID/root/REST (a process chrooted in our
+ * mount namespace shows our paths: ROOT/REST), looked up inside the
+ * process's root, that is the mapped file, by device and inode. The file
  * read from the descriptor that was checked (usdt__file_adopt()), never
  * opened again by its path, which its owner may point elsewhere meanwhile;
- * the path that reached it names it.
+ * the path that reached it names it. Any other target's /proc/PID/root/
+ * path is opened inside that root too, by the library's one resolver
+ * (src/openpath.c).
  */
 struct usdt_file *target_open(const struct target *t)
 {

@@ -14,6 +14,7 @@
 
 #include <sys/stat.h>
 
+#include "openpath.h"
 #include "trace.h"
 
 /* With pid > 0, an absolute path the process maps: the file it maps,
@@ -153,7 +154,8 @@ int trace_open_file(struct trace_file *f)
 	f->file = target_open(&f->target);
 	if (!f->file)
 		return -errno;
-	if (!f->ino && !stat(usdt_file__path(f->file), &st)) {
+	/* By the path that reached it: inside the process's root. */
+	if (!f->ino && !usdt__stat_path(usdt_file__path(f->file), &st)) {
 		f->dev = st.st_dev;
 		f->ino = st.st_ino;
 	}

@@ -14,7 +14,10 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
 #include <linux/perf_event.h>
+#include <linux/seccomp.h>
 #include <limits.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -1421,6 +1424,137 @@ static void as_nobody(void *arg)
 		_exit(126);
 }
 
+/* Chrooted to dir (a setup function), as nobody: a user the tracer is
+ * not, inside a root that user may fill. */
+static void into_root_as_nobody(void *dir)
+{
+	into_root(dir);
+	as_nobody(NULL);
+}
+
+#ifndef SYS_openat2
+#define SYS_openat2 437		/* glibc before 2.32 */
+#endif
+
+/*
+ * Without openat2() (a setup function): as under a seccomp filter that
+ * refuses it, as some container runtimes' did, or before Linux 5.6.
+ */
+static void without_openat2(void *arg)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat2, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]),
+				  .filter = f };
+
+	(void)arg;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		_exit(126);
+}
+
+/*
+ * Without the capabilities that /proc/PID/map_files/ needs (a setup
+ * function; root's other capabilities, CAP_SYS_PTRACE among them, stay).
+ */
+static void without_map_files(void *arg)
+{
+	(void)arg;
+	if (prctl(PR_CAPBSET_DROP, CAP_SYS_ADMIN, 0, 0, 0) ||
+	    prctl(PR_CAPBSET_DROP, CAP_CHECKPOINT_RESTORE, 0, 0, 0))
+		_exit(126);
+}
+
+/*
+ * A chrooted process's user plants symlinks to a host file in its root:
+ * at the path its maps show for its program (our path DIR/tf, which
+ * /proc/PID/root/DIR/tf reaches as DIR/DIR/tf) and at a path the tracer
+ * names.
+ * Followed from /proc/PID/root/, an absolute link leaves that root, and
+ * root's tracer opened the host file the user chose (/etc/shadow, or a
+ * FUSE file that never answers). The links resolve inside the root now:
+ * `usdt list -p` and `usdt trace -p` still read the mapped program and
+ * never open the host file (inotify counts its opens); the named path is
+ * "no such file" there, and a link inside the root is followed. Root
+ * reads the mapped files through /proc/PID/map_files/; without that, by
+ * their paths inside the root (our path DIR/tf is a link there; /tf, with
+ * DIR taken off, is the file). Without openat2() nothing is looked up in
+ * the root: the mapped program is still read through map_files/, and a
+ * path the tracer names is refused, said why, never opened another way.
+ */
+static void test_chrooted_links_stay_inside(void **state)
+{
+	char dir[] = "/tmp/usdt_root_XXXXXX", host[] = "/tmp/usdt_host_XXXXXX";
+	char pid_s[16], buf[64] = { 0 }, cmd[256];
+	const char *argv[] = { "/tf", "100000", "20", NULL };
+	struct run_result r[7];
+	int fd, in, opens, i;
+	pid_t pid;
+
+	(void)state;
+	fd = mkstemp(host);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chmod(dir, 0755), 0);
+	make_root(dir);
+	/* DIR/tf as the process sees it is DIR/DIR/tf; /evil is the other. */
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s%s' && ln -s '%s' '%s%s/tf'"
+		 " && ln -s '%s' '%s/evil' && ln -s /tf '%s/good'", dir, dir,
+		 host, dir, dir, host, dir, dir);
+	assert_int_equal(system(cmd), 0);
+	in = opens_watch(host);
+	assert_true(in >= 0);
+
+	pid = spawn_out_setup(argv, &fd, into_root_as_nobody, dir);
+	assert_true(read(fd, buf, sizeof(buf) - 1) > 4);	/* "pid N" */
+	snprintf(pid_s, sizeof(pid_s), "%d", (int)pid);
+	/* Every run first: the target goes before any assertion. */
+	run_tool(&r[0], "list", "-p", pid_s);
+	run_tool(&r[1], "trace", "-p", pid_s, "-n", "2", "tf:val");
+	run_tool(&r[2], "list", "-p", pid_s, "/evil");
+	run_tool(&r[3], "list", "-p", pid_s, "/good");
+	run_argv_setup((const char *const[]){ USDT_BIN, "list", "-p", pid_s,
+					       NULL }, &r[4], without_openat2,
+		       NULL);
+	run_argv_setup((const char *const[]){ USDT_BIN, "list", "-p", pid_s,
+					       "/tf", NULL }, &r[5],
+		       without_openat2, NULL);
+	run_argv_setup((const char *const[]){ USDT_BIN, "list", "-p", pid_s,
+					       NULL }, &r[6], without_map_files,
+		       NULL);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(fd);
+	opens = opens_seen(in);
+	close(in);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", dir, host);
+	assert_int_equal(system(cmd), 0);
+
+	if (opens)
+		fail_msg("the host file was opened %d times", opens);
+	for (i = 0; i < 7; i++)
+		if (i != 5 && r[i].status != (i == 2))
+			fail_msg("run %d: status %d, stderr:\n%s", i,
+				 r[i].status, r[i].err);
+	expect_in(r[0].out, "tf:val");
+	assert_int_equal(count_str(r[1].out, " tf:val "), 2);
+	expect_in(r[2].err, "/evil: no such file");
+	expect_in(r[3].out, "tf:val");
+	expect_in(r[4].out, "tf:val");
+	assert_int_equal(r[5].status, 1);
+	expect_in(r[5].err, "/tf: cannot look inside the process's root: openat2() is missing");
+	expect_in(r[6].out, "tf:val");
+	for (i = 0; i < 7; i++)
+		run_result_free(&r[i]);
+	assert_nothing_left();
+}
+
 /*
  * A copy of the program src that nobody may run, as dir/base(src) in a
  * fresh directory dir (a "/tmp/usdt-nobody-XXXXXX" buffer): the tree's
@@ -1954,6 +2088,7 @@ int main(void)
 		cmocka_unit_test(test_pid),
 		cmocka_unit_test(test_pid_namespace),
 		cmocka_unit_test(test_chrooted_process),
+		cmocka_unit_test(test_chrooted_links_stay_inside),
 		cmocka_unit_test(test_attached_line),
 		cmocka_unit_test(test_pattern_words),
 		cmocka_unit_test(test_several_formats),

@@ -467,8 +467,10 @@ static void test_resolver_maps_first(void **state)
 
 	assert_int_equal(usdt_resolve_path(0, "libc.so.6", out, sizeof(out)),
 			 0);
+	/* The mapping itself where we may read map_files/ (as root), else
+	 * its path in our root. */
 	assert_true(!strncmp(out, "/proc/", 6));
-	assert_non_null(strstr(out, "libc.so.6"));
+	assert_true(strstr(out, "/map_files/") || strstr(out, "libc.so.6"));
 	assert_int_equal(usdt_resolve_path(-1, "", out, sizeof(out)), -EINVAL);
 	assert_int_equal(usdt_resolve_path(-1, "/etc/passwd", out, 4), -ENAMETOOLONG);
 }
