@@ -473,6 +473,7 @@ void usdt__arg_parse_one(const struct usdt__site_ctx *site, const char *str,
 			arg->is_signed = true;
 			p++;
 		}
+		arg->sized = true;
 		size = 0;
 		while (p < op && isdigit((unsigned char)*p) && size < 1000)
 			size = size * 10 + (*p++ - '0');
@@ -482,7 +483,8 @@ void usdt__arg_parse_one(const struct usdt__site_ctx *site, const char *str,
 		}
 		op++;
 	} else {
-		/* Old notes had no size: the operand is a long. */
+		/* No size (old notes, assembler probes): a long, unless the
+		 * operand is a register whose name says its width (below). */
 		op = s;
 	}
 	if (size != 1 && size != 2 && size != 4 && size != 8 && size != 16) {
@@ -509,6 +511,14 @@ void usdt__arg_parse_one(const struct usdt__site_ctx *site, const char *str,
 	/* The parser saw the operand: make its symbol span absolute. */
 	if (arg->has_sym)
 		arg->sym_pos = (uint16_t)(arg->sym_pos + (op - str));
+	/*
+	 * A size-less register ("%ax", "%ah", "w0") is read at its name's
+	 * width, unsigned, as systemtap and bcc read it: systemtap takes a
+	 * size-less argument of a current (v3) note as unsigned long and
+	 * masks a register to its width without sign extension.
+	 */
+	if (!arg->sized && !arg->mem && arg->base_off >= 0 && arg->reg_width)
+		arg->size = arg->reg_width;
 	arg->reason[0] = '\0';
 	resolve(site, str, arg);
 }

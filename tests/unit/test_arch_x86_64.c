@@ -90,6 +90,29 @@ static const struct arg_case reg_cases[] = {
 	{ "4f@%esi", EX, K_REG, 0, 0, "esi", NULL, 0, NULL, SV, 4, F_FL, 104, NONE, 0 },
 };
 
+/*
+ * No size written (assembler probes, systemtap's sdt_asm test): a register
+ * is read at its name's width, unsigned, as systemtap and bcc read it;
+ * %ah..%dh are bits 8-15. Other operands stay 8 bytes.
+ */
+static const struct arg_case sizeless_cases[] = {
+	{ "%rax", EX, K_REG, 0, 0, "rax", NULL, 0, NULL, SV, 8, 0, 80, NONE, 0 },
+	{ "%eax", EX, K_REG, 0, 0, "eax", NULL, 0, NULL, SV, 4, 0, 80, NONE, 0 },
+	{ "%ax", EX, K_REG, 0, 0, "ax", NULL, 0, NULL, SV, 2, 0, 80, NONE, 0 },
+	{ "%al", EX, K_REG, 0, 0, "al", NULL, 0, NULL, SV, 1, 0, 80, NONE, 0 },
+	{ "%ah", EX, K_REG, 0, 0, "ah", NULL, 0, NULL, SV, 1, 0, 81, NONE, 0 },
+	{ "%bh", EX, K_REG, 0, 0, "bh", NULL, 0, NULL, SV, 1, 0, 41, NONE, 0 },
+	{ "%ch", DY, K_REG, 0, 0, "ch", NULL, 0, NULL, SV, 1, 0, 89, NONE, 0 },
+	{ "%dh", EX, K_REG, 0, 0, "dh", NULL, 0, NULL, SV, 1, 0, 97, NONE, 0 },
+	{ "%sil", EX, K_REG, 0, 0, "sil", NULL, 0, NULL, SV, 1, 0, 104, NONE, 0 },
+	{ "%r8w", EX, K_REG, 0, 0, "r8w", NULL, 0, NULL, SV, 2, 0, 72, NONE, 0 },
+	{ "%r8d", EX, K_REG, 0, 0, "r8d", NULL, 0, NULL, SV, 4, 0, 72, NONE, 0 },
+	{ "%r15b", EX, K_REG, 0, 0, "r15b", NULL, 0, NULL, SV, 1, 0, 0, NONE, 0 },
+	{ "%bp", EX, K_REG, 0, 0, "bp", NULL, 0, NULL, SV, 2, 0, 32, NONE, 0 },
+	{ "-8(%rbp)", EX, K_DEREF, -8, 0, "rbp", NULL, 0, NULL, SM, 8, 0, 32, NONE, NEG(8) },
+	{ "$5", EX, K_CONST, 0, 5, NULL, NULL, 0, NULL, SV, 8, 0, NONE, NONE, 5 },
+};
+
 static const struct arg_case const_cases[] = {
 	{ "-4@$5", EX, K_CONST, 0, 5, NULL, NULL, 0, NULL, SV, 4, F_S, NONE, NONE, 5 },
 	{ "-4@$-536", EX, K_CONST, 0, 0xfffffde8, NULL, NULL, 0, NULL, SV, 4, F_S, NONE, NONE, 0xfffffde8 },
@@ -259,6 +282,11 @@ static const struct bad_case bad_cases[] = {
 static void test_regs(void **state)
 {
 	CHECK_ARG_CASES(sites, reg_cases);
+}
+
+static void test_sizeless(void **state)
+{
+	CHECK_ARG_CASES(sites, sizeless_cases);
 }
 
 static void test_consts(void **state)
@@ -497,6 +525,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_regs),
+		cmocka_unit_test(test_sizeless),
 		cmocka_unit_test(test_consts),
 		cmocka_unit_test(test_mem),
 		cmocka_unit_test(test_syms),
