@@ -311,7 +311,8 @@ static void test_bad(void **state)
 }
 
 /* A size no operand has is refused, and kept as written for the listing
- * (usdt list showed 24@8(%rsp) as 8 bytes). */
+ * (usdt list showed 24@8(%rsp) as 8 bytes) and for bpf_usdt_arg_size(),
+ * in the unsupported spec's val_off (it said 8). */
 static void test_bad_size_kept(void **state)
 {
 	static const struct { const char *str; int size; } cases[] = {
@@ -328,9 +329,29 @@ static void test_bad_size_kept(void **state)
 		assert_int_equal(arg.kind, USDT_ARG_UNSUPPORTED);
 		assert_int_equal(arg.size, cases[i].size);
 		assert_non_null(strstr(arg.reason, "bad argument size"));
-		/* The spec the BPF side gets reads at most 8 bytes. */
+		/* The spec the BPF side gets reads at most 8 bytes, and
+		 * says the size written. */
 		assert_true(arg.spec.size >= 1 && arg.spec.size <= 8);
+		assert_int_equal(arg.spec.val_off, cases[i].size);
 	}
+}
+
+/* 16 bytes: readable ones keep their low 8 and say 16 by a flag; an
+ * unsupported one says 16 in val_off, as any unsupported argument. */
+static void test_size16(void **state)
+{
+	struct usdt__arg arg;
+
+	usdt__arg_parse_one(&sites[EX], "-16@8(%rsp)", 0, 11, &arg);
+	assert_int_equal(arg.spec.kind, USDT_SPEC_MEM);
+	assert_int_equal(arg.spec.size, 8);
+	assert_int_equal(arg.spec.flags, F_S | F_TR);
+	usdt__arg_parse_one(&sites[EX], "16@%xmm0", 0, 8, &arg);
+	assert_int_equal(arg.spec.kind, USDT_SPEC_UNSUPPORTED);
+	assert_int_equal(arg.spec.val_off, 16);
+	usdt__arg_parse_one(&sites[EX], "4f@%xmm1", 0, 8, &arg);
+	assert_int_equal(arg.spec.kind, USDT_SPEC_UNSUPPORTED);
+	assert_int_equal(arg.spec.val_off, 4);
 }
 
 /* Without a symbol table, every symbol form is refused, with a reason. */
@@ -531,6 +552,7 @@ int main(void)
 		cmocka_unit_test(test_syms),
 		cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_bad_size_kept),
+		cmocka_unit_test(test_size16),
 		cmocka_unit_test(test_no_symtab),
 		cmocka_unit_test(test_all_names),
 		cmocka_unit_test(test_raw_fields),
