@@ -27,7 +27,7 @@
  * object whose version differs: change it with any change to this file that
  * the BPF side can see.
  */
-#define USDT_SPEC_LAYOUT 4
+#define USDT_SPEC_LAYOUT 5
 
 /*
  * Capacity on demand (layout 3). The spec map is an array of maps: spec
@@ -77,7 +77,8 @@ enum usdt_spec_kind {
 	USDT_SPEC_VALUE = 1,
 	/* value = *(size *)(val_off [+ base] [+ index << scale] [+ ip]) */
 	USDT_SPEC_MEM = 2,
-	/* The argument cannot be read; bpf_usdt_arg() returns -EOPNOTSUPP. */
+	/* The argument cannot be read; bpf_usdt_arg() returns -EOPNOTSUPP.
+	 * val_off is the size the note wrote (layout 5). */
 	USDT_SPEC_UNSUPPORTED = 3,
 };
 
@@ -85,7 +86,8 @@ enum usdt_spec_kind {
 #define USDT_SPEC_F_SIGNED 0x01 /* sign-extend from size bytes */
 #define USDT_SPEC_F_IPREL 0x02 /* add the probe's run-time IP to the address */
 #define USDT_SPEC_F_FLOAT 0x04 /* raw bits of a float (informational) */
-#define USDT_SPEC_F_TRUNC 0x08 /* 16-byte argument: low 8 bytes only */
+#define USDT_SPEC_F_TRUNC 0x08 /* 16-byte argument: low 8 bytes only,
+				 * and bpf_usdt_arg() says -E2BIG (layout 5) */
 #define USDT_SPEC_SCALE_SHIFT 4 /* bits 4-5: log2 of the index scale */
 #define USDT_SPEC_SCALE_MASK 0x30
 #define USDT_SPEC_F_IDX_S32 0x40 /* index is its low 32 bits, sign-extended */
@@ -94,18 +96,23 @@ enum usdt_spec_kind {
 /*
  * usdt_arg_spec.fast (layout 4): what the BPF side does with the value,
  * precomputed by the manager from the other fields (usdt__arg_fast()):
- *	bits 0-5	shift it left and back right by this many bits
+ *	bits 0-2	(layout 5) the errno bpf_usdt_arg() returns with the
+ *			value: E2BIG (7) for a 16-byte argument cut to its
+ *			low 8 bytes (USDT_SPEC_F_TRUNC), else 0;
+ *	bits 3-5	shift it left and back right by this many bits
  *			(64 - 8 * size: 0 for 8 bytes), to keep size bytes,
  *	USDT_FAST_SIGNED	arithmetically (sign-extending);
  *	USDT_FAST_REG	the value is the whole 8-byte word at base_off (a
  *			multiple of 8) of the context (kind USDT_SPEC_VALUE,
  *			no index, not IP-relative, val_off 0): BPF_USDT()
  *			then reads it in a few instructions.
- * 0 for unsupported arguments.
+ * 0 for unsupported arguments. The errno sits in the byte already loaded
+ * for the shift: returning it costs the checked read two instructions.
  */
 #define USDT_FAST_REG 0x80
 #define USDT_FAST_SIGNED 0x40
-#define USDT_FAST_SHIFT_MASK 0x3f
+#define USDT_FAST_SHIFT_MASK 0x38
+#define USDT_FAST_ERRNO_MASK 0x07	/* E2BIG is 7 on every Linux arch */
 
 /*
  * One argument: 16 bytes.
@@ -117,7 +124,10 @@ enum usdt_spec_kind {
  *
  * size is 1, 2, 4 or 8: the number of bytes read from memory and kept of the
  * value. A 16-byte argument has size 8 and USDT_SPEC_F_TRUNC; for big-endian
- * targets the parser already moved val_off to the low half.
+ * targets the parser already moved val_off to the low half. The size the
+ * note wrote, which bpf_usdt_arg_size() returns, is thus 16 with
+ * USDT_SPEC_F_TRUNC, val_off for kind USDT_SPEC_UNSUPPORTED (any size, such
+ * as a 24-byte struct), else size.
  */
 struct usdt_arg_spec {
 	__u64 val_off;

@@ -19,7 +19,9 @@
  * arg. On a form it cannot read, return -EINVAL (or -EOPNOTSUPP for a form
  * it recognises but cannot support, like vector registers) and write why
  * in arg->reason. Size fields are already set; a parser may read them (x86
- * checks the register width against the size) but must not change them.
+ * checks the register width against a written size) but must not change
+ * them. For a register's value it sets reg_width where the name gives a
+ * width narrower than 8 bytes: a size-less operand is read at that width.
  * The code stays inside the library: an argument is unsupported, with its
  * reason, whichever it is.
  */

@@ -54,10 +54,13 @@ static void set_unsupported(struct usdt__arg *arg, const char *fmt, ...)
 	arg->kind = USDT_ARG_UNSUPPORTED;
 	memset(&arg->spec, 0, sizeof(arg->spec));
 	arg->spec.kind = USDT_SPEC_UNSUPPORTED;
-	/* The spec's size is one a read could have (the argument keeps the
-	 * size written, for the listing). */
+	/* The spec's size is one a read could have; the size written (0 to
+	 * 9999, which a byte cannot hold) goes to val_off, which nothing
+	 * reads of an unsupported argument but bpf_usdt_arg_size(): one
+	 * size in usdt list, usdt_probe__arg() and the BPF side. */
 	arg->spec.size = arg->size == 1 || arg->size == 2 || arg->size == 4 ?
 				 arg->size : 8;
+	arg->spec.val_off = (uint64_t)arg->size;
 	arg->spec.base_off = USDT_REG_NONE;
 	arg->spec.idx_off = USDT_REG_NONE;
 	arg->spec.flags = (arg->is_signed ? USDT_SPEC_F_SIGNED : 0) |
@@ -473,6 +476,7 @@ void usdt__arg_parse_one(const struct usdt__site_ctx *site, const char *str,
 			arg->is_signed = true;
 			p++;
 		}
+		arg->sized = true;
 		size = 0;
 		while (p < op && isdigit((unsigned char)*p) && size < 1000)
 			size = size * 10 + (*p++ - '0');
@@ -482,7 +486,8 @@ void usdt__arg_parse_one(const struct usdt__site_ctx *site, const char *str,
 		}
 		op++;
 	} else {
-		/* Old notes had no size: the operand is a long. */
+		/* No size (old notes, assembler probes): a long, unless the
+		 * operand is a register whose name says its width (below). */
 		op = s;
 	}
 	if (size != 1 && size != 2 && size != 4 && size != 8 && size != 16) {
@@ -509,15 +514,25 @@ void usdt__arg_parse_one(const struct usdt__site_ctx *site, const char *str,
 	/* The parser saw the operand: make its symbol span absolute. */
 	if (arg->has_sym)
 		arg->sym_pos = (uint16_t)(arg->sym_pos + (op - str));
+	/*
+	 * A size-less register ("%ax", "%ah", "w0") is read at its name's
+	 * width, unsigned, as systemtap and bcc read it: systemtap takes a
+	 * size-less argument of a current (v3) note as unsigned long and
+	 * masks a register to its width without sign extension.
+	 */
+	if (!arg->sized && !arg->mem && arg->base_off >= 0 && arg->reg_width)
+		arg->size = arg->reg_width;
 	arg->reason[0] = '\0';
 	resolve(site, str, arg);
 }
 
 /*
  * The BPF side keeps size bytes of a value by the shift the fast code
- * gives, and reads a whole register in line where USDT_FAST_REG says the
- * value is nothing else (usdt_spec.h).
+ * gives, reads a whole register in line where USDT_FAST_REG says the
+ * value is nothing else, and returns the errno in its low bits with the
+ * value: -E2BIG for a 16-byte argument's low half (usdt_spec.h).
  */
+_Static_assert(E2BIG <= USDT_FAST_ERRNO_MASK, "E2BIG fits the fast code");
 uint8_t usdt__arg_fast(const struct usdt_arg_spec *spec)
 {
 	unsigned int size = spec->size;
@@ -527,7 +542,8 @@ uint8_t usdt__arg_fast(const struct usdt_arg_spec *spec)
 	    (size != 1 && size != 2 && size != 4 && size != 8))
 		return 0;
 	fast = (uint8_t)((64 - 8 * size) |
-			 (spec->flags & USDT_SPEC_F_SIGNED ? USDT_FAST_SIGNED : 0));
+			 (spec->flags & USDT_SPEC_F_SIGNED ? USDT_FAST_SIGNED : 0) |
+			 (spec->flags & USDT_SPEC_F_TRUNC ? E2BIG : 0));
 	if (spec->kind == USDT_SPEC_VALUE && spec->base_off != USDT_REG_NONE &&
 	    !(spec->base_off % 8) && spec->idx_off == USDT_REG_NONE &&
 	    !spec->val_off && !(spec->flags & USDT_SPEC_F_IPREL))

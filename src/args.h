@@ -28,6 +28,10 @@ struct usdt__arg {
 	/* From the "[-]SIZE[f]@" prefix. */
 	int size;		/* 1, 2, 4, 8 or 16; as written (0-9999)
 				 * when unsupported for its size */
+	bool sized;		/* a size was written; without one (old
+				 * notes, assembler probes: "%ax") size is 8
+				 * until resolution gives a register its
+				 * name's width (reg_width) */
 	bool is_signed;
 	bool is_float;
 	uint16_t str_pos, str_len; /* the whole argument in the args string */
@@ -39,6 +43,9 @@ struct usdt__arg {
 	bool has_sym;		/* the operand names a symbol (sym_pos/len) */
 	bool sym_obj8;		/* s390x "8@sym": the value of an 8-byte
 				 * object, else the address (resolution) */
+	uint8_t reg_width;	/* a register's value: the bytes its name
+				 * denotes (x86 %ax 2, %ah 1, arm64 w0 4);
+				 * 0 where the name says nothing */
 	char base[8];		/* register names as written, "" for none */
 	char index[8];
 	int base_off;		/* pt_regs byte offsets, -1 for none */

@@ -695,7 +695,9 @@ static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
 			continue;
 		val = 0;
 		err = bpf_usdt_arg(ctx, i, &val);
-		if (err) {
+		/* -E2BIG: a 16-byte argument's low 8 bytes are in val, and
+		 * print as they did. */
+		if (err && err != -E2BIG) {
 			s->hit.err_mask |= 1u << i;
 			s->hit.errs[i] = err < 0 ? -err : err;
 		}

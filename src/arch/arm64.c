@@ -302,7 +302,7 @@ static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 {
 	size_t p = 0, n;
 	uint64_t v;
-	int off, err;
+	int off, width, err;
 
 	if (!len)
 		return usdt__op_fail(arg, -EINVAL, "empty operand");
@@ -333,11 +333,12 @@ static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 		return usdt__op_fail(arg, -EINVAL, "garbage after a register");
 	if (is_zero_reg(op, n))
 		return 0;	/* the constant 0 */
-	off = reg_off(op, n, NULL);
+	off = reg_off(op, n, &width);
 	if (off < 0)
 		return bad_reg(arg, op, n);
 	usdt__set_name(arg->base, op, n);
 	arg->base_off = off;
+	arg->reg_width = (uint8_t)width;
 	return 0;
 }
 

@@ -275,12 +275,13 @@ static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 		if (off == X86_RIP)
 			return usdt__op_fail(arg, -EINVAL,
 					     "%%rip is only valid as a base");
-		if (off % 8 && arg->size != 1)
+		if (off % 8 && arg->sized && arg->size != 1)
 			return usdt__op_fail(arg, -EOPNOTSUPP,
 					     "%%%.*s holds 1 byte, not %d",
 					     (int)nl, op + np, arg->size);
 		usdt__set_name(arg->base, op + np, nl);
 		arg->base_off = off;
+		arg->reg_width = (uint8_t)width;
 		return 0;
 	}
 

@@ -108,6 +108,8 @@ static void check_fast(const struct usdt__site_ctx *site,
 	unsigned int fast = usdt__arg_fast(spec);
 
 	CHECK((fast & USDT_FAST_SHIFT_MASK) == 64 - 8u * spec->size);
+	CHECK((fast & USDT_FAST_ERRNO_MASK) ==
+	      (spec->flags & USDT_SPEC_F_TRUNC ? E2BIG : 0));
 	CHECK(!(fast & USDT_FAST_SIGNED) == !(spec->flags & USDT_SPEC_F_SIGNED));
 	if (fast & USDT_FAST_REG)
 		CHECK(spec->kind == USDT_SPEC_VALUE && !spec->val_off &&
@@ -131,8 +133,11 @@ static void check_arg(const struct usdt__site_ctx *site, const char *str,
 		CHECK(a->reason[0]);
 		CHECK(a->spec.kind == USDT_SPEC_UNSUPPORTED);
 		CHECK(!usdt__arg_fast(&a->spec));
+		/* bpf_usdt_arg_size() says the size written. */
+		CHECK(a->spec.val_off == (uint64_t)a->size);
 		return;
 	}
+	CHECK(!(a->spec.flags & USDT_SPEC_F_TRUNC) == (a->size != 16));
 	check_fast(site, &a->spec);
 	CHECK(a->kind >= USDT_ARG_CONST && a->kind < USDT_ARG_UNSUPPORTED);
 	CHECK(!a->reason[0]);

@@ -100,6 +100,42 @@ __asm__(".pushsection .text\n"
 	"ret\n"
 	".size idx32_site, .-idx32_site\n"
 	".popsection\n");
+
+/*
+ * Size-less operands, as assembler probes write them (systemtap's sdt_asm
+ * test): each register holds a known value under garbage in its upper
+ * bits, and must be read at its name's width, unsigned. %rbp is the
+ * caller's: saved around the site.
+ */
+void bare_site(void);
+__asm__(".pushsection .text\n"
+	".globl bare_site\n"
+	".type bare_site, @function\n"
+	"bare_site:\n"
+	"push %rbp\n"
+	"movabs $0x1122334455667788, %rax\n"
+	"movabs $0xdeadbeefcafe00f1, %rsi\n"
+	"movabs $0xfedcba9887654321, %r8\n"
+	"movabs $0x5555aaaa5555a1b2, %rbp\n"
+	STAP_PROBE_ASM(test, bare, %ah %eax %ax %al %sil %r8w %r8d %bp)
+	"pop %rbp\n"
+	"ret\n"
+	".size bare_site, .-bare_site\n"
+	".popsection\n");
+
+/*
+ * Arguments wider than a long at p: a 24-byte aggregate, a 16-byte
+ * integer, then 8 bytes after them.
+ */
+void wide_site(const long *p);
+__asm__(".pushsection .text\n"
+	".globl wide_site\n"
+	".type wide_site, @function\n"
+	"wide_site:\n"
+	STAP_PROBE_ASM(test, wide, 24@(%rdi) -16@(%rdi) 8@16(%rdi))
+	"ret\n"
+	".size wide_site, .-wide_site\n"
+	".popsection\n");
 #elif defined(__aarch64__)
 /* The same site as arm64 writes it: 32-bit indexes, extended. The
  * operands have commas, so the note's text is given to STAP_PROBE_ASM as
@@ -440,6 +476,102 @@ static void test_nop5_combo(void **state)
 		release(l);
 	}
 	release(file);
+}
+
+/*
+ * Size-less registers, through bpf_usdt_arg() (each checked) and BPF_USDT()
+ * (the first three: %ah by the general reader, %eax by the whole-register
+ * fast path, %ax): each at its name's width, zero-extended.
+ */
+static void test_sizeless_regs(void **state)
+{
+	static const long want[8] = { 0x77, 0x55667788, 0x7788, 0x88,
+				      0xf1, 0x4321, 0x87654321, 0xa1b2 };
+	static const int sizes[8] = { 1, 4, 2, 1, 1, 2, 4, 2 };
+	struct fix *f = *state;
+	const struct usdt_test_hit *h = &f->skel->bss->hits[0];
+	struct usdt_link *l;
+	int i;
+
+	reset(f->skel);
+	l = attach(f->man, f->skel->progs.on_usdt, 0, "/proc/self/exe",
+		   "test", "bare", NULL);
+	bare_site();
+	assert_int_equal(hits(f->skel), 1);
+	assert_int_equal(h->arg_cnt, 8);
+	for (i = 0; i < 8; i++) {
+		if (h->rc[i] || h->args[i] != want[i] ||
+		    h->size[i] != sizes[i])
+			fail_msg("arg %d: rc %d value %#lx size %d, want %#lx size %d",
+				 i, h->rc[i], h->args[i], h->size[i], want[i],
+				 sizes[i]);
+	}
+	release(l);
+
+	reset(f->skel);
+	l = attach(f->man, f->skel->progs.on_usdt3, 0, "/proc/self/exe",
+		   "test", "bare", NULL);
+	bare_site();
+	assert_int_equal(hits(f->skel), 1);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(h->args[i], want[i]);
+	release(l);
+}
+
+/*
+ * One size everywhere: usdt_probe__arg() and bpf_usdt_arg_size() both say
+ * 24 and 16. The reads say what they could not give: the 24-byte argument
+ * -EOPNOTSUPP and 0, the 16-byte one -E2BIG with its low 8 bytes (which
+ * BPF_USDT() passes on).
+ */
+static void test_wide_args(void **state)
+{
+	static const long buf[3] = { -2, -1, 42 };
+	struct fix *f = *state;
+	const struct usdt_test_hit *h = &f->skel->bss->hits[0];
+	struct usdt_file *file = hold(HELD_FILE,
+				      usdt_file__open("/proc/self/exe", NULL));
+	struct usdt_arg_info info = { .sz = sizeof(info) };
+	const struct usdt_probe *p = NULL;
+	struct usdt_link *l;
+	size_t i;
+
+	assert_non_null(file);
+	for (i = 0; i < usdt_file__probe_cnt(file); i++)
+		if (!strcmp(usdt_probe__name(usdt_file__probe(file, i)), "wide"))
+			p = usdt_file__probe(file, i);
+	assert_non_null(p);
+	assert_int_equal(usdt_probe__arg(p, 0, &info), 0);
+	assert_int_equal(info.size, 24);
+	assert_int_equal(usdt_probe__arg(p, 1, &info), 0);
+	assert_int_equal(info.size, 16);
+	release(file);
+
+	reset(f->skel);
+	l = attach(f->man, f->skel->progs.on_usdt, 0, "/proc/self/exe",
+		   "test", "wide", NULL);
+	wide_site(buf);
+	assert_int_equal(hits(f->skel), 1);
+	assert_int_equal(h->size[0], 24);
+	assert_int_equal(h->rc[0], -EOPNOTSUPP);
+	assert_int_equal(h->args[0], 0);
+	assert_int_equal(h->size[1], 16);
+	assert_int_equal(h->rc[1], -E2BIG);
+	assert_int_equal(h->args[1], -2);
+	assert_int_equal(h->size[2], 8);
+	assert_int_equal(h->rc[2], 0);
+	assert_int_equal(h->args[2], 42);
+	release(l);
+
+	reset(f->skel);
+	l = attach(f->man, f->skel->progs.on_usdt3, 0, "/proc/self/exe",
+		   "test", "wide", NULL);
+	wide_site(buf);
+	assert_int_equal(hits(f->skel), 1);
+	assert_int_equal(h->args[0], 0);
+	assert_int_equal(h->args[1], -2);
+	assert_int_equal(h->args[2], 42);
+	release(l);
 }
 #endif /* __x86_64__ */
 
@@ -1593,6 +1725,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_zero_args, release_all),
 #ifdef __x86_64__
 		cmocka_unit_test_teardown(test_nop5_combo, release_all),
+		cmocka_unit_test_teardown(test_sizeless_regs, release_all),
+		cmocka_unit_test_teardown(test_wide_args, release_all),
 #endif
 #if defined(__x86_64__) || defined(__aarch64__)
 		cmocka_unit_test_teardown(test_index_extension, release_all),

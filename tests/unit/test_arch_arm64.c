@@ -41,6 +41,14 @@ static const struct arg_case cases[] = {
 	{ "8@fp", 0, K_REG, 0, 0, "fp", NULL, 0, NULL, SV, 8, 0, 232, NONE, 0 },
 	{ "8@lr", 0, K_REG, 0, 0, "lr", NULL, 0, NULL, SV, 8, 0, 240, NONE, 0 },
 	{ "8f@x1", 0, K_REG, 0, 0, "x1", NULL, 0, NULL, SV, 8, F_FL, 8, NONE, 0 },
+	/* No size written (assembler probes): a register at its name's
+	 * width, unsigned; anything else 8 bytes. */
+	{ "w0", 0, K_REG, 0, 0, "w0", NULL, 0, NULL, SV, 4, 0, 0, NONE, 0 },
+	{ "w30", 0, K_REG, 0, 0, "w30", NULL, 0, NULL, SV, 4, 0, 240, NONE, 0 },
+	{ "wsp", 0, K_REG, 0, 0, "wsp", NULL, 0, NULL, SV, 4, 0, 248, NONE, 0 },
+	{ "x1", 0, K_REG, 0, 0, "x1", NULL, 0, NULL, SV, 8, 0, 8, NONE, 0 },
+	{ "sp", 0, K_REG, 0, 0, "sp", NULL, 0, NULL, SV, 8, 0, 248, NONE, 0 },
+	{ "[x2, 8]", 0, K_DEREF, 8, 0, "x2", NULL, 0, NULL, SM, 8, 0, 16, NONE, 8 },
 	/* Memory at a base plus an offset. */
 	{ "8@[x2]", 0, K_DEREF, 0, 0, "x2", NULL, 0, NULL, SM, 8, 0, 16, NONE, 0 },
 	{ "-8@[sp]", 0, K_DEREF, 0, 0, "sp", NULL, 0, NULL, SM, 8, F_S, 248, NONE, 0 },

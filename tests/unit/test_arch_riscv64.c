@@ -26,6 +26,8 @@ static const struct arg_case cases[] = {
 	{ "8@zero", 0, K_CONST, 0, 0, NULL, NULL, 0, NULL, SV, 8, 0, NONE, NONE, 0 },
 	{ "-4@x0", 0, K_CONST, 0, 0, NULL, NULL, 0, NULL, SV, 4, F_S, NONE, NONE, 0 },
 	{ "-4@a0", 0, K_REG, 0, 0, "a0", NULL, 0, NULL, SV, 4, F_S, 80, NONE, 0 },
+	/* No size written: riscv64 names no register narrower than 8 bytes. */
+	{ "a0", 0, K_REG, 0, 0, "a0", NULL, 0, NULL, SV, 8, 0, 80, NONE, 0 },
 	{ "-8@a1", 0, K_REG, 0, 0, "a1", NULL, 0, NULL, SV, 8, F_S, 88, NONE, 0 },
 	{ "8@a7", 0, K_REG, 0, 0, "a7", NULL, 0, NULL, SV, 8, 0, 136, NONE, 0 },
 	{ "1@a5", 0, K_REG, 0, 0, "a5", NULL, 0, NULL, SV, 1, 0, 120, NONE, 0 },

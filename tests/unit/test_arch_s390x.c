@@ -29,6 +29,8 @@ static const struct arg_case cases[] = {
 	{ "8@%r0", 0, K_REG, 0, 0, "r0", NULL, 0, NULL, SV, 8, 0, GPR(0), NONE, 0 },
 	{ "1@%r11", 0, K_REG, 0, 0, "r11", NULL, 0, NULL, SV, 1, 0, GPR(11), NONE, 0 },
 	{ "8@%r15", 0, K_REG, 0, 0, "r15", NULL, 0, NULL, SV, 8, 0, 144, NONE, 0 },
+	/* No size written: s390x names no register narrower than 8 bytes. */
+	{ "%r2", 0, K_REG, 0, 0, "r2", NULL, 0, NULL, SV, 8, 0, GPR(2), NONE, 0 },
 	{ "8f@%r1", 0, K_REG, 0, 0, "r1", NULL, 0, NULL, SV, 8, F_FL, GPR(1), NONE, 0 },
 	{ "-8@160(%r15)", 0, K_DEREF, 160, 0, "r15", NULL, 0, NULL, SM, 8, F_S, GPR(15), NONE, 160 },
 	{ "-4@188(%r11)", 0, K_DEREF, 188, 0, "r11", NULL, 0, NULL, SM, 4, F_S, GPR(11), NONE, 188 },

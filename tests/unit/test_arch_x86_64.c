@@ -90,6 +90,29 @@ static const struct arg_case reg_cases[] = {
 	{ "4f@%esi", EX, K_REG, 0, 0, "esi", NULL, 0, NULL, SV, 4, F_FL, 104, NONE, 0 },
 };
 
+/*
+ * No size written (assembler probes, systemtap's sdt_asm test): a register
+ * is read at its name's width, unsigned, as systemtap and bcc read it;
+ * %ah..%dh are bits 8-15. Other operands stay 8 bytes.
+ */
+static const struct arg_case sizeless_cases[] = {
+	{ "%rax", EX, K_REG, 0, 0, "rax", NULL, 0, NULL, SV, 8, 0, 80, NONE, 0 },
+	{ "%eax", EX, K_REG, 0, 0, "eax", NULL, 0, NULL, SV, 4, 0, 80, NONE, 0 },
+	{ "%ax", EX, K_REG, 0, 0, "ax", NULL, 0, NULL, SV, 2, 0, 80, NONE, 0 },
+	{ "%al", EX, K_REG, 0, 0, "al", NULL, 0, NULL, SV, 1, 0, 80, NONE, 0 },
+	{ "%ah", EX, K_REG, 0, 0, "ah", NULL, 0, NULL, SV, 1, 0, 81, NONE, 0 },
+	{ "%bh", EX, K_REG, 0, 0, "bh", NULL, 0, NULL, SV, 1, 0, 41, NONE, 0 },
+	{ "%ch", DY, K_REG, 0, 0, "ch", NULL, 0, NULL, SV, 1, 0, 89, NONE, 0 },
+	{ "%dh", EX, K_REG, 0, 0, "dh", NULL, 0, NULL, SV, 1, 0, 97, NONE, 0 },
+	{ "%sil", EX, K_REG, 0, 0, "sil", NULL, 0, NULL, SV, 1, 0, 104, NONE, 0 },
+	{ "%r8w", EX, K_REG, 0, 0, "r8w", NULL, 0, NULL, SV, 2, 0, 72, NONE, 0 },
+	{ "%r8d", EX, K_REG, 0, 0, "r8d", NULL, 0, NULL, SV, 4, 0, 72, NONE, 0 },
+	{ "%r15b", EX, K_REG, 0, 0, "r15b", NULL, 0, NULL, SV, 1, 0, 0, NONE, 0 },
+	{ "%bp", EX, K_REG, 0, 0, "bp", NULL, 0, NULL, SV, 2, 0, 32, NONE, 0 },
+	{ "-8(%rbp)", EX, K_DEREF, -8, 0, "rbp", NULL, 0, NULL, SM, 8, 0, 32, NONE, NEG(8) },
+	{ "$5", EX, K_CONST, 0, 5, NULL, NULL, 0, NULL, SV, 8, 0, NONE, NONE, 5 },
+};
+
 static const struct arg_case const_cases[] = {
 	{ "-4@$5", EX, K_CONST, 0, 5, NULL, NULL, 0, NULL, SV, 4, F_S, NONE, NONE, 5 },
 	{ "-4@$-536", EX, K_CONST, 0, 0xfffffde8, NULL, NULL, 0, NULL, SV, 4, F_S, NONE, NONE, 0xfffffde8 },
@@ -261,6 +284,11 @@ static void test_regs(void **state)
 	CHECK_ARG_CASES(sites, reg_cases);
 }
 
+static void test_sizeless(void **state)
+{
+	CHECK_ARG_CASES(sites, sizeless_cases);
+}
+
 static void test_consts(void **state)
 {
 	CHECK_ARG_CASES(sites, const_cases);
@@ -283,7 +311,8 @@ static void test_bad(void **state)
 }
 
 /* A size no operand has is refused, and kept as written for the listing
- * (usdt list showed 24@8(%rsp) as 8 bytes). */
+ * (usdt list showed 24@8(%rsp) as 8 bytes) and for bpf_usdt_arg_size(),
+ * in the unsupported spec's val_off (it said 8). */
 static void test_bad_size_kept(void **state)
 {
 	static const struct { const char *str; int size; } cases[] = {
@@ -300,9 +329,29 @@ static void test_bad_size_kept(void **state)
 		assert_int_equal(arg.kind, USDT_ARG_UNSUPPORTED);
 		assert_int_equal(arg.size, cases[i].size);
 		assert_non_null(strstr(arg.reason, "bad argument size"));
-		/* The spec the BPF side gets reads at most 8 bytes. */
+		/* The spec the BPF side gets reads at most 8 bytes, and
+		 * says the size written. */
 		assert_true(arg.spec.size >= 1 && arg.spec.size <= 8);
+		assert_int_equal(arg.spec.val_off, cases[i].size);
 	}
+}
+
+/* 16 bytes: readable ones keep their low 8 and say 16 by a flag; an
+ * unsupported one says 16 in val_off, as any unsupported argument. */
+static void test_size16(void **state)
+{
+	struct usdt__arg arg;
+
+	usdt__arg_parse_one(&sites[EX], "-16@8(%rsp)", 0, 11, &arg);
+	assert_int_equal(arg.spec.kind, USDT_SPEC_MEM);
+	assert_int_equal(arg.spec.size, 8);
+	assert_int_equal(arg.spec.flags, F_S | F_TR);
+	usdt__arg_parse_one(&sites[EX], "16@%xmm0", 0, 8, &arg);
+	assert_int_equal(arg.spec.kind, USDT_SPEC_UNSUPPORTED);
+	assert_int_equal(arg.spec.val_off, 16);
+	usdt__arg_parse_one(&sites[EX], "4f@%xmm1", 0, 8, &arg);
+	assert_int_equal(arg.spec.kind, USDT_SPEC_UNSUPPORTED);
+	assert_int_equal(arg.spec.val_off, 4);
 }
 
 /* Without a symbol table, every symbol form is refused, with a reason. */
@@ -497,11 +546,13 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_regs),
+		cmocka_unit_test(test_sizeless),
 		cmocka_unit_test(test_consts),
 		cmocka_unit_test(test_mem),
 		cmocka_unit_test(test_syms),
 		cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_bad_size_kept),
+		cmocka_unit_test(test_size16),
 		cmocka_unit_test(test_no_symtab),
 		cmocka_unit_test(test_all_names),
 		cmocka_unit_test(test_raw_fields),

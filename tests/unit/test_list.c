@@ -97,7 +97,7 @@ static void read_fixture_facts(void)
 	}
 	free(notes);
 	free(phdrs);
-	assert_int_equal(site_cnt, 10);
+	assert_int_equal(site_cnt, 11);
 	assert_true(seg_cnt >= 2);
 }
 
@@ -175,6 +175,11 @@ static const struct text_case text_cases[] = {
 	  "-4@%r8d=int32 reg r8d, -8@%r9=int64 reg r9, 8@%r10=uint64 reg r10, "
 	  "8@%r11=uint64 reg r11, 8@%r12=uint64 reg r12, 8@%r13=uint64 reg r13" },
 	{ "thing", NULL, "8@%rdi=uint64 reg rdi" },
+	/* Size-less registers: each as wide as its name, unsigned. */
+	{ "bare", NULL,
+	  "%eax=uint32 reg eax, %ax=uint16 reg ax, %al=uint8 reg al, "
+	  "%ah=uint8 reg ah, %sil=uint8 reg sil, %r8w=uint16 reg r8w, "
+	  "%r8d=uint32 reg r8d, %bp=uint16 reg bp" },
 	{ "noargs", NULL, "none" },
 	{ "gated", NULL, "-4@$7=int32 const 7" },
 };
@@ -585,8 +590,8 @@ struct pattern_case {
 static const struct pattern_case pattern_cases[] = {
 	{ "fixt:regs", 2 },
 	{ "fixt:re*", 2 },
-	{ "fixt", 9 },
-	{ "fixt:*", 9 },
+	{ "fixt", 10 },
+	{ "fixt:*", 10 },
 	{ "other", 1 },
 	{ "*:thing", 1 },
 	{ "*:[nt]*", 3 },	/* noargs, twelve, thing */

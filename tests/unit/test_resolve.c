@@ -89,9 +89,11 @@ static void test_arg_fast(void **state)
 			 USDT_FAST_REG | USDT_FAST_SIGNED | 32);
 	assert_int_equal(fast_of(&arm64, "8@[sp, 16]"), 0);
 	assert_int_equal(fast_of(&arm64, "-2@[sp, 16]"), USDT_FAST_SIGNED | 48);
-	/* s390x: a 16-byte argument's low half, the next register. */
+	/* s390x: a 16-byte argument's low half, the next register; the
+	 * checked read returns it with -E2BIG (the low bits). */
 	assert_int_equal(fast_of(&s390x, "-16@%r4"),
-			 USDT_FAST_REG | USDT_FAST_SIGNED);
+			 USDT_FAST_REG | USDT_FAST_SIGNED | E2BIG);
+	assert_int_equal(fast_of(&x86, "16@(%rdi)"), E2BIG);
 	assert_int_equal(fast_of(&s390x, "4@%r2"), USDT_FAST_REG | 32);
 	/* Specs of other shapes than the parsers write. */
 	memset(&arg.spec, 0, sizeof(arg.spec));

@@ -30,8 +30,9 @@ static const struct split_case split_cases[] = {
 	  { "1@a", "1@b", "1@c", "1@d", "1@e", "1@f", "1@g", "1@h", "1@i",
 	    "1@j", "1@k", "1@l" },
 	  { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 } },
-	/* Old notes without sizes: one operand a word, each a long. */
-	{ "%eax %ebx", 2, { "%eax", "%ebx" }, { 8, 8 } },
+	/* Without sizes (old notes, assembler probes): one operand a word,
+	 * a register as wide as its name, anything else a long. */
+	{ "%eax %bx -8(%rbp)", 3, { "%eax", "%bx", "-8(%rbp)" }, { 4, 2, 8 } },
 };
 
 static void test_split_table(void **state)
