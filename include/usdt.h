@@ -636,8 +636,10 @@ struct bpf_usdt_opts;
  * link uses stays in the maps after usdt_manager__free().
  *
  * The link is one uprobe_multi link (Linux 6.6; with libbpf before 1.3 it
- * reaches libbpf through a moment's pin in a mounted BPF file system, and
- * without one mounted: EOPNOTSUPP), or, for a single call site, a perf
+ * reaches libbpf through a moment's pin in a BPF file system of the
+ * library's own that no mount namespace sees, made with fsmount(), which
+ * needs CAP_SYS_ADMIN; without it, in a mounted one; with neither: the
+ * error of fsopen(), EPERM as a rule), or, for a single call site, a perf
  * uprobe. Several call sites without uprobe_multi: EOPNOTSUPP, and
  * usdt_manager__attach() attaches them.
  * What a link holds in the maps is given back once the kernel link is

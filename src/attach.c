@@ -887,7 +887,44 @@ static const char *clash_hint(int err, const uint64_t *refs, size_t n)
 }
 
 #if !(LIBBPF_MAJOR_VERSION > 1 || LIBBPF_MINOR_VERSION >= 3)
-/* A BPF file system's mount point, from /proc/self/mounts; 0 or -ENOENT. */
+/* The new mount API (Linux 5.2), by number: glibc has wrappers only from
+ * 2.36 on. The same numbers on every arch. */
+#define USDT__NR_fsopen 430
+#define USDT__NR_fsconfig 431
+#define USDT__NR_fsmount 432
+#define USDT__FSCONFIG_CMD_CREATE 6
+#define USDT__FSMOUNT_CLOEXEC 1
+
+/*
+ * A BPF file system of our own that no mount namespace sees: made with
+ * fsopen()/fsmount() and never attached anywhere, reached only through
+ * its descriptor (/proc/self/fd/N), and gone when that is closed. So the
+ * hand-over below needs no mounted bpffs and leaves nothing in anyone's
+ * view of the file system. Needs CAP_SYS_ADMIN (and no seccomp filter
+ * that refuses the calls): the descriptor, or -errno.
+ */
+static int private_bpffs(void)
+{
+	int fs, mnt;
+
+	fs = (int)syscall(USDT__NR_fsopen, "bpf", 1 /* FSOPEN_CLOEXEC */);
+	if (fs < 0)
+		return -errno;
+	if (syscall(USDT__NR_fsconfig, fs, USDT__FSCONFIG_CMD_CREATE, NULL,
+		    NULL, 0)) {
+		mnt = -errno;
+	} else {
+		mnt = (int)syscall(USDT__NR_fsmount, fs, USDT__FSMOUNT_CLOEXEC,
+				   0);
+		if (mnt < 0)
+			mnt = -errno;
+	}
+	close(fs);
+	return mnt;
+}
+
+/* A mounted BPF file system's mount point, from /proc/self/mounts; 0 or
+ * -ENOENT. */
 static int bpffs_dir(char *dir, size_t size)
 {
 	char *line = NULL, mnt[PATH_MAX], type[32];
@@ -911,40 +948,63 @@ static int bpffs_dir(char *dir, size_t size)
 }
 
 /*
+ * Where to pin a link for a moment, into pin: in a BPF file system of our
+ * own (*mnt its descriptor, to close after), else, without CAP_SYS_ADMIN,
+ * in a mounted one (*mnt -1), where others may see it for that moment.
+ */
+static int pin_place(char *pin, size_t size, int *mnt)
+{
+	static unsigned int seq;
+	char dir[PATH_MAX];
+	int err;
+
+	*mnt = private_bpffs();
+	if (*mnt >= 0) {
+		snprintf(pin, size, "/proc/self/fd/%d/link", *mnt);
+		return 0;
+	}
+	err = bpffs_dir(dir, sizeof(dir)) ? *mnt : 0;
+	/* No "." in a BPF file system name. */
+	if (!err)
+		snprintf(pin, size, "%s/libusdt_%d_%u", dir, (int)getpid(),
+			 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
+	return err;
+}
+
+/*
  * libbpf before 1.3 makes no uprobe_multi link of its own; it opens a
- * pinned one. So: our link, pinned in a BPF file system for a moment and
- * opened by libbpf (bpf_link__open()), which then holds its own fd.
+ * pinned one. So: our link, pinned for a moment (pin_place()), opened by
+ * libbpf (bpf_link__open()), which then holds its own fd, and unpinned
+ * through libbpf, so that the link has no pin path and the user can pin it
+ * where they like.
  */
 static struct bpf_link *ext_multi(const struct attach_ctx *c,
 				  const struct usdt_link *link,
 				  const uint64_t *refs, const uint64_t *cookies)
 {
-	static unsigned int seq;
-	char dir[PATH_MAX], pin[PATH_MAX + 64];
+	char pin[PATH_MAX + 64];
 	struct bpf_link *l = NULL;
-	int fd, err;
+	int fd, mnt, err;
 
-	if (bpffs_dir(dir, sizeof(dir))) {
-		pr_warn("%s:%s: with libbpf %d.%d, a uprobe_multi link becomes libbpf's through a BPF file system, and none is mounted: use usdt_manager__attach()\n",
+	err = pin_place(pin, sizeof(pin), &mnt);
+	if (err) {
+		pr_warn("%s:%s: with libbpf %d.%d, a uprobe_multi link becomes libbpf's through a BPF file system: one of libusdt's own needs CAP_SYS_ADMIN and Linux 5.2 (%s), and none is mounted; use usdt_manager__attach()\n",
 			c->provider, c->name, LIBBPF_MAJOR_VERSION,
-			LIBBPF_MINOR_VERSION);
-		errno = EOPNOTSUPP;
+			LIBBPF_MINOR_VERSION, usdt__errstr(err));
+		errno = -err;
 		return NULL;
 	}
 	fd = usdt__uprobe_multi_create(bpf_program__fd(c->prog), c->pid,
 				       c->kpath, link_offsets(link), refs,
 				       cookies, c->cnt);
 	if (fd < 0) {
+		if (mnt >= 0)
+			close(mnt);
 		errno = -fd;
 		return NULL;
 	}
-	/* No "." in a BPF file system name. */
-	snprintf(pin, sizeof(pin), "%s/libusdt_%d_%u", dir, (int)getpid(),
-		 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
 	err = bpf_obj_pin(fd, pin) ? -errno : 0;
 	if (!err) {
-		/* Unpinned through libbpf, so that the link has no pin path
-		 * and the user can pin it. */
 		l = bpf_link__open(pin);
 		err = l ? bpf_link__unpin(l) : -errno;
 		if (!l || err)
@@ -955,6 +1015,8 @@ static struct bpf_link *ext_multi(const struct attach_ctx *c,
 		}
 	}
 	close(fd);
+	if (mnt >= 0)
+		close(mnt);	/* our file system goes */
 	if (err)
 		pr_warn("%s:%s: cannot hand the uprobe_multi link to libbpf through '%s': %s\n",
 			c->provider, c->name, pin, usdt__errstr(err));

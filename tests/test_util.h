@@ -76,9 +76,11 @@ static inline int usdt_test_private_mount(const char *path)
 
 /*
  * A BPF file system, which usdt_program__attach() needs with libbpf 1.1
- * and 1.2 for a uprobe_multi link (src/progh.c): where none is mounted
- * (a container, a machine without systemd), one at /sys/fs/bpf in a mount
- * namespace of this test's own, so that the machine's stays as it is.
+ * and 1.2 for a uprobe_multi link without CAP_SYS_ADMIN (with it, the
+ * library makes one no mount namespace sees: test_native's
+ * test_no_bpffs): where none is mounted (a container, a machine without
+ * systemd), one at /sys/fs/bpf in a mount namespace of this test's own,
+ * so that the machine's stays as it is.
  */
 static inline void usdt_test_need_bpffs(const char *prog)
 {

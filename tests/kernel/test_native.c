@@ -185,6 +185,75 @@ static void test_manager_adopts(void **state)
 	native__destroy(skel);
 }
 
+/* In a mount namespace of this process's own, no BPF file system is
+ * mounted anywhere: 0, or -1. */
+static int unmount_every_bpffs(void)
+{
+	char *line = NULL, mnt[4096], type[32];
+	size_t cap = 0;
+	int err = 0;
+	FILE *f;
+
+	if (unshare(CLONE_NEWNS) || usdt_test_private_mount("/"))
+		return -1;
+	f = fopen("/proc/self/mounts", "re");
+	if (!f)
+		return -1;
+	while (getline(&line, &cap, f) > 0)
+		if (sscanf(line, "%*s %4095s %31s", mnt, type) == 2 &&
+		    !strcmp(type, "bpf") && umount2(mnt, MNT_DETACH))
+			err = -1;
+	free(line);
+	fclose(f);
+	return err;
+}
+
+/*
+ * libbpf's flow with no BPF file system mounted (as on a machine without
+ * systemd's /sys/fs/bpf): __attach() and usdt_program__attach() work with
+ * every libbpf (before 1.3 the uprobe_multi link reaches libbpf through a
+ * BPF file system of the library's own that no mount namespace sees), and
+ * nothing is mounted where this process looks afterwards.
+ */
+static void test_no_bpffs(void **state)
+{
+	int status;
+	pid_t pid;
+
+	(void)state;
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		LIBBPF_OPTS(bpf_usdt_opts, uo, .usdt_cookie = 0x77);
+		struct native *skel;
+		int before = -1;
+
+		if (unmount_every_bpffs())
+			_exit(100);
+		skel = native__open_and_load();
+		if (!skel || native__attach(skel))
+			_exit(101);
+		lib_fire(5);
+		if (skel->bss->lib_hits != 1 || skel->bss->lib_x != 5)
+			_exit(102);
+		bpf_link__destroy(skel->links.on_lib_fire);
+		skel->links.on_lib_fire = usdt_program__attach(
+			skel->progs.on_lib_fire, -1, "libusdttest.so",
+			"testlib", "fire", &uo);
+		lib_fire(6);
+		if (!skel->links.on_lib_fire || skel->bss->lib_hits != 2 ||
+		    skel->bss->lib_cookie != 0x77)
+			_exit(103);
+		before = system("grep -q ' bpf ' /proc/self/mounts");
+		native__destroy(skel);
+		_exit(WIFEXITED(before) && WEXITSTATUS(before) == 1 ? 0 : 104);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 /* From here on, a clone, clone3, fork or vfork kills this process. */
 static void forbid_new_tasks(void)
 {
@@ -698,6 +767,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_skeleton),
+		cmocka_unit_test(test_no_bpffs),
 		cmocka_unit_test(test_manager_adopts),
 		cmocka_unit_test(test_no_new_tasks),
 		cmocka_unit_test(test_reclaim),
