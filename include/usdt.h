@@ -274,9 +274,12 @@ USDT_API int usdt_probe__arg(const struct usdt_probe *p, int i,
  * @param pid > 0: look among the files that process maps first; 0: the
  * caller; -1: no process.
  * @param name a path (anything with a '/', used as is) or a bare library
- * name ("libc.so.6", or "libc" for it).
+ * name ("libc.so.6", or "libc" for it), or a bare program name ("python3":
+ * no "lib" prefix, no ".so"), looked for in PATH first, as a shell and
+ * libbpf would (an executable file; an empty entry, the current directory
+ * to a shell, is skipped), then as a library.
  * @param buf, size where the path goes: the name itself, a path in
- * LD_LIBRARY_PATH, /etc/ld.so.cache or the default directories, or for a
+ * PATH, LD_LIBRARY_PATH, /etc/ld.so.cache or the default directories, or for a
  * process's file /proc/PID/map_files/START-END, the mapping itself, where
  * the caller may read it (CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE), else
  * /proc/PID/root/PATH (for a process chrooted in the caller's mount
@@ -438,7 +441,8 @@ struct usdt_attach_opts {
  * @param pid -1 every process, 0 the caller, >0 that process.
  * @param path the binary or library: absolute, relative to the current
  * directory, or a bare library name ("libc.so.6") found as the dynamic
- * loader would (with pid > 0, in that process's maps first); a container's
+ * loader would (with pid > 0, in that process's maps first), or a bare
+ * program name ("python3") found through PATH (usdt_resolve_path()); a container's
  * file as "/proc/PID/root/PATH", looked up inside that root (ENOSYS
  * without openat2(), as usdt_file__open()).
  * @param provider, name the probe; shell globs are allowed.

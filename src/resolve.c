@@ -5,11 +5,15 @@
  *
  * A name with a '/' is a path. A bare name ("libc.so.6", or "libc" for
  * it) is looked for, in this order, among the files process pid has
- * mapped, in LD_LIBRARY_PATH, in the loader's cache /etc/ld.so.cache, and
- * in the default directories. Only regular 64-bit ELF files of this
- * host's machine count, so that an i386 library of the same name, or a
- * FIFO or a device planted in a searched directory, is passed over
- * without being read (and without blocking).
+ * mapped, then, for a name that is no library's (no "lib" prefix, no
+ * ".so"), in PATH as a shell would (an executable file; as libbpf finds
+ * "python3"), then in LD_LIBRARY_PATH, in the loader's cache
+ * /etc/ld.so.cache, and in the default directories. Only regular 64-bit
+ * ELF files of this host's machine count, so that an i386 library of the
+ * same name, a script, or a FIFO or a device planted in a searched
+ * directory, is passed over without being read (and without blocking). An
+ * empty entry of PATH (the current directory, to a shell) is skipped: a
+ * bare name never means a file in the current directory here.
  *
  * A file a process has mapped is opened as that mapping's file, checked
  * by device and inode (usdt__open_mapping(), src/procmap.c).
@@ -83,8 +87,20 @@ static int try_dir(const char *dir, size_t dir_len, const char *name,
 	return open_candidate(out);
 }
 
-static int search_list(const char *list, const char *name, char *out,
-		       size_t out_sz)
+/* A candidate someone may execute (a PATH search's), else closed. */
+static int executable(int fd)
+{
+	struct stat st;
+
+	if (fd >= 0 && (fstat(fd, &st) || !(st.st_mode & 0111))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int search_list(const char *list, const char *name, bool exec,
+		       char *out, size_t out_sz)
 {
 	const char *p = list;
 	size_t n;
@@ -93,6 +109,8 @@ static int search_list(const char *list, const char *name, char *out,
 	while (p && *p) {
 		n = strcspn(p, ":;");
 		fd = try_dir(p, n, name, out, out_sz);
+		if (exec)
+			fd = executable(fd);
 		if (fd >= 0)
 			return fd;
 		p += n;
@@ -206,8 +224,17 @@ static int search_maps(pid_t pid, const char *name, char *out, size_t out_sz)
 	return fd < 0 ? -1 : fd;
 }
 
+/* Is a bare name a library's ("libc", "libfoo.so.1", "ld-linux.so.2")? */
+static bool is_lib_name(const char *name)
+{
+	return !strncmp(name, "lib", 3) || strstr(name, ".so");
+}
+
 int usdt__resolve_open(pid_t pid, const char *name, char *out, size_t out_sz)
 {
+	/* Where a shell looks without PATH (root's, on Debian). */
+	static const char path_dflt[] =
+		"/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 	static const char dirs[] =
 		"/lib/" USDT__MULTIARCH ":/usr/lib/" USDT__MULTIARCH
 		":/lib64:/usr/lib64:/lib:/usr/lib:/usr/local/lib";
@@ -221,12 +248,16 @@ int usdt__resolve_open(pid_t pid, const char *name, char *out, size_t out_sz)
 		return usdt__open_regular(out);
 	}
 	fd = pid > 0 ? search_maps(pid, name, out, out_sz) : -1;
+	if (fd < 0 && !is_lib_name(name))
+		fd = search_list(getenv("PATH") ? getenv("PATH") : path_dflt,
+				 name, true, out, out_sz);
 	if (fd < 0)
-		fd = search_list(getenv("LD_LIBRARY_PATH"), name, out, out_sz);
+		fd = search_list(getenv("LD_LIBRARY_PATH"), name, false, out,
+				 out_sz);
 	if (fd < 0)
 		fd = search_ld_cache(name, out, out_sz);
 	if (fd < 0)
-		fd = search_list(dirs, name, out, out_sz);
+		fd = search_list(dirs, name, false, out, out_sz);
 	return fd < 0 ? -ENOENT : fd;
 }
 

@@ -458,6 +458,36 @@ static void one_spec(struct native *skel, const struct nprobes *np)
 	assert_int_equal(skel->bss->cap_hits, 400);
 }
 
+/*
+ * A program by bare name, as libbpf finds one: through PATH, in the
+ * library's usdt_program__attach() as in bpf_program__attach_usdt()
+ * (Cloudflare's ebpf_exporter names "python3" so).
+ */
+static void test_bare_program_name(void **state)
+{
+	struct native *skel = native__open_and_load();
+	char *old = usdt_test_env_save("PATH"), self[4096], *slash;
+	struct bpf_link *l;
+	ssize_t n;
+
+	(void)state;
+	assert_non_null(skel);
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	assert_true(n > 0);
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	assert_non_null(slash);
+	*slash = '\0';
+	setenv("PATH", self, 1);
+	l = attach_args(skel, slash + 1, "n2", "p0", 0xb0);
+	usdt_test_env_restore("PATH", old);
+	n2_fire0();
+	assert_int_equal(skel->bss->args_hits, 1);
+	assert_int_equal(skel->bss->args_cookie, 0xb0);
+	assert_int_equal(bpf_link__destroy(l), 0);
+	native__destroy(skel);
+}
+
 static void test_selftests_flow(void **state)
 {
 	static const struct nprobes nps[] = { NP(n0), NP(n2) };
@@ -768,6 +798,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_skeleton),
 		cmocka_unit_test(test_no_bpffs),
+		cmocka_unit_test(test_bare_program_name),
 		cmocka_unit_test(test_manager_adopts),
 		cmocka_unit_test(test_no_new_tasks),
 		cmocka_unit_test(test_reclaim),

@@ -364,6 +364,26 @@ static void test_without_kernel_btf(void **state)
 	probes_of_binary(hide_kernel_btf);
 }
 
+/* PATH with dir (made absolute) first, or, with NULL, PATH as it was. */
+static void path_first(const char *dir)
+{
+	static char *saved;
+	char abs[4096], *buf;
+
+	if (!dir) {
+		usdt_test_env_restore("PATH", saved);
+		saved = NULL;
+		return;
+	}
+	saved = usdt_test_env_save("PATH");
+	assert_non_null(realpath(dir, abs));
+	buf = malloc(strlen(abs) + strlen(saved ? saved : "") + 2);
+	assert_non_null(buf);
+	sprintf(buf, "%s:%s", abs, saved ? saved : "");
+	setenv("PATH", buf, 1);
+	free(buf);
+}
+
 static void test_probe_of_library(void **state)
 {
 	struct run_result r;
@@ -389,6 +409,21 @@ static void test_probe_of_library(void **state)
 	assert_same_lines(&s, r.out);
 	assert_int_equal(s.got.cnt, 2);
 	split_free(&s);
+	run_result_free(&r);
+
+	/* A program by bare name, through PATH as a shell (and libbpf)
+	 * would find it: list and trace alike. */
+	path_first(FIXTURE_DIR);
+	run_tool(&r, "list", "trace_target", "tt:one");
+	if (r.status)
+		fail_msg("list: status %d, stderr:\n%s", r.status, r.err);
+	expect_in(r.out, "tt:one ");
+	run_result_free(&r);
+	run_tool(&r, "trace", "-c", TT " 2 0 0", "trace_target", "tt:one");
+	path_first(NULL);
+	if (r.status)
+		fail_msg("trace: status %d, stderr:\n%s", r.status, r.err);
+	assert_int_equal(count_str(r.out, " trace_target tt:one "), 2);
 	run_result_free(&r);
 	assert_nothing_left();
 }

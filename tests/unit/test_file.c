@@ -460,6 +460,71 @@ static void test_resolver_skips_fifo(void **state)
 	usdt_test_env_restore("LD_LIBRARY_PATH", old);
 }
 
+/* A host ELF file (with no probes) at path, with mode. */
+static void write_host_elf(const char *path, mode_t mode)
+{
+	struct elfb_notes n = { .be = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ };
+	struct elfb e;
+	int fd;
+
+	elfb_build(&e, n.be, usdt__arch_host()->e_machine, ET_EXEC, &n);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, e.buf, e.len), (ssize_t)e.len);
+	close(fd);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
+/*
+ * A bare name that is no library's is looked for in PATH, as a shell and
+ * libbpf would: a script and a file nobody may execute are passed over,
+ * an empty entry (the current directory, to a shell) is skipped, and a
+ * library's name ("libzzz") is not looked for there.
+ */
+static void test_resolver_path(void **state)
+{
+	char d[3][128], p[3][160], cwd[4096], out[4096], list[512];
+	char *old = usdt_test_env_save("PATH");
+	int fd, i;
+
+	for (i = 0; i < 3; i++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "p%d", i);
+		path_in_dir(d[i], sizeof(d[i]), name);
+		assert_int_equal(mkdir(d[i], 0700), 0);
+		snprintf(p[i], sizeof(p[i]), "%s/myexe", d[i]);
+	}
+	fd = open(p[0], O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "#!/bin/sh\n", 10), 10);
+	close(fd);
+	write_host_elf(p[1], 0644);
+	write_host_elf(p[2], 0755);
+	snprintf(list, sizeof(list), "%s:%s::%s", d[0], d[1], d[2]);
+	setenv("PATH", list, 1);
+	assert_int_equal(usdt_resolve_path(-1, "myexe", out, sizeof(out)), 0);
+	assert_string_equal(out, p[2]);
+
+	/* Not from the current directory, for all that it holds one. */
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(d[1]), 0);
+	assert_int_equal(chmod("myexe", 0755), 0);
+	snprintf(list, sizeof(list), "%s:", d[0]);
+	setenv("PATH", list, 1);
+	assert_int_equal(usdt_resolve_path(-1, "myexe", out, sizeof(out)),
+			 -ENOENT);
+	assert_int_equal(chdir(cwd), 0);
+
+	/* A library's name is not a program's. */
+	snprintf(out, sizeof(out), "%s/libzzz", d[2]);
+	write_host_elf(out, 0755);
+	setenv("PATH", d[2], 1);
+	assert_int_equal(usdt_resolve_path(-1, "libzzz", out, sizeof(out)),
+			 -ENOENT);
+	usdt_test_env_restore("PATH", old);
+}
+
 /* A library of this process, by bare name: found through our maps. */
 static void test_resolver_maps_first(void **state)
 {
@@ -487,6 +552,7 @@ int main(void)
 		cmocka_unit_test(test_symtab_lazy_and_capped),
 		cmocka_unit_test(test_not_regular_refused),
 		cmocka_unit_test(test_resolver_skips_fifo),
+		cmocka_unit_test(test_resolver_path),
 		cmocka_unit_test(test_resolver_maps_first),
 	};
 
