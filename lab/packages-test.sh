@@ -23,7 +23,8 @@
 #      linked with libusdt.so.0 and again with libusdt.a;
 #    - `usdt list` shows the example target's probes, `usdt trace` traces
 #      it live, hello and hello_skel print its greetings, and counters its
-#      counts.
+#      counts;
+#    - README.md's Example, followed literally (lab/readme-example.sh).
 #
 # KEEP=1 keeps the temporary directory (its path is printed).
 # DEB_BUILD_OPTIONS defaults to parallel=2.
@@ -175,6 +176,12 @@ step "./counters (per-attach storage, counters read in place)"
 ./counters | tee /tmp/counters.out
 grep -q "^counters: hello:greet site 0: 3 hits, 2 counted" /tmp/counters.out ||
 	fail "counters: no hello:greet count"
+
+step "README.md's Example, followed literally in an empty directory"
+apt-get install -y -qq --no-install-recommends sudo >/tmp/apt.log ||
+	{ cat /tmp/apt.log; fail "apt"; }
+cd /src
+lab/readme-example.sh README.md || fail "README.md's Example"
 echo
 echo "packages-test.sh (chroot): all checks passed"
 CHROOT
