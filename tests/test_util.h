@@ -19,6 +19,7 @@
 #include <cmocka.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -135,6 +136,32 @@ static inline int usdt_test_prog_links(const struct bpf_program *prog,
 		close(fd);
 	}
 	return n;
+}
+
+/*
+ * Run fn(arg) in a child process, whose exit status is what fn returns,
+ * and fail the test unless it is 0: a signal (what names the likely
+ * cause, such as a seccomp filter's kill) or the status fn chose to say
+ * which step failed.
+ */
+static inline void usdt_test_in_child(int (*fn)(void *), void *arg,
+				      const char *what)
+{
+	int status;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid)
+		_exit(fn(arg));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (WIFSIGNALED(status))
+		fail_msg("child killed by signal %d: %s", WTERMSIG(status),
+			 what);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status))
+		fail_msg("child exited with %d", WEXITSTATUS(status));
 }
 
 /* How many descriptors this process has open. */

@@ -215,43 +215,38 @@ static int unmount_every_bpffs(void)
  * BPF file system of the library's own that no mount namespace sees), and
  * nothing is mounted where this process looks afterwards.
  */
+static int no_bpffs_child(void *arg)
+{
+	LIBBPF_OPTS(bpf_usdt_opts, uo, .usdt_cookie = 0x77);
+	struct native *skel;
+	int mounted;
+
+	(void)arg;
+	if (unmount_every_bpffs())
+		return 100;
+	skel = native__open_and_load();
+	if (!skel || native__attach(skel))
+		return 101;
+	lib_fire(5);
+	if (skel->bss->lib_hits != 1 || skel->bss->lib_x != 5)
+		return 102;
+	bpf_link__destroy(skel->links.on_lib_fire);
+	skel->links.on_lib_fire = usdt_program__attach(
+		skel->progs.on_lib_fire, -1, "libusdttest.so", "testlib",
+		"fire", &uo);
+	lib_fire(6);
+	if (!skel->links.on_lib_fire || skel->bss->lib_hits != 2 ||
+	    skel->bss->lib_cookie != 0x77)
+		return 103;
+	mounted = system("grep -q ' bpf ' /proc/self/mounts");
+	native__destroy(skel);
+	return WIFEXITED(mounted) && WEXITSTATUS(mounted) == 1 ? 0 : 104;
+}
+
 static void test_no_bpffs(void **state)
 {
-	int status;
-	pid_t pid;
-
 	(void)state;
-	fflush(NULL);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (!pid) {
-		LIBBPF_OPTS(bpf_usdt_opts, uo, .usdt_cookie = 0x77);
-		struct native *skel;
-		int before = -1;
-
-		if (unmount_every_bpffs())
-			_exit(100);
-		skel = native__open_and_load();
-		if (!skel || native__attach(skel))
-			_exit(101);
-		lib_fire(5);
-		if (skel->bss->lib_hits != 1 || skel->bss->lib_x != 5)
-			_exit(102);
-		bpf_link__destroy(skel->links.on_lib_fire);
-		skel->links.on_lib_fire = usdt_program__attach(
-			skel->progs.on_lib_fire, -1, "libusdttest.so",
-			"testlib", "fire", &uo);
-		lib_fire(6);
-		if (!skel->links.on_lib_fire || skel->bss->lib_hits != 2 ||
-		    skel->bss->lib_cookie != 0x77)
-			_exit(103);
-		before = system("grep -q ' bpf ' /proc/self/mounts");
-		native__destroy(skel);
-		_exit(WIFEXITED(before) && WEXITSTATUS(before) == 1 ? 0 : 104);
-	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
+	usdt_test_in_child(no_bpffs_child, NULL, "(none expected)");
 }
 
 /* From here on, a clone, clone3, fork or vfork kills this process. */
@@ -287,45 +282,37 @@ static void forbid_new_tasks(void)
  * load, __attach(), usdt_program__attach(), its links' destroy and a
  * manager's new and free run in a child that any clone() kills.
  */
+static int no_new_tasks_child(void *arg)
+{
+	struct native *skel, *other;
+	struct usdt_manager *man;
+	struct bpf_link *l;
+
+	(void)arg;
+	forbid_new_tasks();
+	skel = native__open_and_load();
+	if (!skel || native__attach(skel))
+		return 101;
+	lib_fire(5);
+	l = usdt_program__attach(skel->progs.on_lib_fire, -1,
+				 "libusdttest.so", "testlib", "fire", NULL);
+	if (!l || skel->bss->lib_hits != 1)
+		return 102;
+	bpf_link__destroy(l);
+	native__destroy(skel);
+	other = native__open();
+	man = other ? usdt_manager__new(other->obj, NULL) : NULL;
+	if (!man || native__load(other))
+		return 103;
+	usdt_manager__free(man);
+	native__destroy(other);
+	return 0;
+}
+
 static void test_no_new_tasks(void **state)
 {
-	int status;
-	pid_t pid;
-
 	(void)state;
-	fflush(NULL);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (!pid) {
-		struct native *skel, *other;
-		struct usdt_manager *man;
-		struct bpf_link *l;
-
-		forbid_new_tasks();
-		skel = native__open_and_load();
-		if (!skel || native__attach(skel))
-			_exit(101);
-		lib_fire(5);
-		l = usdt_program__attach(skel->progs.on_lib_fire, -1,
-					 "libusdttest.so", "testlib", "fire",
-					 NULL);
-		if (!l || skel->bss->lib_hits != 1)
-			_exit(102);
-		bpf_link__destroy(l);
-		native__destroy(skel);
-		other = native__open();
-		man = other ? usdt_manager__new(other->obj, NULL) : NULL;
-		if (!man || native__load(other))
-			_exit(103);
-		usdt_manager__free(man);
-		native__destroy(other);
-		_exit(0);
-	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	if (WIFSIGNALED(status))
-		fail_msg("killed by signal %d: a clone()", WTERMSIG(status));
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
+	usdt_test_in_child(no_new_tasks_child, NULL, "a clone()");
 }
 
 /* Attach on_args to PROV:NAME in path with this cookie. */

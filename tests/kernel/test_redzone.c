@@ -293,26 +293,20 @@ static int seccomp_child(void)
 	return 0;
 }
 
-static void test_no_unknown_syscall(void **state)
+static int exec_seccomp_child(void *arg)
 {
 	const char *argv[] = { "/proc/self/exe", "seccomp", NULL };
-	int status;
-	pid_t pid;
 
+	(void)arg;
+	execv(argv[0], (char *const *)argv);
+	return 127;
+}
+
+static void test_no_unknown_syscall(void **state)
+{
 	(void)state;
-	fflush(NULL);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (!pid) {
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	if (WIFSIGNALED(status))
-		fail_msg("killed by signal %d: a syscall the filter forbids",
-			 WTERMSIG(status));
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
+	usdt_test_in_child(exec_seccomp_child, NULL,
+			   "a syscall the filter forbids");
 }
 
 int main(int argc, char **argv)
