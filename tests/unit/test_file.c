@@ -483,7 +483,7 @@ static void write_host_elf(const char *path, mode_t mode)
  */
 static void test_resolver_path(void **state)
 {
-	char d[3][128], p[3][160], cwd[4096], out[4096], list[512];
+	char d[3][128], p[3][512], cwd[4096], out[4096], list[2048];
 	char *old = usdt_test_env_save("PATH");
 	int fd, i;
 
