@@ -278,7 +278,9 @@ static int handler_setup(struct bpf_program *prog, long cookie)
  * Would the kernel refuse a global function of the loaded BTF btf_fd for
  * its context argument (usdt__ctx_funcs_fit())? Read through the fd, which
  * needs no privilege; the last BTF's answer is kept, as an object's
- * programs load one after the other.
+ * programs load one after the other. Where the BTF cannot be read (out of
+ * memory), the answer is yes: a load without function info is verified
+ * per call, which every kernel takes, where a wrong "no" fails the load.
  */
 static bool btf_unfit(int btf_fd)
 {
@@ -292,7 +294,9 @@ static bool btf_unfit(int btf_fd)
 	void *data = NULL;
 
 	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(btf_fd, &info, &len) || !info.btf_size)
+	if (bpf_obj_get_info_by_fd(btf_fd, &info, &len))
+		return true;
+	if (!info.btf_size)
 		return false;
 	pthread_mutex_lock(&lock);
 	if (info.id && info.id == last_id) {
@@ -312,6 +316,8 @@ static bool btf_unfit(int btf_fd)
 		last_id = info.id;
 		last_unfit = unfit;
 		btf__free(btf);
+	} else {
+		unfit = true;	/* not kept: the next load reads it again */
 	}
 out:
 	pthread_mutex_unlock(&lock);

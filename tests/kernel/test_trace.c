@@ -2021,6 +2021,20 @@ static void test_semaphore_cleared(void **state)
 	assert_int_equal(r.status, 0);
 	data = json_hex_field(r.out, "semaphore");
 	run_result_free(&r);
+	if (!(end % 4096) && tail >= end && data && data + 2 <= end) {
+		/* s390x's linker ends the file image on a page (6.1 guest:
+		 * 0x5000): bss:tail's semaphore is then in the zero-filled
+		 * pages, which the reader refuses, and nothing is cleared. */
+		run_tool(&r, "list", BT, "bss:tail");
+		expect_in(r.out, "error: semaphore in the zero-filled pages");
+		run_result_free(&r);
+		run_tool(&r, "trace", "-c", BT " 3", BT, "bss:data");
+		assert_int_equal(r.status, 0);
+		assert_int_equal(count_str(r.out, " bss:data "), 3);
+		run_result_free(&r);
+		assert_nothing_left();
+		return;
+	}
 	if (!(end % 4096 && tail >= end && tail < (end | 4095) && data &&
 	      data + 2 <= end))
 		fail_msg("layout: file image ends at 0x%llx, bss:tail's semaphore at 0x%llx, bss:data's at 0x%llx",
