@@ -253,6 +253,15 @@ __noinline int trace_str_is(__u32 i, long ptr)
 	return terms && (*terms >> i) & 1;
 }
 
+/* bpf_usdt_arg(), where a 16-byte argument's low 8 bytes (-E2BIG, with
+ * them in *v) are read as they always were: printed, filtered, summed. */
+static __always_inline int arg_low(struct pt_regs *ctx, __u64 i, long *v)
+{
+	int err = bpf_usdt_arg(ctx, i, v);
+
+	return err == -E2BIG ? 0 : err;
+}
+
 static __always_inline bool term_holds(struct pt_regs *ctx, __u64 id,
 				       __u32 i)
 {
@@ -264,7 +273,7 @@ static __always_inline bool term_holds(struct pt_regs *ctx, __u64 id,
 		x = (__s64)(id >> 32);
 	else if (t->operand == TRACE_OPD_TID)
 		x = (__s64)(__u32)id;
-	else if (bpf_usdt_arg(ctx, t->operand, &v))
+	else if (arg_low(ctx, t->operand, &v))
 		return false;
 	else
 		x = v;
@@ -694,10 +703,8 @@ static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
 		if (i >= cnt)
 			continue;
 		val = 0;
-		err = bpf_usdt_arg(ctx, i, &val);
-		/* -E2BIG: a 16-byte argument's low 8 bytes are in val, and
-		 * print as they did. */
-		if (err && err != -E2BIG) {
+		err = arg_low(ctx, i, &val);
+		if (err) {
 			s->hit.err_mask |= 1u << i;
 			s->hit.errs[i] = err < 0 ? -err : err;
 		}
@@ -805,7 +812,7 @@ int usdt_trace(struct pt_regs *ctx)
 			sum_add(key, by_pid ? (__u32)(id >> 32) : 0, 1);
 		return 0;
 	case TRACE_HIST:
-		if (!bpf_usdt_arg(ctx, hist_arg, &v))
+		if (!arg_low(ctx, hist_arg, &v))
 			sum_add(key, log2_slot(v), 1);
 		return 0;
 	case TRACE_LATENCY:
