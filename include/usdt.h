@@ -631,8 +631,11 @@ struct bpf_usdt_opts;
  * program's maps (ENOMEM, ...) is returned as it is, and attaches
  * nothing; so is one at load, where libusdt's section handler reads them.
  *
- * A program built on libbpf's header is handed to bpf_program__attach_usdt().
- * libusdt also registers itself as libbpf's handler of SEC("usdt") when it
+ * A program built on libbpf's header (one that names its maps) is handed
+ * to bpf_program__attach_usdt(). One that names no spec map, whichever
+ * header it was built on (it only counts hits, or reads only its
+ * storage, which only a manager gives), is attached with no spec: it
+ * reads none. libusdt also registers itself as libbpf's handler of SEC("usdt") when it
  * is loaded, so that a skeleton's __attach() attaches
  * SEC("usdt/PATH:PROVIDER:NAME") programs this way, into skel->links, for
  * objects with no usdt_manager (a manager attaches its own programs). A

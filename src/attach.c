@@ -469,6 +469,9 @@ static int attach_prepare(struct attach_ctx *c,
 	c->feat = usdt__features();
 	if (!c->feat->bpf_cookie)
 		c->use_ip = true;
+	/* A program that reads no spec needs no way to find one. */
+	if (c->man->specless)
+		c->use_ip = false;
 	/* Only force_ip_map gets here: without bpf_cookie the manager
 	 * always keeps the path. */
 	if (c->use_ip && !usdt__ip_map_kept(c->man)) {
@@ -763,6 +766,10 @@ static int site_specs(const struct attach_ctx *c,
 		const struct usdt_probe *p = c->sites[i];
 
 		skip = site_skip(c, code, p);
+		link_offsets(link)[i] = p->file_off + (uint64_t)skip;
+		refs[i] = p->sema_off;
+		if (c->man->specless)
+			continue;	/* no spec, no slot: cookie 0 */
 		memset(&spec, 0, sizeof(spec));
 		spec.arg_cnt = (uint16_t)p->arg_cnt;
 		spec.usr_cookie = c->cookie;
@@ -786,8 +793,6 @@ static int site_specs(const struct attach_ctx *c,
 		if (err)
 			return err;
 		val.spec_id = (uint32_t)id;
-		link_offsets(link)[i] = p->file_off + (uint64_t)skip;
-		refs[i] = p->sema_off;
 		cookies[i] = c->use_ip ? 0 :
 			     ((uint64_t)val.spec_id + 1) |
 			     (uint64_t)val.slot << USDT_COOKIE_SLOT_SHIFT;

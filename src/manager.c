@@ -666,6 +666,16 @@ struct usdt_manager *usdt__manager_implicit(const struct usdt__outer *specs,
 	return man;
 }
 
+struct usdt_manager *usdt__manager_specless(void)
+{
+	struct usdt__outer none = { .fd = -1 };
+	struct usdt_manager *man = usdt__manager_implicit(&none, &none, 0);
+
+	if (man)
+		man->specless = true;
+	return man;
+}
+
 void usdt__manager_release(struct usdt_manager *man)
 {
 	/* Pinned links go on reading the chunks: they stay in the maps; so

@@ -49,6 +49,9 @@ struct usdt_manager {
 	size_t ext_cnt, ext_cap;
 	size_t ext_swept;		/* ext_cnt after the last sweep */
 	bool implicit;
+	/* The store of programs that name no spec map (usdt__manager_specless()):
+	 * no maps, no spec IDs, no IP-map entries, cookies 0. */
+	bool specless;
 	/* The files read lately, newest first (see usdt_manager__attach()). */
 	struct usdt_file *files[USDT__FILE_CACHE];
 
@@ -106,6 +109,9 @@ struct usdt_manager *usdt__manager_implicit(const struct usdt__outer *specs,
 					    const struct usdt__outer *ips,
 					    uint32_t specs_id);
 
+/* The implicit manager of programs that read no spec (src/progh.c): no
+ * maps; NULL when out of memory. Released as an implicit one. */
+struct usdt_manager *usdt__manager_specless(void);
 
 /* Move imp's store (chunks, spec IDs, IP map, counts) into man, a
  * manager of the same loaded object, and free imp (usdt__manager_adopt()). */

@@ -10,11 +10,17 @@
  * bpf_program__attach_usdt() with the same arguments for programs built on
  * bpf/usdt.bpf.h. Both return libbpf's own struct bpf_link.
  *
- * Which header a program was built with shows in the maps its loaded
- * instructions name (ld_imm64 of a map fd): ours (usdt__specs) or libbpf's
- * (__bpf_usdt_*). Programs of libbpf's header get libbpf's behaviour: the
- * expected attach type libbpf's own handler gives them at load, and
- * bpf_program__attach_usdt().
+ * What a program needs shows in the maps its loaded instructions name
+ * (ld_imm64 of a map fd). One that names libbpf's (__bpf_usdt_*) was built
+ * on libbpf's header and gets libbpf's behaviour: the expected attach type
+ * libbpf's own handler gives it at load, and bpf_program__attach_usdt().
+ * One that names our spec map reads specs from its object's store. One
+ * that names no spec map (it counts hits, or reads only its storage,
+ * which only a manager gives) reads nothing a store holds, whichever
+ * header it was built on: it is attached by the store of no maps
+ * (usdt__manager_specless()), cookies 0, no IP-map entry. No guess at a
+ * header is made: what the program reads decides, and every program gets
+ * uprobe_multi links where the kernel has them, unless it is libbpf's.
  *
  * An object with no usdt_manager gets an implicit one (a spec store made
  * from its maps' fds, src/manager.c), found by its spec map's kernel ID
@@ -42,12 +48,16 @@
 #include "attach.h"
 #include "progh.h"
 
-/* The maps a program's instructions name, and so its header. */
+/* The maps a program's instructions name, and so what it reads. */
 struct prog_maps {
 	struct usdt__outer specs, ips;
 	uint32_t specs_id;
 	bool libbpf_hdr;
 };
+
+/* The store of programs that name no spec map, made at the first such
+ * attach (under stores_lock). */
+static struct usdt_manager *specless;
 
 /* 0, or the kernel's error: a map unread could be one of ours. */
 static int note_map(struct prog_maps *pm, int fd)
@@ -104,10 +114,6 @@ static int prog_maps(const struct bpf_program *prog, struct prog_maps *pm)
 	return 0;
 }
 
-static bool ours(const struct prog_maps *pm)
-{
-	return pm->specs.fd >= 0 && pm->ips.fd >= 0 && !pm->libbpf_hdr;
-}
 
 /* ---------------------------------------------------------------------- */
 /* Implicit managers                                                      */
@@ -163,12 +169,28 @@ static int stores_room(void)
 	return 0;
 }
 
+/* The store of no maps, made if none (again in a child of its maker,
+ * whose records are the parent's); NULL and errno. */
+static struct usdt_manager *specless_store(void)
+{
+	if (specless && usdt__manager_forked(specless)) {
+		usdt__ext_drop(specless);
+		usdt__manager_release(specless);
+		specless = NULL;
+	}
+	if (!specless)
+		specless = usdt__manager_specless();
+	return specless ? specless : usdt__err_ptr(-ENOMEM);
+}
+
 /* The implicit manager of pm's maps, made if none; NULL and errno. */
 static struct usdt_manager *store_of(const struct prog_maps *pm)
 {
 	struct usdt_manager *m;
 	size_t i;
 
+	if (pm->specs.fd < 0)
+		return specless_store();
 	stores_gc();
 	for (i = 0; i < store_cnt; i++)
 		if (stores[i]->specs_id == pm->specs_id)
@@ -238,9 +260,14 @@ struct bpf_link *usdt_program__attach(const struct bpf_program *prog,
 			usdt__errstr(err));
 		return usdt__err_ptr(err);
 	}
-	if (!ours(&pm))
+	if (pm.libbpf_hdr)
 		return bpf_program__attach_usdt(prog, pid, binary_path,
 						usdt_provider, usdt_name, opts);
+	if (pm.specs.fd >= 0 && pm.ips.fd < 0) {
+		pr_warn("%s:%s: program '%s' names usdt__specs and not usdt__ip2spec: is it built on bpf/usdt.bpf.h?\n",
+			usdt_provider, usdt_name, bpf_program__name(prog));
+		return usdt__err_ptr(-EINVAL);
+	}
 	pthread_mutex_lock(&stores_lock);
 	/* A manager's programs use its store. */
 	man = usdt__prog_manager(prog);
@@ -370,7 +397,8 @@ static int handler_prepare(struct bpf_program *prog,
 		fit_load(opts);
 	if (usdt__prog_manager(prog))
 		return 0;
-	want = ours(&pm) ? usdt__features()->uprobe_multi : libbpf_uses_multi();
+	want = pm.libbpf_hdr ? libbpf_uses_multi() :
+			       usdt__features()->uprobe_multi;
 	if (want) {
 		opts->expected_attach_type = multi;
 		return bpf_program__set_expected_attach_type(prog, multi);

@@ -23,6 +23,7 @@
 #include "attach.h"
 #include "native.skel.h"
 #include "sleepable.skel.h"
+#include "nospec.skel.h"
 
 #ifndef KTEST_LIB_DIR
 #define KTEST_LIB_DIR "build/tests/kernel"
@@ -475,6 +476,75 @@ static void test_bare_program_name(void **state)
 	native__destroy(skel);
 }
 
+/*
+ * Programs that name no spec map (nospec.bpf.c): a hit counter, through
+ * __attach(), libbpf's destroy-and-attach-again flow and cap:more's 64
+ * sites where the kernel has uprobe_multi; one that reads only its
+ * storage, with no manager (no storage: NULL) and with one (its value).
+ * Before, both failed with ESRCH: they were taken for libbpf's.
+ */
+static void test_reads_nothing(void **state)
+{
+	static const __u64 init = 40;
+	USDT_OPTS(usdt_attach_opts, ao, .storage = &init,
+		  .storage_sz = sizeof(init));
+	struct nospec *skel = nospec__open_and_load();
+	struct usdt_manager *man;
+	struct usdt_link *ml;
+	struct bpf_link *l;
+
+	(void)state;
+	assert_non_null(skel);
+	assert_int_equal(nospec__attach(skel), 0);
+	assert_non_null(skel->links.count_fire);
+	assert_int_equal(link_type(skel->links.count_fire),
+			 usdt__features()->uprobe_multi ?
+				 LINK_TYPE_UPROBE_MULTI : LINK_TYPE_PERF_EVENT);
+	lib_fire(3);
+	lib_fire(4);
+	assert_int_equal(skel->bss->hits, 2);
+	assert_int_equal(bpf_link__destroy(skel->links.count_fire), 0);
+	lib_fire(5);
+	assert_int_equal(skel->bss->hits, 2);
+	skel->links.count_fire = usdt_program__attach(
+		skel->progs.count_fire, -1, "libusdttest.so", "testlib", "fire",
+		NULL);
+	assert_non_null(skel->links.count_fire);
+	lib_fire(6);
+	assert_int_equal(skel->bss->hits, 3);
+	if (usdt__features()->uprobe_multi) {
+		l = usdt_program__attach(skel->progs.count_fire, -1,
+					 "/proc/self/exe", "cap", "more", NULL);
+		assert_non_null(l);
+		cap_fire_more();
+		assert_int_equal(skel->bss->hits, 3 + 64);
+		assert_int_equal(bpf_link__destroy(l), 0);
+	}
+
+	l = usdt_program__attach(skel->progs.storage_fire, -1,
+				 "libusdttest.so", "testlib", "fire", NULL);
+	assert_non_null(l);
+	lib_fire(7);
+	assert_int_equal(skel->bss->store_hits, 1);
+	assert_int_equal(skel->bss->store_null, 1);
+	assert_int_equal(bpf_link__destroy(l), 0);
+
+	/* A manager's attach gives it storage. */
+	man = usdt_manager__new(skel->obj, NULL);
+	assert_non_null(man);
+	ml = usdt_manager__attach(man, skel->progs.storage_fire, -1,
+				  "libusdttest.so", "testlib", "fire", &ao);
+	assert_non_null(ml);
+	lib_fire(8);
+	lib_fire(9);
+	assert_int_equal(skel->bss->store_hits, 3);
+	assert_int_equal(skel->bss->store_null, 1);
+	assert_int_equal(*(__u64 *)usdt_link__storage(ml, 0), 42);
+	assert_int_equal(usdt_link__destroy(ml), 0);
+	usdt_manager__free(man);
+	nospec__destroy(skel);
+}
+
 static void test_selftests_flow(void **state)
 {
 	static const struct nprobes nps[] = { NP(n0), NP(n2) };
@@ -791,6 +861,7 @@ int main(void)
 		cmocka_unit_test(test_reclaim),
 		cmocka_unit_test(test_reclaim_caps),
 		cmocka_unit_test(test_selftests_flow),
+		cmocka_unit_test(test_reads_nothing),
 		cmocka_unit_test(test_sleepable),
 	};
 
