@@ -388,7 +388,10 @@ USDT_API struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
  * its last link. No new attach can be made with it. Where the only links
  * left are usdt_program__attach()'s (a manager made on a loaded object
  * takes those over), the spec store goes back to the object, so that its
- * next usdt_program__attach() works as without a manager.
+ * next usdt_program__attach() works as without a manager. Apart from
+ * closing links, nothing here waits for an RCU grace period: the maps'
+ * chunks stay in the object's maps, and a next manager of the object in
+ * this process puts its own in their place.
  */
 USDT_API void usdt_manager__free(struct usdt_manager *man);
 

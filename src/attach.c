@@ -878,6 +878,40 @@ static int perf_fd_room(const struct attach_ctx *c)
 	return -EMFILE;
 }
 
+/*
+ * Where the specs have no room for this attach: room for every call site
+ * of its file (an upper bound of its specs), so that the file's other
+ * names attach with no new chunk, and so with no RCU grace period (the
+ * chunks of one attach go into the outer map in one batch, which waits
+ * once). Before Linux 6.8 a batch waits once per entry: there, chunks
+ * are made only as specs need them. Each chunk of specs holds a
+ * descriptor: at most half the room the soft RLIMIT_NOFILE leaves goes
+ * to chunks made ahead of need.
+ */
+static void reserve_specs(const struct attach_ctx *c)
+{
+	size_t want = c->file->probe_cnt > c->cnt ? c->file->probe_cnt : c->cnt;
+	uint64_t max_new = UINT32_MAX;
+	struct rlimit rl;
+	long used;
+
+	if (!c->feat->outer_batch_one_wait || usdt__spec_room(c->man, c->cnt))
+		return;
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	    (used = open_fds_below(rl.rlim_cur)) >= 0) {
+		uint64_t left = rl.rlim_cur > (rlim_t)used ?
+					rl.rlim_cur - (rlim_t)used : 0;
+
+		if (!c->use_multi)
+			left = left > (uint64_t)c->cnt * FDS_PER_PERF_SITE ?
+				       left - (uint64_t)c->cnt *
+						      FDS_PER_PERF_SITE : 0;
+		max_new = left / 2;
+	}
+	usdt__spec_reserve(c->man, want,
+			   max_new > UINT32_MAX ? UINT32_MAX : (uint32_t)max_new);
+}
+
 /* Why the kernel may refuse a semaphore site with EINVAL, if it has one. */
 #define USDT__CLASH_HINT " (a site with a semaphore: the kernel refuses one when another uprobe sits there with another semaphore offset or none, another tracer's perhaps; dmesg says \"ref_ctr_offset mismatch\")"
 
@@ -1166,9 +1200,11 @@ static struct usdt_link *attach_sites(struct attach_ctx *c)
 		err = -ENOMEM;
 		goto out;
 	}
+	reserve_specs(c);
 	err = attach_specs(c, link, refs, cookies);
-	/* The new specs are in the map before any uprobe can read them. */
-	if (!err && (err = usdt__chunks_flush(&c->man->specs)))
+	/* The new specs and storage are in the maps before any uprobe can
+	 * read them. */
+	if (!err && (err = usdt__store_flush(c->man)))
 		pr_warn("%s:%s: cannot write the specs: %s\n", c->provider,
 			c->name, usdt__errstr(err));
 	if (!err)

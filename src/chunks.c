@@ -16,17 +16,21 @@
  * process's memory (208 bytes a spec), where a write through the chunk's
  * descriptor costs a syscall per spec and a descriptor per 64 specs.
  *
- * Chunks are never taken out while the manager lives (hits of links being
- * destroyed may still read them). Each update or delete of an outer map
- * waits for an RCU grace period (tens of milliseconds), so a release takes
- * out chunk 0 alone, unless a pinned link still reads them: an empty entry
- * 0 says "no store here" to the next manager of the object, which puts its
- * own chunks over what a released store left at 1, 2, ... as it grows
- * (that costs it nothing more than an empty entry would), while a live
- * store, whose chunk 0 is in place, is never shared. What is left is kernel
+ * Chunks are never taken out: each update or delete of an outer map waits
+ * for an RCU grace period (tens of milliseconds), and hits of links being
+ * destroyed may still read them. New chunks, mapped or not, go into the
+ * outer map together at usdt__chunks_flush(): one batch, one wait (on
+ * Linux 6.7 and later; before, the kernel waits once per entry of a
+ * batch, which is why chunks are few and big). A store that reserves
+ * room for a whole file at its first attach there (usdt__chunks_reserve())
+ * waits no more for that file. A released store leaves its chunks where
+ * they are (closing waits for nothing); what tells the next store of the
+ * object that they are free is the owner's record (src/manager.c), and
+ * the next store's chunks replace them as it grows. What is left is kernel
  * memory until it is replaced or the object is closed.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -138,6 +142,46 @@ static void fd_failed(const struct usdt__chunks *c, const char *what, int err)
 			    "each chunk of this map holds a descriptor");
 }
 
+uint32_t usdt__obj_id(int fd)
+{
+	struct bpf_map_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+#define SLOT0_KEPT 64
+
+static pthread_mutex_t slot0_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct slot0 {
+	uint32_t outer_id, inner_id;
+} slot0_free[SLOT0_KEPT];
+static unsigned int slot0_next;
+
+void usdt__slot0_free(uint32_t outer_id, uint32_t inner_id)
+{
+	if (!outer_id || !inner_id)
+		return;		/* not known: the entry stays taken */
+	pthread_mutex_lock(&slot0_lock);
+	slot0_free[slot0_next++ % SLOT0_KEPT] =
+		(struct slot0){ outer_id, inner_id };
+	pthread_mutex_unlock(&slot0_lock);
+}
+
+bool usdt__slot0_is_free(uint32_t outer_id, uint32_t inner_id)
+{
+	bool found = false;
+	unsigned int i;
+
+	pthread_mutex_lock(&slot0_lock);
+	for (i = 0; i < SLOT0_KEPT && !found; i++)
+		found = outer_id && slot0_free[i].outer_id == outer_id &&
+			slot0_free[i].inner_id == inner_id;
+	pthread_mutex_unlock(&slot0_lock);
+	return found;
+}
+
 int usdt__chunks_open(struct usdt__chunks *c, const struct usdt__outer *outer,
 		      uint32_t value_sz, uint32_t per, uint32_t aux_sz,
 		      uint32_t cap, bool mapped)
@@ -165,13 +209,14 @@ int usdt__chunks_open(struct usdt__chunks *c, const struct usdt__outer *outer,
 		fd_failed(c, "open", err);
 		return err;
 	}
+	c->outer_id = usdt__obj_id(c->fd);
 	/* Room for a few chunks: chunks_room() grows it as chunks come, so
 	 * that a big outer array costs nothing until it fills. */
 	c->room = max < 4 ? (max ? max : 1) : 4;
 	c->mem = calloc(c->room, sizeof(*c->mem));
 	c->aux = calloc(c->room, sizeof(*c->aux));
-	c->fds = mapped ? NULL : calloc(c->room, sizeof(*c->fds));
-	if (!c->mem || !c->aux || (!mapped && !c->fds)) {
+	c->fds = calloc(c->room, sizeof(*c->fds));
+	if (!c->mem || !c->aux || !c->fds) {
 		close(c->fd);
 		free(c->mem);
 		free(c->aux);
@@ -206,14 +251,6 @@ static int chunk_create(const struct usdt__chunks *c, void **mem)
 	return fd;
 }
 
-/*
- * Add chunk cnt: room on the free stack and for its bookkeeping first
- * (kept if a later step fails: harmless), then the map, then the outer
- * entry. Nothing of it is left on failure. A chunk not mapped goes into
- * the outer map at usdt__chunks_flush(), with the others of the attach:
- * each update of an outer map waits for an RCU grace period, and one
- * batch waits once.
- */
 /* Room in mem[], aux[] and fds[] for chunk k (< max_chunks), doubling. */
 static int chunks_room(struct usdt__chunks *c, uint32_t k)
 {
@@ -233,17 +270,21 @@ static int chunks_room(struct usdt__chunks *c, uint32_t k)
 	if (!aux)
 		return -ENOMEM;
 	c->aux = aux;
-	if (!c->mapped) {
-		fds = usdt__reallocarray(c->fds, n, sizeof(*fds));
-		if (!fds)
-			return -ENOMEM;
-		c->fds = fds;
-	}
+	fds = usdt__reallocarray(c->fds, n, sizeof(*fds));
+	if (!fds)
+		return -ENOMEM;
+	c->fds = fds;
 	c->room = n;
 	return 0;
 }
 
-static int chunk_add(struct usdt__chunks *c)
+/*
+ * Add chunk cnt: room on the free stack and for its bookkeeping first
+ * (kept if a later step fails: harmless), then the map, held by its fd
+ * until usdt__chunks_flush() puts it into the outer map with the others
+ * of the attach. Nothing of it is left on failure.
+ */
+static int chunk_add(struct usdt__chunks *c, bool say)
 {
 	uint32_t k = c->cnt, inner_id, *nfree;
 	void *mem, *aux = NULL;
@@ -259,15 +300,17 @@ static int chunk_add(struct usdt__chunks *c)
 	c->free = nfree;
 	if (c->aux_sz && !(aux = calloc(c->per, c->aux_sz)))
 		return -ENOMEM;
-	/* Chunk 0 in place: a live store (above: a released one leaves
-	 * entries from 1 on, which this one replaces). Only ENOENT says the
-	 * slot is free: on any other error a live chunk may be there. */
+	/* Chunk 0 in place: another store's, unless its owner released it
+	 * (usdt__slot0_is_free()). Only ENOENT says the slot is free: on any
+	 * other error a live chunk may be there. */
 	err = k ? -ENOENT : bpf_map_lookup_elem(c->fd, &k, &inner_id);
+	if (!err && usdt__slot0_is_free(c->outer_id, inner_id))
+		err = -ENOENT;
 	if (err != -ENOENT) {
-		if (!err)
+		if (!err && say)
 			pr_warn("%s already holds chunk %u: is the map shared with another manager (reused or pinned)?\n",
 				c->name, k);
-		else
+		else if (say)
 			pr_warn("cannot read slot %u of %s: %s\n", k, c->name,
 				usdt__errstr(err));
 		free(aux);
@@ -276,29 +319,29 @@ static int chunk_add(struct usdt__chunks *c)
 	fd = chunk_create(c, &mem);
 	if (fd < 0) {
 		free(aux);
-		fd_failed(c, "create a chunk of", fd);
+		if (say)
+			fd_failed(c, "create a chunk of", fd);
 		return fd;
 	}
-	if (c->mapped && bpf_map_update_elem(c->fd, &k, &fd, BPF_ANY)) {
-		err = -errno;
-		pr_warn("cannot add a chunk to %s: %s\n", c->name,
-			usdt__errstr(err));
-		if (mem)
-			munmap(mem, c->chunk_sz);
-		close(fd);
-		free(aux);
-		return err;
-	}
-	if (c->mapped)
-		close(fd);
-	else
-		c->fds[k] = fd;
+	c->fds[k] = fd;
 	c->mem[k] = mem;
 	c->aux[k] = aux;
 	c->cnt++;
-	if (c->mapped)
-		c->outer_cnt = c->cnt;
+	if (!k)
+		c->slot0_id = usdt__obj_id(fd);
 	return 0;
+}
+
+/* A mapped chunk in the outer map needs no descriptor: the outer map and
+ * the mapping hold it. */
+static void mapped_fds_close(struct usdt__chunks *c, uint32_t from)
+{
+	uint32_t k;
+
+	for (k = from; c->mapped && k < c->outer_cnt; k++) {
+		close(c->fds[k]);
+		c->fds[k] = -1;
+	}
 }
 
 /*
@@ -308,7 +351,7 @@ static int chunk_add(struct usdt__chunks *c)
  */
 static int chunks_insert(struct usdt__chunks *c)
 {
-	uint32_t n = c->cnt - c->outer_cnt, k, *keys;
+	uint32_t n = c->cnt - c->outer_cnt, from = c->outer_cnt, k, *keys;
 	int err;
 
 	if (!n)
@@ -322,19 +365,47 @@ static int chunks_insert(struct usdt__chunks *c)
 		free(keys);
 		if (!err) {
 			c->outer_cnt = c->cnt;
+			mapped_fds_close(c, from);
 			return 0;
 		}
 	}
-	for (; c->outer_cnt < c->cnt; c->outer_cnt++) {
+	for (err = 0; c->outer_cnt < c->cnt && !err; c->outer_cnt++) {
 		k = c->outer_cnt;
 		if (bpf_map_update_elem(c->fd, &k, &c->fds[k], BPF_ANY)) {
 			err = -errno;
 			pr_warn("cannot add a chunk to %s: %s\n", c->name,
 				usdt__errstr(err));
-			return err;
+			break;
 		}
 	}
-	return 0;
+	mapped_fds_close(c, from);
+	return err;
+}
+
+uint64_t usdt__chunks_room_left(const struct usdt__chunks *c)
+{
+	uint64_t made = (uint64_t)c->cnt * c->per;
+
+	return c->free_cnt + (made > c->next ? made - c->next : 0);
+}
+
+void usdt__chunks_reserve(struct usdt__chunks *c, uint64_t n,
+			  uint32_t max_new)
+{
+	uint64_t want = c->live_cnt + n, have = (uint64_t)c->cnt * c->per;
+	uint32_t added = 0;
+
+	if (usdt__chunks_room_left(c) >= n)
+		return;
+	/* At least twice what there is, so that a store fed many small
+	 * files grows a logarithmic number of times. */
+	if (want < 2 * have)
+		want = 2 * have;
+	if (want > c->cap)
+		want = c->cap;
+	while ((uint64_t)c->cnt * c->per < want && added < max_new &&
+	       !chunk_add(c, false))
+		added++;
 }
 
 int usdt__chunks_take(struct usdt__chunks *c, uint32_t *i)
@@ -346,7 +417,7 @@ int usdt__chunks_take(struct usdt__chunks *c, uint32_t *i)
 	} else {
 		if (c->next >= c->cap)
 			return -E2BIG;
-		if (c->next >= c->cnt * c->per && (err = chunk_add(c)))
+		if (c->next >= c->cnt * c->per && (err = chunk_add(c, true)))
 			return err;
 		*i = c->next++;
 	}
@@ -489,23 +560,21 @@ void *usdt__chunks_aux(const struct usdt__chunks *c, uint32_t i)
 	return (char *)c->aux[i / c->per] + (size_t)(i % c->per) * c->aux_sz;
 }
 
-void usdt__chunks_close(struct usdt__chunks *c, bool keep)
+void usdt__chunks_close(struct usdt__chunks *c, bool reusable)
 {
 	uint32_t k;
 
 	if (!c->mem)
 		return;
+	if (reusable && c->outer_cnt)
+		usdt__slot0_free(c->outer_id, c->slot0_id);
 	for (k = 0; k < c->cnt; k++) {
 		if (c->mapped)
 			munmap(c->mem[k], c->chunk_sz);
-		else
+		if (c->fds[k] >= 0)
 			close(c->fds[k]);
 		free(c->aux[k]);
 	}
-	/* One wait, not one per chunk (above). */
-	k = 0;
-	if (!keep && c->fd >= 0 && c->outer_cnt)
-		bpf_map_delete_elem(c->fd, &k);
 	close(c->fd);
 	free(c->mem);
 	free(c->aux);

@@ -14,8 +14,8 @@
  * A chunked array (src/chunks.c): the BPF side's array of maps, its chunks
  * created, mapped into this process and handed out index by index.
  * Invariant: chunks below cnt exist (mapped at mem[k], or open at fds[k])
- * and those below outer_cnt sit in the outer map: all of them once mapped,
- * the others after usdt__chunks_flush(); an index below next is either
+ * and those below outer_cnt sit in the outer map (all of them after
+ * usdt__chunks_flush()); an index below next is either
  * taken or zero and on the free stack, which has room for every index of
  * every chunk.
  */
@@ -29,9 +29,13 @@ struct usdt__chunks {
 	uint32_t outer_cnt;	/* chunks in the outer map */
 	size_t chunk_sz;	/* bytes mapped per chunk */
 	void **mem;		/* [room]; NULL: not opened */
-	int *fds;		/* [room] of chunks not mapped */
+	int *fds;		/* [room]: held until the chunk is in the outer
+				 * map, and after it for chunks not mapped;
+				 * else -1 */
 	uint32_t room;		/* entries of mem[], fds[] and aux[] */
 	bool mapped;
+	uint32_t outer_id;	/* kernel IDs: the outer map's, */
+	uint32_t slot0_id;	/* chunk 0's (see usdt__slot0_free()) */
 	/* Writes to chunks not mapped, until usdt__chunks_flush(). */
 	uint32_t *pend_idx;
 	void *pend_val;		/* stride bytes each */
@@ -86,7 +90,35 @@ void usdt__chunks_give(struct usdt__chunks *c, uint32_t i);
 /* Index i's value in a mapped chunk. */
 void *usdt__chunks_at(const struct usdt__chunks *c, uint32_t i);
 void *usdt__chunks_aux(const struct usdt__chunks *c, uint32_t i);
-/* Unmap and free; take the chunks out of the outer map unless keep. */
-void usdt__chunks_close(struct usdt__chunks *c, bool keep);
+/*
+ * Room for n more indexes without a new chunk, where there is not already:
+ * at least twice the chunks there are, up to the cap and at most max_new
+ * new chunks. Best effort: a chunk that cannot be made ends it, and
+ * usdt__chunks_take() says so if it needs one. The new chunks go into
+ * the outer map at the next usdt__chunks_flush().
+ */
+void usdt__chunks_reserve(struct usdt__chunks *c, uint64_t n,
+			  uint32_t max_new);
+/* How many more indexes can be taken without a new chunk. */
+uint64_t usdt__chunks_room_left(const struct usdt__chunks *c);
+/* Unmap and free. The chunks stay in the outer map (see chunks.c); if
+ * reusable (no link reads them any more), the next store may replace
+ * them (usdt__slot0_free()). */
+void usdt__chunks_close(struct usdt__chunks *c, bool reusable);
+
+/*
+ * Released entries 0 of outer maps, this process's record: a store that
+ * closes without taking its maps out of the outer map (each delete would
+ * wait for an RCU grace period) says here that the map of kernel ID
+ * inner_id in entry 0 of the outer map of ID outer_id is no one's any
+ * more; usdt__slot0_is_free() answers the next store of the object, which
+ * finds that map there and replaces it. The last 64 are kept (kernel IDs
+ * are not reused soon); a store of another process finds the entry taken
+ * (EBUSY), as it would a live store's.
+ */
+void usdt__slot0_free(uint32_t outer_id, uint32_t inner_id);
+bool usdt__slot0_is_free(uint32_t outer_id, uint32_t inner_id);
+/* The kernel ID of the BPF object fd is, or 0. */
+uint32_t usdt__obj_id(int fd);
 
 #endif

@@ -22,6 +22,7 @@
 #include <linux/bpf.h>
 
 #include "internal.h"
+#include "chunks.h"
 #include "ipmap.h"
 
 #define IPMAP_MIN 64
@@ -74,8 +75,11 @@ int usdt__ipmap_reserve(struct usdt__ipmap *m, int outer, uint32_t n)
 		m->outer_fd = fcntl(outer, F_DUPFD_CLOEXEC, 3);
 		if (m->outer_fd < 0)
 			return -errno;
+		m->outer_id = usdt__obj_id(m->outer_fd);
 		/* Only ENOENT says the slot is free (see chunk_add()). */
 		err = bpf_map_lookup_elem(m->outer_fd, &zero, &id);
+		if (!err && usdt__slot0_is_free(m->outer_id, id))
+			err = -ENOENT;
 		if (err != -ENOENT) {
 			if (!err)
 				pr_warn("usdt__ip2spec already holds a map: is it shared with another manager (reused or pinned)?\n");
@@ -106,6 +110,7 @@ int usdt__ipmap_reserve(struct usdt__ipmap *m, int outer, uint32_t n)
 	if (m->fd >= 0)
 		close(m->fd);
 	m->fd = fd;
+	m->hash_id = usdt__obj_id(fd);
 	m->size = size;
 	m->cnt = cnt;
 	return 0;
@@ -132,13 +137,11 @@ int usdt__ipmap_del(struct usdt__ipmap *m, long key)
 	return 0;
 }
 
-void usdt__ipmap_close(struct usdt__ipmap *m, bool keep)
+void usdt__ipmap_close(struct usdt__ipmap *m, bool reusable)
 {
-	uint32_t zero = 0;
-
 	if (m->outer_fd >= 0) {
-		if (!keep && m->fd >= 0)
-			bpf_map_delete_elem(m->outer_fd, &zero);
+		if (reusable && m->fd >= 0)
+			usdt__slot0_free(m->outer_id, m->hash_id);
 		close(m->outer_fd);
 	}
 	if (m->fd >= 0)

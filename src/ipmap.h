@@ -14,6 +14,7 @@ struct usdt__ipmap {
 	uint32_t size;		/* its entries */
 	uint32_t cnt;		/* entries in it */
 	uint32_t cap;		/* most entries */
+	uint32_t outer_id, hash_id;	/* kernel IDs, for usdt__slot0_free() */
 };
 
 /* Room for n more IP-map entries, in the hash that entry 0 of the outer
@@ -25,6 +26,8 @@ int usdt__ipmap_reserve(struct usdt__ipmap *m, int outer, uint32_t n);
 int usdt__ipmap_add(struct usdt__ipmap *m, int outer, long key,
 		    const struct usdt_ip_val *val);
 int usdt__ipmap_del(struct usdt__ipmap *m, long key);
-void usdt__ipmap_close(struct usdt__ipmap *m, bool keep);
+/* Close; the hash stays in the outer map (see src/chunks.c), for the
+ * next store to replace if reusable. */
+void usdt__ipmap_close(struct usdt__ipmap *m, bool reusable);
 
 #endif

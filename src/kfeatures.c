@@ -141,14 +141,10 @@ static bool is_user_regs_typedef(const struct btf *btf, __u32 id)
  */
 static void probe_ctx_name(void)
 {
-	struct utsname u;
-	int major = 0, minor = 0;
 	struct btf *vmlinux;
 	const char *name = NULL;
 	int id, err;
 
-	if (!uname(&u) && sscanf(u.release, "%d.%d", &major, &minor) == 2)
-		features.ctx_typedef_ok = major > 6 || (major == 6 && minor >= 8);
 	/* Read without loading the kernel's BTF (src/kbtf.c); libbpf's
 	 * loader only where that reader cannot tell. */
 	err = usdt__btf_ctx_name("/sys/kernel/btf/vmlinux", features.ctx_name,
@@ -171,6 +167,25 @@ static void probe_ctx_name(void)
 	btf__free(vmlinux);
 }
 
+/*
+ * What the kernel's version alone tells, 6.8 for both: the context typedef
+ * (above), and one RCU grace period per batch of updates of an array of
+ * maps (commit "bpf: Call maybe_wait_bpf_programs() only once for
+ * generic_map_update_batch()"; before, one per entry).
+ */
+static void probe_version(void)
+{
+	int major = 0, minor = 0;
+	struct utsname u;
+	bool v6_8;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return;
+	v6_8 = major > 6 || (major == 6 && minor >= 8);
+	features.ctx_typedef_ok = v6_8;
+	features.outer_batch_one_wait = v6_8;
+}
+
 static void probe_features(void)
 {
 	features.bpf_cookie = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE,
@@ -183,6 +198,7 @@ static void probe_features(void)
 	features.ref_ctr = !access(
 		"/sys/bus/event_source/devices/uprobe/format/ref_ctr_offset",
 		F_OK);
+	probe_version();
 	probe_ctx_name();
 	pr_debug("kernel features: bpf_cookie %d, uprobe_multi %d, ref_ctr_offset %d\n",
 		 features.bpf_cookie, features.uprobe_multi, features.ref_ctr);

@@ -23,6 +23,9 @@ struct usdt__features {
 	bool ctx_known;
 	char ctx_name[64];
 	bool ctx_typedef_ok;	/* bpf_user_pt_regs_t is the context by name */
+	/* A batch of updates of an array of maps waits for one RCU grace
+	 * period, not one per entry (6.8); no feature bit says it. */
+	bool outer_batch_one_wait;
 };
 
 const struct usdt__features *usdt__features(void);

@@ -118,7 +118,7 @@ static int specs_init(struct usdt_manager *man)
 		return err;
 	buckets_grow(man);
 	if (!man->buckets) {
-		usdt__chunks_close(&man->specs, true);
+		usdt__chunks_close(&man->specs, false);
 		return -ENOMEM;
 	}
 	return 0;
@@ -163,6 +163,30 @@ int usdt__spec_get(struct usdt_manager *man, const struct usdt_spec *spec)
 	man->buckets[h] = (int32_t)id;
 	buckets_grow(man);
 	return (int)id;
+}
+
+bool usdt__spec_room(struct usdt_manager *man, size_t n)
+{
+	if (man->specless || n == 0)
+		return true;
+	if (!man->specs.mem && specs_init(man))
+		return true;	/* usdt__spec_get() says why */
+	return usdt__chunks_room_left(&man->specs) >= n;
+}
+
+void usdt__spec_reserve(struct usdt_manager *man, size_t n, uint32_t max_new)
+{
+	if (man->specs.mem)
+		usdt__chunks_reserve(&man->specs, n, max_new);
+}
+
+int usdt__store_flush(struct usdt_manager *man)
+{
+	int err = usdt__chunks_flush(&man->specs), e = 0;
+
+	if (man->storage.slots.mem)
+		e = usdt__chunks_flush(&man->storage.slots);
+	return err ? err : e;
 }
 
 int usdt__spec_put(struct usdt_manager *man, int id)
@@ -678,14 +702,16 @@ struct usdt_manager *usdt__manager_specless(void)
 
 void usdt__manager_release(struct usdt_manager *man)
 {
-	/* Pinned links go on reading the chunks: they stay in the maps; so
-	 * do the parent's links after a fork(). */
-	bool keep = man->pinned_cnt > 0 || usdt__manager_forked(man) ||
-		    man->implicit;
+	/* Pinned links go on reading the chunks, and so do the parent's
+	 * links after a fork() and the links of libbpf's that an implicit
+	 * store served: their maps are no one else's to replace. Nothing
+	 * waits for a grace period here (src/chunks.c). */
+	bool reusable = !man->pinned_cnt && !usdt__manager_forked(man) &&
+			!man->implicit;
 
-	usdt__chunks_close(&man->specs, keep);
-	usdt__ipmap_close(&man->ips, keep);
-	usdt__storage_release(&man->storage, keep);
+	usdt__chunks_close(&man->specs, reusable);
+	usdt__ipmap_close(&man->ips, reusable);
+	usdt__storage_release(&man->storage, reusable);
 	free(man->ext);
 	free(man->buckets);
 	free(man);
@@ -694,7 +720,7 @@ void usdt__manager_release(struct usdt_manager *man)
 void usdt__manager_unface(struct usdt_manager *man)
 {
 	managed_drop(man);
-	usdt__storage_release(&man->storage, man->pinned_cnt > 0);
+	usdt__storage_release(&man->storage, !man->pinned_cnt);
 }
 
 void usdt__manager_retire(struct usdt_manager *man)

@@ -86,6 +86,15 @@ struct usdt_manager {
  * cap, or the error of creating a chunk; nothing is taken on error.
  */
 int usdt__spec_get(struct usdt_manager *man, const struct usdt_spec *spec);
+/* Can n more specs be had without a new chunk? (Opens the chunks at the
+ * first call; a store of no maps always can.) */
+bool usdt__spec_room(struct usdt_manager *man, size_t n);
+/* Room for n more specs, best effort, in at most max_new new chunks
+ * (usdt__chunks_reserve()). */
+void usdt__spec_reserve(struct usdt_manager *man, size_t n, uint32_t max_new);
+/* The new chunks of specs and storage into their outer maps, and the
+ * specs written: one batch each (usdt__chunks_flush()). */
+int usdt__store_flush(struct usdt_manager *man);
 /* Drop a reference; at zero the map entry is zeroed and the ID freed.
  * Returns 0. */
 int usdt__spec_put(struct usdt_manager *man, int id);

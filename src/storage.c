@@ -76,7 +76,7 @@ void *usdt__storage_at(const struct usdt__storage *st, uint32_t slot)
 	return usdt__chunks_at(&st->slots, slot);
 }
 
-void usdt__storage_release(struct usdt__storage *st, bool keep)
+void usdt__storage_release(struct usdt__storage *st, bool reusable)
 {
-	usdt__chunks_close(&st->slots, keep);
+	usdt__chunks_close(&st->slots, reusable);
 }

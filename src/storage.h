@@ -29,6 +29,6 @@ int usdt__storage_get(struct usdt__storage *st, const void *init,
 /* Zero the slot and free it. */
 void usdt__storage_put(struct usdt__storage *st, uint32_t slot);
 void *usdt__storage_at(const struct usdt__storage *st, uint32_t slot);
-void usdt__storage_release(struct usdt__storage *st, bool keep);
+void usdt__storage_release(struct usdt__storage *st, bool reusable);
 
 #endif

@@ -6,8 +6,10 @@
  * recycled after destroy; a few probes cost one chunk and no IP map; the
  * IP map created at the first IP-map attach and grown, hits going on
  * through the swap; a second manager on the same maps refused with EBUSY;
- * a manager's free waits for one RCU grace period, not one per chunk, and
- * the next manager of the object puts its chunks over what is left.
+ * the chunks for a whole file made at its first attach (Linux 6.8 on),
+ * one RCU grace period for that attach and none for the file's next; a
+ * manager's free waits for none, and the next manager of the object puts
+ * its chunks over what is left.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,6 +96,53 @@ static void fire_checked(struct fix *f, void (*fire)(void), __u64 cnt,
 }
 
 /*
+ * Updates and deletes of an array of maps, each of which waits for an RCU
+ * grace period (a batch waits once): counted while count_waits is set
+ * (-Wl,--wrap, tests/kernel/kernel.mk).
+ */
+static bool count_waits;
+static int outer_waits;
+
+int __real_bpf_map_delete_elem(int fd, const void *key);
+int __real_bpf_map_update_elem(int fd, const void *key, const void *value,
+			       __u64 flags);
+int __real_bpf_map_update_batch(int fd, const void *keys, const void *values,
+				__u32 *count,
+				const struct bpf_map_batch_opts *opts);
+
+static void note_wait(int fd)
+{
+	struct bpf_map_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (count_waits && !bpf_obj_get_info_by_fd(fd, &info, &len) &&
+	    info.type == BPF_MAP_TYPE_ARRAY_OF_MAPS)
+		outer_waits++;
+}
+
+int __wrap_bpf_map_delete_elem(int fd, const void *key)
+{
+	note_wait(fd);
+	return __real_bpf_map_delete_elem(fd, key);
+}
+
+int __wrap_bpf_map_update_elem(int fd, const void *key, const void *value,
+			       __u64 flags)
+{
+	note_wait(fd);
+	return __real_bpf_map_update_elem(fd, key, value, flags);
+}
+
+int __wrap_bpf_map_update_batch(int fd, const void *keys, const void *values,
+				__u32 *count,
+				const struct bpf_map_batch_opts *opts)
+{
+	note_wait(fd);
+	return __real_bpf_map_update_batch(fd, keys, values, count, opts);
+}
+
+/*
  * 65536 distinct specs, one storage slot each, no option: every hit
  * reads its own spec and value. The 65537th spec is past the hard limit.
  */
@@ -155,22 +204,64 @@ static void test_64k_specs_no_option(void **state)
 	close_fix(&f);
 }
 
-/* A few probes: one chunk of specs, no IP map, no storage chunk. */
+/* The kernel ID of the map in entry k of outer, or 0. */
+static __u32 inner_id(int outer, __u32 k)
+{
+	__u32 id = 0;
+
+	return bpf_map_lookup_elem(outer, &k, &id) ? 0 : id;
+}
+
+/* The call sites of this program (cap_sites.S's and fire_few()'s). */
+static size_t own_sites(void)
+{
+	struct usdt_file *file = usdt_file__open("/proc/self/exe", NULL);
+	size_t n;
+
+	assert_non_null(file);
+	n = usdt_file__probe_cnt(file);
+	usdt_file__close(file);
+	return n;
+}
+
+/*
+ * A few probes: no IP map, no storage chunk, and one chunk of specs; on
+ * Linux 6.8 and later, where a batch of outer-map updates waits once, the
+ * chunks for every call site of the file (up to the cap), so that the
+ * file's other names attach with no new chunk and no wait.
+ */
 static void test_few_probes_one_chunk(void **state)
 {
-	struct fix f;
-	struct usdt_link *l;
+	bool reserve = usdt__features()->outer_batch_one_wait;
+	uint32_t chunks = 1, cap = 65536;
+	struct usdt_link *l, *more;
 	unsigned long outer, chunk, ips;
+	struct fix f;
 	int fd;
 
+	(void)state;
+	if (reserve)
+		chunks = (uint32_t)((own_sites() < cap ? own_sites() : cap) +
+				    USDT_SPEC_CHUNK - 1) / USDT_SPEC_CHUNK;
 	open_loaded(&f);
 	assert_int_equal(inner_cnt(specs_fd(&f)), 0);
+	count_waits = true, outer_waits = 0;
 	l = attach(&f, -1, "few", NULL);
+	count_waits = false;
+	assert_int_equal(outer_waits, 1);
 	assert_int_equal(usdt_link__spec_cnt(l), 3);
-	assert_int_equal(inner_cnt(specs_fd(&f)), 1);
+	assert_int_equal(inner_cnt(specs_fd(&f)), chunks);
 	assert_int_equal(inner_cnt(bpf_map__fd(f.skel->maps.usdt__ip2spec)), 0);
 	assert_int_equal(inner_cnt(bpf_map__fd(f.skel->maps.usdt__storage)), 0);
 	fire_checked(&f, fire_few, 3, 6);
+
+	/* 67 specs: past the first chunk, within the reserved ones. */
+	count_waits = true, outer_waits = 0;
+	more = attach(&f, -1, "more", NULL);
+	count_waits = false;
+	assert_int_equal(outer_waits, reserve ? 0 : 1);
+	assert_int_equal(inner_cnt(specs_fd(&f)), reserve ? chunks : 2);
+	fire_checked(&f, cap_fire_more, 64, 64 * 100000 + 63 * 64 / 2);
 
 	fd = inner_fd(specs_fd(&f), 0);
 	assert_true(fd >= 0);
@@ -178,12 +269,13 @@ static void test_few_probes_one_chunk(void **state)
 	chunk = map_memlock(fd);
 	ips = map_memlock(bpf_map__fd(f.skel->maps.usdt__ip2spec));
 	close(fd);
-	print_message("kernel memory for 3 specs: spec array of maps %lu B, one chunk %lu B, IP array of maps %lu B\n",
-		      outer, chunk, ips);
+	print_message("kernel memory: spec array of maps %lu B, %u chunks of %lu B, IP array of maps %lu B\n",
+		      outer, inner_cnt(specs_fd(&f)), chunk, ips);
 	/* A chunk is 64 specs of 208 bytes, page-rounded, plus a header;
 	 * the outer array 1024 pointers. */
 	assert_true(chunk > 0 && chunk <= 24576);
 	assert_true(outer > 0 && outer <= 16384);
+	usdt_link__destroy(more);
 	usdt_link__destroy(l);
 	close_fix(&f);
 }
@@ -219,13 +311,14 @@ static void test_ip_map_grows(void **state)
 /*
  * One object, two managers: the second would hand out the IDs the first
  * holds, so it is refused (EBUSY) with nothing left; once the first is
- * gone, its chunks leave the maps and the second may use them.
+ * freed, its chunks, left in the maps, are the second's to replace.
  */
 static void test_second_manager_busy(void **state)
 {
 	USDT_OPTS(usdt_attach_opts, o, .force_ip_map = true);
 	struct usdt_manager *man2;
 	struct usdt_link *l, *l2;
+	__u32 left;
 	struct fix f;
 
 	open_loaded(&f);
@@ -245,114 +338,78 @@ static void test_second_manager_busy(void **state)
 	fire_checked(&f, cap_fire_more, 0, 0);
 
 	usdt_link__destroy(l);
+	left = inner_id(specs_fd(&f), 0);
+	assert_int_not_equal(left, 0);
 	usdt_manager__free(f.man);
-	assert_int_equal(inner_cnt(specs_fd(&f)), 0);
+	assert_int_equal(inner_id(specs_fd(&f), 0), left);
 	l2 = usdt_manager__attach(man2, f.skel->progs.on_site, -1,
 				  "/proc/self/exe", "cap", "more", NULL);
 	assert_non_null(l2);
+	assert_int_not_equal(inner_id(specs_fd(&f), 0), left);
 	fire_checked(&f, cap_fire_more, 64, 64 * 100000 + 63 * 64 / 2);
+	l = usdt_manager__attach(man2, f.skel->progs.on_site, getpid(),
+				 "/proc/self/exe", "cap", "few", &o);
+	assert_non_null(l);
+	fire_checked(&f, fire_few, 3, 6);
+	usdt_link__destroy(l);
 	usdt_link__destroy(l2);
 	usdt_manager__free(man2);
 	capacity_test__destroy(f.skel);
 }
 
-/*
- * Updates and deletes of an array of maps, each of which waits for an RCU
- * grace period (a batch waits once): counted while count_waits is set
- * (-Wl,--wrap, tests/kernel/kernel.mk).
- */
-static bool count_waits;
-static int outer_waits;
-
-int __real_bpf_map_delete_elem(int fd, const void *key);
-int __real_bpf_map_update_elem(int fd, const void *key, const void *value,
-			       __u64 flags);
-int __real_bpf_map_update_batch(int fd, const void *keys, const void *values,
-				__u32 *count,
-				const struct bpf_map_batch_opts *opts);
-
-static void note_wait(int fd)
-{
-	struct bpf_map_info info;
-	__u32 len = sizeof(info);
-
-	memset(&info, 0, sizeof(info));
-	if (count_waits && !bpf_obj_get_info_by_fd(fd, &info, &len) &&
-	    info.type == BPF_MAP_TYPE_ARRAY_OF_MAPS)
-		outer_waits++;
-}
-
-int __wrap_bpf_map_delete_elem(int fd, const void *key)
-{
-	note_wait(fd);
-	return __real_bpf_map_delete_elem(fd, key);
-}
-
-int __wrap_bpf_map_update_elem(int fd, const void *key, const void *value,
-			       __u64 flags)
-{
-	note_wait(fd);
-	return __real_bpf_map_update_elem(fd, key, value, flags);
-}
-
-int __wrap_bpf_map_update_batch(int fd, const void *keys, const void *values,
-				__u32 *count,
-				const struct bpf_map_batch_opts *opts)
-{
-	note_wait(fd);
-	return __real_bpf_map_update_batch(fd, keys, values, count, opts);
-}
-
-/* The kernel ID of the map in entry k of outer, or 0. */
-static __u32 inner_id(int outer, __u32 k)
-{
-	__u32 id = 0;
-
-	return bpf_map_lookup_elem(outer, &k, &id) ? 0 : id;
-}
 
 /*
- * Two chunks of specs: the free takes chunk 0 out (one wait) and leaves
- * chunk 1; a second manager of the object then attaches into chunk 0 and
- * a chunk 1 of its own in that place, and its hits read its specs.
+ * A manager's free waits for no RCU grace period: its chunks stay in the
+ * maps, and the next manager of the object, told by the first that they
+ * are free (src/chunks.c), puts its own in their place, and its hits read
+ * its specs. Storage too.
  */
-static void test_free_one_wait(void **state)
+static void test_free_no_wait(void **state)
 {
+	uint64_t init = 5;
+	USDT_OPTS(usdt_attach_opts, so, .storage = &init,
+		  .storage_sz = sizeof(init));
 	struct usdt_link *few, *more;
 	struct usdt_manager *man2;
-	__u32 left;
+	__u32 left, left_st;
 	struct fix f;
 
 	(void)state;
 	open_loaded(&f);
-	few = attach(&f, -1, "few", NULL);
+	few = attach(&f, -1, "few", &so);
 	more = attach(&f, -1, "more", NULL);
-	assert_int_equal(inner_cnt(specs_fd(&f)), 2);	/* 67 specs */
 	fire_checked(&f, cap_fire_more, 64, 64 * 100000 + 63 * 64 / 2);
 	usdt_link__destroy(few);
 	usdt_link__destroy(more);
-	left = inner_id(specs_fd(&f), 1);
+	left = inner_id(specs_fd(&f), 0);
+	left_st = inner_id(bpf_map__fd(f.skel->maps.usdt__storage), 0);
 	assert_int_not_equal(left, 0);
+	assert_int_not_equal(left_st, 0);
 
 	count_waits = true, outer_waits = 0;
 	usdt_manager__free(f.man);
 	count_waits = false;
-	assert_int_equal(outer_waits, 1);
-	assert_int_equal(inner_id(specs_fd(&f), 0), 0);
-	assert_int_equal(inner_id(specs_fd(&f), 1), left);
+	assert_int_equal(outer_waits, 0);
+	assert_int_equal(inner_id(specs_fd(&f), 0), left);
 
 	man2 = usdt_manager__new(f.skel->obj, NULL);
 	assert_non_null(man2);
 	f.man = man2;
 	more = attach(&f, -1, "more", NULL);
-	few = attach(&f, -1, "few", NULL);
-	assert_int_equal(inner_cnt(specs_fd(&f)), 2);
-	assert_int_not_equal(inner_id(specs_fd(&f), 1), left);
+	few = attach(&f, -1, "few", &so);
+	assert_int_not_equal(inner_id(specs_fd(&f), 0), left);
+	assert_int_not_equal(inner_id(bpf_map__fd(f.skel->maps.usdt__storage),
+				      0), left_st);
 	fire_checked(&f, fire_few, 3, 6);
+	assert_int_equal(f.skel->bss->stored_cnt, 3);
+	assert_int_equal(*(uint64_t *)usdt_link__storage(few, 0), 5 + 3);
 	fire_checked(&f, cap_fire_more, 64, 64 * 100000 + 63 * 64 / 2);
 	usdt_link__destroy(few);
 	usdt_link__destroy(more);
+	count_waits = true, outer_waits = 0;
 	close_fix(&f);
+	count_waits = false;
+	assert_int_equal(outer_waits, 0);
 }
 
 int main(void)
@@ -361,7 +418,7 @@ int main(void)
 		cmocka_unit_test(test_few_probes_one_chunk),
 		cmocka_unit_test(test_ip_map_grows),
 		cmocka_unit_test(test_second_manager_busy),
-		cmocka_unit_test(test_free_one_wait),
+		cmocka_unit_test(test_free_no_wait),
 		cmocka_unit_test(test_64k_specs_no_option),
 	};
 
