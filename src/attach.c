@@ -118,10 +118,13 @@ struct attach_ctx {
 	bool use_ip, use_multi;
 	bool ext;			/* make a struct bpf_link of libbpf's */
 	bool red_zone;			/* allow_red_zone_writes: may skip */
-	const struct usdt_probe **sites;
-	size_t cnt, broken;
-	struct usdt_probe *picked;	/* the sites that match, read now */
-	size_t picked_cnt;
+	/* The sites that match (matched of them), read a batch at a time
+	 * (attach_specs()); cnt taken so far, broken skipped. */
+	struct usdt__pick *pick;
+	size_t matched, cnt, broken;
+	/* The first site taken whose semaphore the loader clears. */
+	const char *cleared_prov, *cleared_name;
+	uint64_t cleared_sema;
 	char kpath[32];			/* what the kernel opens */
 };
 
@@ -522,8 +525,9 @@ static int attach_check_file(struct attach_ctx *c)
 	return 0;
 }
 
-/* Take site p, or count it broken. 0 or -EOPNOTSUPP. */
-static int add_site(struct attach_ctx *c, const struct usdt_probe *p)
+/* Can site p be taken? 1, or 0 (broken: counted and said), or
+ * -EOPNOTSUPP. */
+static int site_ok(struct attach_ctx *c, const struct usdt_probe *p)
 {
 	if (p->status < 0) {
 		pr_warn("%s:%s: skipping the site at 0x%llx in '%s': %s\n",
@@ -537,8 +541,12 @@ static int add_site(struct attach_ctx *c, const struct usdt_probe *p)
 			p->provider, p->name);
 		return -EOPNOTSUPP;
 	}
-	c->sites[c->cnt++] = p;
-	return 0;
+	if (p->sema_cleared && !c->cleared_prov) {
+		c->cleared_prov = p->provider;	/* the index's: they stay */
+		c->cleared_name = p->name;
+		c->cleared_sema = p->sema_vaddr;
+	}
+	return 1;
 }
 
 /*
@@ -551,16 +559,9 @@ static int add_site(struct attach_ctx *c, const struct usdt_probe *p)
  */
 static void warn_cleared(const struct attach_ctx *c)
 {
-	const struct usdt_probe *p = NULL;
 	char who[96];
-	size_t i;
 
-	if (c->pid > 0 && c->maps_file)
-		return;
-	for (i = 0; i < c->cnt && !p; i++)
-		if (c->sites[i]->sema_cleared)
-			p = c->sites[i];
-	if (!p)
+	if ((c->pid > 0 && c->maps_file) || !c->cleared_prov)
 		return;
 	if (c->pid > 0)
 		snprintf(who, sizeof(who),
@@ -570,34 +571,32 @@ static void warn_cleared(const struct attach_ctx *c)
 		snprintf(who, sizeof(who),
 			 "a process that maps the file after this attach (started, or loading it, later)");
 	pr_warn("%s:%s: the semaphore at 0x%llx in '%s' is in .bss, in the page that holds its segment's last file byte, which the loader clears after the kernel has counted the semaphore there: %s will never see the probe enabled\n",
-		p->provider, p->name, (unsigned long long)p->sema_vaddr,
-		c->file->path, who);
+		c->cleared_prov, c->cleared_name,
+		(unsigned long long)c->cleared_sema, c->file->path, who);
 }
 
-/* The call sites that match, into c->sites[0..cnt): O(matching sites),
- * read from the file now (whoever opened it). */
+/* The call sites that match, counted (c->matched): O(matching sites),
+ * read from the file a batch at a time (attach_specs()). */
 static int attach_match(struct attach_ctx *c)
 {
-	size_t i;
-	int err;
+	int err = usdt__pick_begin(c->file, c->provider, c->name, &c->pick,
+				   &c->matched);
 
-	err = usdt__file_pick(c->file, c->provider, c->name, &c->picked,
-			      &c->picked_cnt);
-	if (err)
-		return err;
-	c->sites = calloc(c->picked_cnt ? c->picked_cnt : 1,
-			  sizeof(*c->sites));
-	if (!c->sites)
-		return -ENOMEM;
-	for (i = 0, err = 0; i < c->picked_cnt && !err; i++)
-		err = add_site(c, &c->picked[i]);
-	if (err)
-		return err;
+	if (!err && !c->matched) {
+		pr_warn("%s:%s: no such probe in '%s'\n", c->provider, c->name,
+			c->file->path);
+		err = -ENOENT;
+	}
+	return err;
+}
+
+/* After the sites are read: any taken, and what to say of them. */
+static int attach_found(const struct attach_ctx *c)
+{
 	if (!c->cnt) {
-		pr_warn("%s:%s: no such probe in '%s'%s\n", c->provider,
-			c->name, c->file->path,
-			c->broken ? " (only broken sites)" : "");
-		return c->broken ? -EINVAL : -ENOENT;
+		pr_warn("%s:%s: no such probe in '%s' (only broken sites)\n",
+			c->provider, c->name, c->file->path);
+		return -EINVAL;
 	}
 	warn_cleared(c);
 	return 0;
@@ -607,7 +606,7 @@ static int attach_match(struct attach_ctx *c)
  * first, after the struct (a multiple of 8 bytes), then 4-byte ones. */
 static struct usdt_link *link_alloc(const struct attach_ctx *c)
 {
-	size_t n = c->cnt, ips = c->use_ip ? n : 0;
+	size_t n = c->matched, ips = c->use_ip ? n : 0;
 	size_t perf = c->use_multi || c->ext ? 0 : n;
 	size_t slots = c->storage ? (c->per_site ? n : 1) : 0;
 	struct usdt_link *link;
@@ -631,16 +630,16 @@ static struct usdt_link *link_alloc(const struct attach_ctx *c)
 }
 
 /*
- * The file's code bytes at the sites, read through one window for the
- * whole attach (the sites come in runs of file order: a name's, a few
- * to a read), or nothing where no site's uprobe can move (code.fd < 0):
+ * The file's code bytes at a batch's sites, read through one window (the
+ * sites come in runs of file order: a name's, a few to a read), or nothing where no site's uprobe can move (code.fd < 0):
  * every uprobe stays on its site's first byte unless the caller allowed
  * writes below the stack pointer. No kernel's check is trusted for that:
  * the move is harmless on a kernel that does not optimise, and on one that
  * does, only the caller knows whether the program keeps a red zone.
  */
 static void code_src_init(const struct attach_ctx *c,
-			  struct usdt__note_src *code)
+			  struct usdt__note_src *code,
+			  const struct usdt_probe *batch, size_t n)
 {
 	uint64_t lo = UINT64_MAX, hi = 0, off;
 	size_t i, runs = 1;
@@ -649,15 +648,15 @@ static void code_src_init(const struct attach_ctx *c,
 	if (!c->red_zone || !c->host->attach_skip ||
 	    c->file->fd < 0 || c->file->size <= 0)
 		return;
-	for (i = 0; i < c->cnt; i++) {
-		off = c->sites[i]->file_off;
-		runs += i && off < c->sites[i - 1]->file_off;
+	for (i = 0; i < n; i++) {
+		off = batch[i].file_off;
+		runs += i && off < batch[i - 1].file_off;
 		lo = off < lo ? off : lo;
 		hi = off > hi ? off : hi;
 	}
 	code->fd = c->file->fd;
 	code->size = (size_t)c->file->size;
-	code->win = usdt__note_win(c->cnt ? hi - lo : 0, c->cnt, runs);
+	code->win = usdt__note_win(n ? hi - lo : 0, n, runs);
 }
 
 /* Where the uprobe goes past the site's address, from the file's bytes. */
@@ -711,12 +710,11 @@ static int add_ip(const struct attach_ctx *c, struct usdt_link *link,
 	return 0;
 }
 
-/* Site i's storage slot + 1 (0: none), taking a slot for it if it is the
- * link's first site or storage is per site. */
+/* Site i (p)'s storage slot + 1 (0: none), taking a slot for it if it is
+ * the link's first site or storage is per site. */
 static int site_slot(const struct attach_ctx *c, struct usdt_link *link,
-		     size_t i, uint32_t *slot1)
+		     const struct usdt_probe *p, size_t i, uint32_t *slot1)
 {
-	const struct usdt_probe *p = c->sites[i];
 	int err;
 
 	*slot1 = 0;
@@ -739,83 +737,108 @@ static int site_slot(const struct attach_ctx *c, struct usdt_link *link,
 	return 0;
 }
 
-/* The sites' spec IDs, storage slots, offsets and cookies, and their
- * IP-map entries where cookies are not used. */
-static int site_specs(const struct attach_ctx *c,
-			struct usdt__note_src *code, struct usdt_link *link,
-			uint64_t *refs, uint64_t *cookies)
+/* Site p, taken as site i: its spec ID, storage slot, offset and cookie,
+ * and its IP-map entry where cookies are not used. */
+static int site_spec(const struct attach_ctx *c, struct usdt__note_src *code,
+		     struct usdt_link *link, const struct usdt_probe *p,
+		     size_t i, uint64_t *refs, uint64_t *cookies)
 {
 	struct usdt_ip_val val;
 	struct usdt_spec spec;
-	size_t i;
 	int j, id, skip, err;
 
-	/* The IP map grows once for the whole attach. */
-	if (c->use_ip &&
-	    (err = usdt__ipmap_reserve(&c->man->ips,
-				       usdt__ip_outer_fd(c->man),
-				       c->cnt > UINT32_MAX ?
-					       UINT32_MAX : (uint32_t)c->cnt))) {
-		if (err == -E2BIG)
-			pr_warn("%s:%s: no room for %zu more IP-map entries (%u in use, at most %u: raise usdt_manager_opts.max_ips or USDT_MAX_IP_CNT)\n",
-				c->provider, c->name, c->cnt, c->man->ips.cnt,
-				c->man->ips.cap);
+	skip = site_skip(c, code, p);
+	link_offsets(link)[i] = p->file_off + (uint64_t)skip;
+	refs[i] = p->sema_off;
+	if (c->man->specless)
+		return 0;	/* no spec, no slot: cookie 0 */
+	memset(&spec, 0, sizeof(spec));
+	spec.arg_cnt = (uint16_t)p->arg_cnt;
+	spec.usr_cookie = c->cookie;
+	for (j = 0; j < p->arg_cnt && j < USDT_MAX_ARG_CNT; j++) {
+		spec.args[j] = *usdt__probe_spec(p, j);
+		/* The IP the program sees moves with the uprobe. */
+		if (spec.args[j].flags & USDT_SPEC_F_IPREL)
+			spec.args[j].val_off -= (uint64_t)skip;
+		spec.args[j].fast = usdt__arg_fast(&spec.args[j]);
+	}
+	id = usdt__spec_get(c->man, &spec);
+	if (id < 0) {
+		if (id == -E2BIG)
+			pr_warn("%s:%s: out of spec IDs (%u in use; raise usdt_manager_opts.max_specs or USDT_MAX_SPEC_CNT)\n",
+				p->provider, p->name, c->man->specs.live_cnt);
+		return id;
+	}
+	link_site_ids(link)[link->site_cnt++] = id;
+	err = site_slot(c, link, p, i, &val.slot);
+	if (err)
 		return err;
-	}
-	for (i = 0; i < c->cnt; i++) {
-		const struct usdt_probe *p = c->sites[i];
-
-		skip = site_skip(c, code, p);
-		link_offsets(link)[i] = p->file_off + (uint64_t)skip;
-		refs[i] = p->sema_off;
-		if (c->man->specless)
-			continue;	/* no spec, no slot: cookie 0 */
-		memset(&spec, 0, sizeof(spec));
-		spec.arg_cnt = (uint16_t)p->arg_cnt;
-		spec.usr_cookie = c->cookie;
-		for (j = 0; j < p->arg_cnt && j < USDT_MAX_ARG_CNT; j++) {
-			spec.args[j] = *usdt__probe_spec(p, j);
-			/* The IP the program sees moves with the uprobe. */
-			if (spec.args[j].flags & USDT_SPEC_F_IPREL)
-				spec.args[j].val_off -= (uint64_t)skip;
-			spec.args[j].fast = usdt__arg_fast(&spec.args[j]);
-		}
-		id = usdt__spec_get(c->man, &spec);
-		if (id < 0) {
-			if (id == -E2BIG)
-				pr_warn("%s:%s: out of spec IDs (%u in use; raise usdt_manager_opts.max_specs or USDT_MAX_SPEC_CNT)\n",
-					p->provider, p->name,
-					c->man->specs.live_cnt);
-			return id;
-		}
-		link_site_ids(link)[link->site_cnt++] = id;
-		err = site_slot(c, link, i, &val.slot);
-		if (err)
-			return err;
-		val.spec_id = (uint32_t)id;
-		cookies[i] = c->use_ip ? 0 :
-			     ((uint64_t)val.spec_id + 1) |
-			     (uint64_t)val.slot << USDT_COOKIE_SLOT_SHIFT;
-		if (c->use_ip) {
-			err = add_ip(c, link, p, link_offsets(link)[i], skip, &val);
-			if (err)
-				return err;
-		}
-	}
+	val.spec_id = (uint32_t)id;
+	cookies[i] = c->use_ip ? 0 :
+		     ((uint64_t)val.spec_id + 1) |
+		     (uint64_t)val.slot << USDT_COOKIE_SLOT_SHIFT;
+	if (c->use_ip)
+		return add_ip(c, link, p, link_offsets(link)[i], skip, &val);
 	return 0;
 }
 
-/* site_specs(), with the sites' code read a window at a time. */
-static int attach_specs(const struct attach_ctx *c, struct usdt_link *link,
-			uint64_t *refs, uint64_t *cookies)
+/* The batch's sites that can be taken, as sites c->cnt, c->cnt + 1, ...,
+ * with their code read through one window. */
+static int batch_specs(struct attach_ctx *c, const struct usdt_probe *batch,
+		       size_t n, struct usdt_link *link, uint64_t *refs,
+		       uint64_t *cookies)
 {
 	struct usdt__note_src code;
-	int err;
+	size_t i;
+	int err = 0, ok;
 
-	code_src_init(c, &code);
-	err = site_specs(c, &code, link, refs, cookies);
+	code_src_init(c, &code, batch, n);
+	for (i = 0; i < n && !err; i++) {
+		ok = site_ok(c, &batch[i]);
+		if (ok <= 0) {
+			err = ok;
+			continue;
+		}
+		err = site_spec(c, &code, link, &batch[i], c->cnt, refs,
+				cookies);
+		c->cnt++;
+	}
 	usdt__note_src_free(&code);
 	return err;
+}
+
+/* Sites read and built at a time: what an attach holds of them. */
+#define PICK_BATCH 4096
+
+/* Every site that matches, read a batch at a time, into the link. The
+ * IP map grows once for the whole attach. */
+static int attach_specs(struct attach_ctx *c, struct usdt_link *link,
+			uint64_t *refs, uint64_t *cookies)
+{
+	size_t max = c->matched < PICK_BATCH ? c->matched : PICK_BATCH;
+	uint32_t n = c->matched > UINT32_MAX ? UINT32_MAX :
+					       (uint32_t)c->matched;
+	struct usdt_probe *batch;
+	long got = 0;
+	int err = 0;
+
+	if (c->use_ip && (err = usdt__ipmap_reserve(
+				  &c->man->ips, usdt__ip_outer_fd(c->man), n))) {
+		if (err == -E2BIG)
+			pr_warn("%s:%s: no room for %zu more IP-map entries (%u in use, at most %u: raise usdt_manager_opts.max_ips or USDT_MAX_IP_CNT)\n",
+				c->provider, c->name, c->matched,
+				c->man->ips.cnt, c->man->ips.cap);
+		return err;
+	}
+	batch = calloc(max, sizeof(*batch));
+	if (!batch)
+		return -ENOMEM;
+	while (!err && (got = usdt__pick_next(c->pick, batch, max)) > 0) {
+		err = batch_specs(c, batch, (size_t)got, link, refs, cookies);
+		usdt__probes_clear(batch, (size_t)got);
+	}
+	free(batch);
+	return err ? err : got < 0 ? (int)got : attach_found(c);
 }
 
 /*
@@ -890,12 +913,14 @@ static int perf_fd_room(const struct attach_ctx *c)
  */
 static void reserve_specs(const struct attach_ctx *c)
 {
-	size_t want = c->file->probe_cnt > c->cnt ? c->file->probe_cnt : c->cnt;
+	size_t want = c->file->probe_cnt > c->matched ? c->file->probe_cnt :
+							c->matched;
 	uint64_t max_new = UINT32_MAX;
 	struct rlimit rl;
 	long used;
 
-	if (!c->feat->outer_batch_one_wait || usdt__spec_room(c->man, c->cnt))
+	if (!c->feat->outer_batch_one_wait ||
+	    usdt__spec_room(c->man, c->matched))
 		return;
 	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
 	    (used = open_fds_below(rl.rlim_cur)) >= 0) {
@@ -903,8 +928,8 @@ static void reserve_specs(const struct attach_ctx *c)
 					rl.rlim_cur - (rlim_t)used : 0;
 
 		if (!c->use_multi)
-			left = left > (uint64_t)c->cnt * FDS_PER_PERF_SITE ?
-				       left - (uint64_t)c->cnt *
+			left = left > (uint64_t)c->matched * FDS_PER_PERF_SITE ?
+				       left - (uint64_t)c->matched *
 						      FDS_PER_PERF_SITE : 0;
 		max_new = left / 2;
 	}
@@ -1170,7 +1195,7 @@ static int attach_kernel(const struct attach_ctx *c, struct usdt_link *link,
 		err = libbpf_get_error(l);
 		if (err) {
 			pr_warn("%s:%s: uprobe at 0x%llx of '%s' failed: %s%s\n",
-				c->sites[i]->provider, c->sites[i]->name,
+				c->provider, c->name,
 				(unsigned long long)link_offsets(link)[i],
 				c->file->path, usdt__errstr(err),
 				clash_hint(err, &refs[i], 1));
@@ -1193,8 +1218,8 @@ static struct usdt_link *attach_sites(struct attach_ctx *c)
 		err = attach_match(c);
 	if (err)
 		goto out;
-	refs = calloc(c->cnt, sizeof(*refs));
-	cookies = calloc(c->cnt, sizeof(*cookies));
+	refs = calloc(c->matched, sizeof(*refs));
+	cookies = calloc(c->matched, sizeof(*cookies));
 	link = refs && cookies ? link_alloc(c) : NULL;
 	if (!link) {
 		err = -ENOMEM;
@@ -1225,8 +1250,7 @@ static struct usdt_link *attach_sites(struct attach_ctx *c)
 out:
 	free(refs);
 	free(cookies);
-	free(c->sites);
-	usdt__probes_free(c->picked, c->picked_cnt);
+	usdt__pick_end(c->pick);
 	return link ? link : usdt__err_ptr(err);
 }
 

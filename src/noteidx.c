@@ -547,50 +547,52 @@ static int reread_site(struct reread *k, uint32_t g, uint32_t off,
 	return 0;
 }
 
-/* The sites of the groups that match, into probes[] (room for all). */
-static int pick_all(struct reread *k, const struct usdt__pat *pat, uint32_t g,
-		    struct usdt_probe *probes)
-{
-	const struct usdt__index *idx = k->idx;
-	size_t n = 0;
-	uint32_t i;
-	int err, m;
-
-	for (; g < idx->group_cnt; g++) {
-		m = group_test(idx, g, pat);
-		if (m < 0)
-			break;
-		if (!m)
-			continue;
-		for (i = idx->groups[g].first; i < idx->groups[g + 1].first;
-		     i++, n++) {
-			err = reread_site(k, g, idx->offs[i], &probes[n]);
-			if (err)
-				return err;
-		}
-	}
-	return 0;
-}
-
-int usdt__file_pick(const struct usdt_file *file, const char *provider,
-		    const char *name, struct usdt_probe **out, size_t *cnt)
-{
-	struct usdt__index *idx = file->idx;
+/* A walk over the sites that match a pattern, a batch at a time. */
+struct usdt__pick {
 	struct reread k;
 	struct usdt__pat pat;
-	uint32_t g, first;
+	uint32_t g;		/* the group being read (a match), */
+	uint32_t i;		/* its next site */
+	size_t left;		/* sites not read yet */
+};
+
+/* The next group from g on that matches, or group_cnt. */
+static uint32_t next_match(const struct usdt__pick *p, uint32_t g)
+{
+	const struct usdt__index *idx = p->k.idx;
+	int m;
+
+	for (; g < idx->group_cnt; g++) {
+		m = group_test(idx, g, &p->pat);
+		if (m < 0)
+			return idx->group_cnt;
+		if (m)
+			return g;
+	}
+	return g;
+}
+
+int usdt__pick_begin(const struct usdt_file *file, const char *provider,
+		     const char *name, struct usdt__pick **out, size_t *cnt)
+{
+	struct usdt__index *idx = file->idx;
+	struct usdt__pick *p;
 	size_t n = 0, runs = 0;
-	int err, m;
+	uint32_t g, first;
+	int m;
 
 	*out = NULL;
 	*cnt = 0;
 	if (!idx)		/* no notes */
 		return 0;
-	usdt__pat_init(&pat, provider, name);
-	first = g = (uint32_t)usdt__pat_first(&pat, idx, idx->group_cnt,
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	usdt__pat_init(&p->pat, provider, name);
+	first = g = (uint32_t)usdt__pat_first(&p->pat, idx, idx->group_cnt,
 					      group_at);
 	for (; g < idx->group_cnt; g++) {
-		m = group_test(idx, g, &pat);
+		m = group_test(idx, g, &p->pat);
 		if (m < 0)
 			break;
 		if (m) {
@@ -598,22 +600,76 @@ int usdt__file_pick(const struct usdt_file *file, const char *provider,
 			runs++;
 		}
 	}
-	if (!n)
+	if (!n) {
+		free(p);
 		return 0;
-	*out = calloc(n, sizeof(**out));
-	if (!*out)
-		return -ENOMEM;
-	*cnt = n;
+	}
 	/* The sites of a name are few, or spread out over the section. */
-	reread_begin(&k, file, usdt__note_win(idx->sec_size, n, runs), false);
-	err = pick_all(&k, &pat, first, *out);
-	reread_end(&k);
-	if (err) {
-		usdt__probes_free(*out, n);
+	reread_begin(&p->k, file, usdt__note_win(idx->sec_size, n, runs),
+		     false);
+	p->g = next_match(p, first);
+	p->i = idx->groups[p->g].first;
+	p->left = n;
+	*out = p;
+	*cnt = n;
+	return 0;
+}
+
+long usdt__pick_next(struct usdt__pick *p, struct usdt_probe *probes,
+		     size_t max)
+{
+	const struct usdt__index *idx = p->k.idx;
+	size_t n = 0;
+	int err;
+
+	while (n < max && p->left && p->g < idx->group_cnt) {
+		if (p->i >= idx->groups[p->g + 1].first) {
+			p->g = next_match(p, p->g + 1);
+			p->i = idx->groups[p->g].first;
+			continue;
+		}
+		memset(&probes[n], 0, sizeof(probes[n]));
+		err = reread_site(&p->k, p->g, idx->offs[p->i], &probes[n]);
+		if (err) {
+			usdt__probes_clear(probes, n + 1);
+			return err;
+		}
+		p->i++;
+		p->left--;
+		n++;
+	}
+	return (long)n;
+}
+
+void usdt__pick_end(struct usdt__pick *p)
+{
+	if (!p)
+		return;
+	reread_end(&p->k);
+	free(p);
+}
+
+int usdt__file_pick(const struct usdt_file *file, const char *provider,
+		    const char *name, struct usdt_probe **out, size_t *cnt)
+{
+	struct usdt__pick *p;
+	long got;
+	int err;
+
+	*out = NULL;
+	err = usdt__pick_begin(file, provider, name, &p, cnt);
+	if (err || !*cnt)
+		return err;
+	*out = calloc(*cnt, sizeof(**out));
+	got = *out ? usdt__pick_next(p, *out, *cnt) : -ENOMEM;
+	usdt__pick_end(p);
+	if (got < 0) {
+		free(*out);
 		*out = NULL;
 		*cnt = 0;
+		return (int)got;
 	}
-	return err;
+	return 0;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -670,7 +726,7 @@ out:
 	return err;
 }
 
-void usdt__probes_free(struct usdt_probe *probes, size_t cnt)
+void usdt__probes_clear(struct usdt_probe *probes, size_t cnt)
 {
 	size_t i;
 
@@ -678,6 +734,14 @@ void usdt__probes_free(struct usdt_probe *probes, size_t cnt)
 		free(probes[i].args);
 		free(probes[i].specs);
 		free(probes[i].strs);
+		probes[i].args = NULL;
+		probes[i].specs = NULL;
+		probes[i].strs = NULL;
 	}
+}
+
+void usdt__probes_free(struct usdt_probe *probes, size_t cnt)
+{
+	usdt__probes_clear(probes, cnt);
 	free(probes);
 }

@@ -37,11 +37,28 @@ int usdt__file_pick(const struct usdt_file *file, const char *provider,
 		    const char *name, struct usdt_probe **out, size_t *cnt);
 
 /*
+ * The same sites a batch at a time, so that what an attach holds is a
+ * batch's probes, not every site's: usdt__pick_begin() says how many
+ * match (*cnt; with none, *out is NULL), usdt__pick_next() builds up to
+ * max more into probes[] (returns how many, 0 at the end, or the error,
+ * as usdt__file_pick(); USDT__MAX_ARGS counts over the whole walk); free
+ * their contents with usdt__probes_clear() before the next batch.
+ */
+struct usdt__pick;
+int usdt__pick_begin(const struct usdt_file *file, const char *provider,
+		     const char *name, struct usdt__pick **out, size_t *cnt);
+long usdt__pick_next(struct usdt__pick *p, struct usdt_probe *probes,
+		     size_t max);
+void usdt__pick_end(struct usdt__pick *p);
+
+/*
  * Every call site of the file, in note order (file->probe_cnt of them),
  * read from the file now: *out (NULL for none). Returns as
  * usdt__file_pick().
  */
 int usdt__file_probes(const struct usdt_file *file, struct usdt_probe **out);
 void usdt__probes_free(struct usdt_probe *probes, size_t cnt);
+/* What usdt__probes_free() frees but the array. */
+void usdt__probes_clear(struct usdt_probe *probes, size_t cnt);
 
 #endif /* __LIBUSDT_NOTEIDX_H */
