@@ -307,6 +307,50 @@ static void test_listen_count(void **state)
 	free(out);
 }
 
+/*
+ * --hist: pm:size fired with 1 to ROUNDS (50): cumulative log2 buckets,
+ * the sum the BPF program added up, the count; promtool passes it.
+ */
+static void test_listen_hist(void **state)
+{
+	static const char *const lines[] = {
+		"{provider=\"pm\",probe=\"size\",arg=\"0\",le=\"-1\"} 0\n",
+		"{provider=\"pm\",probe=\"size\",arg=\"0\",le=\"0\"} 0\n",
+		"{provider=\"pm\",probe=\"size\",arg=\"0\",le=\"1\"} 1\n",
+		"{provider=\"pm\",probe=\"size\",arg=\"0\",le=\"3\"} 3\n",
+		"{provider=\"pm\",probe=\"size\",arg=\"0\",le=\"31\"} 31\n",
+		"{provider=\"pm\",probe=\"size\",arg=\"0\",le=\"63\"} 50\n",
+		"{provider=\"pm\",probe=\"size\",arg=\"0\",le=\"+Inf\"} 50\n",
+		"_sum{provider=\"pm\",probe=\"size\",arg=\"0\"} 1275\n",
+		"_count{provider=\"pm\",probe=\"size\",arg=\"0\"} 50\n",
+	};
+	int port = free_port();
+	char where[32], cmd[300], *ans;
+	const char *argv[] = { USDT_BIN, "trace", "-q", "--hist", "0",
+			       "--listen", where, "-c", cmd, PT, "pm:size",
+			       NULL };
+	struct bg tool;
+	size_t i;
+
+	(void)state;
+	if (!have("promtool"))
+		skip();	/* scripts/deps.sh prometheus; a failure under CI */
+	snprintf(where, sizeof(where), "127.0.0.1:%d", port);
+	snprintf(cmd, sizeof(cmd), PT " %d", ROUNDS);
+	bg_start(&tool, tmp_dir, "hist", argv);
+	wait_file(tool.out, "done\n", 60, &tool);
+	assert_int_equal(http_get(port, "/metrics", &ans), 200);
+	expect_in(ans, "# TYPE usdt_probe_argument histogram\n");
+	for (i = 0; i < ARRAY_SIZE(lines); i++)
+		expect_in(ans, lines[i]);
+	/* The argument is a long: a bucket for negatives, then 0 and the
+	 * 63 bounds 2^k - 1 up to 2^63 - 1, and +Inf. */
+	assert_int_equal(count_str(ans, "usdt_probe_argument_bucket{"), 66);
+	promtool_passes(body_of(ans));
+	free(ans);
+	assert_int_equal(bg_stop(&tool), 0);
+}
+
 /* Prometheus's configuration: scrape 127.0.0.1:port every second. */
 static void write_config(const char *path, int port)
 {
@@ -400,6 +444,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_listen_count, kill_started),
+		cmocka_unit_test_teardown(test_listen_hist, kill_started),
 		cmocka_unit_test_teardown(test_listen_prometheus,
 					  kill_started),
 	};
