@@ -25,8 +25,10 @@ static bool prom_grow(struct prom_buf *b, size_t more)
 	size_t cap = b->cap ? b->cap : 4096;
 	char *p;
 
-	if (b->oom)
+	if (b->oom || more >= SIZE_MAX - b->len) {
+		b->oom = true;
 		return false;
+	}
 	if (b->len + more + 1 <= b->cap)
 		return true;
 	while (cap < b->len + more + 1) {
