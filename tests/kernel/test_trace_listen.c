@@ -351,6 +351,83 @@ static void test_listen_hist(void **state)
 	assert_int_equal(bg_stop(&tool), 0);
 }
 
+/* A connection to 127.0.0.1:port that sends what it is given and then
+ * nothing: its socket. */
+static int idle_client(int port, const char *send_first)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	if (*send_first)
+		assert_true(write(fd, send_first, strlen(send_first)) > 0);
+	return fd;
+}
+
+/* The answer to a request too large, if it comes: what the server did
+ * not read may reset the connection before it arrives. */
+static void expect_431(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	char got[64] = "";
+
+	assert_int_equal(poll(&pfd, 1, 5000), 1);
+	if (read(fd, got, sizeof(got) - 1) > 0)
+		assert_true(!strncmp(got, "HTTP/1.0 431 ", 13));
+}
+
+/*
+ * Clients that never finish their request hold nothing up: with more of
+ * them than the server takes at once, a -d trace still ends on time, a
+ * signal still ends it at once, an oversized request gets 431, and once
+ * their 5 s are up a scrape is answered again.
+ */
+static void test_listen_slow_clients(void **state)
+{
+	int port = free_port(), fds[24], status;
+	char where[32], big[8192], *ans;
+	const char *argv[] = { USDT_BIN, "trace", "-q", "--count", "--listen",
+			       where, "-d", "60", PT, "pm:req", NULL };
+	struct bg tool;
+	double t0;
+	size_t i;
+
+	(void)state;
+	snprintf(where, sizeof(where), "127.0.0.1:%d", port);
+	bg_start(&tool, tmp_dir, "slow", argv);
+	while (http_get(port, "/metrics", &ans) != 200) {
+		free(ans);
+		assert_int_equal(waitpid(tool.pid, &status, WNOHANG), 0);
+		usleep(20000);
+	}
+	free(ans);
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	memcpy(big, "GET /", 5);
+	fds[0] = idle_client(port, big);
+	assert_int_equal(http_get(port, "/metrics", &ans), 200);
+	free(ans);
+	expect_431(fds[0]);
+	for (i = 1; i < ARRAY_SIZE(fds); i++)
+		fds[i] = idle_client(port, i % 2 ? "GET /metr" : "");
+	t0 = now_s();
+	/* 16 clients at a time: this one waits for their 5 s. */
+	assert_int_equal(http_get(port, "/metrics", &ans), 200);
+	assert_true(now_s() - t0 > 3 && now_s() - t0 < 9);
+	free(ans);
+	t0 = now_s();
+	assert_int_equal(bg_stop(&tool), 0);
+	assert_true(now_s() - t0 < 2);
+	ans = slurp(tool.err);
+	assert_string_equal(ans, "");
+	free(ans);
+	for (i = 0; i < ARRAY_SIZE(fds); i++)
+		close(fds[i]);
+}
+
 /* Prometheus's configuration: scrape 127.0.0.1:port every second. */
 static void write_config(const char *path, int port)
 {
@@ -445,6 +522,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_listen_count, kill_started),
 		cmocka_unit_test_teardown(test_listen_hist, kill_started),
+		cmocka_unit_test_teardown(test_listen_slow_clients,
+					  kill_started),
 		cmocka_unit_test_teardown(test_listen_prometheus,
 					  kill_started),
 	};
