@@ -218,6 +218,24 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* Words --listen does not take, and events: errors before anything is
+ * traced. */
+static void test_listen_usage(void **state)
+{
+	struct run_result r;
+
+	(void)state;
+	run_fails(&r, "usdt: trace: --listen goes with --count, --hist or --latency\n",
+		  "trace", "--listen", "9100", PT, "pm:req");
+	run_fails(&r, "usdt: trace: --listen: bad address '70000' (PORT, ADDR:PORT or [ADDR]:PORT, port 1 to 65535)\n",
+		  "trace", "--count", "--listen", "70000", PT, "pm:req");
+	run_fails(&r, "usdt: trace: --listen: bad address ':80'",
+		  "trace", "--count", "--listen", ":80", PT, "pm:req");
+	run_fails(&r, "usdt: trace: --listen: cannot listen on 192.0.2.1:9100: Cannot assign requested address\n",
+		  "trace", "--count", "--listen", "192.0.2.1:9100", PT,
+		  "pm:req");
+}
+
 /* promtool check metrics on text: its lint passes. */
 static void promtool_passes(const char *text)
 {
@@ -520,6 +538,7 @@ static void test_listen_prometheus(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_listen_usage),
 		cmocka_unit_test_teardown(test_listen_count, kill_started),
 		cmocka_unit_test_teardown(test_listen_hist, kill_started),
 		cmocka_unit_test_teardown(test_listen_slow_clients,
