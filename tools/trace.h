@@ -109,6 +109,9 @@ struct trace_ctx {
 	char refetched[TRACE_MAX_ARGS][TRACE_STR_MAX + 1];
 	struct stack_state *stacks;	/* trace_stack.c's, made at first use */
 	int write_err;		/* errno of a failed write to stdout */
+	/* CLOCK_REALTIME - CLOCK_MONOTONIC (bpf_ktime_get_ns()'s), in ns,
+	 * at the start: a hit's wall-clock time for --json. */
+	int64_t wall_off;
 };
 
 /* A file being traced. */
@@ -158,6 +161,12 @@ int fmt_cfg_merge(struct trace_probe_cfg *into,
 int probe_err(const struct probe_ent *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int on_hit(void *data, void *raw, size_t len);
+/* ns since the epoch as a JSON string, RFC 3339 in UTC with nanoseconds:
+ * "2026-12-03T16:56:21.123456789Z". */
+void print_wall(FILE *f, int64_t ns);
+/* Now, in ns since the epoch; and CLOCK_REALTIME - CLOCK_MONOTONIC. */
+int64_t wall_now(void);
+int64_t wall_offset(void);
 /* The types of the site an event came from; 0 if the file is unknown. */
 const struct arg_fmt *site_args(struct trace_ctx *ctx, struct probe_ent *p,
 				const struct usdt_hit *e, int *cnt);

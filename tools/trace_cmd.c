@@ -86,7 +86,8 @@ static const char trace_usage[] =
 "  -c, --command CMD    run CMD (split into words at blanks, with ' \" and \\\n"
 "                       quoting, no expansions), trace only it, and exit\n"
 "                       with its status\n"
-"  -j, --json           one JSON object per line (per interval for summaries)\n"
+"  -j, --json           one JSON object per line (per interval for summaries),\n"
+"                       with the wall-clock time, and a FORMAT's text\n"
 "  -n, --limit COUNT    stop after COUNT hits\n"
 "  -d, --duration SECS  stop after SECS seconds\n"
 "  -s, --string-size N  read at most N bytes of each %s string (default 64)\n"
@@ -788,6 +789,7 @@ static int trace_start(struct trace_run *r)
 	int err;
 
 	raise_nofile();
+	r->ctx.wall_off = wall_offset();
 	err = trace_load(r);
 	if (!err)
 		err = trace_attach_all(r);

@@ -460,10 +460,13 @@ int sum_print(struct sum_state *s, double t, uint64_t lost, bool final,
 
 	if (err)
 		return err;
-	if (s->cfg.json)
-		printf("{\"time\": %.3f, \"final\": %s, \"lost\": %" PRIu64, t,
+	if (s->cfg.json) {
+		printf("{\"time\": %.3f, \"wall\": ", t);
+		print_wall(stdout, wall_now());
+		printf(", \"final\": %s, \"lost\": %" PRIu64,
 		       final ? "true" : "false", lost);
-	else
+	}
+	if (!s->cfg.json)
 		printf("@ %.3f s%s%s\n", t, final ? " (end)" : "",
 		       lost ? " (some hits lost: map or buffer full)" : "");
 	if (s->cfg.mode == TRACE_COUNT)
