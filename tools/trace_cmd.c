@@ -27,7 +27,9 @@
  * 1's table in trace_table.c, 2 (the held command) and 5 here, 3 and 4 in
  * trace_load.c; the formats in trace_fmt.c, the filter in trace_filter.c,
  * summaries in trace_sum.c, stacks in trace_stack.c, the targets in
- * trace_files.c, and the files a process maps later in trace_watch.c.
+ * trace_files.c, the files a process maps later in trace_watch.c, and
+ * --listen's HTTP server and Prometheus text in trace_http.c and
+ * trace_prom.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -655,8 +657,13 @@ static bool trace_over(struct trace_run *r, double deadline, int *ret)
 {
 	if (trace_stop_signal || (deadline && now_s() >= deadline))
 		return true;
-	if (target_ended(r, ret) && !r->http)
-		return true;
+	if (target_ended(r, ret)) {
+		if (!r->http)
+			return true;
+		fprintf(stderr, "%s: trace: %s ended; /metrics is served on until a signal%s\n",
+			tool_name, r->child ? "the command" : "the process",
+			r->o.duration > 0 ? " or -d" : "");
+	}
 	return !r->http && stdout_gone();
 }
 

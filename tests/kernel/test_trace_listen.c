@@ -323,6 +323,9 @@ static void test_listen_count(void **state)
 	snprintf(want, sizeof(want), "%12d %8d pm:req plain\n", ROUNDS, pid);
 	expect_in(out, want);
 	free(out);
+	out = slurp(tool.err);
+	assert_string_equal(out, "usdt: trace: the command ended; /metrics is served on until a signal\n");
+	free(out);
 }
 
 /*
