@@ -439,9 +439,16 @@ static void test_listen_slow_clients(void **state)
 	assert_int_equal(http_get(port, "/metrics", &ans), 200);
 	assert_true(now_s() - t0 > 3 && now_s() - t0 < 9);
 	free(ans);
+	/* New idle clients hold up the end no more: its links take an RCU
+	 * grace period or so each to go, seconds on a busy machine, not the
+	 * clients' 5 s. */
+	for (i = 1; i < ARRAY_SIZE(fds); i++) {
+		close(fds[i]);
+		fds[i] = idle_client(port, "GET /");
+	}
 	t0 = now_s();
 	assert_int_equal(bg_stop(&tool), 0);
-	assert_true(now_s() - t0 < 2);
+	assert_true(now_s() - t0 < 4);
 	ans = slurp(tool.err);
 	assert_string_equal(ans, "");
 	free(ans);
