@@ -741,7 +741,8 @@ static int trace_loop(struct trace_run *r)
 				break;
 			next += r->o.interval;
 		}
-		if (r->watch && now_s() >= r->next_scan) {
+		/* (A process --listen serves on after has no maps to read.) */
+		if (r->watch && !r->target_done && now_s() >= r->next_scan) {
 			err = trace_watch_scan(r);
 			if (err)
 				return err;
