@@ -125,18 +125,24 @@ static void bg_start(struct bg *b, const char *dir, const char *name,
 	started[i] = b->pid;
 }
 
-/* End it with SIGTERM (SIGKILL after 10 s); its exit status, or 128 +
- * the signal. */
-static int bg_stop(struct bg *b)
+/* It is reaped, or about to be: not to be killed after the test. */
+static void bg_forget(const struct bg *b)
 {
-	double end = now_s() + 10;
-	int status;
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(started); i++)
 		if (started[i] == b->pid)
 			started[i] = 0;
-	kill(b->pid, SIGTERM);
+}
+
+/* Wait up to secs for it to end (then SIGKILL it): its exit status, or
+ * 128 + the signal. */
+static int bg_wait(struct bg *b, double secs)
+{
+	double end = now_s() + secs;
+	int status;
+
+	bg_forget(b);
 	while (waitpid(b->pid, &status, WNOHANG) != b->pid) {
 		if (now_s() > end) {
 			kill(b->pid, SIGKILL);
@@ -147,6 +153,13 @@ static int bg_stop(struct bg *b)
 	}
 	return WIFEXITED(status) ? WEXITSTATUS(status) :
 				   128 + WTERMSIG(status);
+}
+
+/* End it with SIGTERM (SIGKILL after 10 s). */
+static int bg_stop(struct bg *b)
+{
+	kill(b->pid, SIGTERM);
+	return bg_wait(b, 10);
 }
 
 /* Wait up to secs for needle in file path; fails the test with the
@@ -175,7 +188,6 @@ static bool have(const char *prog)
 	char cmd[128];
 	struct run_result r;
 	const char *argv[] = { "sh", "-c", cmd, NULL };
-
 	int status;
 
 	snprintf(cmd, sizeof(cmd), "command -v %s", prog);
@@ -456,6 +468,40 @@ static void test_listen_slow_clients(void **state)
 		close(fds[i]);
 }
 
+/*
+ * -p PID alone (every file it maps, and those it maps later): after the
+ * process ends, the totals are still served, its maps no longer looked
+ * at, until -d ends the trace normally.
+ */
+static void test_listen_pid_ends(void **state)
+{
+	int port = free_port(), pid = 0;
+	char where[32], pid_s[16], *ans, *out;
+	const char *target[] = { FIXTURE_DIR "/trace_target", "4", "300", "0",
+				 NULL };
+	const char *argv[] = { USDT_BIN, "trace", "-q", "--count", "--listen",
+			       where, "-d", "6", "-p", pid_s, NULL };
+	struct bg tt, tool;
+
+	(void)state;
+	snprintf(where, sizeof(where), "127.0.0.1:%d", port);
+	bg_start(&tt, tmp_dir, "pid-target", target);
+	wait_file(tt.out, "pid ", 10, &tt);
+	out = slurp(tt.out);
+	assert_int_equal(sscanf(out, "pid %d", &pid), 1);
+	free(out);
+	snprintf(pid_s, sizeof(pid_s), "%d", pid);
+	bg_start(&tool, tmp_dir, "pid-tool", argv);
+	wait_file(tool.err, "usdt: trace: the process ended; /metrics is served on until a signal or -d\n",
+		  30, &tool);
+	assert_int_equal(http_get(port, "/metrics", &ans), 200);
+	expect_in(ans, "\nusdt_probe_hits_total{provider=\"tt\",probe=\"one\"} ");
+	free(ans);
+	/* The target is ours to reap; then -d ends the trace, status 0. */
+	assert_int_equal(bg_stop(&tt), 0);
+	assert_int_equal(bg_wait(&tool, 20), 0);
+}
+
 /* Prometheus's configuration: scrape 127.0.0.1:port every second. */
 static void write_config(const char *path, int port)
 {
@@ -553,6 +599,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_listen_hist, kill_started),
 		cmocka_unit_test_teardown(test_listen_slow_clients,
 					  kill_started),
+		cmocka_unit_test_teardown(test_listen_pid_ends, kill_started),
 		cmocka_unit_test_teardown(test_listen_prometheus,
 					  kill_started),
 	};
