@@ -7,8 +7,8 @@
  *   name{label="value",...} number
  *
  * after the metric's "# HELP" and "# TYPE" lines. A label value escapes
- * backslash, double quote and newline as \\, \" and \n; a HELP text
- * escapes backslash and newline.
+ * backslash, double quote and newline as \\, \" and \n, and is UTF-8 (a
+ * byte that is not, U+FFFD); a HELP text escapes backslash and newline.
  *
  * A buffer that could not grow is marked, not freed: every later append
  * is dropped, and the caller looks once, at the end (prom_buf.oom).
@@ -73,19 +73,57 @@ void prom_printf(struct prom_buf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
+/*
+ * The length of the valid UTF-8 sequence at s (at most len bytes), or 0:
+ * Prometheus refuses a whole scrape over one invalid label value, and a
+ * traced program's strings may be anything. RFC 3629's table: no
+ * overlong forms, no surrogates, nothing above U+10FFFF.
+ */
+static size_t utf8_len(const unsigned char *s, size_t len)
+{
+	size_t n, i;
+	unsigned char lo = 0x80, hi = 0xbf;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] < 0xc2 || s[0] > 0xf4)
+		return 0;
+	n = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
+	if (s[0] == 0xe0)
+		lo = 0xa0;
+	else if (s[0] == 0xed)
+		hi = 0x9f;
+	else if (s[0] == 0xf0)
+		lo = 0x90;
+	else if (s[0] == 0xf4)
+		hi = 0x8f;
+	if (len < n || s[1] < lo || s[1] > hi)
+		return 0;
+	for (i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
+
 void prom_escape(struct prom_buf *b, const char *s, size_t len)
 {
-	size_t i, from = 0;
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, from = 0, n;
 
-	for (i = 0; i < len; i++) {
+	while (i < len) {
 		const char *rep = s[i] == '\\' ? "\\\\" : s[i] == '"' ? "\\\"" :
 				  s[i] == '\n' ? "\\n" : NULL;
 
-		if (!rep)
+		n = rep ? 0 : utf8_len(u + i, len - i);
+		if (n) {
+			i += n;
 			continue;
+		}
 		prom_put(b, s + from, i - from);
-		prom_put(b, rep, 2);
-		from = i + 1;
+		/* A byte that is no UTF-8: U+FFFD, the replacement
+		 * character. */
+		prom_put(b, rep ? rep : "\xef\xbf\xbd", rep ? strlen(rep) : 3);
+		from = ++i;
 	}
 	prom_put(b, s + from, len - from);
 }

@@ -19,7 +19,8 @@ static void expect_in(const char *hay, const char *needle)
 		fail_msg("missing '%s' in:\n%s", needle, hay);
 }
 
-/* Backslash, double quote and newline escaped; nothing else touched. */
+/* Backslash, double quote and newline escaped; bytes that are not UTF-8
+ * replaced; nothing else touched. */
 static void test_escape(void **state)
 {
 	static const struct { const char *in, *out; } cases[] = {
@@ -32,6 +33,16 @@ static void test_escape(void **state)
 		{ "tab\there\r", "tab\there\r" },
 		{ "\"\"", "\\\"\\\"" },
 		{ "caf\xc3\xa9 {x=1}", "caf\xc3\xa9 {x=1}" },
+		/* UTF-8 kept: 3 and 4 bytes, the edges of the ranges. */
+		{ "\xe2\x82\xac \xf0\x9f\x98\x80", "\xe2\x82\xac \xf0\x9f\x98\x80" },
+		{ "\xed\x9f\xbf\xf4\x8f\xbf\xbf", "\xed\x9f\xbf\xf4\x8f\xbf\xbf" },
+		/* Not UTF-8: each bad byte U+FFFD, the rest kept. */
+		{ "a\xff" "b", "a\xef\xbf\xbd" "b" },
+		{ "\xc3", "\xef\xbf\xbd" },			/* cut short */
+		{ "\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd" },	/* overlong */
+		{ "\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" }, /* surrogate */
+		{ "\xf4\x90\x80\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" },
+		{ "\xe2\x82\"", "\xef\xbf\xbd\xef\xbf\xbd\\\"" },
 	};
 	size_t i;
 
