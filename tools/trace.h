@@ -3,7 +3,8 @@
  * The parts of `usdt trace`: the options and the run (trace_cmd.c), the
  * probe table (trace_table.c), loading and attaching (trace_load.c), the
  * per-probe formats and event printing (trace_fmt.c), the filter
- * expression (trace_filter.c) and the in-kernel summaries (trace_sum.c).
+ * expression (trace_filter.c), the in-kernel summaries (trace_sum.c), and
+ * --listen's server (trace_http.c) of their Prometheus text (trace_prom.c).
  */
 #ifndef __USDT_TRACE_H
 #define __USDT_TRACE_H
@@ -109,6 +110,9 @@ struct trace_ctx {
 	char refetched[TRACE_MAX_ARGS][TRACE_STR_MAX + 1];
 	struct stack_state *stacks;	/* trace_stack.c's, made at first use */
 	int write_err;		/* errno of a failed write to stdout */
+	/* CLOCK_REALTIME - CLOCK_MONOTONIC (bpf_ktime_get_ns()'s), in ns,
+	 * at the start: a hit's wall-clock time for --json. */
+	int64_t wall_off;
 };
 
 /* A file being traced. */
@@ -158,6 +162,12 @@ int fmt_cfg_merge(struct trace_probe_cfg *into,
 int probe_err(const struct probe_ent *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int on_hit(void *data, void *raw, size_t len);
+/* ns since the epoch as a JSON string, RFC 3339 in UTC with nanoseconds:
+ * "2026-12-03T16:56:21.123456789Z". */
+void print_wall(FILE *f, int64_t ns);
+/* Now, in ns since the epoch; and CLOCK_REALTIME - CLOCK_MONOTONIC. */
+int64_t wall_now(void);
+int64_t wall_offset(void);
 /* The types of the site an event came from; 0 if the file is unknown. */
 const struct arg_fmt *site_args(struct trace_ctx *ctx, struct probe_ent *p,
 				const struct usdt_hit *e, int *cnt);
@@ -188,11 +198,59 @@ struct sum_state *sum_new(const struct sum_cfg *cfg, int map_fd,
 int sum_print(struct sum_state *s, double t, uint64_t lost, bool final,
 	      int starts_fd);
 void sum_free(struct sum_state *s);
+/* --listen: the totals so far as Prometheus metrics, appended to out;
+ * 0 or -ENOMEM. */
+struct prom_buf;
+int sum_metrics(struct sum_state *s, struct prom_buf *out);
 /* Entries the summary map needs. */
 uint32_t sum_map_size(const struct sum_cfg *cfg, size_t probe_cnt);
 /* The probe table moved or grew (trace_watch.c). */
 void sum_set_probes(struct sum_state *s, const struct probe_ent *probes,
 		    size_t probe_cnt);
+
+/* trace_prom.c: Prometheus's text format (0.0.4), built in memory. */
+struct prom_buf {
+	char *p;		/* NUL-terminated; free() */
+	size_t len, cap;
+	bool oom;		/* an append failed: the text is cut */
+};
+void prom_put(struct prom_buf *b, const char *s, size_t len);
+void prom_printf(struct prom_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* s[0..len) as a label value: backslash, '"' and newline escaped. */
+void prom_escape(struct prom_buf *b, const char *s, size_t len);
+/* name="value" (escaped), after a comma unless just after a '{'. */
+void prom_label(struct prom_buf *b, const char *name, const char *val,
+		size_t len);
+/* A metric's "# HELP" and "# TYPE" lines. */
+void prom_head(struct prom_buf *b, const char *name, const char *type,
+	       const char *help);
+/* One log2 histogram (slots as trace_event.h numbers them) as name_bucket
+ * lines with cumulative counts up to le="+Inf", name_sum and name_count;
+ * bounds and sum divided by scale (1e9: nanoseconds to seconds). */
+struct prom_hist {
+	const char *name;
+	const char *labels;	/* a="x",b="y" (escaped), or "" */
+	const uint64_t *slots;	/* TRACE_SLOTS counts */
+	bool neg;		/* a bucket for negatives (signed values) */
+	double sum;
+	double scale;
+};
+void prom_hist(struct prom_buf *b, const struct prom_hist *h);
+
+/* trace_http.c: the HTTP server of --listen, run from the trace's poll
+ * loop; it never blocks (see there). */
+struct http_server;
+/* A page's text: 0, or -ENOMEM. */
+typedef int (*http_page_fn)(void *arg, struct prom_buf *out);
+/* Listen on "[ADDR:]PORT" (ADDR 127.0.0.1 when left out; [V6ADDR]:PORT
+ * too): the server, or NULL with why (said by the caller). */
+struct http_server *http_listen(const char *where, http_page_fn page,
+				void *arg, char *why, size_t len);
+/* Wait up to timeout_ms for the server's sockets or fd (POLLIN; -1:
+ * none), and serve what is ready. 1 when fd is readable, else 0. */
+int http_poll(struct http_server *s, int fd, int timeout_ms);
+void http_free(struct http_server *s);
 
 /* The command line of `usdt trace` (trace_cmd.c). */
 struct trace_opts {
@@ -208,6 +266,7 @@ struct trace_opts {
 	bool ustack;		/* --ustack */
 	bool red_zone;		/* --allow-red-zone-writes */
 	bool fault_in;		/* --fault-in */
+	const char *listen;	/* --listen [ADDR:]PORT */
 	char **enables;		/* --enable's patterns */
 	int enable_cnt;
 	char **pos;		/* TARGET, patterns and formats */
@@ -241,6 +300,8 @@ struct trace_run {
 	struct usdt_manager *man;
 	struct ring_buffer *rb;
 	struct sum_state *sums;
+	struct http_server *http;	/* --listen's */
+	bool target_done;	/* --listen: the command or process ended */
 	pid_t child, attach_pid;
 	int go_fd, pid_fd;
 	bool child_done;
@@ -314,6 +375,8 @@ const char *trace_attach_why(const struct trace_run *r,
 			     const struct probe_ent *p, int err);
 /* The "attached N probes" line on stderr. */
 void trace_say_attached(const struct trace_run *r);
+/* The call sites attached, and (files) in how many files. */
+size_t trace_site_cnt(const struct trace_run *r, size_t *files);
 
 /* trace_peek.c: a traced process's memory, read from user space with a
  * deadline. */

@@ -27,7 +27,9 @@
  * 1's table in trace_table.c, 2 (the held command) and 5 here, 3 and 4 in
  * trace_load.c; the formats in trace_fmt.c, the filter in trace_filter.c,
  * summaries in trace_sum.c, stacks in trace_stack.c, the targets in
- * trace_files.c, and the files a process maps later in trace_watch.c.
+ * trace_files.c, the files a process maps later in trace_watch.c, and
+ * --listen's HTTP server and Prometheus text in trace_http.c and
+ * trace_prom.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -86,7 +88,8 @@ static const char trace_usage[] =
 "  -c, --command CMD    run CMD (split into words at blanks, with ' \" and \\\n"
 "                       quoting, no expansions), trace only it, and exit\n"
 "                       with its status\n"
-"  -j, --json           one JSON object per line (per interval for summaries)\n"
+"  -j, --json           one JSON object per line (per interval for summaries),\n"
+"                       with the wall-clock time, and a FORMAT's text\n"
 "  -n, --limit COUNT    stop after COUNT hits\n"
 "  -d, --duration SECS  stop after SECS seconds\n"
 "  -s, --string-size N  read at most N bytes of each %s string (default 64)\n"
@@ -114,6 +117,13 @@ static const char trace_usage[] =
 "                       log2 histogram of the time from probe START to the\n"
 "                       next END on the same thread, and unmatched counts\n"
 "  -i, --interval SECS  print summaries every SECS seconds, not only at the end\n"
+"      --listen [ADDR:]PORT\n"
+"                       with --count, --hist or --latency, also serve the\n"
+"                       totals at http://ADDR:PORT/metrics in Prometheus's\n"
+"                       text format, until a signal or -d ends the trace\n"
+"                       (the traced command or process ending does not);\n"
+"                       ADDR defaults to 127.0.0.1 (this machine only),\n"
+"                       0.0.0.0 or [::] serve every address\n"
 "  -m, --mode MODE      auto (default), multi (uprobe_multi links) or perf\n"
 "                       (one perf uprobe per call site)\n"
 "  -b, --buffer-size N  the ring buffer's size in bytes (K and M suffixes;\n"
@@ -151,6 +161,7 @@ static const char trace_usage[] =
 "  usdt trace --filter 'arg1 == \"GET\"' ./app myapp:request\n"
 "  usdt trace --count --by-pid -i 1 /usr/bin/python3 'python:*'\n"
 "  usdt trace --hist 2 /usr/bin/python3 python:function__entry\n"
+"  usdt trace --count --by-pid --listen 9100 /usr/bin/python3 'python:*'\n"
 "  usdt trace --latency python:gc__start python:gc__done /usr/bin/python3\n"
 "  usdt trace --filter 'arg2 > 100 && pid == 42' ./app myapp:request\n";
 
@@ -312,6 +323,9 @@ static int parse_long_opt(struct trace_opts *o, int c, char *arg)
 	case 'q':
 		o->quiet = true;
 		return 0;
+	case 'W':
+		o->listen = arg;
+		return 0;
 	case 'R':
 		o->red_zone = true;
 		return 0;
@@ -401,6 +415,7 @@ static int parse_args(int argc, char **argv, struct trace_opts *o,
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "enable", required_argument, NULL, 'e' },
 		{ "allow-red-zone-writes", no_argument, NULL, 'R' },
+		{ "listen", required_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -450,6 +465,8 @@ static int parse_args(int argc, char **argv, struct trace_opts *o,
 	ctx->str_size = o->str_size;
 	if (o->interval && o->sum.mode == TRACE_EVENTS)
 		return tool_err("trace: -i goes with --count, --hist or --latency");
+	if (o->listen && o->sum.mode == TRACE_EVENTS)
+		return tool_err("trace: --listen goes with --count, --hist or --latency");
 	return 0;
 }
 
@@ -616,21 +633,78 @@ static uint64_t lost_count(const struct trace_run *r)
 	return r->skel->bss->lost_events + r->skel->bss->lost_sums;
 }
 
-/* Should the trace end now (other than by -n or a write error)? */
-static bool trace_over(struct trace_run *r, double deadline, int *ret)
+/* Has the command or process traced ended? (Said once.) */
+static bool target_ended(struct trace_run *r, int *ret)
 {
 	int status;
 
-	if (trace_stop_signal || (deadline && now_s() >= deadline))
-		return true;
+	if (r->target_done)
+		return false;
 	if (r->child && waitpid(r->child, &status, WNOHANG) == r->child) {
 		r->child_done = true;
 		*ret = exit_status(status);
-		return true;
+		r->target_done = true;
+	} else if (r->o.pid && pid_ended(r->o.pid, r->pid_fd)) {
+		r->target_done = true;
 	}
-	if (r->o.pid && pid_ended(r->o.pid, r->pid_fd))
+	return r->target_done;
+}
+
+/* Should the trace end now (other than by -n or a write error)? With
+ * --listen the totals are served on after the traced process ended, until
+ * a signal or -d. */
+static bool trace_over(struct trace_run *r, double deadline, int *ret)
+{
+	if (trace_stop_signal || (deadline && now_s() >= deadline))
 		return true;
-	return stdout_gone();
+	if (target_ended(r, ret)) {
+		if (!r->http)
+			return true;
+		fprintf(stderr, "%s: trace: %s ended; /metrics is served on until a signal%s\n",
+			tool_name, r->child ? "the command" : "the process",
+			r->o.duration > 0 ? " or -d" : "");
+	}
+	return !r->http && stdout_gone();
+}
+
+/*
+ * --listen's page: the summary's totals, then the tool's own health. Built
+ * in the poll loop between readings of the ring buffer, from the maps
+ * (for --by, up to TRACE_BY_KEYS keys: a few milliseconds), so hits wait
+ * in the ring buffer meanwhile, as they do while a summary prints.
+ */
+static int metrics_page(void *arg, struct prom_buf *b)
+{
+	struct trace_run *r = arg;
+	size_t files, sites = trace_site_cnt(r, &files);
+	int err = sum_metrics(r->sums, b);
+
+	if (err)
+		return err;
+	prom_head(b, "usdt_lost_events_total", "counter", "Events dropped because the ring buffer was full.");
+	prom_printf(b, "usdt_lost_events_total %llu\n",
+		    (unsigned long long)r->skel->bss->lost_events);
+	prom_head(b, "usdt_lost_hits_total", "counter", "Hits not counted: the summary map was full, or the call site could not be looked up.");
+	prom_printf(b, "usdt_lost_hits_total %llu\n",
+		    (unsigned long long)r->skel->bss->lost_sums);
+	prom_head(b, "usdt_attached_probes", "gauge", "Probes attached.");
+	prom_printf(b, "usdt_attached_probes %zu\n", r->attached);
+	prom_head(b, "usdt_attached_sites", "gauge", "Call sites attached.");
+	prom_printf(b, "usdt_attached_sites %zu\n", sites);
+	prom_head(b, "usdt_attached_files", "gauge", "Files with call sites attached.");
+	prom_printf(b, "usdt_attached_files %zu\n", files);
+	return b->oom ? -ENOMEM : 0;
+}
+
+/* Wait for hits up to 100 ms; with --listen, serve scrapes meanwhile
+ * (trace_http.c never blocks). As ring_buffer__poll(). */
+static int wait_hits(struct trace_run *r)
+{
+	if (!r->http)
+		return ring_buffer__poll(r->rb, 100);
+	if (!http_poll(r->http, ring_buffer__epoll_fd(r->rb), 100))
+		return 0;
+	return ring_buffer__consume(r->rb);
 }
 
 static int print_sums(struct trace_run *r, double t0, bool final)
@@ -656,7 +730,7 @@ static int trace_loop(struct trace_run *r)
 	if (r->o.interval > 0)
 		next = t0 + r->o.interval;
 	for (;;) {
-		err = ring_buffer__poll(r->rb, 100);
+		err = wait_hits(r);
 		if (err == -ECANCELED)
 			break;
 		if (err < 0 && err != -EINTR)
@@ -667,7 +741,8 @@ static int trace_loop(struct trace_run *r)
 				break;
 			next += r->o.interval;
 		}
-		if (r->watch && now_s() >= r->next_scan) {
+		/* (A process --listen serves on after has no maps to read.) */
+		if (r->watch && !r->target_done && now_s() >= r->next_scan) {
 			err = trace_watch_scan(r);
 			if (err)
 				return err;
@@ -722,6 +797,7 @@ static int trace_start(struct trace_run *r)
 	int err;
 
 	raise_nofile();
+	r->ctx.wall_off = wall_offset();
 	err = trace_load(r);
 	if (!err)
 		err = trace_attach_all(r);
@@ -1043,6 +1119,16 @@ static int trace_prepare(struct trace_run *r)
 	return 0;
 }
 
+static int start_listen(struct trace_run *r)
+{
+	char why[512];
+
+	if (!r->o.listen)
+		return 0;
+	r->http = http_listen(r->o.listen, metrics_page, r, why, sizeof(why));
+	return r->http ? 0 : tool_err("trace: --listen: %s", why);
+}
+
 static void trace_cleanup(struct trace_run *r)
 {
 	int status;
@@ -1050,6 +1136,7 @@ static void trace_cleanup(struct trace_run *r)
 
 	if (r->go_fd >= 0)
 		close(r->go_fd);	/* a held child reads EOF and exits 127 */
+	http_free(r->http);
 	ring_buffer__free(r->rb);
 	sum_free(r->sums);
 	for (i = 0; i < r->ctx.probe_cnt; i++)
@@ -1107,7 +1194,11 @@ int cmd_trace(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	ret = trace_prepare(&r);
+	/* --listen's port first: a busy one fails before anything is read,
+	 * started or attached. */
+	ret = start_listen(&r);
+	if (!ret)
+		ret = trace_prepare(&r);
 	if (!ret && trace_stop_signal)
 		ret = 128 + trace_stop_signal;
 	if (!ret)

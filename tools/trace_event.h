@@ -107,7 +107,8 @@ struct trace_filter {
 
 /*
  * Summary map keys. TRACE_COUNT: {cookie, pid or 0}. TRACE_HIST: {cookie,
- * slot}. TRACE_LATENCY: {TRACE_LAT_KEY, slot}, plus the two counters.
+ * slot}. TRACE_LATENCY: {TRACE_LAT_KEY, slot}, plus the two counters
+ * (and with keep_sum either's sum, below).
  * Slot 0 holds 0, slot k (1..64) [2^(k-1), 2^k), TRACE_SLOT_NEG negatives.
  */
 #define TRACE_SLOT_NEG 65
@@ -115,6 +116,10 @@ struct trace_filter {
 #define TRACE_LAT_KEY 0xffffffffu
 #define TRACE_LAT_UNMATCHED_START 100
 #define TRACE_LAT_UNMATCHED_END 101
+/* With keep_sum (--listen): the sum of the values a histogram counted,
+ * under {cookie or TRACE_LAT_KEY, TRACE_SUM_AUX}; Prometheus's histograms
+ * have a _sum. Modulo 2^64: a signed argument's sum reads as __s64. */
+#define TRACE_SUM_AUX 102
 struct trace_sum_key {
 	__u32 cookie;
 	__u32 aux;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <time.h>
 
 #include "trace.h"
 
@@ -982,6 +983,42 @@ static void find_strings(const struct usdt_hit *e, size_t len,
 	}
 }
 
+int64_t wall_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t wall_offset(void)
+{
+	struct timespec m;
+	int64_t w = wall_now();
+
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	return w - ((int64_t)m.tv_sec * 1000000000 + m.tv_nsec);
+}
+
+void print_wall(FILE *f, int64_t ns)
+{
+	time_t s = (time_t)(ns / 1000000000);
+	long frac = (long)(ns % 1000000000);
+	char buf[32];
+	struct tm tm;
+
+	if (frac < 0) {
+		frac += 1000000000;
+		s--;
+	}
+	if (!gmtime_r(&s, &tm) ||
+	    !strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm)) {
+		fputs("null", f);
+		return;
+	}
+	fprintf(f, "\"%s.%09ldZ\"", buf, frac);
+}
+
 static void print_head(struct trace_ctx *ctx, const struct usdt_hit *e,
 		       const struct probe_ent *p)
 {
@@ -990,14 +1027,15 @@ static void print_head(struct trace_ctx *ctx, const struct usdt_hit *e,
 	memcpy(comm, e->comm, TRACE_COMM_LEN);
 	comm[TRACE_COMM_LEN] = '\0';
 	if (ctx->json) {
-		printf("{\"ts\": %" PRIu64 ", \"pid\": %u, \"tid\": %u, \"comm\": ",
-		       (uint64_t)e->ts, e->pid, e->tid);
+		printf("{\"ts\": %" PRIu64 ", \"wall\": ", (uint64_t)e->ts);
+		print_wall(stdout, (int64_t)e->ts + ctx->wall_off);
+		printf(", \"pid\": %u, \"tid\": %u, \"comm\": ", e->pid,
+		       e->tid);
 		json_str(stdout, comm);
 		fputs(", \"provider\": ", stdout);
 		json_str(stdout, p->provider);
 		fputs(", \"name\": ", stdout);
 		json_str(stdout, p->name);
-		fputs(", \"args\": [", stdout);
 		return;
 	}
 	printf("%" PRIu64 " %u %u ", (uint64_t)e->ts, e->pid, e->tid);
@@ -1062,7 +1100,8 @@ static const struct arg_fmt *val_fmt(const struct probe_fmt *pf,
  * the first conversion it cannot fill. */
 static void print_formatted(struct trace_ctx *ctx, struct probe_ent *p,
 			    const struct probe_fmt *pf, const struct usdt_hit *e,
-			    int cnt, const char *const strs[TRACE_MAX_VALS])
+			    int cnt, const char *const strs[TRACE_MAX_VALS],
+			    FILE *f, bool json)
 {
 	const struct arg_fmt *fmts;
 	struct arg_fmt tmp;
@@ -1074,21 +1113,21 @@ static void print_formatted(struct trace_ctx *ctx, struct probe_ent *p,
 
 		if (!conv_fits(cv, pf, cnt))
 			break;
-		if (ctx->json)
-			fputs(i ? ", " : "", stdout);
+		if (json)
+			fputs(i ? ", " : "", f);
 		else
-			put_lit(stdout, cv->lit, cv->lit_len);
+			put_lit(f, cv->lit, cv->lit_len);
 		bad = conv_bad_arg(cv, e, strs);
 		if (bad >= 0) {
-			fputs(ctx->json ? "null" : "?", stdout);
+			fputs(json ? "null" : "?", f);
 			warn_unreadable(p, bad, e->errs[bad]);
 			continue;
 		}
-		print_conv(stdout, cv, e, val_fmt(pf, fmts, fcnt, cv->arg, &tmp),
-			   e->args[cv->arg] ? strs[cv->arg] : NULL, ctx->json);
+		print_conv(f, cv, e, val_fmt(pf, fmts, fcnt, cv->arg, &tmp),
+			   e->args[cv->arg] ? strs[cv->arg] : NULL, json);
 	}
-	if (!ctx->json && i == pf->conv_cnt)
-		put_lit(stdout, pf->tail, strlen(pf->tail));
+	if (!json && i == pf->conv_cnt)
+		put_lit(f, pf->tail, strlen(pf->tail));
 }
 
 /* The arguments of a hit, with format pf (the user's) or as they are. */
@@ -1204,24 +1243,60 @@ static void refetch_all(struct trace_ctx *ctx, const struct probe_fmt *pf,
 	}
 }
 
+/* A hit as it prints: its header (with a format, its unread strings and
+ * loads read again), the strings it carries, its argument count. */
+struct hit_view {
+	struct usdt_hit h;
+	const char *strs[TRACE_MAX_VALS];
+	int cnt;
+};
+
+static void hit_view(struct trace_ctx *ctx, const struct probe_fmt *pf,
+		     const struct usdt_hit *e, size_t len, struct hit_view *v)
+{
+	find_strings(e, len, v->strs);
+	v->cnt = e->arg_cnt < 0 ? 0 : e->arg_cnt;
+	if (v->cnt > TRACE_MAX_ARGS)
+		v->cnt = TRACE_MAX_ARGS;
+	v->h = *e;
+	if (pf)
+		refetch_all(ctx, pf, &v->h, v->strs);
+}
+
+/* With --json and a format, "text": the line's text as it prints
+ * without --json. */
+static void print_text(struct trace_ctx *ctx, struct probe_ent *p,
+		       const struct probe_fmt *pf, const struct hit_view *v)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+
+	fputs(", \"text\": ", stdout);
+	if (m) {
+		print_formatted(ctx, p, pf, &v->h, v->cnt, v->strs, m, false);
+		if (fclose(m)) {
+			free(text);
+			text = NULL;
+		}
+	}
+	if (text)
+		json_str(stdout, text);
+	else
+		fputs("null", stdout);
+	free(text);
+}
+
 static void print_args(struct trace_ctx *ctx, struct probe_ent *p,
-		       const struct probe_fmt *pf, const struct usdt_hit *e,
-		       size_t len)
+		       const struct probe_fmt *pf, const struct hit_view *v)
 {
 	static const struct arg_fmt unknown = { .size = 8 };
-	const char *strs[TRACE_MAX_VALS];
+	const struct usdt_hit *e = &v->h;
 	const struct arg_fmt *fmts;
-	struct usdt_hit h;
-	int i, cnt, fcnt;
+	int i, cnt = v->cnt, fcnt;
 
-	find_strings(e, len, strs);
-	cnt = e->arg_cnt < 0 ? 0 : e->arg_cnt;
-	if (cnt > TRACE_MAX_ARGS)
-		cnt = TRACE_MAX_ARGS;
 	if (pf) {
-		h = *e;
-		refetch_all(ctx, pf, &h, strs);
-		print_formatted(ctx, p, pf, &h, cnt, strs);
+		print_formatted(ctx, p, pf, e, cnt, v->strs, stdout, ctx->json);
 		return;
 	}
 	fmts = site_args(ctx, p, e, &fcnt);
@@ -1252,6 +1327,7 @@ int on_hit(void *data, void *raw, size_t len)
 	struct trace_ctx *ctx = data;
 	const struct usdt_hit *e = raw;
 	const struct probe_fmt *pf;
+	struct hit_view v;
 	struct probe_ent *p;
 	int k;
 
@@ -1263,10 +1339,15 @@ int on_hit(void *data, void *raw, size_t len)
 	/* A line per format (none: one, as the arguments are). */
 	for (k = 0; k == 0 || k < p->fmt_cnt; k++) {
 		pf = p->fmt_cnt ? p->fmts[k] : NULL;
+		hit_view(ctx, pf, e, len, &v);
 		print_head(ctx, e, p);
-		if (!ctx->json && pf)
+		if (ctx->json && pf)
+			print_text(ctx, p, pf, &v);
+		if (ctx->json)
+			fputs(", \"args\": [", stdout);
+		else if (pf)
 			fputc(' ', stdout);
-		print_args(ctx, p, pf, e, len);
+		print_args(ctx, p, pf, &v);
 		fputs(ctx->json ? "]" : "", stdout);
 		if (ctx->json && ctx->ustack)
 			stack_print(ctx, e, len);

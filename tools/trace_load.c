@@ -289,6 +289,7 @@ static int configure(struct trace_run *r)
 	skel->rodata->mode = r->o.sum.mode;
 	skel->rodata->by_pid = r->o.sum.by_pid;
 	skel->rodata->hist_arg = (uint32_t)r->o.sum.hist_arg;
+	skel->rodata->keep_sum = r->o.listen != NULL;
 	skel->rodata->by_arg = r->o.sum.by_arg >= 0 ?
 			       (uint32_t)r->o.sum.by_arg : TRACE_BY_NONE;
 	skel->rodata->by_str = r->o.sum.by_str;
@@ -763,18 +764,12 @@ int trace_attach_all(struct trace_run *r)
 	return 0;
 }
 
-/*
- * Say on stderr that tracing runs: scripts wait for this line before they
- * make the traced program fire. Every call site of every probe counted is
- * attached when it prints.
- */
-void trace_say_attached(const struct trace_run *r)
+size_t trace_site_cnt(const struct trace_run *r, size_t *files)
 {
-	size_t sites = 0, files = 0, i;
+	size_t sites = 0, i;
 	bool *seen;
 
-	if (r->o.quiet)
-		return;
+	*files = 0;
 	seen = calloc((size_t)r->file_cnt + 1, sizeof(*seen));
 	for (i = 0; i < r->ctx.probe_cnt; i++) {
 		const struct probe_ent *p = &r->ctx.probes[i];
@@ -784,12 +779,27 @@ void trace_say_attached(const struct trace_run *r)
 		sites += p->link ? usdt_link__site_cnt(p->link) : 0;
 		if (seen && !seen[p->file]) {
 			seen[p->file] = true;
-			files++;
+			(*files)++;
 		}
 	}
 	free(seen);
 	for (i = 0; i < (size_t)r->pat_link_cnt; i++)
 		sites += usdt_link__site_cnt(r->pat_links[i]);
+	return sites;
+}
+
+/*
+ * Say on stderr that tracing runs: scripts wait for this line before they
+ * make the traced program fire. Every call site of every probe counted is
+ * attached when it prints.
+ */
+void trace_say_attached(const struct trace_run *r)
+{
+	size_t files, sites;
+
+	if (r->o.quiet)
+		return;
+	sites = trace_site_cnt(r, &files);
 	fprintf(stderr, "%s: tracing %zu probe%s (%zu call site%s) in %zu file%s; Ctrl-C to stop\n",
 		tool_name, r->attached, r->attached == 1 ? "" : "s", sites,
 		sites == 1 ? "" : "s", files, files == 1 ? "" : "s");

@@ -38,7 +38,8 @@ uint32_t sum_map_size(const struct sum_cfg *cfg, size_t probe_cnt)
 		return (uint32_t)(cfg->by_pid ? probe_cnt * 256 + 4096 :
 					        probe_cnt);
 	case TRACE_HIST:
-		return (uint32_t)(probe_cnt * TRACE_SLOTS);
+		/* And a sum each (TRACE_SUM_AUX). */
+		return (uint32_t)(probe_cnt * (TRACE_SLOTS + 1));
 	case TRACE_LATENCY:
 		return 128;
 	default:
@@ -459,10 +460,13 @@ int sum_print(struct sum_state *s, double t, uint64_t lost, bool final,
 
 	if (err)
 		return err;
-	if (s->cfg.json)
-		printf("{\"time\": %.3f, \"final\": %s, \"lost\": %" PRIu64, t,
+	if (s->cfg.json) {
+		printf("{\"time\": %.3f, \"wall\": ", t);
+		print_wall(stdout, wall_now());
+		printf(", \"final\": %s, \"lost\": %" PRIu64,
 		       final ? "true" : "false", lost);
-	else
+	}
+	if (!s->cfg.json)
 		printf("@ %.3f s%s%s\n", t, final ? " (end)" : "",
 		       lost ? " (some hits lost: map or buffer full)" : "");
 	if (s->cfg.mode == TRACE_COUNT)
@@ -477,4 +481,175 @@ int sum_print(struct sum_state *s, double t, uint64_t lost, bool final,
 	s->cur = tmp;
 	s->prev_cnt = s->cur_cnt;
 	return -stdout_flush();
+}
+
+/* ---------------------------------------------------------------------- */
+/* --listen: the map's totals as Prometheus metrics (trace_prom.c's text). */
+
+static void metric_probe(struct prom_buf *b, const char *name,
+			 const struct probe_ent *p)
+{
+	prom_printf(b, "%s{", name);
+	prom_label(b, "provider", p->provider, strlen(p->provider));
+	prom_label(b, "probe", p->name, strlen(p->name));
+}
+
+/* --by's label: argN="value", the value as print_by() shows it. */
+static void metric_by(struct prom_buf *b, const struct sum_state *s,
+		      const struct sum_ent *e)
+{
+	const struct probe_ent *p = &s->probes[e->key.cookie];
+	int a = s->cfg.by_arg;
+	char name[16], val[24];
+
+	snprintf(name, sizeof(name), "arg%d", a);
+	if (s->cfg.by_str) {
+		prom_label(b, name, e->key.str,
+			   strnlen(e->key.str, TRACE_BY_STR));
+		return;
+	}
+	if (a < p->arg_cnt && p->args[a].is_signed)
+		snprintf(val, sizeof(val), "%" PRId64, (int64_t)e->key.val);
+	else
+		snprintf(val, sizeof(val), "%" PRIu64, (uint64_t)e->key.val);
+	prom_label(b, name, val, strlen(val));
+}
+
+/* Plain --count: every probe, 0 until it is hit; --by-pid and --by: each
+ * key seen. */
+static void metrics_counts(const struct sum_state *s, struct prom_buf *b)
+{
+	static const char name[] = "usdt_probe_hits_total";
+	bool keyed = s->cfg.by_pid || s->cfg.by_arg >= 0;
+	const struct sum_ent *e;
+	size_t i, k;
+
+	prom_head(b, name, "counter", "Hits of a USDT probe since the trace started.");
+	for (i = 0; keyed && i < s->cur_cnt; i++) {
+		e = &s->cur[i];
+		if (e->key.cookie >= s->probe_cnt)
+			continue;
+		metric_probe(b, name, &s->probes[e->key.cookie]);
+		if (s->cfg.by_pid)
+			prom_printf(b, ",pid=\"%u\"", e->key.aux);
+		if (s->cfg.by_arg >= 0)
+			metric_by(b, s, e);
+		prom_printf(b, "} %" PRIu64 "\n", e->val);
+	}
+	/* cur is sorted by cookie: one pass for both. */
+	for (i = 0, k = 0; !keyed && k < s->probe_cnt; k++) {
+		uint64_t v = 0;
+
+		for (; i < s->cur_cnt && s->cur[i].key.cookie <= k; i++)
+			if (s->cur[i].key.cookie == k)
+				v += s->cur[i].val;
+		if (s->probes[k].role & TRACE_ROLE_QUIET)
+			continue;
+		metric_probe(b, name, &s->probes[k]);
+		prom_printf(b, "} %" PRIu64 "\n", v);
+	}
+}
+
+/* The histogram of cur[from, to): its slots and sum. */
+static void hist_slots(const struct sum_state *s, size_t from, size_t to,
+		       uint64_t slots[TRACE_SLOTS], uint64_t *sum)
+{
+	size_t i;
+
+	memset(slots, 0, TRACE_SLOTS * sizeof(*slots));
+	*sum = 0;
+	for (i = from; i < to; i++) {
+		if (s->cur[i].key.aux < TRACE_SLOTS)
+			slots[s->cur[i].key.aux] = s->cur[i].val;
+		else if (s->cur[i].key.aux == TRACE_SUM_AUX)
+			*sum = s->cur[i].val;
+	}
+}
+
+static void metrics_hists(const struct sum_state *s, struct prom_buf *b)
+{
+	uint64_t slots[TRACE_SLOTS], sum;
+	struct prom_hist h = { .name = "usdt_probe_argument", .slots = slots,
+			       .scale = 1 };
+	struct prom_buf labels = { 0 };
+	const struct probe_ent *p;
+	char arg[16];
+	size_t i = 0, j;
+
+	prom_head(b, h.name, "histogram", "Values of an argument of a USDT probe (--hist), in log2 buckets.");
+	snprintf(arg, sizeof(arg), "%d", s->cfg.hist_arg);
+	for (; i < s->cur_cnt; i = j) {
+		uint32_t cookie = s->cur[i].key.cookie;
+
+		for (j = i; j < s->cur_cnt && s->cur[j].key.cookie == cookie; j++)
+			;
+		if (cookie >= s->probe_cnt)
+			continue;
+		p = &s->probes[cookie];
+		hist_slots(s, i, j, slots, &sum);
+		h.neg = s->cfg.hist_arg < p->arg_cnt &&
+			p->args[s->cfg.hist_arg].is_signed;
+		h.sum = h.neg ? (double)(int64_t)sum : (double)sum;
+		labels.len = 0;
+		prom_label(&labels, "provider", p->provider, strlen(p->provider));
+		prom_label(&labels, "probe", p->name, strlen(p->name));
+		prom_label(&labels, "arg", arg, strlen(arg));
+		h.labels = labels.p;
+		if (!labels.oom)
+			prom_hist(b, &h);
+	}
+	b->oom |= labels.oom;
+	free(labels.p);
+}
+
+static void metrics_latency(const struct sum_state *s, struct prom_buf *b)
+{
+	uint64_t slots[TRACE_SLOTS], sum, um[2] = { 0, 0 };
+	struct prom_hist h = { .name = "usdt_latency_seconds", .slots = slots,
+			       .scale = 1e9 };
+	struct prom_buf labels = { 0 };
+	size_t i, from = s->cur_cnt, to = s->cur_cnt;
+
+	for (i = 0; i < s->cur_cnt; i++) {
+		if (s->cur[i].key.cookie != TRACE_LAT_KEY)
+			continue;
+		if (s->cur[i].key.aux == TRACE_LAT_UNMATCHED_START)
+			um[0] = s->cur[i].val;
+		else if (s->cur[i].key.aux == TRACE_LAT_UNMATCHED_END)
+			um[1] = s->cur[i].val;
+		if (from == s->cur_cnt)
+			from = i;
+		to = i + 1;
+	}
+	hist_slots(s, from, to, slots, &sum);
+	h.sum = (double)sum;
+	prom_label(&labels, "start", s->cfg.lat_start, strlen(s->cfg.lat_start));
+	prom_label(&labels, "end", s->cfg.lat_end, strlen(s->cfg.lat_end));
+	h.labels = labels.oom ? "" : labels.p;
+	prom_head(b, h.name, "histogram", "Time from probe START to the next END on the same thread (--latency).");
+	prom_hist(b, &h);
+	prom_head(b, "usdt_latency_unmatched_starts_total", "counter", "STARTs that another START replaced before an END.");
+	prom_printf(b, "usdt_latency_unmatched_starts_total{%s} %" PRIu64 "\n",
+		    h.labels, um[0]);
+	prom_head(b, "usdt_latency_unmatched_ends_total", "counter", "ENDs without a START before them on their thread.");
+	prom_printf(b, "usdt_latency_unmatched_ends_total{%s} %" PRIu64 "\n",
+		    h.labels, um[1]);
+	b->oom |= labels.oom;
+	free(labels.p);
+}
+
+int sum_metrics(struct sum_state *s, struct prom_buf *b)
+{
+	/* cur is sum_print()'s scratch: it reads the map again itself. */
+	int err = sum_read(s);
+
+	if (err)
+		return err;
+	if (s->cfg.mode == TRACE_COUNT)
+		metrics_counts(s, b);
+	else if (s->cfg.mode == TRACE_HIST)
+		metrics_hists(s, b);
+	else
+		metrics_latency(s, b);
+	return b->oom ? -ENOMEM : 0;
 }

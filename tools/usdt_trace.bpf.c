@@ -35,6 +35,9 @@ const volatile __u32 by_arg = TRACE_BY_NONE;
 const volatile __u32 by_str = 0;
 const volatile __u32 ustack = 0;	/* events carry the user stack */
 const volatile __u32 hist_arg = 0;	/* TRACE_HIST: the argument */
+/* TRACE_HIST and TRACE_LATENCY: also add up the values (TRACE_SUM_AUX);
+ * left 0 without --listen, so that a hit costs what it did. */
+const volatile __u32 keep_sum = 0;
 const volatile __u32 str_size = 64;	/* longest string read, with NUL */
 const volatile struct trace_filter filter = { 0 };
 const volatile __u32 page_shift = 12;	/* the kernel's PAGE_SHIFT */
@@ -406,6 +409,8 @@ static __always_inline void latency(__u32 tid, __u32 role)
 		t0 = bpf_map_lookup_elem(&starts, &tid);
 		if (t0) {
 			sum_add(TRACE_LAT_KEY, log2_slot((__s64)(now - *t0)), 1);
+			if (keep_sum)
+				sum_add(TRACE_LAT_KEY, TRACE_SUM_AUX, now - *t0);
 			bpf_map_delete_elem(&starts, &tid);
 		} else {
 			sum_add(TRACE_LAT_KEY, TRACE_LAT_UNMATCHED_END, 1);
@@ -812,8 +817,11 @@ int usdt_trace(struct pt_regs *ctx)
 			sum_add(key, by_pid ? (__u32)(id >> 32) : 0, 1);
 		return 0;
 	case TRACE_HIST:
-		if (!arg_low(ctx, hist_arg, &v))
+		if (!arg_low(ctx, hist_arg, &v)) {
 			sum_add(key, log2_slot(v), 1);
+			if (keep_sum)
+				sum_add(key, TRACE_SUM_AUX, (__u64)v);
+		}
 		return 0;
 	case TRACE_LATENCY:
 		if (cfg)

@@ -129,7 +129,8 @@ bench: $(OBJDIR)/bench $(OBJDIR)/bench_bpf $(OBJDIR)/bench_bpf17 $(BENCH_OBJS) \
 		$(OBJDIR)/bench_bpf17 $(BENCH_DIR)/lb17
 
 # make bench-trace: start and end times of `usdt trace` on many probes,
-# and its time to a first event next to bpftrace's.
+# the cost of a hit with --count and --hist, with and without --listen
+# (scraped meanwhile), and its time to a first event next to bpftrace's.
 bench-trace: $(TOOL) $(TOOL_FIX)/trace_target
 	$(Q)lab/bench/trace_scale.sh $(TOOL) $(OBJDIR)
 	$(Q)lab/bench/startup.sh $(TOOL) $(OBJDIR)

@@ -27,6 +27,24 @@ static bool process_exists(pid_t pid)
 	return !kill(pid, 0) || errno != ESRCH;
 }
 
+/* Does the JSON object at json have a "wall" time, UTC, from t0 to t1
+ * (whole seconds)? */
+static bool wall_within(const char *json, time_t t0, time_t t1)
+{
+	const char *w = strstr(json, "\"wall\": \"");
+	struct tm tm = { 0 };
+	const char *rest;
+	time_t t;
+
+	if (!w || w > strchr(json, '\n'))
+		return false;
+	rest = strptime(w + 9, "%Y-%m-%dT%H:%M:%S.", &tm);
+	if (!rest || strspn(rest, "0123456789") != 9 || rest[9] != 'Z')
+		return false;
+	t = timegm(&tm);
+	return t >= t0 && t <= t1;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Values                                                                 */
 
@@ -44,6 +62,7 @@ static void test_format_strings(void **state)
 		{ "%p %s %d", " tf:str 0x" },
 	};
 	struct run_result r;
+	time_t t0;
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
@@ -54,9 +73,14 @@ static void test_format_strings(void **state)
 		run_result_free(&r);
 	}
 
+	t0 = time(NULL);
 	run_ok(&r, "trace", "--json", "-c", TF " 1", TF, "tf:str",
 		 "%s %s %d");
+	assert_true(wall_within(strchr(r.out, '{'), t0, time(NULL)));
 	expect_in(r.out, "\"args\": [\"hello\\tworld\\u001b[31m\", \"round\", 1]}");
+	/* And the line's text as it prints without --json, escapes and
+	 * all. */
+	expect_in(r.out, ", \"text\": \"hello\\\\tworld\\\\x1b[31m round 1\", \"args\": [");
 	run_result_free(&r);
 
 	/* A bounded length: -s 4 keeps three bytes and the NUL. */
@@ -328,13 +352,17 @@ static void test_interval(void **state)
 	struct run_result r;
 	const char *p;
 	int docs = 0, total = 0;
+	time_t t0, t1;
 
+	t0 = time(NULL);
 	run_ok(&r, "trace", "--count", "-i", "0.2", "--json", "-c",
 		 TF " 12 100", TF, "tf:val");
+	t1 = time(NULL);
 	for (p = r.out; (p = strstr(p, "{\"time\": ")); p++) {
 		const char *c = strstr(p, "\"count\": ");
 		const char *end = strchr(p, '\n');
 
+		assert_true(wall_within(p, t0, t1));
 		docs++;
 		if (c && c < end)
 			total += atoi(c + 9);

@@ -25,3 +25,7 @@ $(OBJDIR)/tests/unit/test_fmt_parse: tools/common.c tools/trace_fmt.c \
 
 # test_tool_names compiles the tool's common code into itself.
 $(OBJDIR)/tests/unit/test_tool_names: tools/common.c tools/tool.h
+
+# test_prom compiles the tool's Prometheus text and HTTP code into itself.
+$(OBJDIR)/tests/unit/test_prom: tools/common.c tools/trace_prom.c \
+	tools/trace_http.c tools/trace.h tools/trace_event.h tools/tool.h
