@@ -8,8 +8,8 @@
 #ifndef __LIBUSDT_FILE_H
 #define __LIBUSDT_FILE_H
 
-#include "openpath.h"
 #include "sites.h"
+#include "usdt_tool.h"
 
 /*
  * usdt_file__open() for an ELF image in memory (the fuzzer's entry point);
@@ -27,14 +27,6 @@ struct usdt_file *usdt__file_open_mem(const void *buf, size_t size,
  */
 int usdt__file_open_fd(int fd, const char *path, struct usdt_file **out);
 
-/*
- * usdt_file__open() of the regular file open at fd (taken over, as by
- * usdt__file_open_fd(): the file keeps it, or it is closed on error), so
- * that a caller who checked that descriptor (usdt__open_mapping()) reads,
- * and gives the kernel, that very file rather than whatever its path
- * reaches by then. path names it (usdt_file__path(), messages). Returns
- * the file, or NULL with errno as usdt_file__open().
- */
-struct usdt_file *usdt__file_adopt(int fd, const char *path);
+/* usdt__file_adopt(): the tool's too (usdt_tool.h). */
 
 #endif /* __LIBUSDT_FILE_H */

@@ -17,10 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "file.h"
-#include "match.h"
-#include "openpath.h"
-#include "procmap.h"
+#include "usdt_tool.h"
 #include "tool.h"
 
 const char *tool_name = "usdt";

@@ -1,14 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Shared by the `usdt` tool's source files. The tool is built on the public
- * API of include/usdt.h, the way any user's program would be, with three
- * exceptions, so that there is one of each: /proc/PID/maps is read, and a
- * mapping's file opened, by the library's own code (src/procmap.h); a
- * path through /proc/PID/root/ is looked up inside that root by the
- * library's one resolver (src/openpath.h); and provider:name patterns are
- * matched by the library's matcher, the one attach uses (src/match.h).
- * These headers include system headers only; nothing here may include
- * src/internal.h.
+ * API of include/usdt.h, the way any user's program would be, and on one
+ * private header of the library's, src/usdt_tool.h, which says what else
+ * of the library's it uses and why (one process layer, one path resolver,
+ * one matcher). No tool file includes another header of src/.
  */
 #ifndef __USDT_TOOL_H
 #define __USDT_TOOL_H

@@ -14,7 +14,7 @@
 
 #include <sys/stat.h>
 
-#include "openpath.h"
+#include "usdt_tool.h"
 #include "trace.h"
 
 /* With pid > 0, an absolute path the process maps: the file it maps,

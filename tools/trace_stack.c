@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "procmap.h"
+#include "usdt_tool.h"
 #include "trace.h"
 
 #define STACK_SYMS (1u << 21)	/* function symbols kept per file */

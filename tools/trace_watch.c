@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "procmap.h"
+#include "usdt_tool.h"
 #include "trace.h"
 
 /* Attach probes [from, r->ctx.probe_cnt) of the newest file; how many
