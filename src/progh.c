@@ -359,11 +359,14 @@ out:
  * load goes without the BTF's function and line info, so that every
  * function is.
  */
-static void fit_load(struct bpf_prog_load_opts *opts)
+static void fit_load(const struct bpf_program *prog,
+		     struct bpf_prog_load_opts *opts)
 {
 	if (opts->prog_btf_fd <= 0 || !opts->func_info_cnt ||
 	    !btf_unfit(opts->prog_btf_fd))
 		return;
+	pr_debug("program '%s': loaded without its BTF function and line info, so that the kernel verifies usdt.bpf.h's functions per call (it would not take their context argument)\n",
+		 bpf_program__name(prog));
 	opts->func_info = NULL;
 	opts->func_info_cnt = opts->func_info_rec_size = 0;
 	opts->line_info = NULL;
@@ -394,7 +397,7 @@ static int handler_prepare(struct bpf_program *prog,
 	/* Any program of our header's, whichever of its maps it names (one
 	 * may read its storage only): fit_load() looks for the functions. */
 	if (!pm.libbpf_hdr)
-		fit_load(opts);
+		fit_load(prog, opts);
 	if (usdt__prog_manager(prog))
 		return 0;
 	want = pm.libbpf_hdr ? libbpf_uses_multi() :
