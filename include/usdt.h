@@ -664,12 +664,17 @@ usdt_program__attach(const struct bpf_program *prog, pid_t pid,
 		     const char *binary_path, const char *usdt_provider,
 		     const char *usdt_name, const struct bpf_usdt_opts *opts);
 
-/* Referenced so that a static link of libusdt keeps its section handler
- * (USDT_NO_SKEL_HANDLER before the include: a static link without it, and
- * without libbpf's prog-handler calls, as the reader alone needs). */
+/*
+ * Referenced so that a static link of libusdt keeps its section handler,
+ * which a skeleton app that calls no libusdt function still needs. One
+ * weak, hidden pointer for the whole program (or shared object), however
+ * many of its files include this header, not a static in each.
+ * USDT_NO_SKEL_HANDLER before the include: a static link without it, and
+ * without libbpf's prog-handler calls, as the reader alone needs.
+ */
 #ifndef USDT_NO_SKEL_HANDLER
 USDT_API extern int usdt__handler_anchor;
-static int *const usdt__handler_ref __attribute__((used, unused)) =
+__attribute__((weak, visibility("hidden"), used)) int *usdt__handler_ref =
 	&usdt__handler_anchor;
 #endif
 
