@@ -43,8 +43,9 @@ CROSS_LIB_SRCS := $(filter-out src/manager.c src/attach.c src/skel.c \
 	src/progh.c src/linkids.c src/kfeatures.c,$(LIB_SRCS))
 # They need libbpf: the spec-ID allocator (manager.c), the BPF-side header
 # (compiles BPF with the host's clang), `usdt list` (the host-built tool),
-# the libbpf a test runs with; and the host build's libusdt.pc.
-CROSS_UNIT_EXCLUDE := test_specids test_bpf_header test_list \
+# the libbpf a test runs with, the section handler (test_header_link); and
+# the host build's libusdt.pc.
+CROSS_UNIT_EXCLUDE := test_specids test_bpf_header test_list test_header_link \
 	test_libbpf_version test_version
 CROSS_UNIT := $(filter-out $(CROSS_UNIT_EXCLUDE),\
 	$(patsubst tests/unit/%.c,%,$(UNIT_SRCS)))

@@ -29,3 +29,7 @@ $(OBJDIR)/tests/unit/test_tool_names: tools/common.c tools/tool.h
 # test_prom compiles the tool's Prometheus text and HTTP code into itself.
 $(OBJDIR)/tests/unit/test_prom: tools/common.c tools/trace_prom.c \
 	tools/trace_http.c tools/trace.h tools/trace_event.h tools/tool.h
+
+# test_header_link: a second file of the program that includes usdt.h.
+LDFLAGS_test_header_link := tests/unit/header_second.c
+$(OBJDIR)/tests/unit/test_header_link: tests/unit/header_second.c
