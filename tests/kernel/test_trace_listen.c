@@ -194,6 +194,9 @@ static bool have(const char *prog)
 	snprintf(cmd, sizeof(cmd), "command -v %s", prog);
 	status = run_argv(argv, &r);
 	run_result_free(&r);
+	if (status)
+		print_message("SKIP: no %s (scripts/deps.sh prometheus)\n",
+			      prog);
 	return status == 0;
 }
 
