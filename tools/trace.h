@@ -123,6 +123,7 @@ struct trace_file {
 	ino_t ino;
 	int group;		/* the TARGET word that named it */
 	bool globbed;		/* one of a glob's matches */
+	bool replaced;		/* its path names another file now */
 };
 
 /* trace_files.c */
@@ -326,6 +327,11 @@ struct trace_run {
 	size_t probe_cap;
 	double next_scan;
 	bool watch_full;	/* said once: no room left */
+	/* Files named by path with no pid or command: followed when their
+	 * path comes to name another file (trace_follow_scan()). */
+	bool follow;
+	int follow_cnt;
+	double next_follow;
 	struct watch_state {
 		bool started;
 		/* The maps text last read: its length and hash. */
@@ -410,5 +416,11 @@ void stack_free(struct stack_state *st);
  * files it mapped since; 0 or the exit status (out of memory). */
 int trace_watch_scan(struct trace_run *r);
 void trace_watch_free(struct trace_run *r);
+/* Paths followed when replaced on disk, in all; probes kept room for. */
+#define TRACE_FOLLOW_MAX 8
+#define TRACE_FOLLOW_SPARE 256
+/* Follow the named files' paths to the files they name now, where they
+ * changed; 0 or the exit status (out of memory). */
+int trace_follow_scan(struct trace_run *r);
 
 #endif /* __USDT_TRACE_H */

@@ -79,7 +79,9 @@ static const char trace_usage[] =
 "before 6.6).\n"
 "Options may come before or after TARGET. With -p PID and no TARGET, every\n"
 "file the process maps is traced (one replaced on disk too: the old one),\n"
-"and each one it maps later (dlopen()).\n"
+"and each one it maps later (dlopen()). Without -p or -c, a TARGET that a\n"
+"package upgrade replaces on disk is followed: processes started after it\n"
+"are traced in the new file (said on stderr).\n"
 "A later TARGET is a path with a '/' (./b); the patterns after a TARGET\n"
 "are its own. A quoted glob TARGET ('/usr/lib/*/libfoo*.so') names every\n"
 "file it matches.\n"
@@ -748,6 +750,12 @@ static int trace_loop(struct trace_run *r)
 				return err;
 			r->next_scan = now_s() + 0.2;
 		}
+		if (r->follow && now_s() >= r->next_follow) {
+			err = trace_follow_scan(r);
+			if (err)
+				return err;
+			r->next_follow = now_s() + 0.2;
+		}
 		if (trace_over(r, deadline, &ret)) {
 			/* Hits made just before the end are still queued. */
 			ring_buffer__consume(r->rb);
@@ -1083,6 +1091,10 @@ static int trace_prepare(struct trace_run *r)
 	/* -p PID alone: files it maps later are traced too (not with
 	 * --latency, whose roles are fixed at the start). */
 	r->watch = !r->o.pat_from && r->o.sum.mode != TRACE_LATENCY;
+	/* Named files, every process: one a package upgrade replaces is
+	 * followed to the new file (not with --latency either). */
+	r->follow = r->o.pat_from && !r->o.pid && !r->o.cmd &&
+		    r->o.sum.mode != TRACE_LATENCY;
 	if (!r->ctx.probe_cnt && r->watch) {
 		fprintf(stderr, "%s: trace: %s: no %sprobes yet; waiting for the files it maps\n",
 			tool_name, r->shown, sel->pat_cnt ? "matching " : "");

@@ -304,7 +304,8 @@ static int configure(struct trace_run *r)
 	skel->rodata->page_shift = (uint32_t)page_shift();
 	r->use_sites = r->by_pattern && !r->no_vma;
 	skel->rodata->use_sites = r->use_sites;
-	r->probe_cap = r->ctx.probe_cnt + (r->watch ? TRACE_WATCH_SPARE : 0);
+	r->probe_cap = r->ctx.probe_cnt + (r->watch ? TRACE_WATCH_SPARE :
+				    r->follow ? TRACE_FOLLOW_SPARE : 0);
 	err = set_fault_in(r, &f);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.probe_cfg,

@@ -20,10 +20,14 @@
  *           if it is mapped again).
  * What the tool holds follows what is mapped now, plus the files with
  * probes and the names of those mapped at the start.
+ *
+ * Files named by path, traced in every process, are followed instead
+ * when their path comes to name another file (trace_follow_scan()).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "usdt_tool.h"
 #include "trace.h"
@@ -52,9 +56,10 @@ static size_t attach_new(struct trace_run *r, size_t from, size_t *sites)
 }
 
 /*
- * A file the last look did not see: its matching probes into the table,
- * the BPF maps and links, and it into r->files (*f then zeroed) if it has
- * any that fit. 0 or the exit status (out of memory).
+ * A file the last look did not see (or a followed path's new file): its
+ * matching probes into the table, the BPF maps and links, and it into
+ * r->files (*f then zeroed) if it has any that fit. 0 or the exit status
+ * (out of memory).
  */
 static int add_mapped(struct trace_run *r, struct trace_file *f)
 {
@@ -65,12 +70,15 @@ static int add_mapped(struct trace_run *r, struct trace_file *f)
 
 	if (trace_open_file(f))
 		return 0;	/* not a file of ours */
-	if (trace_build_table(f, fi, &r->groups[0].sel, &r->ctx))
+	if (trace_build_table(f, fi, &r->groups[f->group].sel, &r->ctx))
 		return tool_err("trace: out of memory");
 	if (r->ctx.probe_cnt > r->probe_cap) {
 		if (!r->watch_full)
-			tool_err("trace: warning: %s: no room for its probes (more than %d probes of files mapped since the start)",
-				 f->target.shown, TRACE_WATCH_SPARE);
+			tool_err("trace: warning: %s: no room for its probes (more than %d probes of files %s since the start)",
+				 f->target.shown,
+				 r->watch ? TRACE_WATCH_SPARE :
+					    TRACE_FOLLOW_SPARE,
+				 r->watch ? "mapped" : "replaced");
 		r->watch_full = true;
 		r->ctx.probe_cnt = from;
 	}
@@ -92,9 +100,64 @@ static int add_mapped(struct trace_run *r, struct trace_file *f)
 	ok = attach_new(r, from, &sites);
 	r->attached += ok;
 	if (ok && !r->o.quiet)
-		fprintf(stderr, "%s: tracing %zu more probe%s (%zu call site%s) in %s, mapped since\n",
+		fprintf(stderr, "%s: tracing %zu more probe%s (%zu call site%s) in %s, %s since\n",
 			tool_name, ok, ok == 1 ? "" : "s", sites,
-			sites == 1 ? "" : "s", r->files[fi].target.shown);
+			sites == 1 ? "" : "s", r->files[fi].target.shown,
+			r->watch ? "mapped" : "replaced on disk");
+	return 0;
+}
+
+/* Stop following: said once, with why. */
+static void follow_stop(struct trace_run *r, const char *shown,
+			const char *why)
+{
+	tool_err("trace: warning: %s was replaced on disk, and processes that start it from now on are not traced: %s",
+		 shown, why);
+	r->follow = false;
+}
+
+/*
+ * Named files, every process: a path that comes to name another file (a
+ * package upgrade renames a new one over it) is followed, its new file's
+ * matching probes attached beside the old one's, which the processes
+ * still running it keep firing. A stat() of each path every 0.2 s; at
+ * most TRACE_FOLLOW_MAX files followed in all, and none where probes are
+ * attached a pattern at a time (their call sites are set at the start):
+ * past that the tool says it stops following.
+ */
+int trace_follow_scan(struct trace_run *r)
+{
+	int i, n = r->file_cnt, err;
+	struct trace_file nf;
+	struct stat st;
+
+	for (i = 0; i < n && r->follow; i++) {
+		struct trace_file *f = &r->files[i];
+
+		if (f->replaced || !f->file || !f->ino ||
+		    usdt__stat_path(f->target.open_path, &st) ||
+		    (st.st_dev == f->dev && st.st_ino == f->ino) ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		f->replaced = true;
+		if (r->by_pattern)
+			follow_stop(r, f->target.shown,
+				    "its probes are attached a pattern at a time");
+		else if (r->follow_cnt++ >= TRACE_FOLLOW_MAX)
+			follow_stop(r, f->target.shown,
+				    "files were replaced too many times");
+		if (!r->follow)
+			break;
+		if (trace_file_resolve(f->target.open_path, 0, &nf))
+			continue;	/* gone again: the next look sees */
+		nf.group = f->group;
+		nf.globbed = f->globbed;
+		err = add_mapped(r, &nf);	/* may move r->files */
+		target_free(&nf.target);
+		usdt_file__close(nf.file);
+		if (err)
+			return err;
+	}
 	return 0;
 }
 

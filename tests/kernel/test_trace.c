@@ -1067,6 +1067,71 @@ static void test_dlopen_later(void **state)
 	assert_nothing_left();
 }
 
+/* Run dir/tt (a trace_target) for rounds rounds; its exit status. */
+static int run_copy(const char *dir, int rounds)
+{
+	char cmd[PATH_MAX + 128];
+
+	snprintf(cmd, sizeof(cmd),
+		 "LD_LIBRARY_PATH='%s' '%s/tt' %d 0 0 >/dev/null",
+		 FIXTURE_DIR, dir, rounds);
+	return system(cmd);
+}
+
+/*
+ * A traced file replaced on disk, as a package upgrade does it (a new file
+ * renamed over the path): processes started afterwards run the new file,
+ * and the tool follows the path and traces them too, and says so. Before,
+ * they were silently not traced (10 of 20 hits).
+ */
+static void test_file_replaced(void **state)
+{
+	char dir[] = "/tmp/usdt-replaced-XXXXXX", path[PATH_MAX];
+	char cmd[2 * PATH_MAX], out[65536], err[4096], *p;
+	int u_in, u_out, u_err, st;
+	pid_t tool;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s/tt'", TT, dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(path, sizeof(path), "%s/tt", dir);
+	tool = spawn_piped((const char *const[]){ USDT_BIN, "trace", path,
+						  "tt:one", NULL },
+			   &u_in, &u_out, &u_err);
+	read_until(u_err, err, sizeof(err), "Ctrl-C to stop\n");
+	assert_int_equal(run_copy(dir, 10), 0);
+	/* The upgrade: a new file (another inode), renamed over the old. */
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s/tt.new' && mv '%s/tt.new' '%s'",
+		 TT, dir, dir, path);
+	assert_int_equal(system(cmd), 0);
+	p = err + strlen(err);
+	read_until(u_err, p, sizeof(err) - (size_t)(p - err),
+		   "replaced on disk since\n");
+	expect_in(err, "usdt: tracing 1 more probe (1 call site) in ");
+	assert_int_equal(run_copy(dir, 10), 0);
+	usleep(300 * 1000);	/* the last hits' lines */
+	kill(tool, SIGINT);
+	p = out;
+	while (p < out + sizeof(out) - 1) {
+		ssize_t n = read(u_out, p, (size_t)(out + sizeof(out) - 1 - p));
+
+		if (n <= 0)
+			break;
+		p += n;
+	}
+	*p = '\0';
+	assert_int_equal(waitpid(tool, &st, 0), tool);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(count_str(out, " tt tt:one "), 20);
+	close(u_in);
+	close(u_out);
+	close(u_err);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	assert_nothing_left();
+}
+
 /*
  * -p PID alone holds only what the process maps now, and the files with
  * probes: a process that maps files without probes and unmaps them, a
@@ -2145,6 +2210,7 @@ int main(void)
 		cmocka_unit_test(test_several_formats),
 		cmocka_unit_test(test_several_targets),
 		cmocka_unit_test(test_dlopen_later),
+		cmocka_unit_test(test_file_replaced),
 		cmocka_unit_test(test_watch_forgets),
 		cmocka_unit_test(test_count_by),
 		cmocka_unit_test(test_ustack),
