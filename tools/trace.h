@@ -280,6 +280,11 @@ struct trace_group {
 	const char *target;	/* NULL: every file of -p PID */
 	int from, to;		/* its words in o.pos */
 	struct selection sel;
+	/* A bare name (no '/') that the process of -p or -c does not map
+	 * yet: its file is traced once the process maps one of that name
+	 * (trace_watch.c), as a JVM maps libjvm.so. */
+	bool wait_mapped;
+	bool found;		/* and the process mapped one */
 };
 
 struct sum_state;

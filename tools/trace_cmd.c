@@ -79,7 +79,9 @@ static const char trace_usage[] =
 "before 6.6).\n"
 "Options may come before or after TARGET. With -p PID and no TARGET, every\n"
 "file the process maps is traced (one replaced on disk too: the old one),\n"
-"and each one it maps later (dlopen()). Without -p or -c, a TARGET that a\n"
+"and each one it maps later (dlopen()). With -p or -c, a bare library name\n"
+"the process does not map yet (-c 'java ...' libjvm.so) is traced once it\n"
+"maps a file of that name. Without -p or -c, a TARGET that a\n"
 "package upgrade replaces on disk is followed: processes started after it\n"
 "are traced in the new file (said on stderr).\n"
 "A later TARGET is a path with a '/' (./b); the patterns after a TARGET\n"
@@ -700,11 +702,24 @@ static int metrics_page(void *arg, struct prom_buf *b)
 
 /* Wait for hits up to 100 ms; with --listen, serve scrapes meanwhile
  * (trace_http.c never blocks). As ring_buffer__poll(). */
+/* How long to wait for hits, ms: a TARGET that a process has yet to map
+ * is looked for every 20 ms (its first hits come as soon as it is
+ * mapped: a JVM runs its first methods right after it maps libjvm.so). */
+static int wait_ms(const struct trace_run *r)
+{
+	int g;
+
+	for (g = 0; g < r->group_cnt; g++)
+		if (r->groups[g].wait_mapped && !r->groups[g].found)
+			return 20;
+	return 100;
+}
+
 static int wait_hits(struct trace_run *r)
 {
 	if (!r->http)
-		return ring_buffer__poll(r->rb, 100);
-	if (!http_poll(r->http, ring_buffer__epoll_fd(r->rb), 100))
+		return ring_buffer__poll(r->rb, wait_ms(r));
+	if (!http_poll(r->http, ring_buffer__epoll_fd(r->rb), wait_ms(r)))
 		return 0;
 	return ring_buffer__consume(r->rb);
 }
@@ -748,7 +763,7 @@ static int trace_loop(struct trace_run *r)
 			err = trace_watch_scan(r);
 			if (err)
 				return err;
-			r->next_scan = now_s() + 0.2;
+			r->next_scan = now_s() + wait_ms(r) * 2 / 1000.0;
 		}
 		if (r->follow && now_s() >= r->next_follow) {
 			err = trace_follow_scan(r);
@@ -904,6 +919,13 @@ static int open_group(struct trace_run *r, int g)
 	int err, i, first = r->file_cnt;
 
 	err = trace_files_add(word, r->o.pid, g, &r->files, &r->file_cnt);
+	/* A library the process will map (a JVM's libjvm.so, dlopen()ed
+	 * from a directory of its own): traced once it does. */
+	if (err == -ENOENT && (r->o.pid || r->o.cmd) && !strchr(word, '/') &&
+	    !strpbrk(word, "*?[")) {
+		r->groups[g].wait_mapped = true;
+		return 0;
+	}
 	if (err)
 		return tool_err("trace: %s: %s", word,
 				err == -ENOENT ? "no such file" :
@@ -923,6 +945,27 @@ static int open_group(struct trace_run *r, int g)
 			tool_open_error(&f->target, err));
 	}
 	return 0;
+}
+
+/* Is a TARGET waiting for the process to map it? */
+static bool waits_mapped(const struct trace_run *r)
+{
+	int g;
+
+	for (g = 0; g < r->group_cnt; g++)
+		if (r->groups[g].wait_mapped)
+			return true;
+	return false;
+}
+
+static const char *first_waiting(const struct trace_run *r)
+{
+	int g;
+
+	for (g = 0; g < r->group_cnt; g++)
+		if (r->groups[g].wait_mapped)
+			return r->groups[g].target;
+	return "";
 }
 
 /* The files to trace, with their probes in the table; 0 or the exit
@@ -1090,12 +1133,20 @@ static int trace_prepare(struct trace_run *r)
 	sel = &r->groups[0].sel;
 	/* -p PID alone: files it maps later are traced too (not with
 	 * --latency, whose roles are fixed at the start). */
-	r->watch = !r->o.pat_from && r->o.sum.mode != TRACE_LATENCY;
+	r->watch = (!r->o.pat_from || waits_mapped(r)) &&
+		   r->o.sum.mode != TRACE_LATENCY;
 	/* Named files, every process: one a package upgrade replaces is
 	 * followed to the new file (not with --latency either). */
 	r->follow = r->o.pat_from && !r->o.pid && !r->o.cmd &&
 		    r->o.sum.mode != TRACE_LATENCY;
-	if (!r->ctx.probe_cnt && r->watch) {
+	if (waits_mapped(r) && r->o.sum.mode == TRACE_LATENCY)
+		return tool_err("trace: %s: no such file (--latency needs its probes at the start)",
+				first_waiting(r));
+	if (waits_mapped(r)) {
+		fprintf(stderr, "%s: trace: %s: not mapped yet; waiting for the %s to map it\n",
+			tool_name, first_waiting(r),
+			r->o.cmd ? "command" : "process");
+	} else if (!r->ctx.probe_cnt && r->watch) {
 		fprintf(stderr, "%s: trace: %s: no %sprobes yet; waiting for the files it maps\n",
 			tool_name, r->shown, sel->pat_cnt ? "matching " : "");
 	} else if (!r->ctx.probe_cnt) {

@@ -32,6 +32,12 @@
 #include "usdt_tool.h"
 #include "trace.h"
 
+/* The process the watch looks at: -p's, or -c's command. */
+static pid_t watch_pid(const struct trace_run *r)
+{
+	return r->o.pid ? r->o.pid : r->attach_pid;
+}
+
 /* Attach probes [from, r->ctx.probe_cnt) of the newest file; how many
  * were. */
 static size_t attach_new(struct trace_run *r, size_t from, size_t *sites)
@@ -88,6 +94,7 @@ static int add_mapped(struct trace_run *r, struct trace_file *f)
 		r->ctx.site_cnt = sites_from;
 		return 0;
 	}
+	r->groups[f->group].found = true;
 	v = realloc(r->files, ((size_t)fi + 1) * sizeof(*v));
 	if (!v)
 		return tool_err("trace: out of memory");
@@ -227,7 +234,7 @@ static bool maps_changed(struct trace_run *r)
 	uint32_t word;
 	FILE *f;
 
-	f = usdt__maps_open(r->o.pid);
+	f = usdt__maps_open(watch_pid(r));
 	if (!f)
 		return true;
 	/* 4 bytes a step; fread() fills buf but at the end, so where the
@@ -252,6 +259,32 @@ static bool maps_changed(struct trace_run *r)
 }
 
 /*
+ * The group a mapped file is traced as: with -p PID alone, the one group;
+ * else that of a TARGET waiting for a file of its name (the file name as
+ * given, or a name it begins, the rest a version: "libfoo.so" names
+ * libfoo.so.1). -1: none.
+ */
+static int group_of(const struct trace_run *r, const char *shown)
+{
+	const char *base = strrchr(shown, '/');
+	size_t len;
+	int g;
+
+	if (!r->o.pat_from)
+		return 0;
+	base = base ? base + 1 : shown;
+	for (g = 0; g < r->group_cnt; g++) {
+		if (!r->groups[g].wait_mapped)
+			continue;
+		len = strlen(r->groups[g].target);
+		if (!strncmp(base, r->groups[g].target, len) &&
+		    (!base[len] || base[len] == '.' || base[len] == ' '))
+			return g;
+	}
+	return -1;
+}
+
+/*
  * Read the files of list (what the process maps now) that are in neither
  * set, and make mapped the names of list not kept. 0 or the exit status.
  */
@@ -270,7 +303,8 @@ static int watch_look(struct trace_run *r, struct trace_file *list, int cnt)
 
 		if (name_set_has(&w->kept, name))
 			continue;
-		if (!name_set_has(&w->mapped, name)) {
+		list[i].group = group_of(r, name);
+		if (list[i].group >= 0 && !name_set_has(&w->mapped, name)) {
 			err = add_mapped(r, &list[i]);
 			if (err || !list[i].target.shown)
 				continue;	/* failed, or now kept */
@@ -302,7 +336,9 @@ int trace_watch_scan(struct trace_run *r)
 		return tool_err("trace: out of memory");
 	if (!maps_changed(r))
 		return 0;
-	cnt = trace_files_of_pid(r->o.pid, &list);
+	if (watch_pid(r) <= 0)
+		return 0;	/* -c's command not started yet */
+	cnt = trace_files_of_pid(watch_pid(r), &list);
 	if (cnt <= 0) {
 		r->ws.maps_len = 0;	/* parsed again next time */
 		return 0;	/* gone, or unreadable now: trace_over() says */

@@ -17,11 +17,12 @@
  * bytes after it (seen with Debian 12's OpenJDK 17). Skipped without a
  * JVM (and so not built: see the Makefile).
  */
-static void test_format_hotspot(void **state)
+/* A JVM's libjvm.so into lib, and its java command with method probes
+ * on into java; a skip without one. */
+static void find_jvm(char *lib, size_t lib_size, char *java, size_t size)
 {
-	char java[PATH_MAX + 64], *p;
-	struct run_result r;
 	glob_t g;
+	char *p;
 
 	if (glob("/usr/lib/jvm/*/lib/server/libjvm.so", 0, NULL, &g) ||
 	    !g.gl_pathc) {
@@ -29,13 +30,23 @@ static void test_format_hotspot(void **state)
 		printf("no JVM in /usr/lib/jvm: skipped\n");
 		skip();
 	}
-	snprintf(java, sizeof(java), "%s", g.gl_pathv[0]);
-	p = strstr(java, "/lib/server/libjvm.so");
-	snprintf(p, sizeof(java) - (size_t)(p - java),
-		 "/bin/java -XX:+UnlockDiagnosticVMOptions -XX:+DTraceMethodProbes -version");
-	run_ok(&r, "trace", "-n", "200", "-c", java, g.gl_pathv[0],
-	       "hotspot:method__entry", "%2$.*3$s.%4$.*5$s%6$.*7$s");
+	snprintf(lib, lib_size, "%s", g.gl_pathv[0]);
+	snprintf(java, size, "%s", g.gl_pathv[0]);
 	globfree(&g);
+	p = strstr(java, "/lib/server/libjvm.so");
+	snprintf(p, size - (size_t)(p - java),
+		 "/bin/java -XX:+UnlockDiagnosticVMOptions -XX:+DTraceMethodProbes -version");
+}
+
+static void test_format_hotspot(void **state)
+{
+	char java[PATH_MAX + 64], lib[PATH_MAX];
+	struct run_result r;
+
+	(void)state;
+	find_jvm(lib, sizeof(lib), java, sizeof(java));
+	run_ok(&r, "trace", "-n", "200", "-c", java, lib,
+	       "hotspot:method__entry", "%2$.*3$s.%4$.*5$s%6$.*7$s");
 	assert_int_equal(count_str(r.out, " hotspot:method__entry "), 200);
 	expect_in(r.out, " hotspot:method__entry java/lang/Object.<init>()V\n");
 	/* Nothing escaped: no byte from beyond a name. */
@@ -43,10 +54,32 @@ static void test_format_hotspot(void **state)
 	run_result_free(&r);
 }
 
+/*
+ * -c 'java ...' libjvm.so: the JVM's library is in a directory of its own,
+ * which the loader's search does not reach, and java maps it only once
+ * it runs: the tool waits for the command to map a file of that name,
+ * and traces it then (before: "libjvm.so: no such file").
+ */
+static void test_bare_libjvm(void **state)
+{
+	char java[PATH_MAX + 64], lib[PATH_MAX];
+	struct run_result r;
+
+	(void)state;
+	find_jvm(lib, sizeof(lib), java, sizeof(java));
+	run_ok(&r, "trace", "-n", "50", "-c", java, "libjvm.so",
+	       "hotspot:method__entry", "%2$.*3$s.%4$.*5$s");
+	assert_int_equal(count_str(r.out, " hotspot:method__entry "), 50);
+	expect_in(r.err, "libjvm.so: not mapped yet; waiting for the command to map it\n");
+	expect_in(r.err, "/lib/server/libjvm.so, mapped since\n");
+	run_result_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_format_hotspot),
+		cmocka_unit_test(test_bare_libjvm),
 	};
 
 	usdt_test_require_kernel("test_trace_jvm");
