@@ -142,7 +142,8 @@ struct usdt_arg_spec {
 /*
  * Windows (layout 6): memory operands of one call site that BPF_USDT() reads
  * with one bpf_probe_read_user() between them, where one read of a few
- * dozen bytes costs about what one read of 8 does.
+ * dozen bytes costs about what one read of 8 does (stack slots such as
+ * 8@16(%rsp) and -4@8(%rsp) lie within a few bytes of each other).
  *
  * Invariants, as the manager writes them (usdt__spec_windows()):
  *	- a window holds two or more arguments of kind USDT_SPEC_MEM, of size
@@ -157,9 +158,15 @@ struct usdt_arg_spec {
  * The argument's own fields are unchanged: a reader that ignores windows,
  * or whose window read faults (say, one that runs into an unmapped page),
  * reads each argument alone, as before layout 6.
+ *
+ * One window of 32 bytes: BPF_USDT() holds it on the BPF stack beside its
+ * copy of the context (272 bytes on arm64) and the arguments, out of 512
+ * in all; a second window, or a wider one, would leave the program's own
+ * code too little. The manager picks the base register with the most
+ * arguments in one span.
  */
-#define USDT_WIN_MAX 64		/* bytes a window spans at most */
-#define USDT_WIN_CNT 3		/* windows a spec has at most */
+#define USDT_WIN_MAX 32		/* bytes a window spans at most */
+#define USDT_WIN_CNT 1		/* windows a spec has at most */
 #define USDT_WIN_SHIFT 6	/* arg_win: window + 1 in bits 6-7 */
 #define USDT_WIN_POS_MASK 0x3f	/* arg_win: offset in it in bits 0-5 */
 
@@ -171,7 +178,7 @@ struct usdt_win {
 	__u8 reserved;
 };
 
-/* One call site's (or several identical call sites') spec: 240 bytes. */
+/* One call site's (or several identical call sites') spec: 224 bytes. */
 struct usdt_spec {
 	struct usdt_arg_spec args[USDT_MAX_ARG_CNT];
 	/* The user's cookie from usdt_attach_opts, for bpf_usdt_cookie(). */
@@ -236,7 +243,7 @@ __USDT_SPEC_ASSERT(__builtin_offsetof(struct usdt_spec, arg_win) == 204,
 __USDT_SPEC_ASSERT(__builtin_offsetof(struct usdt_spec, wins) == 216,
 		   "wins at 216");
 __USDT_SPEC_ASSERT(sizeof(struct usdt_win) == 8, "window is 8 bytes");
-__USDT_SPEC_ASSERT(sizeof(struct usdt_spec) == 240, "spec is 240 bytes");
+__USDT_SPEC_ASSERT(sizeof(struct usdt_spec) == 224, "spec is 224 bytes");
 __USDT_SPEC_ASSERT(USDT_WIN_MAX - 1 <= USDT_WIN_POS_MASK &&
 			   USDT_WIN_CNT < (0x100 >> USDT_WIN_SHIFT) &&
 			   USDT_WIN_MAX % 8 == 0,

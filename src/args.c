@@ -592,9 +592,44 @@ static bool win_take(struct win_acc *w, const struct usdt_arg_spec *a, int i)
 	return true;
 }
 
+/* How many arguments window candidate w holds. */
+static int win_args(const struct win_acc *w)
+{
+	return __builtin_popcount(w->args);
+}
+
+/* The best USDT_WIN_CNT of n candidates (most arguments, the first on a
+ * tie) into spec, those of fewer than two arguments left out. */
+static void win_pick(struct usdt_spec *spec, struct win_acc *acc, int n)
+{
+	struct usdt_win *w;
+	int i, k, best;
+
+	while (spec->win_cnt < USDT_WIN_CNT) {
+		for (best = -1, k = 0; k < n; k++)
+			if (win_args(&acc[k]) >= 2 &&
+			    (best < 0 || win_args(&acc[k]) > win_args(&acc[best])))
+				best = k;
+		if (best < 0)
+			return;
+		w = &spec->wins[spec->win_cnt++];
+		w->off = (int32_t)acc[best].lo;
+		w->base_off = acc[best].base_off;
+		w->len = (uint8_t)(acc[best].hi - acc[best].lo);
+		for (i = 0; i < USDT_MAX_ARG_CNT; i++)
+			if (acc[best].args & (1U << i))
+				spec->arg_win[i] = (uint8_t)(
+					spec->win_cnt << USDT_WIN_SHIFT |
+					((int64_t)spec->args[i].val_off - w->off));
+		acc[best].args = 0;
+	}
+}
+
 void usdt__spec_windows(struct usdt_spec *spec)
 {
-	struct win_acc acc[USDT_WIN_CNT];
+	/* Candidates: a window of two arguments or more takes at least two
+	 * of them, and a lone argument is one candidate. */
+	struct win_acc acc[USDT_MAX_ARG_CNT];
 	int i, k, n = 0, cnt = spec->arg_cnt;
 
 	memset(spec->arg_win, 0, sizeof(spec->arg_win));
@@ -610,29 +645,14 @@ void usdt__spec_windows(struct usdt_spec *spec)
 			continue;
 		for (k = 0; k < n && !win_take(&acc[k], a, i); k++)
 			;
-		if (k < n || n == USDT_WIN_CNT)
+		if (k < n)
 			continue;
 		acc[n].lo = (int64_t)a->val_off;
 		acc[n].hi = acc[n].lo + a->size;
 		acc[n].base_off = a->base_off;
 		acc[n++].args = (uint16_t)(1U << i);
 	}
-	/* A window of one argument saves nothing: it is read alone. */
-	for (k = 0; k < n; k++) {
-		struct usdt_win *w = &spec->wins[spec->win_cnt];
-
-		if (!(acc[k].args & (acc[k].args - 1)))
-			continue;
-		w->off = (int32_t)acc[k].lo;
-		w->base_off = acc[k].base_off;
-		w->len = (uint8_t)(acc[k].hi - acc[k].lo);
-		spec->win_cnt++;
-		for (i = 0; i < cnt; i++)
-			if (acc[k].args & (1U << i))
-				spec->arg_win[i] = (uint8_t)(
-					spec->win_cnt << USDT_WIN_SHIFT |
-					((int64_t)spec->args[i].val_off - w->off));
-	}
+	win_pick(spec, acc, n);
 }
 
 int usdt__args_parse(const struct usdt__site_ctx *site, const char *str,

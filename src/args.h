@@ -142,8 +142,9 @@ uint8_t usdt__arg_fast(const struct usdt_arg_spec *spec);
  * Group spec's memory arguments into the windows BPF_USDT() reads with one
  * user-memory read each (usdt_spec.h): those with one base register and
  * no index whose bytes span at most USDT_WIN_MAX, first fit in argument
- * order, at most USDT_WIN_CNT windows of two or more arguments. Sets
- * win_cnt, arg_win and wins from args and arg_cnt; the rest is unchanged.
+ * order; of those with two or more arguments, the USDT_WIN_CNT with the
+ * most. Sets win_cnt, arg_win and wins from args and arg_cnt; the rest is
+ * unchanged.
  */
 void usdt__spec_windows(struct usdt_spec *spec);
 

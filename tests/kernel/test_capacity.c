@@ -180,7 +180,7 @@ static void test_few_probes_one_chunk(void **state)
 	close(fd);
 	print_message("kernel memory for 3 specs: spec array of maps %lu B, one chunk %lu B, IP array of maps %lu B\n",
 		      outer, chunk, ips);
-	/* A chunk is 64 specs of 240 bytes, page-rounded, plus a header;
+	/* A chunk is 64 specs of 224 bytes, page-rounded, plus a header;
 	 * the outer array 1024 pointers. */
 	assert_true(chunk > 0 && chunk <= 24576);
 	assert_true(outer > 0 && outer <= 16384);

@@ -130,34 +130,36 @@ static void win_spec(const char *args, struct usdt_spec *spec)
 	usdt__spec_windows(spec);
 }
 
-/* Which window holds each argument (0: none, else window + 1), and the
- * offset inside it, for a few argument strings. */
+/* Which arguments the window holds (window 1: arg_win's number), and the
+ * offset of each inside it, for a few argument strings. */
 static void test_spec_windows(void **state)
 {
 	static const struct {
 		const char *args;
 		int win_cnt;
-		int win[5];	/* window + 1 per argument, 0: read alone */
+		int win[5];	/* 1: in the window, 0: read alone */
 		int pos[5];
 	} cases[] = {
 		/* Four stack slots within 22 bytes of %rsp, a register, a
-		 * constant: one window of 24 bytes from 8(%rsp). */
+		 * constant: one window of 22 bytes from 8(%rsp). */
 		{ "8@16(%rsp) -4@8(%rsp) 8@%rdi -2@24(%rsp) 1@29(%rsp) 4@$5",
 		  1, { 1, 1, 0, 1, 1 }, { 8, 0, 0, 16, 21 } },
-		/* Two bases: a window each. */
-		{ "8@-16(%rbp) 8@16(%rsp) -4@-8(%rbp) 8@24(%rsp)",
-		  2, { 1, 2, 1, 2 }, { 0, 0, 8, 8 } },
-		/* Exactly 64 bytes fit; 65 do not. */
-		{ "8@0(%rsp) 8@56(%rsp)", 1, { 1, 1 }, { 0, 56 } },
-		{ "8@0(%rsp) 8@57(%rsp)", 0, { 0, 0 }, { 0, 0 } },
+		/* Two bases: the one with more arguments. */
+		{ "8@-16(%rbp) 8@16(%rsp) -4@-8(%rbp) 8@24(%rsp) 1@-1(%rbp)",
+		  1, { 1, 0, 1, 0, 1 }, { 0, 0, 8, 0, 15 } },
+		/* Exactly 32 bytes fit; 33 do not. */
+		{ "8@0(%rsp) 8@24(%rsp)", 1, { 1, 1 }, { 0, 24 } },
+		{ "8@0(%rsp) 8@25(%rsp)", 0, { 0, 0 }, { 0, 0 } },
 		/* An index register, a register value, %rip: read alone. */
 		{ "8@8(%rsp,%rax,8) 8@16(%rsp) 8@%rsp 4@g(%rip)", 0,
 		  { 0, 0, 0, 0 }, { 0 } },
 		/* A lone operand per base: no window. */
 		{ "8@8(%rsp) 8@8(%rbp) 8@8(%rdi)", 0, { 0, 0, 0 }, { 0 } },
-		/* Offsets below the first argument's widen the window. */
-		{ "4@40(%rdi) 8@0(%rdi) 2@62(%rdi) 8@100(%rdi) 8@90(%rdi)",
-		  2, { 1, 1, 1, 2, 2 }, { 40, 0, 62, 10, 0 } },
+		/* An offset below the first argument's widens the window;
+		 * a span too wide starts a candidate of its own, and the
+		 * one with the most arguments wins. */
+		{ "4@20(%rdi) 8@100(%rdi) 8@0(%rdi) 2@30(%rdi) 8@90(%rdi)",
+		  1, { 1, 0, 1, 1, 0 }, { 20, 0, 0, 30, 0 } },
 	};
 	struct usdt_spec spec;
 	size_t c;
@@ -175,14 +177,11 @@ static void test_spec_windows(void **state)
 				assert_int_equal(aw & USDT_WIN_POS_MASK,
 						 cases[c].pos[i]);
 		}
-		for (i = 0; i < USDT_WIN_CNT; i++) {
-			if (i >= spec.win_cnt) {
-				assert_int_equal(spec.wins[i].len, 0);
-				continue;
-			}
-			assert_true(spec.wins[i].len >= 2 &&
-				    spec.wins[i].len <= USDT_WIN_MAX);
-		}
+		if (!spec.win_cnt)
+			assert_int_equal(spec.wins[0].len, 0);
+		else
+			assert_true(spec.wins[0].len >= 2 &&
+				    spec.wins[0].len <= USDT_WIN_MAX);
 	}
 	/* The first case's window: 8(%rsp) to 30(%rsp), 22 bytes. */
 	win_spec(cases[0].args, &spec);
@@ -192,22 +191,21 @@ static void test_spec_windows(void **state)
 	/* Negative offsets: the window starts at -16(%rbp). */
 	win_spec(cases[1].args, &spec);
 	assert_int_equal(spec.wins[0].off, -16);
-	assert_int_equal(spec.wins[0].len, 12);
-	assert_int_equal(spec.wins[1].off, 16);
-	assert_int_equal(spec.wins[1].len, 16);
+	assert_int_equal(spec.wins[0].len, 16);
+	assert_int_equal(spec.wins[0].base_off, spec.args[0].base_off);
 }
 
-/* At most USDT_WIN_CNT windows; the arguments past them are read alone. */
-static void test_spec_windows_cap(void **state)
+/* On a tie the first candidate wins; the others' arguments are read alone. */
+static void test_spec_windows_tie(void **state)
 {
 	struct usdt_spec spec;
 
-	win_spec("8@0(%rax) 8@8(%rax) 8@0(%rbx) 8@8(%rbx) 8@0(%rcx) "
-		 "8@8(%rcx) 8@0(%rdx) 8@8(%rdx)", &spec);
-	assert_int_equal(spec.win_cnt, USDT_WIN_CNT);
-	assert_int_equal(spec.arg_win[5] >> USDT_WIN_SHIFT, 3);
-	assert_int_equal(spec.arg_win[6], 0);
-	assert_int_equal(spec.arg_win[7], 0);
+	win_spec("8@0(%rax) 8@0(%rbx) 8@8(%rbx) 8@8(%rax)", &spec);
+	assert_int_equal(spec.win_cnt, 1);
+	assert_int_equal(spec.arg_win[0] >> USDT_WIN_SHIFT, 1);
+	assert_int_equal(spec.arg_win[3], 1 << USDT_WIN_SHIFT | 8);
+	assert_int_equal(spec.arg_win[1], 0);
+	assert_int_equal(spec.arg_win[2], 0);
 }
 
 static void test_gotpcrel_prefers_slot(void **state)
@@ -417,7 +415,7 @@ int main(void)
 		cmocka_unit_test(test_s390x_register_pair),
 		cmocka_unit_test(test_arg_fast),
 		cmocka_unit_test(test_spec_windows),
-		cmocka_unit_test(test_spec_windows_cap),
+		cmocka_unit_test(test_spec_windows_tie),
 		cmocka_unit_test(test_gotpcrel_prefers_slot),
 		cmocka_unit_test(test_arm64_lo12),
 		cmocka_unit_test(test_riscv_lo),
