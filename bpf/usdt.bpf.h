@@ -716,6 +716,18 @@ static __always_inline __u64 __usdt_win_val(const struct usdt__win_buf *b,
 	return __usdt_trunc(v, a->fast);
 }
 
+/* Argument a from the window read into win, at its place aw (arg_win); a
+ * function of its own, like the general reader, for the same reason. */
+static __noinline int __usdt_read_win(const struct usdt__win_buf *win,
+				      __u64 aw, const struct usdt_arg_spec *a,
+				      long *res)
+{
+	/* Tested here, off a register argument's path. */
+	if (win)
+		*res = (long)__usdt_win_val(win, aw & USDT_WIN_POS_MASK, a);
+	return 0;
+}
+
 /*
  * Argument a from a copy of the context by the general reader, kept to its
  * size; a function of its own, so that usdt__read() saves no register
@@ -749,18 +761,16 @@ __USDT_FN int usdt__read(const struct usdt__regs *regs,
 	__u32 fast;
 	__u64 v;
 
-	if (!regs || !a || !res || !win)
+	if (!regs || !a || !res)
 		return 0;
-	if (aw) {
-		*res = (long)__usdt_win_val(win, aw & USDT_WIN_POS_MASK, a);
-		return 0;
-	}
 	fast = a->fast;
 	/* One compare (clang would test the byte's sign bit in three
-	 * instructions). */
+	 * instructions). A register is never in a window: tested first, it
+	 * costs what it did before windows. */
 	asm volatile("" : "+r"(fast));
 	if (fast < USDT_FAST_REG)
-		return __usdt_read_general(regs, a, res);
+		return aw ? __usdt_read_win(win, aw, a, res) :
+			    __usdt_read_general(regs, a, res);
 	if (!__usdt_reg(regs, a->base_off, &v))
 		*res = (long)__usdt_trunc(v, fast);
 	return 0;
@@ -841,6 +851,34 @@ static __always_inline __u64 __usdt_win_read(const struct usdt__regs *regs,
 }
 
 /*
+ * The spec's arg_win bytes into aws, each masked by ok (__usdt_win_read()):
+ * 0 for every argument when the window read faulted, so that each is read
+ * alone. Copied once, so that the loop over the arguments keeps four
+ * registers across its calls (BPF has four), not six. As 32-bit words
+ * (arg_win is 4-aligned), each masked in asm with the word as the
+ * destination: 6.18's verifier forks a state on an AND into a register
+ * known to be -1 or 0.
+ */
+static __always_inline void __usdt_arg_wins(const struct usdt_spec *spec,
+					    __u64 ok, __u32 *aws)
+{
+	const __u32 *src = (const __u32 *)spec->arg_win;
+	__u64 x;
+
+#define __USDT_AW(k)                                                        \
+	x = src[k];                                                         \
+	asm volatile("%[x] &= %[ok]" : [x] "+r"(x) : [ok] "r"(ok));         \
+	aws[k] = (__u32)x;
+	__USDT_AW(0)
+	__USDT_AW(1)
+	__USDT_AW(2)
+#undef __USDT_AW
+}
+_Static_assert(USDT_MAX_ARG_CNT == 12 &&
+		       __builtin_offsetof(struct usdt_spec, arg_win) % 4 == 0,
+	       "arg_win is three aligned words");
+
+/*
  * The first cnt arguments into vals, for BPF_USDT(): one context copy and
  * one spec lookup for all of them. Always returns 0 (BPF_USDT() has no
  * use for an error, and one return value saves a stack slot and three
@@ -850,10 +888,10 @@ __USDT_FN int usdt__args(__USDT_CTX *ctx, struct usdt__vals *vals, __u64 cnt)
 {
 	const struct usdt_arg_spec *a;
 	const struct usdt_spec *spec;
+	__u32 aws[USDT_MAX_ARG_CNT / 4];
 	struct usdt__win_buf win;
 	struct usdt__regs regs;
 	const __u8 *aw;
-	__u64 ok, x;
 	__s64 n;
 	long *v;
 
@@ -876,18 +914,12 @@ __USDT_FN int usdt__args(__USDT_CTX *ctx, struct usdt__vals *vals, __u64 cnt)
 	 * no spill. The empty asm hides n's sign from clang, which would
 	 * otherwise test n + 1 > 1 (an instruction more).
 	 */
-	/* 0 when the window read faulted: then every argument is read
-	 * alone, as is any whose arg_win is 0. */
-	ok = __usdt_win_read(&regs, spec, &win);
+	__usdt_arg_wins(spec, __usdt_win_read(&regs, spec, &win), aws);
 	a = spec->args;
-	aw = spec->arg_win;
+	aw = (const __u8 *)aws;
 	v = vals->v;
 	while (n > 0) {
-		x = *aw++;
-		/* The byte masked, not the mask: 6.18's verifier forks a
-		 * state on an AND into a register known to be -1 or 0. */
-		asm volatile("%[x] &= %[ok]" : [x] "+r"(x) : [ok] "r"(ok));
-		usdt__read(&regs, a++, v++, &win, x);
+		usdt__read(&regs, a++, v++, &win, *aw++);
 		n--;
 		asm volatile("" : "+r"(n));
 	}
