@@ -838,6 +838,8 @@ static __always_inline __u64 __usdt_win_read(const struct usdt__regs *regs,
 	long err;
 
 	__builtin_memset(win, 0, sizeof(*win));
+	/* A base register past the context gives the window's arguments
+	 * 0 from the zeroed window, as reading each alone would. */
 	if (!spec->win_cnt || __usdt_reg(regs, spec->wins[0].base_off, &base))
 		return -1ULL;
 	/* 1 to USDT_WIN_MAX bytes whatever the map holds (the manager
