@@ -63,6 +63,10 @@
  * manager precomputes per argument what the readers do with the value
  * (usdt_arg_spec.fast: the size kept, the sign, and whether it is a whole
  * register), so a register argument costs BPF_USDT() a dozen instructions.
+ * Memory operands near one register (stack slots such as 8@16(%rsp)) are
+ * grouped by the manager into a window that BPF_USDT() reads with one
+ * bpf_probe_read_user() (32 more bytes of stack), not one per argument;
+ * a checked bpf_usdt_arg() reads its argument alone.
  */
 #ifdef __USDT_BPF_H__
 #error "libbpf's <bpf/usdt.bpf.h> is already included: include libusdt's usdt.bpf.h instead of it, not beside it"
@@ -681,6 +685,49 @@ static __always_inline int __usdt_read(const void *src, int from_ctx,
 	return __usdt_read_arg(src, from_ctx, a, res);
 }
 
+/* The window's bytes (usdt_spec.h), as words. */
+struct usdt__win_buf {
+	__u64 w[USDT_WIN_MAX / 8];
+};
+
+/*
+ * Argument a from the window read into b, at byte offset pos of it (pos
+ * plus its size within the window), kept to its size as its fast code
+ * says. Two words, shifted, the second in two steps (a shift of 0 gives 0,
+ * not an undefined shift by 64); the indexes masked for the verifier
+ * (where the second wraps to word 0, every byte of the value is in the
+ * first, and the second's land above them and are cut).
+ */
+static __always_inline __u64 __usdt_win_val(const struct usdt__win_buf *b,
+					    __u32 pos,
+					    const struct usdt_arg_spec *a)
+{
+	__u32 i = pos / 8, sh = (pos & 7) * 8;
+	__u64 v = b->w[i & (USDT_WIN_MAX / 8 - 1)];
+	__u64 hi = b->w[(i + 1) & (USDT_WIN_MAX / 8 - 1)];
+
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = v << sh | hi >> (63 - sh) >> 1;
+	/* The value's bytes are the top size bytes. */
+	v >>= (64 - 8 * a->size) & 63;
+#else
+	v = v >> sh | hi << (63 - sh) << 1;
+#endif
+	return __usdt_trunc(v, a->fast);
+}
+
+/* Argument a from the window read into win, at its place aw (arg_win); a
+ * function of its own, like the general reader, for the same reason. */
+static __noinline int __usdt_read_win(const struct usdt__win_buf *win,
+				      __u64 aw, const struct usdt_arg_spec *a,
+				      long *res)
+{
+	/* Tested here, off a register argument's path. */
+	if (win)
+		*res = (long)__usdt_win_val(win, aw & USDT_WIN_POS_MASK, a);
+	return 0;
+}
+
 /*
  * Argument a from a copy of the context by the general reader, kept to its
  * size; a function of its own, so that usdt__read() saves no register
@@ -699,14 +746,17 @@ static __noinline int __usdt_read_general(const struct usdt__regs *regs,
 }
 
 /*
- * Argument a from a copy of the context (BPF_USDT()): a whole register in
- * a few instructions where its fast code says so, else by the general
- * reader. Global functions like this one are verified once, whatever
- * their callers do. Returns nothing useful (BPF_USDT() has no use for an
- * error): what cannot be read leaves *res alone.
+ * Argument a from a copy of the context (BPF_USDT()): from the window
+ * read into win where aw (its arg_win byte, 0 when the window was not
+ * read) says it is there, a whole register in a few instructions where
+ * its fast code says so, else by the general reader. Global functions
+ * like this one are verified once, whatever their callers do. Returns
+ * nothing useful (BPF_USDT() has no use for an error): what cannot be
+ * read leaves *res alone.
  */
 __USDT_FN int usdt__read(const struct usdt__regs *regs,
-			 const struct usdt_arg_spec *a, long *res)
+			 const struct usdt_arg_spec *a, long *res,
+			 const struct usdt__win_buf *win, __u64 aw)
 {
 	__u32 fast;
 	__u64 v;
@@ -715,10 +765,12 @@ __USDT_FN int usdt__read(const struct usdt__regs *regs,
 		return 0;
 	fast = a->fast;
 	/* One compare (clang would test the byte's sign bit in three
-	 * instructions). */
+	 * instructions). A register is never in a window: tested first, it
+	 * costs what it did before windows. */
 	asm volatile("" : "+r"(fast));
 	if (fast < USDT_FAST_REG)
-		return __usdt_read_general(regs, a, res);
+		return aw ? __usdt_read_win(win, aw, a, res) :
+			    __usdt_read_general(regs, a, res);
 	if (!__usdt_reg(regs, a->base_off, &v))
 		*res = (long)__usdt_trunc(v, fast);
 	return 0;
@@ -766,6 +818,69 @@ struct usdt__vals {
 };
 
 /*
+ * The spec's window into *win with one bpf_probe_read_user(). Returns the
+ * mask BPF_USDT() applies to each argument's arg_win byte: all ones, but
+ * 0 when the read faults (say, the window runs into an unmapped page while
+ * each argument alone is readable), so that every argument is then read
+ * alone. A spec without a window has every arg_win 0 (usdt_spec.h).
+ * *win is zeroed first either way: kernels before 6.5 want the memory
+ * behind a global function's pointer argument initialised.
+ *
+ * The mask is computed from the helper's return without a branch, so the
+ * verifier walks the arguments once for a read that faults or not, and
+ * once more at most (a subset: all ones) without a window.
+ */
+static __always_inline __u64 __usdt_win_read(const struct usdt__regs *regs,
+					     const struct usdt_spec *spec,
+					     struct usdt__win_buf *win)
+{
+	__u64 base, len;
+	long err;
+
+	__builtin_memset(win, 0, sizeof(*win));
+	/* A base register past the context gives the window's arguments
+	 * 0 from the zeroed window, as reading each alone would. */
+	if (!spec->win_cnt || __usdt_reg(regs, spec->wins[0].base_off, &base))
+		return -1ULL;
+	/* 1 to USDT_WIN_MAX bytes whatever the map holds (the manager
+	 * writes 2 to USDT_WIN_MAX), masked in asm for older verifiers. */
+	len = spec->wins[0].len - 1;
+	asm volatile("%[l] &= %[m]" : [l] "+r"(len) : [m] "i"(USDT_WIN_MAX - 1));
+	err = bpf_probe_read_user(win, len + 1,
+				  (void *)(base + (__s64)spec->wins[0].off));
+	/* 0 or a negative errno: all ones or 0. */
+	return ((__u64)err >> 63) - 1;
+}
+
+/*
+ * The spec's arg_win bytes into aws, each masked by ok (__usdt_win_read()):
+ * 0 for every argument when the window read faulted, so that each is read
+ * alone. Copied once, so that the loop over the arguments keeps four
+ * registers across its calls (BPF has four), not six. As 32-bit words
+ * (arg_win is 4-aligned), each masked in asm with the word as the
+ * destination: 6.18's verifier forks a state on an AND into a register
+ * known to be -1 or 0.
+ */
+static __always_inline void __usdt_arg_wins(const struct usdt_spec *spec,
+					    __u64 ok, __u32 *aws)
+{
+	const __u32 *src = (const __u32 *)spec->arg_win;
+	__u64 x;
+
+#define __USDT_AW(k)                                                        \
+	x = src[k];                                                         \
+	asm volatile("%[x] &= %[ok]" : [x] "+r"(x) : [ok] "r"(ok));         \
+	aws[k] = (__u32)x;
+	__USDT_AW(0)
+	__USDT_AW(1)
+	__USDT_AW(2)
+#undef __USDT_AW
+}
+_Static_assert(USDT_MAX_ARG_CNT == 12 &&
+		       __builtin_offsetof(struct usdt_spec, arg_win) % 4 == 0,
+	       "arg_win is three aligned words");
+
+/*
  * The first cnt arguments into vals, for BPF_USDT(): one context copy and
  * one spec lookup for all of them. Always returns 0 (BPF_USDT() has no
  * use for an error, and one return value saves a stack slot and three
@@ -775,7 +890,10 @@ __USDT_FN int usdt__args(__USDT_CTX *ctx, struct usdt__vals *vals, __u64 cnt)
 {
 	const struct usdt_arg_spec *a;
 	const struct usdt_spec *spec;
+	__u32 aws[USDT_MAX_ARG_CNT / 4];
+	struct usdt__win_buf win;
 	struct usdt__regs regs;
+	const __u8 *aw;
 	__s64 n;
 	long *v;
 
@@ -798,10 +916,12 @@ __USDT_FN int usdt__args(__USDT_CTX *ctx, struct usdt__vals *vals, __u64 cnt)
 	 * no spill. The empty asm hides n's sign from clang, which would
 	 * otherwise test n + 1 > 1 (an instruction more).
 	 */
+	__usdt_arg_wins(spec, __usdt_win_read(&regs, spec, &win), aws);
 	a = spec->args;
+	aw = (const __u8 *)aws;
 	v = vals->v;
 	while (n > 0) {
-		usdt__read(&regs, a++, v++);
+		usdt__read(&regs, a++, v++, &win, *aw++);
 		n--;
 		asm volatile("" : "+r"(n));
 	}

@@ -27,7 +27,7 @@
  * object whose version differs: change it with any change to this file that
  * the BPF side can see.
  */
-#define USDT_SPEC_LAYOUT 5
+#define USDT_SPEC_LAYOUT 6
 
 /*
  * Capacity on demand (layout 3). The spec map is an array of maps: spec
@@ -139,13 +139,55 @@ struct usdt_arg_spec {
 	__u8 fast;	/* USDT_FAST_*, or 0 */
 };
 
-/* One call site's (or several identical call sites') spec: 208 bytes. */
+/*
+ * Windows (layout 6): memory operands of one call site that BPF_USDT() reads
+ * with one bpf_probe_read_user() between them, where one read of a few
+ * dozen bytes costs about what one read of 8 does (stack slots such as
+ * 8@16(%rsp) and -4@8(%rsp) lie within a few bytes of each other).
+ *
+ * Invariants, as the manager writes them (usdt__spec_windows()):
+ *	- a window holds two or more arguments of kind USDT_SPEC_MEM, of size
+ *	  1, 2, 4 or 8, with the same base register (base_off a multiple of
+ *	  8), no index register and not IP-relative, whose val_off is a
+ *	  32-bit displacement (sign-extended);
+ *	- each such argument's bytes [val_off, val_off + size) lie inside the
+ *	  window's [off, off + len), and 2 <= len <= USDT_WIN_MAX;
+ *	- windows 0 to win_cnt - 1 are used, the others all zero;
+ *	- arg_win[i] is 0 for an argument read alone, else
+ *	  (window + 1) << USDT_WIN_SHIFT | (val_off - off of window).
+ * The argument's own fields are unchanged: a reader that ignores windows,
+ * or whose window read faults (say, one that runs into an unmapped page),
+ * reads each argument alone, as before layout 6.
+ *
+ * One window of 32 bytes: BPF_USDT() holds it on the BPF stack beside its
+ * copy of the context (272 bytes on arm64) and the arguments, out of 512
+ * in all; a second window, or a wider one, would leave the program's own
+ * code too little. The manager picks the base register with the most
+ * arguments in one span.
+ */
+#define USDT_WIN_MAX 32		/* bytes a window spans at most */
+#define USDT_WIN_CNT 1		/* windows a spec has at most */
+#define USDT_WIN_SHIFT 6	/* arg_win: window + 1 in bits 6-7 */
+#define USDT_WIN_POS_MASK 0x3f	/* arg_win: offset in it in bits 0-5 */
+
+/* One window: len bytes from the base register's value + off. 8 bytes. */
+struct usdt_win {
+	__s32 off;	/* sign-extended and added to the register */
+	__u16 base_off;	/* the register: a context offset, as base_off */
+	__u8 len;	/* 2 to USDT_WIN_MAX; 0 for an unused window */
+	__u8 reserved;
+};
+
+/* One call site's (or several identical call sites') spec: 224 bytes. */
 struct usdt_spec {
 	struct usdt_arg_spec args[USDT_MAX_ARG_CNT];
 	/* The user's cookie from usdt_attach_opts, for bpf_usdt_cookie(). */
 	__u64 usr_cookie;
 	__u16 arg_cnt;
-	__u16 reserved[3];
+	__u8 win_cnt;	/* windows in use (layout 6) */
+	__u8 reserved;
+	__u8 arg_win[USDT_MAX_ARG_CNT];
+	struct usdt_win wins[USDT_WIN_CNT];
 };
 
 /*
@@ -194,7 +236,18 @@ __USDT_SPEC_ASSERT(__builtin_offsetof(struct usdt_spec, usr_cookie) == 192,
 		   "usr_cookie at 192");
 __USDT_SPEC_ASSERT(__builtin_offsetof(struct usdt_spec, arg_cnt) == 200,
 		   "arg_cnt at 200");
-__USDT_SPEC_ASSERT(sizeof(struct usdt_spec) == 208, "spec is 208 bytes");
+__USDT_SPEC_ASSERT(__builtin_offsetof(struct usdt_spec, win_cnt) == 202,
+		   "win_cnt at 202");
+__USDT_SPEC_ASSERT(__builtin_offsetof(struct usdt_spec, arg_win) == 204,
+		   "arg_win at 204");
+__USDT_SPEC_ASSERT(__builtin_offsetof(struct usdt_spec, wins) == 216,
+		   "wins at 216");
+__USDT_SPEC_ASSERT(sizeof(struct usdt_win) == 8, "window is 8 bytes");
+__USDT_SPEC_ASSERT(sizeof(struct usdt_spec) == 224, "spec is 224 bytes");
+__USDT_SPEC_ASSERT(USDT_WIN_MAX - 1 <= USDT_WIN_POS_MASK &&
+			   USDT_WIN_CNT < (0x100 >> USDT_WIN_SHIFT) &&
+			   USDT_WIN_MAX % 8 == 0,
+		   "arg_win holds a window number and any offset in it");
 
 /* Whole words, the PC inside, between the smallest and the largest. */
 #define __USDT_CTX_OK(sz, pc)                                               \

@@ -551,6 +551,110 @@ uint8_t usdt__arg_fast(const struct usdt_arg_spec *spec)
 	return fast;
 }
 
+/* Can BPF_USDT() read argument a from a window (usdt_spec.h)? */
+static bool win_fits(const struct usdt_arg_spec *a)
+{
+	return a->kind == USDT_SPEC_MEM && a->base_off != USDT_REG_NONE &&
+	       !(a->base_off % 8) && a->idx_off == USDT_REG_NONE &&
+	       !(a->flags & USDT_SPEC_F_IPREL) &&
+	       (int64_t)a->val_off == (int32_t)a->val_off &&
+	       (a->size == 1 || a->size == 2 || a->size == 4 || a->size == 8);
+}
+
+/*
+ * A window as it grows: [lo, hi) relative to the base register, as signed
+ * offsets (val_off is a two's complement displacement), and its arguments.
+ */
+struct win_acc {
+	int64_t lo, hi;
+	uint16_t base_off;
+	uint16_t args;		/* bit i: argument i */
+};
+
+/* Widen w to take argument a (index i) if the span stays in a window. */
+static bool win_take(struct win_acc *w, const struct usdt_arg_spec *a, int i)
+{
+	int64_t lo = (int64_t)a->val_off, hi = lo + a->size;
+
+	if (w->base_off != a->base_off)
+		return false;
+	if (lo > w->lo)
+		lo = w->lo;
+	if (hi < w->hi)
+		hi = w->hi;
+	/* Both ends are 32-bit displacements (win_fits()) plus at most 8:
+	 * no overflow. */
+	if (hi - lo > USDT_WIN_MAX)
+		return false;
+	w->lo = lo;
+	w->hi = hi;
+	w->args |= (uint16_t)(1U << i);
+	return true;
+}
+
+/* How many arguments window candidate w holds. */
+static int win_args(const struct win_acc *w)
+{
+	return __builtin_popcount(w->args);
+}
+
+/* The best USDT_WIN_CNT of n candidates (most arguments, the first on a
+ * tie) into spec, those of fewer than two arguments left out. */
+static void win_pick(struct usdt_spec *spec, struct win_acc *acc, int n)
+{
+	struct usdt_win *w;
+	int i, k, best;
+
+	while (spec->win_cnt < USDT_WIN_CNT) {
+		for (best = -1, k = 0; k < n; k++)
+			if (win_args(&acc[k]) >= 2 &&
+			    (best < 0 || win_args(&acc[k]) > win_args(&acc[best])))
+				best = k;
+		if (best < 0)
+			return;
+		w = &spec->wins[spec->win_cnt++];
+		w->off = (int32_t)acc[best].lo;
+		w->base_off = acc[best].base_off;
+		w->len = (uint8_t)(acc[best].hi - acc[best].lo);
+		for (i = 0; i < USDT_MAX_ARG_CNT; i++)
+			if (acc[best].args & (1U << i))
+				spec->arg_win[i] = (uint8_t)(
+					spec->win_cnt << USDT_WIN_SHIFT |
+					((int64_t)spec->args[i].val_off - w->off));
+		acc[best].args = 0;
+	}
+}
+
+void usdt__spec_windows(struct usdt_spec *spec)
+{
+	/* Candidates: a window of two arguments or more takes at least two
+	 * of them, and a lone argument is one candidate. */
+	struct win_acc acc[USDT_MAX_ARG_CNT];
+	int i, k, n = 0, cnt = spec->arg_cnt;
+
+	memset(spec->arg_win, 0, sizeof(spec->arg_win));
+	memset(spec->wins, 0, sizeof(spec->wins));
+	spec->win_cnt = 0;
+	if (cnt > USDT_MAX_ARG_CNT)
+		cnt = USDT_MAX_ARG_CNT;
+	/* First fit, in argument order. */
+	for (i = 0; i < cnt; i++) {
+		const struct usdt_arg_spec *a = &spec->args[i];
+
+		if (!win_fits(a))
+			continue;
+		for (k = 0; k < n && !win_take(&acc[k], a, i); k++)
+			;
+		if (k < n)
+			continue;
+		acc[n].lo = (int64_t)a->val_off;
+		acc[n].hi = acc[n].lo + a->size;
+		acc[n].base_off = a->base_off;
+		acc[n++].args = (uint16_t)(1U << i);
+	}
+	win_pick(spec, acc, n);
+}
+
 int usdt__args_parse(const struct usdt__site_ctx *site, const char *str,
 		     struct usdt__arg **args_out, int *cnt_out, const char **why)
 {

@@ -138,4 +138,14 @@ void usdt__arg_parse_one(const struct usdt__site_ctx *site, const char *str,
  * whole register; 0 for an unsupported one. */
 uint8_t usdt__arg_fast(const struct usdt_arg_spec *spec);
 
+/*
+ * Group spec's memory arguments into the windows BPF_USDT() reads with one
+ * user-memory read each (usdt_spec.h): those with one base register and
+ * no index whose bytes span at most USDT_WIN_MAX, first fit in argument
+ * order; of those with two or more arguments, the USDT_WIN_CNT with the
+ * most. Sets win_cnt, arg_win and wins from args and arg_cnt; the rest is
+ * unchanged.
+ */
+void usdt__spec_windows(struct usdt_spec *spec);
+
 #endif /* __LIBUSDT_ARGS_H */

@@ -762,6 +762,8 @@ static int site_spec(const struct attach_ctx *c, struct usdt__note_src *code,
 			spec.args[j].val_off -= (uint64_t)skip;
 		spec.args[j].fast = usdt__arg_fast(&spec.args[j]);
 	}
+	/* From the final fields, which dedup then compares too. */
+	usdt__spec_windows(&spec);
 	id = usdt__spec_get(c->man, &spec);
 	if (id < 0) {
 		if (id == -E2BIG)

@@ -13,7 +13,7 @@
  * syscall) and its descriptor closed at once: the outer map and the
  * mapping hold it. The storage map is mapped (its values are the user's to
  * read in place); the spec map is not: a mapping counts its pages in this
- * process's memory (208 bytes a spec), where a write through the chunk's
+ * process's memory (224 bytes a spec), where a write through the chunk's
  * descriptor costs a syscall per spec and a descriptor per 64 specs.
  *
  * Chunks are never taken out: each update or delete of an outer map waits

@@ -112,6 +112,102 @@ static void test_arg_fast(void **state)
 
 /* sym@GOTPCREL(%rip) reads the GOT slot whenever the file has one, even
  * for a symbol it defines: the executable may have copy-relocated it. */
+/* A spec for the x86-64 argument string args, as the manager builds one
+ * (usdt__spec_windows() on the parsed arguments). */
+static void win_spec(const char *args, struct usdt_spec *spec)
+{
+	struct usdt__site_ctx x86 = { .arch = &usdt__arch_x86_64 };
+	struct usdt__arg *a;
+	const char *why;
+	int i, cnt;
+
+	memset(spec, 0, sizeof(*spec));
+	assert_int_equal(usdt__args_parse(&x86, args, &a, &cnt, &why), 0);
+	spec->arg_cnt = (uint16_t)cnt;
+	for (i = 0; i < cnt; i++)
+		spec->args[i] = a[i].spec;
+	free(a);
+	usdt__spec_windows(spec);
+}
+
+/* Which arguments the window holds (window 1: arg_win's number), and the
+ * offset of each inside it, for a few argument strings. */
+static void test_spec_windows(void **state)
+{
+	static const struct {
+		const char *args;
+		int win_cnt;
+		int win[5];	/* 1: in the window, 0: read alone */
+		int pos[5];
+	} cases[] = {
+		/* Four stack slots within 22 bytes of %rsp, a register, a
+		 * constant: one window of 22 bytes from 8(%rsp). */
+		{ "8@16(%rsp) -4@8(%rsp) 8@%rdi -2@24(%rsp) 1@29(%rsp) 4@$5",
+		  1, { 1, 1, 0, 1, 1 }, { 8, 0, 0, 16, 21 } },
+		/* Two bases: the one with more arguments. */
+		{ "8@-16(%rbp) 8@16(%rsp) -4@-8(%rbp) 8@24(%rsp) 1@-1(%rbp)",
+		  1, { 1, 0, 1, 0, 1 }, { 0, 0, 8, 0, 15 } },
+		/* Exactly 32 bytes fit; 33 do not. */
+		{ "8@0(%rsp) 8@24(%rsp)", 1, { 1, 1 }, { 0, 24 } },
+		{ "8@0(%rsp) 8@25(%rsp)", 0, { 0, 0 }, { 0, 0 } },
+		/* An index register, a register value, %rip: read alone. */
+		{ "8@8(%rsp,%rax,8) 8@16(%rsp) 8@%rsp 4@g(%rip)", 0,
+		  { 0, 0, 0, 0 }, { 0 } },
+		/* A lone operand per base: no window. */
+		{ "8@8(%rsp) 8@8(%rbp) 8@8(%rdi)", 0, { 0, 0, 0 }, { 0 } },
+		/* An offset below the first argument's widens the window;
+		 * a span too wide starts a candidate of its own, and the
+		 * one with the most arguments wins. */
+		{ "4@20(%rdi) 8@100(%rdi) 8@0(%rdi) 2@30(%rdi) 8@90(%rdi)",
+		  1, { 1, 0, 1, 1, 0 }, { 20, 0, 0, 30, 0 } },
+	};
+	struct usdt_spec spec;
+	size_t c;
+	int i;
+
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		win_spec(cases[c].args, &spec);
+		print_message("%s\n", cases[c].args);
+		assert_int_equal(spec.win_cnt, cases[c].win_cnt);
+		for (i = 0; i < spec.arg_cnt && i < 5; i++) {
+			int aw = spec.arg_win[i];
+
+			assert_int_equal(aw >> USDT_WIN_SHIFT, cases[c].win[i]);
+			if (aw)
+				assert_int_equal(aw & USDT_WIN_POS_MASK,
+						 cases[c].pos[i]);
+		}
+		if (!spec.win_cnt)
+			assert_int_equal(spec.wins[0].len, 0);
+		else
+			assert_true(spec.wins[0].len >= 2 &&
+				    spec.wins[0].len <= USDT_WIN_MAX);
+	}
+	/* The first case's window: 8(%rsp) to 30(%rsp), 22 bytes. */
+	win_spec(cases[0].args, &spec);
+	assert_int_equal(spec.wins[0].off, 8);
+	assert_int_equal(spec.wins[0].len, 22);
+	assert_int_equal(spec.wins[0].base_off, spec.args[0].base_off);
+	/* Negative offsets: the window starts at -16(%rbp). */
+	win_spec(cases[1].args, &spec);
+	assert_int_equal(spec.wins[0].off, -16);
+	assert_int_equal(spec.wins[0].len, 16);
+	assert_int_equal(spec.wins[0].base_off, spec.args[0].base_off);
+}
+
+/* On a tie the first candidate wins; the others' arguments are read alone. */
+static void test_spec_windows_tie(void **state)
+{
+	struct usdt_spec spec;
+
+	win_spec("8@0(%rax) 8@0(%rbx) 8@8(%rbx) 8@8(%rax)", &spec);
+	assert_int_equal(spec.win_cnt, 1);
+	assert_int_equal(spec.arg_win[0] >> USDT_WIN_SHIFT, 1);
+	assert_int_equal(spec.arg_win[3], 1 << USDT_WIN_SHIFT | 8);
+	assert_int_equal(spec.arg_win[1], 0);
+	assert_int_equal(spec.arg_win[2], 0);
+}
+
 static void test_gotpcrel_prefers_slot(void **state)
 {
 	struct usdt__symtab *st = usdt__symtab_new();
@@ -318,6 +414,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_s390x_register_pair),
 		cmocka_unit_test(test_arg_fast),
+		cmocka_unit_test(test_spec_windows),
+		cmocka_unit_test(test_spec_windows_tie),
 		cmocka_unit_test(test_gotpcrel_prefers_slot),
 		cmocka_unit_test(test_arm64_lo12),
 		cmocka_unit_test(test_riscv_lo),
