@@ -716,16 +716,20 @@ static __always_inline __u64 __usdt_win_val(const struct usdt__win_buf *b,
 	return __usdt_trunc(v, a->fast);
 }
 
-/* Argument a from the window read into win, at its place aw (arg_win); a
- * function of its own, like the general reader, for the same reason. */
-static __noinline int __usdt_read_win(const struct usdt__win_buf *win,
-				      __u64 aw, const struct usdt_arg_spec *a,
-				      long *res)
+/*
+ * Argument a's value from the window read into win, at its place aw
+ * (arg_win); a function of its own, like the general reader, for the same
+ * reason. It returns the value, which its caller stores: a function whose
+ * return value nobody reads may exit with whatever r0 last held (clang
+ * drops the return), here a pointer into the caller's stack, which older
+ * verifiers refuse ("cannot return stack pointer to the caller": Linux
+ * 6.1 on s390x, verifying per call).
+ */
+static __noinline __u64 __usdt_read_win(const struct usdt__win_buf *win,
+					__u64 aw,
+					const struct usdt_arg_spec *a)
 {
-	/* Tested here, off a register argument's path. */
-	if (win)
-		*res = (long)__usdt_win_val(win, aw & USDT_WIN_POS_MASK, a);
-	return 0;
+	return __usdt_win_val(win, aw & USDT_WIN_POS_MASK, a);
 }
 
 /*
@@ -768,9 +772,14 @@ __USDT_FN int usdt__read(const struct usdt__regs *regs,
 	 * instructions). A register is never in a window: tested first, it
 	 * costs what it did before windows. */
 	asm volatile("" : "+r"(fast));
-	if (fast < USDT_FAST_REG)
-		return aw ? __usdt_read_win(win, aw, a, res) :
-			    __usdt_read_general(regs, a, res);
+	if (fast < USDT_FAST_REG) {
+		if (!aw)
+			return __usdt_read_general(regs, a, res);
+		/* Tested here, off a register argument's path. */
+		if (win)
+			*res = (long)__usdt_read_win(win, aw, a);
+		return 0;
+	}
 	if (!__usdt_reg(regs, a->base_off, &v))
 		*res = (long)__usdt_trunc(v, fast);
 	return 0;
