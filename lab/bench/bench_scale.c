@@ -405,11 +405,17 @@ static int owned_round(const char *obj_path)
 /*
  * Room for the descriptors of `links` links over `sites` call sites:
  * libbpf 1.1.2 holds two per call site (a perf event and a BPF link),
- * the others one per link. 0, or -1 (said) when the limit cannot grow.
+ * the others one per link, and libusdt one per chunk of 64 specs too.
+ * Every library gets the same soft limit, the hard one (raised to the
+ * need where it is lower): libusdt makes a file's chunks in one batch
+ * only where they take at most half the room left, so a limit of
+ * exactly the need would make it add chunks, and wait, at later
+ * attaches. 0, or -1 (said) when the limit cannot grow.
  */
 static int fd_room(const char *impl, size_t links, size_t sites)
 {
-	rlim_t need = (!strcmp(impl, "lb11") ? 2 * sites : links) + 256;
+	rlim_t need = (!strcmp(impl, "lb11") ? 2 * sites : links) + 256 +
+		      (!strcmp(impl, "ours") ? sites / 64 + 1 : 0);
 	struct rlimit fds;
 
 	if (getrlimit(RLIMIT_NOFILE, &fds))
@@ -423,7 +429,7 @@ static int fd_room(const char *impl, size_t links, size_t sites)
 			return -1;
 		}
 	}
-	fds.rlim_cur = need;
+	fds.rlim_cur = fds.rlim_max;
 	return setrlimit(RLIMIT_NOFILE, &fds);
 }
 
