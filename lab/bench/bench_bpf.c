@@ -15,8 +15,10 @@
  * With -s, also attaching at scale (bench_scale.c): TARGET has N call
  * sites of N probe names (gen:p0 ...), attached one call per name by each
  * library in a fresh process per round, with DIR/scale.o (and ours
- * DIR/owned.o); with -m, the attach alone on TARGET2, SITES call sites
- * of NAMES probe names.
+ * DIR/owned.o); with -m, TARGET2's SITES call sites of NAMES probe names
+ * attached one call per name and torn down, each phase's wall and CPU
+ * time and its calls that wait for an RCU grace period side by side
+ * (phase_table()). Without -s, the -m targets alone.
  *
  * A DIR holds shapes-v1.o, shapes-v2.o and shapes-v3.o. One round runs in
  * its own process because each libbpf's user space must attach programs
