@@ -95,6 +95,7 @@ static void phase_end(struct phase *p)
 	p->w.map_calls = w.map_calls - p->w.map_calls;
 	p->w.outer_calls = w.outer_calls - p->w.outer_calls;
 	p->w.waits = w.waits - p->w.waits;
+	p->w.closes = w.closes - p->w.closes;
 }
 
 static void phase_add(struct phase *sum, const struct phase *p)
@@ -104,6 +105,7 @@ static void phase_add(struct phase *sum, const struct phase *p)
 	sum->w.map_calls += p->w.map_calls;
 	sum->w.outer_calls += p->w.outer_calls;
 	sum->w.waits += p->w.waits;
+	sum->w.closes += p->w.closes;
 	sum->links += p->links;
 }
 
@@ -149,11 +151,11 @@ static void phase_print(const struct scale *s, const char *name,
 	printf("%s %s_mapw %lu\n", s->tag, name, p->w.waits);
 	printf("%s %s_linkw %lu\n", s->tag, name, p->links);
 	if (getenv("BENCH_WAITS_VERBOSE"))
-		fprintf(stderr, "bench_scale: %s %s %s: %lu map updates/deletes, %lu of them on outer maps (%lu grace periods, batch waits %s), %lu kernel links closed\n",
+		fprintf(stderr, "bench_scale: %s %s %s: %lu map updates/deletes, %lu of them on outer maps (%lu grace periods, batch waits %s), %lu kernel links closed, %lu close() calls\n",
 			s->impl, s->tag, name, p->w.map_calls,
 			p->w.outer_calls, p->w.waits,
 			bench_waits_batch_once() ? "once" : "per entry",
-			p->links);
+			p->links, p->w.closes);
 }
 
 /* The kernel links this process holds (the fdinfo of a link's descriptor

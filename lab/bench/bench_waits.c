@@ -79,6 +79,7 @@ void bench_waits_now(struct bench_waits *w)
 	w->map_calls = __atomic_load_n(&counts.map_calls, __ATOMIC_RELAXED);
 	w->outer_calls = __atomic_load_n(&counts.outer_calls, __ATOMIC_RELAXED);
 	w->waits = __atomic_load_n(&counts.waits, __ATOMIC_RELAXED);
+	w->closes = __atomic_load_n(&counts.closes, __ATOMIC_RELAXED);
 }
 
 #define ADD(field, n) __atomic_fetch_add(&counts.field, (n), __ATOMIC_RELAXED)
@@ -128,6 +129,7 @@ int __wrap_bpf_map_delete_batch(int fd, const void *keys, __u32 *count_p,
 
 int __wrap_close(int fd)
 {
+	ADD(closes, 1);
 	forget(fd);
 	return __real_close(fd);
 }

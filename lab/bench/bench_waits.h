@@ -17,6 +17,7 @@ struct bench_waits {
 	/* Grace periods waited: one per outer-map call, and before Linux
 	 * 6.8 one per entry of an outer-map batch. */
 	unsigned long waits;
+	unsigned long closes;	/* close() calls, any descriptor's */
 };
 
 /* The counts since the process started. */
