@@ -66,7 +66,14 @@ SCALE_NAMES := 35
 NAMES_SIZES := 1003 10003 100003
 NAMES_TARGETS := $(foreach n,$(NAMES_SIZES),$(abspath $(BENCH_DIR))/names-$(n))
 BENCH_OBJS += $(foreach i,ours lb11 lb17,$(BENCH_DIR)/$(i)/scale.o)
-BENCH_BPF_SRCS := lab/bench/bench_bpf.c lab/bench/bench_scale.c
+BENCH_BPF_SRCS := lab/bench/bench_bpf.c lab/bench/bench_scale.c \
+		  lab/bench/bench_waits.c
+# Map calls that wait for a grace period are counted by wrapping them at
+# the final link (bench_waits.h), which sees the calls of static
+# libraries only: libbpf too is linked statically (libusdt.a's calls and
+# libbpf's own usdt.c's go to its bpf.c across objects).
+BENCH_WRAP := $(foreach f,bpf_map_update_elem bpf_map_update_batch \
+	bpf_map_delete_elem bpf_map_delete_batch close dup2 dup3,-Wl,--wrap=$(f))
 
 $(SCALE_TARGET): tests/fixtures/gen_probes.sh
 	$(call msg,GEN,$@)
@@ -106,18 +113,19 @@ $(BENCH_DIR)/lb17/scale.o: lab/bench/scale.bpf.c $(VMLINUX_H) \
 		-mcpu=v3 -c $< -o $@
 
 $(OBJDIR)/bench_bpf: $(BENCH_BPF_SRCS) lab/bench/bench_scale.h \
-		$(STATIC_LIB)
+		lab/bench/bench_waits.h $(STATIC_LIB)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(BENCH_BPF_SRCS) -o $@ $(STATIC_LIB) \
-		$(ALL_LDFLAGS) $(LIBS) -lpthread
+		$(ALL_LDFLAGS) $(BENCH_WRAP) -Wl,-Bstatic -lbpf -Wl,-Bdynamic \
+		-lelf -lz -lpthread
 
 # The same rounds with libbpf 1.7's user space, linked statically.
 $(OBJDIR)/bench_bpf17: $(BENCH_BPF_SRCS) lab/bench/bench_scale.h \
-		$(LB17_PREFIX)/.done
+		lab/bench/bench_waits.h $(LB17_PREFIX)/.done
 	$(call msg,CC,$@)
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -DBENCH_LIBBPF_ONLY \
 		-I$(LB17_PREFIX)/include $(BENCH_BPF_SRCS) -o $@ \
-		$(LB17_PREFIX)/lib/libbpf.a -lelf -lz -lpthread
+		$(BENCH_WRAP) $(LB17_PREFIX)/lib/libbpf.a -lelf -lz -lpthread
 
 .PHONY: bench bench-trace
 bench: $(OBJDIR)/bench $(OBJDIR)/bench_bpf $(OBJDIR)/bench_bpf17 $(BENCH_OBJS) \

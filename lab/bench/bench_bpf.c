@@ -15,8 +15,10 @@
  * With -s, also attaching at scale (bench_scale.c): TARGET has N call
  * sites of N probe names (gen:p0 ...), attached one call per name by each
  * library in a fresh process per round, with DIR/scale.o (and ours
- * DIR/owned.o); with -m, the attach alone on TARGET2, SITES call sites
- * of NAMES probe names.
+ * DIR/owned.o); with -m, TARGET2's SITES call sites of NAMES probe names
+ * attached one call per name and torn down, each phase's wall and CPU
+ * time and its calls that wait for an RCU grace period side by side
+ * (phase_table()). Without -s, the -m targets alone.
  *
  * A DIR holds shapes-v1.o, shapes-v2.o and shapes-v3.o. One round runs in
  * its own process because each libbpf's user space must attach programs
@@ -335,7 +337,7 @@ static int one_round(int argc, char **argv)
 
 #define NIMPL 3
 #define MAX_ROUNDS 16
-#define MAX_KEYS 128
+#define MAX_KEYS 256
 
 static const char *const impl_names[NIMPL] = { "ours", "lb11", "lb17" };
 
@@ -621,8 +623,12 @@ static void goal(const char *what, double v, double limit)
 		printf("  goal: %-56s %9s  not measured\n", what, "-");
 		return;
 	}
-	printf("  goal: %-56s %9.4f  %6.3f of it, %s\n", what, v, v / limit,
-	       v <= limit ? "met" : "NOT MET");
+	if (limit > 0)
+		printf("  goal: %-56s %9.4f  %6.3f of it, %s\n", what, v,
+		       v / limit, v <= limit ? "met" : "NOT MET");
+	else
+		printf("  goal: %-56s %9.4f  %13s %s\n", what, v, "",
+		       v <= limit ? "met" : "NOT MET");
 }
 
 /* ours' min over other's min; -1 when either is missing */
@@ -701,6 +707,110 @@ static const char *names_key(int i, const char *what)
 	return key;
 }
 
+/* A phase's figure (what: "_ms", "_cpu_ms", "_mapw", "_linkw") of -m
+ * target i: impl's min over rounds (max: the max), or -1. */
+static double phase_fig(int i, const char *phase, const char *what, int impl,
+			int max)
+{
+	char key[48];
+	double v[MAX_ROUNDS], min, med;
+	int k, n;
+
+	snprintf(key, sizeof(key), "names%lu %s%s",
+		 strtoul(names_args[i], NULL, 10), phase, what);
+	k = find_key(key);
+	if (k < 0 || stats(k, impl, &min, &med))
+		return -1;
+	if (!max)
+		return min;
+	n = keys[k].n[impl];
+	memcpy(v, keys[k].v[impl], n * sizeof(v[0]));
+	qsort(v, n, sizeof(v[0]), cmp_double);
+	return v[n - 1];
+}
+
+/* One library's wall and CPU ms and waits (outer-map calls + kernel
+ * links closed; the max over rounds, which do not differ) in a phase. */
+static void phase_cell(int i, const char *phase, int impl)
+{
+	double wall = phase_fig(i, phase, "_ms", impl, 0);
+	char waits[32];
+
+	if (wall < 0) {
+		printf(" %27s", "-");
+		return;
+	}
+	snprintf(waits, sizeof(waits), "%.0f+%.0f",
+		 phase_fig(i, phase, "_mapw", impl, 1),
+		 phase_fig(i, phase, "_linkw", impl, 1));
+	printf(" %9.1f %7.1f %9s", wall, phase_fig(i, phase, "_cpu_ms", impl, 0),
+	       waits);
+}
+
+static void phase_ratio(int i, const char *phase, const char *what)
+{
+	double a = phase_fig(i, phase, what, 0, 0);
+	double b = phase_fig(i, phase, what, 2, 0);
+
+	if (a < 0 || b <= 0)
+		printf(" %8s", "-");
+	else
+		printf(" %8.2f", a / b);
+}
+
+/* Target i's phases: wall, CPU and grace-period waits of each library. */
+static void phase_table(int i)
+{
+	static const char *const phases[] = { "attach", "detach", "free",
+					      "close", "teardown" };
+	size_t p;
+
+	printf("per phase: wall ms, CPU ms (min of rounds), waits = outer-map updates/deletes + kernel links closed:\n");
+	printf("%-9s %27s %27s %27s %8s %8s\n", "phase", "libusdt",
+	       "libbpf 1.1.2", "libbpf 1.7", "wall/1.7", "CPU/1.7");
+	printf("%-9s", "");
+	for (p = 0; p < NIMPL; p++)
+		printf(" %9s %7s %9s", "wall", "CPU", "waits");
+	printf("\n");
+	for (p = 0; p < sizeof(phases) / sizeof(phases[0]); p++) {
+		printf("%-9s", phases[p]);
+		phase_cell(i, phases[p], 0);
+		phase_cell(i, phases[p], 1);
+		phase_cell(i, phases[p], 2);
+		phase_ratio(i, phases[p], "_ms");
+		phase_ratio(i, phases[p], "_cpu_ms");
+		printf("\n");
+	}
+}
+
+/* Target i's goals of wall time against libbpf 1.7, with the waits that
+ * explain them: ours waits for no grace period in an attach after a
+ * file's first, and none in usdt_manager__free(). */
+static void phase_goals(int i, unsigned long sites)
+{
+	char label[96];
+
+	snprintf(label, sizeof(label),
+		 "%lu sites: attach wall / libbpf 1.7's (<= 1)", sites);
+	goal(label, ratio_of(names_key(i, "attach_ms"), 2), 1);
+	snprintf(label, sizeof(label),
+		 "%lu sites: teardown wall / libbpf 1.7's (<= 1)", sites);
+	goal(label, ratio_of(names_key(i, "teardown_ms"), 2), 1);
+	snprintf(label, sizeof(label),
+		 "%lu sites: attach outer-map waits, %s names (<= 1)", sites,
+		 strchr(names_args[i], ' ') + 1);
+	goal(label, phase_fig(i, "attach", "_mapw", 0, 1), 1);
+	snprintf(label, sizeof(label),
+		 "%lu sites: usdt_manager__free() waits (<= 0)", sites);
+	goal(label, phase_fig(i, "free", "_mapw", 0, 1) +
+		    phase_fig(i, "free", "_linkw", 0, 1), 0);
+	snprintf(label, sizeof(label),
+		 "%lu sites: usdt_manager__free(), ms (<= %d)", sites,
+		 sites >= 100000 ? 10 : 100);
+	goal(label, min_of(names_key(i, "free_ms"), 0),
+	     sites >= 100000 ? 10 : 100);
+}
+
 /* The -m targets' rows and goals: per name at each size, next to
  * libbpf 1.7, and the cost per site from the smallest to the largest. */
 static void names_table(void)
@@ -715,26 +825,18 @@ static void names_table(void)
 		printf("%lu call sites (distinct specs) under %s probe names:\n",
 		       sites, strchr(names_args[i], ' ') + 1);
 		row("attach all names, ms", names_key(i, "attach_ms"), 2);
+		row("teardown, ms", names_key(i, "teardown_ms"), 2);
+		row("usdt_manager__free(), ms", names_key(i, "free_ms"), 2);
 		row("VmHWM after, MB", names_key(i, "hwm_mb"), 2);
-		row("usdt_links__destroy(all), s", names_key(i, "destroy_s"), 2);
 		row("one attach of gen:*, ms", names_key(i, "glob_ms"), 2);
-		row("usdt_manager__free() after, s", names_key(i, "free_s"), 2);
+		phase_table(i);
 	}
 	for (i = 0; i < nnames; i++) {
 		sites = strtoul(names_args[i], NULL, 10);
-		snprintf(label, sizeof(label),
-			 "%lu sites: attach per name / libbpf 1.7's (<= 1)",
-			 sites);
-		goal(label, ratio_of(names_key(i, "attach_ms"), 2), 1);
+		phase_goals(i, sites);
 		snprintf(label, sizeof(label),
 			 "%lu sites: VmHWM after / libbpf 1.7's (<= 1)", sites);
 		goal(label, ratio_of(names_key(i, "hwm_mb"), 2), 1);
-		if (sites >= 10000 && sites < 100000) {
-			snprintf(label, sizeof(label),
-				 "%lu sites: usdt_manager__free(), s (<= 0.1)",
-				 sites);
-			goal(label, min_of(names_key(i, "free_s"), 0), 0.1);
-		}
 		last = min_of(names_key(i, "attach_ms"), 0) / sites;
 		if (first < 0) {
 			first = last;
@@ -847,11 +949,12 @@ int main(int argc, char **argv)
 	}
 	/* Before the scale rounds' children write to the same terminal. */
 	fflush(stdout);
-	if (!*scale)
+	if (!*scale && !nnames)
 		return 0;
 	for (r = 0; r < scale_rounds; r++)
 		for (i = 0; i < NIMPL; i++) {
-			if (dirs[i] && run_round(i, bins[i], dirs[i], scale))
+			if (dirs[i] && *scale &&
+			    run_round(i, bins[i], dirs[i], scale))
 				fprintf(stderr, "bench_bpf: a %s scale round failed\n",
 					impl_names[i]);
 			for (m = 0; m < nnames; m++)
@@ -860,7 +963,10 @@ int main(int argc, char **argv)
 					fprintf(stderr, "bench_bpf: a %s round failed (%s)\n",
 						impl_names[i], names[m]);
 		}
-	scale_table(strchr(scale + 6, ' ') + 1, scale_rounds);
+	if (*scale)
+		scale_table(strchr(scale + 6, ' ') + 1, scale_rounds);
+	else
+		names_table();
 	return 0;
 }
 #else

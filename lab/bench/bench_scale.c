@@ -19,6 +19,13 @@
  *    the OWNED links of usdt_manager__attach_all() (owned.bpf.c).
  * libbpf has no call that destroys many links at once: its round closes
  * the rest of its links' descriptors from many threads, then exits.
+ *
+ * A names round (names_round(): NAMES names over SITES call sites, one
+ * attach each) measures phases instead: attach, detach (every link:
+ * usdt_links__destroy(), or bpf_link__destroy() one by one), free
+ * (usdt_manager__free()), close (bpf_object__close()) and teardown, the
+ * last three's sum; each its wall and CPU time and its calls that wait
+ * for an RCU grace period (bench_waits.h; links closed).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -37,6 +44,7 @@
 #include "usdt.h"
 #endif
 #include "bench_scale.h"
+#include "bench_waits.h"
 
 static double now(void)
 {
@@ -44,6 +52,61 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* CPU time of the whole process, every thread's (usdt_links__destroy()
+ * closes links from many). */
+static double cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * What one phase (attach, detach, free, close) cost: wall and CPU time,
+ * and the calls that wait for an RCU grace period, which no load on the
+ * machine changes: map calls on outer maps (bench_waits.h) and kernel
+ * links closed (`links`, set by the caller).
+ */
+struct phase {
+	double wall, cpu;
+	struct bench_waits w;
+	unsigned long links;
+};
+
+static void phase_start(struct phase *p)
+{
+	bench_waits_now(&p->w);
+	p->links = 0;
+	p->cpu = cpu_now();
+	p->wall = now();
+}
+
+/* From the start's figures to the phase's own. */
+static void phase_end(struct phase *p)
+{
+	struct bench_waits w;
+
+	p->wall = now() - p->wall;
+	p->cpu = cpu_now() - p->cpu;
+	bench_waits_now(&w);
+	p->w.map_calls = w.map_calls - p->w.map_calls;
+	p->w.outer_calls = w.outer_calls - p->w.outer_calls;
+	p->w.waits = w.waits - p->w.waits;
+	p->w.closes = w.closes - p->w.closes;
+}
+
+static void phase_add(struct phase *sum, const struct phase *p)
+{
+	sum->wall += p->wall;
+	sum->cpu += p->cpu;
+	sum->w.map_calls += p->w.map_calls;
+	sum->w.outer_calls += p->w.outer_calls;
+	sum->w.waits += p->w.waits;
+	sum->w.closes += p->w.closes;
+	sum->links += p->links;
 }
 
 static double vm_hwm_mb(void)
@@ -61,6 +124,7 @@ static double vm_hwm_mb(void)
 }
 
 struct scale {
+	const char *impl;
 	int ours;
 	struct bpf_object *obj;
 	struct bpf_program *prog;
@@ -72,6 +136,56 @@ struct scale {
 	const char *tag;	/* what the printed keys start with */
 	size_t glob_sites;	/* ours: attach gen:* too, over this many */
 };
+
+/*
+ * A phase's "TAG NAME_ms", "TAG NAME_cpu_ms", "TAG NAME_mapw" (grace
+ * periods of outer-map calls) and "TAG NAME_linkw" (kernel links
+ * closed). With BENCH_WAITS_VERBOSE, on stderr, the calls behind them:
+ * that the wrap sees the library's map calls at all.
+ */
+static void phase_print(const struct scale *s, const char *name,
+			const struct phase *p)
+{
+	printf("%s %s_ms %.3f\n", s->tag, name, p->wall * 1e3);
+	printf("%s %s_cpu_ms %.3f\n", s->tag, name, p->cpu * 1e3);
+	printf("%s %s_mapw %lu\n", s->tag, name, p->w.waits);
+	printf("%s %s_linkw %lu\n", s->tag, name, p->links);
+	if (getenv("BENCH_WAITS_VERBOSE"))
+		fprintf(stderr, "bench_scale: %s %s %s: %lu map updates/deletes, %lu of them on outer maps (%lu grace periods, batch waits %s), %lu kernel links closed, %lu close() calls\n",
+			s->impl, s->tag, name, p->w.map_calls,
+			p->w.outer_calls, p->w.waits,
+			bench_waits_batch_once() ? "once" : "per entry",
+			p->links, p->w.closes);
+}
+
+/* The kernel links this process holds (the fdinfo of a link's descriptor
+ * has link_type): each closes with a wait for a grace period. */
+static unsigned long links_held(void)
+{
+	char path[64], line[128];
+	unsigned long n = 0;
+	struct dirent *e;
+	DIR *d = opendir("/proc/self/fdinfo");
+	FILE *f;
+
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d",
+			 atoi(e->d_name));
+		f = fopen(path, "r");
+		while (f && fgets(line, sizeof(line), f))
+			if (!strncmp(line, "link_type:", 10)) {
+				n++;
+				break;
+			}
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
 
 static void *attach_name(struct scale *s, const char *name)
 {
@@ -97,6 +211,7 @@ static void destroy_one(struct scale *s, void *link)
 
 static int open_scale(struct scale *s, const char *impl, const char *obj)
 {
+	s->impl = impl;
 	s->ours = !strcmp(impl, "ours");
 	s->obj = bpf_object__open_file(obj, NULL);
 	if (!s->obj)
@@ -246,8 +361,6 @@ static int destroy_rest(struct scale *s)
 		if (usdt_links__destroy((struct usdt_link **)s->links, s->n))
 			return -1;
 		printf("%s destroy_s %.3f\n", s->tag, now() - t);
-		if (s->glob_sites && glob_attach(s))
-			return -1;
 		t = now();
 		usdt_manager__free(s->man);
 		printf("%s free_s %.4f\n", s->tag, now() - t);
@@ -294,11 +407,17 @@ static int owned_round(const char *obj_path)
 /*
  * Room for the descriptors of `links` links over `sites` call sites:
  * libbpf 1.1.2 holds two per call site (a perf event and a BPF link),
- * the others one per link. 0, or -1 (said) when the limit cannot grow.
+ * the others one per link, and libusdt one per chunk of 64 specs too.
+ * Every library gets the same soft limit, the hard one (raised to the
+ * need where it is lower): libusdt makes a file's chunks in one batch
+ * only where they take at most half the room left, so a limit of
+ * exactly the need would make it add chunks, and wait, at later
+ * attaches. 0, or -1 (said) when the limit cannot grow.
  */
 static int fd_room(const char *impl, size_t links, size_t sites)
 {
-	rlim_t need = (!strcmp(impl, "lb11") ? 2 * sites : links) + 256;
+	rlim_t need = (!strcmp(impl, "lb11") ? 2 * sites : links) + 256 +
+		      (!strcmp(impl, "ours") ? sites / 64 + 1 : 0);
 	struct rlimit fds;
 
 	if (getrlimit(RLIMIT_NOFILE, &fds))
@@ -312,15 +431,17 @@ static int fd_room(const char *impl, size_t links, size_t sites)
 			return -1;
 		}
 	}
-	fds.rlim_cur = need;
+	fds.rlim_cur = fds.rlim_max;
 	return setrlimit(RLIMIT_NOFILE, &fds);
 }
 
-/* Load, and attach the names timed: "TAG attach_ms", "TAG hwm_mb". */
+/* Load, and attach the names as a phase ("TAG attach_ms" ...), then
+ * "TAG hwm_mb" and "TAG base_mb". */
 static int attach_timed(struct scale *s, const char *impl, const char *dir)
 {
+	struct phase p;
 	char obj[512];
-	double t, base;
+	double base;
 
 	snprintf(obj, sizeof(obj), "%s/scale.o", dir);
 	if (open_scale(s, impl, obj)) {
@@ -328,17 +449,102 @@ static int attach_timed(struct scale *s, const char *impl, const char *dir)
 		return -1;
 	}
 	base = vm_hwm_mb();
-	t = now();
+	phase_start(&p);
 	if (attach_names(s, 0, s->n)) {
 		/* Not one by one at exit: that takes minutes. */
 		destroy_rest(s);
 		return -1;
 	}
-	t = now() - t;
-	printf("%s attach_ms %.1f\n", s->tag, t * 1e3);
+	phase_end(&p);
+	phase_print(s, "attach", &p);
 	printf("%s hwm_mb %.2f\n", s->tag, vm_hwm_mb());
 	printf("%s base_mb %.2f\n", s->tag, base);
 	return 0;
+}
+
+/*
+ * The kernel links that destroying s's links closes: ours says per link
+ * (one uprobe_multi link, or a perf link per call site); libbpf's are
+ * counted in the process's descriptors (libbpf 1.3+ makes a uprobe_multi
+ * link per attach where the kernel has them, 1.1.2 a perf link per site).
+ */
+static unsigned long link_closes(const struct scale *s)
+{
+	unsigned long n = 0;
+#ifndef BENCH_LIBBPF_ONLY
+	size_t i;
+
+	for (i = 0; s->ours && i < s->n; i++)
+		n += usdt_link__is_multi(s->links[i]) ?
+		     1 : usdt_link__site_cnt(s->links[i]);
+	if (s->ours) {
+		if (getenv("BENCH_WAITS_VERBOSE"))
+			fprintf(stderr, "bench_scale: ours %s: %lu link closes by the links, %lu kernel links held\n",
+				s->tag, n, links_held());
+		return n;
+	}
+#endif
+	n = links_held();
+	if (getenv("BENCH_WAITS_VERBOSE"))
+		fprintf(stderr, "bench_scale: %s %s: %lu kernel links held by %zu links\n",
+			s->impl, s->tag, n, s->n);
+	return n;
+}
+
+/* Every link of s destroyed, as each library lets a user: ours in one
+ * call, libbpf's one by one (it has no call for many). */
+static int detach_all(struct scale *s)
+{
+	size_t i;
+
+#ifndef BENCH_LIBBPF_ONLY
+	if (s->ours)
+		return usdt_links__destroy((struct usdt_link **)s->links,
+					   s->n) ? -1 : 0;
+#endif
+	for (i = 0; i < s->n; i++)
+		bpf_link__destroy(s->links[i]);
+	return 0;
+}
+
+/*
+ * The teardown of a names round as phases: detach (every link), free
+ * (usdt_manager__free(); libbpf has none) and close
+ * (bpf_object__close()), and their sum "teardown". Ours attaches gen:*
+ * once between detach and free (glob_ms), outside the phases.
+ */
+static int names_teardown(struct scale *s)
+{
+	struct phase det, fr = { 0 }, cl, all = { 0 };
+	unsigned long closes = link_closes(s);
+	int err;
+
+	phase_start(&det);
+	err = detach_all(s);
+	phase_end(&det);
+	det.links = closes;
+#ifndef BENCH_LIBBPF_ONLY
+	if (s->ours && !err)
+		err = glob_attach(s);
+	if (s->ours) {
+		phase_start(&fr);
+		usdt_manager__free(s->man);
+		phase_end(&fr);
+	}
+#endif
+	phase_start(&cl);
+	bpf_object__close(s->obj);
+	phase_end(&cl);
+	free(s->links);
+	phase_print(s, "detach", &det);
+	if (s->ours)
+		phase_print(s, "free", &fr);
+	phase_print(s, "close", &cl);
+	phase_add(&all, &det);
+	phase_add(&all, &fr);
+	phase_add(&all, &cl);
+	phase_print(s, "teardown", &all);
+	return err;
 }
 
 int names_round(const char *impl, const char *dir, const char *target,
@@ -351,9 +557,10 @@ int names_round(const char *impl, const char *dir, const char *target,
 	snprintf(tag, sizeof(tag), "names%zu", sites);
 	if (fd_room(impl, names, sites))
 		return 0;
+	bench_waits_batch_once();	/* asked before any thread runs */
 	if (attach_timed(&s, impl, dir))
 		return -1;
-	return destroy_rest(&s);
+	return names_teardown(&s);
 }
 
 int scale_round(const char *impl, const char *dir, const char *target,

@@ -17,11 +17,13 @@
  */
 int scale_round(const char *impl, const char *dir, const char *target,
 		size_t n, size_t sample);
-/* Only the attach, of names names (of sites call sites in all): prints
- * "TAG attach_ms", "TAG hwm_mb", "TAG base_mb", TAG being "names" and
- * sites ("names10003"); ours also "TAG destroy_s", then "TAG glob_ms"
- * (one attach of gen:* over every site) and "TAG free_s"
- * (usdt_manager__free() after it all). */
+/* Attach and teardown, of names names (of sites call sites in all), as
+ * phases: "TAG PHASE_ms", "TAG PHASE_cpu_ms", "TAG PHASE_mapw" (grace
+ * periods waited in outer-map calls) and "TAG PHASE_linkw" (kernel links
+ * closed) for PHASE attach, detach, free (ours), close and teardown (the
+ * three before it), TAG being "names" and sites ("names10003"); then
+ * "TAG hwm_mb", "TAG base_mb", and ours "TAG glob_ms" (one attach of
+ * gen:* over every site, between detach and free). */
 int names_round(const char *impl, const char *dir, const char *target,
 		size_t sites, size_t names);
 
