@@ -350,6 +350,9 @@ static int link_release(struct usdt_link *link)
 		e = usdt__spec_put(man, link_site_ids(link)[i]);
 		err = err ? err : e;
 	}
+	/* The specs given back are zeroed, a batch per chunk. */
+	if (link->site_cnt)
+		(void)usdt__chunks_flush_writes(&man->specs);
 	for (i = link->slot_cnt; i-- > 0;)
 		usdt__storage_put(&man->storage, link_slots(link)[i]);
 	free(link);		/* and its arrays */

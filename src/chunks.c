@@ -434,6 +434,10 @@ static int write_now(const struct usdt__chunks *c, uint32_t i, const void *val)
 		       -errno : 0;
 }
 
+#define PEND_MAX 4096
+
+static int flush_writes(struct usdt__chunks *c);
+
 int usdt__chunks_write(struct usdt__chunks *c, uint32_t i, const void *val)
 {
 	void *v;
@@ -442,7 +446,11 @@ int usdt__chunks_write(struct usdt__chunks *c, uint32_t i, const void *val)
 		memcpy(usdt__chunks_at(c, i), val, c->value_sz);
 		return 0;
 	}
-	/* Kept for usdt__chunks_flush(): one syscall per chunk. */
+	/* Kept for usdt__chunks_flush(): one syscall per chunk. At most
+	 * PEND_MAX at once (224 bytes each), so what they cost the
+	 * process stays bounded. */
+	if (c->pend_cnt >= PEND_MAX && flush_writes(c))
+		return write_now(c, i, val);
 	if (c->pend_cnt == c->pend_cap) {
 		uint32_t cap = c->pend_cap ? c->pend_cap * 2 : 64;
 		uint32_t *idx = usdt__reallocarray(c->pend_idx, cap,
@@ -507,6 +515,11 @@ static int flush_writes(struct usdt__chunks *c)
 	return err;
 }
 
+int usdt__chunks_flush_writes(struct usdt__chunks *c)
+{
+	return c->mapped || !c->mem ? 0 : flush_writes(c);
+}
+
 int usdt__chunks_flush(struct usdt__chunks *c)
 {
 	int err = chunks_insert(c), e = flush_writes(c);
@@ -535,15 +548,16 @@ void usdt__chunks_give(struct usdt__chunks *c, uint32_t i)
 
 	if (i >= c->next)
 		return;
-	/* Zeroed, so that a stale reference reads nothing. Through a
-	 * descriptor this can fail (out of memory): the value stays, and
-	 * the next taker overwrites it. */
-	if (c->mapped) {
+	/* Zeroed, so that a stale reference reads nothing: in place, or
+	 * through a descriptor with the writes kept for one batch per chunk
+	 * (usdt__chunks_flush_writes(): a link's release gives back every
+	 * spec of its sites, 100,003 updates one by one), after any write
+	 * to i kept before. Through a descriptor this can fail (out of
+	 * memory): the value stays, and the next taker overwrites it. */
+	if (c->mapped)
 		memset(usdt__chunks_at(c, i), 0, c->value_sz);
-	} else {
-		(void)usdt__chunks_flush(c);
-		(void)write_now(c, i, zero);
-	}
+	else
+		(void)usdt__chunks_write(c, i, zero);
 	if (c->aux_sz)
 		memset(usdt__chunks_aux(c, i), 0, c->aux_sz);
 	c->free[c->free_cnt++] = i;

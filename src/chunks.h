@@ -81,6 +81,9 @@ int usdt__chunks_read(struct usdt__chunks *c, uint32_t i, void *val);
 /* The chunks not in the outer map yet (one batch), then the writes kept
  * (one batch per chunk). 0, or the first error. */
 int usdt__chunks_flush(struct usdt__chunks *c);
+/* Only the writes kept (their chunks' outer entries wait for
+ * usdt__chunks_flush()). */
+int usdt__chunks_flush_writes(struct usdt__chunks *c);
 /* Take an index, creating a chunk for it if needed; its value is zero.
  * -E2BIG past the cap, -EBUSY if the outer map already holds the chunk
  * (another manager's), or the error of creating it. */
