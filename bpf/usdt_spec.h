@@ -38,7 +38,7 @@
  * Storage slots are chunked like specs, USDT_STORAGE_CHUNK(value size)
  * values a chunk (about a page).
  */
-#define USDT_SPEC_CHUNK 64
+#define USDT_SPEC_CHUNK 256
 #define USDT_STORAGE_PAGE 4096
 #define USDT_STORAGE_STRIDE(sz) (((sz) + 7) & ~7UL)
 #define USDT_STORAGE_CHUNK(sz)                                              \

@@ -271,10 +271,10 @@ static void test_few_probes_one_chunk(void **state)
 	close(fd);
 	print_message("kernel memory: spec array of maps %lu B, %u chunks of %lu B, IP array of maps %lu B\n",
 		      outer, inner_cnt(specs_fd(&f)), chunk, ips);
-	/* A chunk is 64 specs of 224 bytes, page-rounded, plus a header;
-	 * the outer array 1024 pointers. */
-	assert_true(chunk > 0 && chunk <= 24576);
-	assert_true(outer > 0 && outer <= 16384);
+	/* A chunk is 256 specs of 224 bytes, page-rounded, plus a header;
+	 * the outer array 256 pointers. */
+	assert_true(chunk > 0 && chunk <= 61440);
+	assert_true(outer > 0 && outer <= 8192);
 	usdt_link__destroy(more);
 	usdt_link__destroy(l);
 	close_fix(&f);

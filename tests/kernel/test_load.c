@@ -32,9 +32,10 @@ static void test_load_and_verify(void **state)
 	assert_int_equal(usdt_test__load(skel), 0);
 	assert_true(bpf_program__fd(skel->progs.on_usdt) >= 0);
 	assert_true(bpf_program__fd(skel->progs.on_usdt3) >= 0);
-	/* The hard limits: 1024 chunks of 64 specs, 4 IPs a spec; no chunk
+	/* The hard limits: 256 chunks of 256 specs, 4 IPs a spec; no chunk
 	 * and no IP hash before the first attach. */
-	assert_int_equal(bpf_map__max_entries(skel->maps.usdt__specs), 1024);
+	assert_int_equal(bpf_map__max_entries(skel->maps.usdt__specs),
+			 65536 / USDT_SPEC_CHUNK);
 	assert_int_equal(bpf_map__type(skel->maps.usdt__specs),
 			 BPF_MAP_TYPE_ARRAY_OF_MAPS);
 	assert_int_equal(bpf_map__max_entries(skel->maps.usdt__ip2spec), 1);
@@ -61,8 +62,9 @@ static void test_sizes_before_load(void **state)
 	man = usdt_manager__new(skel->obj, &o);
 	assert_non_null(man);
 	assert_int_equal(usdt_test__load(skel), 0);
-	/* Caps: chunks for 1000 specs (16 of 64), 1000 and 5000 exactly. */
-	assert_int_equal(bpf_map__max_entries(skel->maps.usdt__specs), 16);
+	/* Caps: chunks for 1000 specs (4 of 256), 1000 and 5000 exactly. */
+	assert_int_equal(bpf_map__max_entries(skel->maps.usdt__specs),
+			 (1000 + USDT_SPEC_CHUNK - 1) / USDT_SPEC_CHUNK);
 	assert_int_equal(man->max_specs, 1000);
 	assert_int_equal(man->ips.cap, 5000);
 	/* no_uprobe_multi leaves the programs for perf uprobes. */
