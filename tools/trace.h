@@ -174,6 +174,13 @@ const struct arg_fmt *site_args(struct trace_ctx *ctx, struct probe_ent *p,
 int output_check(struct trace_ctx *ctx);
 
 /* trace_filter.c */
+/*
+ * "str(argN)" or "str(argN, argM)" at *sp (blanks allowed inside): N into
+ * *arg, M (the string's length in bytes; -1 without) into *len_arg, and
+ * *sp past it. 0; -EINVAL if it is not one or N == M, -ERANGE for an
+ * argument past arg11. Nothing is consumed on error.
+ */
+int trace_str_expr(const char **sp, int *arg, int *len_arg);
 int filter_parse(const char *s, struct trace_filter *f, char *why,
 		 size_t len);
 
@@ -188,6 +195,7 @@ struct sum_cfg {
 	int hist_arg;
 	int by_arg;		/* --by: the argument, or -1 */
 	bool by_str;		/* --by str(argN) */
+	int by_len_arg;		/* --by str(argN, argM): M, or -1 */
 	const char *lat_start, *lat_end;
 };
 struct sum_state *sum_new(const struct sum_cfg *cfg, int map_fd,

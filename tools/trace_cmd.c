@@ -72,7 +72,9 @@ static const char trace_usage[] =
 "%.3f), length modifiers (%hhu %hd %ld), %.*s (exactly as many bytes as the\n"
 "argument before the string says, no NUL needed) and numbered arguments\n"
 "(%2$d); or bcc's '\"FMT\", EXPR, ...' with typed loads such as\n"
-"*(int32 *)(arg2 + 16). Arguments count from arg0, as in bpftrace (bcc's\n"
+"*(int32 *)(arg2 + 16), and str(arg0, arg1) for %s: the string of arg1's\n"
+"count of bytes arg0 points to, no NUL needed (HotSpot's names), up to\n"
+"-s less one. Arguments count from arg0, as in bpftrace (bcc's\n"
 "arg1 is arg0 here). Without a pattern every probe of TARGET is traced.\n"
 "Needs root, or CAP_BPF and CAP_PERFMON (and CAP_SYS_PTRACE for others'\n"
 "processes; and CAP_SYS_ADMIN for perf uprobes: -m perf, or a kernel\n"
@@ -105,13 +107,15 @@ static const char trace_usage[] =
 "                       the filter and --by see them unreadable\n"
 "  -f, --filter EXPR    only hits where EXPR holds, decided in the kernel:\n"
 "                       argN, pid, tid compared (== != < <= > >=) with an\n"
-"                       integer, or argN == / != a \"string\", joined by &&\n"
-"                       and ||\n"
+"                       integer, or argN == / != a \"string\" (also\n"
+"                       str(argN, argM): argM's count of bytes), joined by\n"
+"                       && and ||\n"
 "      --count          count hits per probe instead of printing them\n"
 "      --by-pid         with --count, per process too\n"
 "      --by ARG         with --count, per value of argument ARG too: argN,\n"
 "                       or str(argN) for the string it points to (up to\n"
-"                       63 bytes), most hits first\n"
+"                       63 bytes), or str(argN, argM) for argM's count of\n"
+"                       its bytes (no NUL needed), most hits first\n"
 "      --hist ARGN      log2 histogram of argument ARGN per probe\n"
 "      --latency START END\n"
 "                       log2 histogram of the time from probe START to the\n"
@@ -151,7 +155,10 @@ static const char trace_usage[] =
 "      python:function__entry '%s %s:%d'\n"
 "  usdt trace -p 1234 libjvm.so hotspot:method__entry '%2$.*3$s.%4$.*5$s'\n"
 "  usdt trace ./app myapp:request '%2$-20.20s status %1$03hhu'\n"
-"  usdt trace ./app myapp:request '\"%d\", *(int32 *)(arg2 + 16)'\n"
+"  usdt trace ./app myapp:request '\"%d\", *(int32 *)(arg2 + 16)'\n""  usdt trace -p 1234 libjvm.so hotspot:method__entry \\\n"
+"      '\"%s.%s\", str(arg1, arg2), str(arg3, arg4)'\n"
+"  usdt trace --count --by 'str(arg3, arg4)' -p 1234 libjvm.so \\\n"
+"      hotspot:method__entry\n"
 "  usdt trace --count --by 'str(arg1)' -e python:line -p 1234 \\\n"
 "      python:function__entry\n"
 "  usdt trace -p 1234 --ustack myapp:request\n"
@@ -231,26 +238,29 @@ static int set_mode(struct trace_opts *o, enum trace_mode m)
 	return 0;
 }
 
-/* --by argN or str(argN). */
+/* --by argN, str(argN) or str(argN, argM). */
 static int parse_by(struct trace_opts *o, const char *arg)
 {
-	bool str = !strncmp(arg, "str(", 4);
-	const char *p = str ? arg + 4 : arg;
+	const char *p = arg;
 	char *end;
 	long n;
 
-	if (strncmp(p, "arg", 3))
+	if (!trace_str_expr(&p, &o->sum.by_arg, &o->sum.by_len_arg)) {
+		if (*p)
+			goto bad;
+		o->sum.by_str = true;
+		return 0;
+	}
+	if (strncmp(arg, "arg", 3))
 		goto bad;
 	errno = 0;
-	n = strtol(p + 3, &end, 10);
-	if (errno || end == p + 3 || n < 0 || n >= TRACE_MAX_ARGS ||
-	    strcmp(end, str ? ")" : ""))
+	n = strtol(arg + 3, &end, 10);
+	if (errno || end == arg + 3 || n < 0 || n >= TRACE_MAX_ARGS || *end)
 		goto bad;
 	o->sum.by_arg = (int)n;
-	o->sum.by_str = str;
 	return 0;
 bad:
-	return tool_err("trace: bad --by '%s' (argN or str(argN), N from 0 to %d)",
+	return tool_err("trace: bad --by '%s' (argN, str(argN), or str(argN, argM) for a string of argM bytes; N and M from 0 to %d)",
 			arg, TRACE_MAX_ARGS - 1);
 }
 
@@ -1168,7 +1178,8 @@ static void trace_cleanup(struct trace_run *r)
 int cmd_trace(int argc, char **argv)
 {
 	struct trace_run r = { .go_fd = -1, .pid_fd = -1,
-			       .o = { .str_size = 64, .sum.by_arg = -1 } };
+			       .o = { .str_size = 64, .sum.by_arg = -1,
+				      .sum.by_len_arg = -1 } };
 	struct sigaction sa;
 	char **args, *joined;
 	int n, ret;

@@ -87,7 +87,9 @@ struct trace_probe_cfg {
 enum trace_operand { TRACE_OPD_PID = TRACE_MAX_ARGS, TRACE_OPD_TID };
 /* TRACE_SEQ, TRACE_SNE: the string argN points to is (is not) strs[i]
  * of term i (below TRACE_FSTR - 1 bytes), which user space also puts in
- * the map filter_strs; the term's value is then its length. */
+ * the map filter_strs; the term's value is then its length. With len_arg
+ * (str(argN, argM): M + 1), the string is argM's count of bytes, no NUL
+ * needed: equal when that count is the value and the bytes match. */
 enum trace_op { TRACE_EQ, TRACE_NE, TRACE_LT, TRACE_LE, TRACE_GT, TRACE_GE,
 		TRACE_SEQ, TRACE_SNE };
 #define TRACE_FSTR 64
@@ -95,7 +97,8 @@ struct trace_term {
 	__u8 operand;		/* 0..11: argN; or enum trace_operand */
 	__u8 op;		/* enum trace_op: signed 64-bit, or string */
 	__u8 group_end;
-	__u8 pad[5];
+	__u8 len_arg;		/* TRACE_SEQ, TRACE_SNE: 0, or M + 1 */
+	__u8 pad[4];
 	__s64 value;
 };
 struct trace_filter {

@@ -520,12 +520,69 @@ static int remap_convs(struct probe_fmt *out, const int *map, int n,
 	return 0;
 }
 
+/*
+ * The values that were str(argN) or str(argN, argM) (strs[v]: -1 for
+ * str(argN), M, or -2 for another EXPR): only %s takes them, and str(argN,
+ * argM)'s %s reads and prints argM's count of bytes (as %.*s). conv_vals:
+ * each conversion's value before remap_convs().
+ */
+static int apply_strs(struct probe_fmt *out, const int8_t *conv_vals,
+		      const int *strs, int n, char *why, size_t len)
+{
+	int i;
+
+	for (i = 0; i < out->conv_cnt; i++) {
+		struct conv *cv = &out->convs[i];
+		int v = conv_vals[3 * i], wv = conv_vals[3 * i + 1],
+		    pv = conv_vals[3 * i + 2];
+
+		if ((wv >= 0 && wv < n && strs[wv] != -2) ||
+		    (pv >= 0 && pv < n && strs[pv] != -2) ||
+		    (v < n && strs[v] != -2 && cv->c != 's')) {
+			snprintf(why, len, "value %d is str(): a string, for %%s only",
+				 (wv >= 0 && wv < n && strs[wv] != -2 ? wv :
+				  pv >= 0 && pv < n && strs[pv] != -2 ? pv :
+				  v) + 1);
+			return -EINVAL;
+		}
+		if (v >= n || strs[v] < 0)
+			continue;
+		if (cv->prec >= 0 || cv->prec_arg >= 0) {
+			snprintf(why, len, "value %d is str(argN, argM), which gives its length: %%s takes no precision then",
+				 v + 1);
+			return -EINVAL;
+		}
+		cv->prec_arg = (int8_t)strs[v];
+		if (strs[v] + 1 > out->arg_need)
+			out->arg_need = strs[v] + 1;
+	}
+	return 0;
+}
+
+/* One value of a quoted format at *p: str(...) (its argument, and in
+ * *str_len what apply_strs() takes), or expr_parse()'s. */
+static int value_parse(const char **p, struct trace_probe_cfg *loads,
+		       int *str_len)
+{
+	const char *q = ws(*p);
+	int a;
+
+	*str_len = -2;
+	if (!trace_str_expr(&q, &a, str_len)) {
+		*p = q;
+		return a;
+	}
+	*str_len = -2;
+	return expr_parse(p, loads);
+}
+
 int fmt_parse_word(const char *w, struct probe_fmt *out, char *why,
 		   size_t len)
 {
 	struct fmt_parse_state st = { .why = why, .len = len };
 	struct trace_probe_cfg loads = { 0 };
-	int map[TRACE_MAX_ARGS], n = 0, err;
+	int map[TRACE_MAX_ARGS], strs[TRACE_MAX_ARGS], n = 0, err, i;
+	int8_t conv_vals[3 * FMT_MAX_CONVS];
 	const char *p;
 	char *text;
 
@@ -538,9 +595,9 @@ int fmt_parse_word(const char *w, struct probe_fmt *out, char *why,
 	}
 	while (*(p = ws(p)) == ',' && n < TRACE_MAX_ARGS) {
 		p++;
-		map[n] = expr_parse(&p, &loads);
+		map[n] = value_parse(&p, &loads, &strs[n]);
 		if (map[n++] < 0) {
-			snprintf(why, len, "cannot parse value %d at '%.24s': want argN, *(TYPE *)argN or *(TYPE *)(argN + K), at most %d loads",
+			snprintf(why, len, "cannot parse value %d at '%.24s': want argN, str(argN), str(argN, argM), *(TYPE *)argN or *(TYPE *)(argN + K), at most %d loads",
 				 n, ws(p), TRACE_MAX_LOADS);
 			free(text);
 			return -EINVAL;
@@ -551,8 +608,15 @@ int fmt_parse_word(const char *w, struct probe_fmt *out, char *why,
 		snprintf(why, len, "cannot parse after the values at '%.24s'", p);
 	memcpy(out->str_cfg.loads, loads.loads, sizeof(loads.loads));
 	out->str_cfg.load_cnt = loads.load_cnt;
+	for (i = 0; !err && i < out->conv_cnt; i++) {
+		conv_vals[3 * i] = out->convs[i].arg;
+		conv_vals[3 * i + 1] = out->convs[i].width_arg;
+		conv_vals[3 * i + 2] = out->convs[i].prec_arg;
+	}
 	if (!err)
 		err = remap_convs(out, map, n, why, len);
+	if (!err)
+		err = apply_strs(out, conv_vals, strs, n, why, len);
 	if (!err) {
 		/* The string reads, by the arguments now named. */
 		memset(&out->str_cfg, 0, offsetof(struct trace_probe_cfg, load_cnt));

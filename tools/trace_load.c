@@ -293,6 +293,9 @@ static int configure(struct trace_run *r)
 	skel->rodata->by_arg = r->o.sum.by_arg >= 0 ?
 			       (uint32_t)r->o.sum.by_arg : TRACE_BY_NONE;
 	skel->rodata->by_str = r->o.sum.by_str;
+	skel->rodata->by_len_arg = r->o.sum.by_len_arg >= 0 ?
+				   (uint32_t)r->o.sum.by_len_arg :
+				   TRACE_BY_NONE;
 	skel->rodata->ustack = r->o.ustack;
 	skel->rodata->str_size = r->o.str_size;
 	if (r->o.filter) {

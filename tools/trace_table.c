@@ -331,10 +331,13 @@ static int filter_max_arg(const char *expr)
 	memset(&f, 0, sizeof(f));
 	if (!expr || filter_parse(expr, &f, why, sizeof(why)))
 		return -1;	/* said when the program is set up */
-	for (i = 0; i < f.term_cnt; i++)
+	for (i = 0; i < f.term_cnt; i++) {
 		if (f.terms[i].operand < TRACE_MAX_ARGS &&
 		    (int)f.terms[i].operand > max)
 			max = f.terms[i].operand;
+		if ((int)f.terms[i].len_arg - 1 > max)
+			max = f.terms[i].len_arg - 1;
+	}
 	return max;
 }
 
@@ -399,6 +402,9 @@ int trace_check_table(struct trace_ctx *ctx, const struct trace_opts *o,
 	    check_arg_known(ctx, o->sum.hist_arg, "--hist"))
 		return 1;
 	if (o->sum.by_arg >= 0 && check_arg_known(ctx, o->sum.by_arg, "--by"))
+		return 1;
+	if (o->sum.by_len_arg >= 0 &&
+	    check_arg_known(ctx, o->sum.by_len_arg, "--by"))
 		return 1;
 	err = filter_max_arg(o->filter);
 	return err >= 0 ? check_arg_known(ctx, err, "the filter") : 0;

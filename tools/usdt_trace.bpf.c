@@ -30,9 +30,12 @@ const volatile __u64 pidns_ino = 0;
 const volatile __u32 mode = TRACE_EVENTS;
 const volatile __u32 by_pid = 0;	/* TRACE_COUNT: one count per pid */
 /* TRACE_COUNT --by: the argument counted by (TRACE_BY_NONE: none), by its
- * value or (by_str) the string it points to. */
+ * value or (by_str) the string it points to: up to its NUL, or with
+ * by_len_arg (str(argN, argM): M, else TRACE_BY_NONE) argument M's count
+ * of bytes. */
 const volatile __u32 by_arg = TRACE_BY_NONE;
 const volatile __u32 by_str = 0;
+const volatile __u32 by_len_arg = TRACE_BY_NONE;
 const volatile __u32 ustack = 0;	/* events carry the user stack */
 const volatile __u32 hist_arg = 0;	/* TRACE_HIST: the argument */
 /* TRACE_HIST and TRACE_LATENCY: also add up the values (TRACE_SUM_AUX);
@@ -238,22 +241,54 @@ static __always_inline void fault_all(struct pt_regs *ctx, __u32 key)
 /*
  * Is the string at user address ptr filter string i (term i's)? The
  * string, zero-padded, is looked up: no loop for either compiler to turn
- * into one the verifier cannot follow. The read takes one byte more than
- * any filter string has, so a longer string never matches its prefix. A
+ * into one the verifier cannot follow. With n < 0 it ends at its NUL, and
+ * the read takes one byte more than any filter string has, so a longer
+ * string never matches its prefix; else it is exactly n bytes (str(argN,
+ * argM)), and the caller has checked n against the term's length. A
  * global function, verified once for all the terms.
  */
-__noinline int trace_str_is(__u32 i, long ptr)
+__noinline int trace_str_is(__u32 i, long ptr, long n)
 {
 	char buf[TRACE_FSTR];
 	__u32 *terms;
 
-	if (i >= TRACE_MAX_TERMS || !ptr)
+	if (i >= TRACE_MAX_TERMS || n > TRACE_FSTR - 2 || (!ptr && n))
 		return 0;
 	__builtin_memset(buf, 0, sizeof(buf));
-	if (bpf_probe_read_user_str(buf, sizeof(buf), (const void *)ptr) <= 0)
-		return 0;
+	if (n < 0) {
+		if (bpf_probe_read_user_str(buf, sizeof(buf),
+					    (const void *)ptr) <= 0)
+			return 0;
+	} else if (n > 0) {
+		/* Against a constant again, hidden from the compiler first
+		 * (see trace_read_str()). */
+		asm volatile("" : "+r"(n));
+		if (n > TRACE_FSTR - 2)
+			n = TRACE_FSTR - 2;
+		if (n > 0 && bpf_probe_read_user(buf, n, (const void *)ptr))
+			return 0;
+	}
 	terms = bpf_map_lookup_elem(&filter_strs, buf);
 	return terms && (*terms >> i) & 1;
+}
+
+/* A string term: the string argument v points to is (is not) term i's;
+ * with len_arg, as many bytes as that argument says (a negative count is
+ * 0, as formats and --by take it). */
+static __always_inline bool str_term(struct pt_regs *ctx, __u32 i, long v)
+{
+	const volatile struct trace_term *t = &filter.terms[i];
+	long n = -1;
+	bool eq;
+
+	if (t->len_arg && bpf_usdt_arg(ctx, t->len_arg - 1, &n))
+		return false;
+	if (t->len_arg)
+		eq = (n < 0 ? 0 : n) == t->value &&
+		     trace_str_is(i, v, n < 0 ? 0 : n);
+	else
+		eq = trace_str_is(i, v, -1);
+	return eq == (t->op == TRACE_SEQ);
 }
 
 /* bpf_usdt_arg(), where a 16-byte argument's low 8 bytes (-E2BIG, with
@@ -281,7 +316,7 @@ static __always_inline bool term_holds(struct pt_regs *ctx, __u64 id,
 	else
 		x = v;
 	if (t->op == TRACE_SEQ || t->op == TRACE_SNE)
-		return trace_str_is(i, v) == (t->op == TRACE_SEQ);
+		return str_term(ctx, i, v);
 	switch (t->op) {
 	case TRACE_EQ:
 		return x == t->value;
@@ -328,6 +363,26 @@ struct {
 	__type(value, struct trace_by_key);
 } by_scratch SEC(".maps");
 
+/* --by str(argN, argM): argument M's count of bytes at ptr into str,
+ * clamped to 0 .. TRACE_BY_STR - 1 (str is zeroed: a NUL follows; a
+ * failed read leaves it zeroed too). */
+static __always_inline void by_read_counted(struct pt_regs *ctx, char *str,
+					    long ptr)
+{
+	long n = 0;
+
+	if (bpf_usdt_arg(ctx, by_len_arg, &n) || n <= 0 || !ptr)
+		return;
+	if (n > TRACE_BY_STR - 1)
+		n = TRACE_BY_STR - 1;
+	/* Against a constant again (see trace_read_str()). */
+	asm volatile("" : "+r"(n));
+	if (n > TRACE_BY_STR - 1)
+		n = TRACE_BY_STR - 1;
+	if (n > 0)
+		bpf_probe_read_user(str, n, (const void *)ptr);
+}
+
 /* Count a hit under argument by_arg's value or string. An argument that
  * cannot be read counts under value 0 and an empty string. */
 static __always_inline void by_add(struct pt_regs *ctx, __u32 cookie,
@@ -346,6 +401,8 @@ static __always_inline void by_add(struct pt_regs *ctx, __u32 cookie,
 	bpf_usdt_arg(ctx, by_arg, &val);
 	if (!by_str)
 		k->val = (__u64)val;
+	else if (by_len_arg != TRACE_BY_NONE)
+		by_read_counted(ctx, k->str, val);
 	else if (val &&
 		 bpf_probe_read_user_str(k->str, sizeof(k->str),
 					 (const void *)val) < 0)

@@ -122,6 +122,10 @@ static void test_format_errors(void **state)
 		{ "tf:fmt", "x %5", "'%5': the format ends inside a conversion" },
 		{ "tf:fmt", "%1$.*2$s %1$s", "argument 0 (%1$) is a string both with a length argument (%.*s) and without" },
 		{ "tf:fmt", "%1$.*2$s %1$.*4$s", "argument 0 (%1$) is a string with two length arguments" },
+		{ "tf:fmt", "\"%d\", str(arg0)", "value 1 is str(): a string, for %s only" },
+		{ "tf:fmt", "\"%.3s\", str(arg0, arg1)", "value 1 is str(argN, argM), which gives its length: %s takes no precision then" },
+		{ "tf:fmt", "\"%s\", str(arg0, arg0)", "cannot parse value 1 at 'str(arg0, arg0)'" },
+		{ "tf:val", "\"%s\", str(arg0, arg1)", "; its format wants 2" },
 	};
 	size_t i;
 
@@ -226,6 +230,62 @@ static void test_format_bounded(void **state)
 	expect_in(r.err, "usdt: trace: tf:fmt: argument 0 cannot be read: Bad address\n");
 	assert_int_equal(count_lines(r.err), 1);
 	run_result_free(&r);
+}
+
+/*
+ * str(argN, argM): a string of argM's count of bytes, no NUL needed, as
+ * hotspot passes its names. tf:fmt's "method" (6 bytes at a page's end,
+ * arg1 = 6) in a format, as a --by key and in the filter; a length past
+ * the limits is clamped (-s - 1 bytes, --by's 63), a negative one is 0.
+ */
+static void test_str_counted(void **state)
+{
+	static const char digits[] = "0123456789012345678901234567890123456789"
+		"01234567890123456789012";	/* 63 */
+	static const struct {
+		const char *expr;
+		int hits;	/* of tf:fmt in 3 rounds */
+	} filters[] = {
+		{ "str(arg0, arg1) == \"method\"", 3 },
+		{ "str(arg0, arg1) == \"metho\"", 0 },
+		{ "str(arg0, arg1) == \"methods\"", 0 },
+		{ "str(arg0, arg1) != \"metho\"", 3 },
+		{ "str(arg2, arg1) == \"012345\" && arg9 == 2", 1 },
+		{ "str(arg2, arg4) == \"\"", 3 },
+	};
+	struct run_result r;
+	char want[128];
+	size_t i;
+
+	expect_format("tf:fmt", "\"%s|%-8s|%s|\", str(arg0, arg1), "
+		      "str(arg0, arg1), str(arg2, arg4)", "64", false,
+		      "method|method  ||");
+	expect_format("tf:fmt", "\"%s\", str(arg2, arg3)", "8", false,
+		      "0123456");
+	expect_format("tf:fmt", "\"%s %d\", str(arg0, arg1), arg9", "64",
+		      true, "\"method\", 1");
+	run_ok(&r, "trace", "-q", "--count", "--by", "str(arg0, arg1)", "-c",
+	       TF " 3", TF, "tf:fmt");
+	expect_in(r.out, "\n           3 tf:fmt method\n");
+	run_result_free(&r);
+	snprintf(want, sizeof(want), "\n           2 tf:fmt %s\n", digits);
+	run_ok(&r, "trace", "-q", "--count", "--by", "str(arg2,arg3)", "-c",
+	       TF " 2", TF, "tf:fmt");
+	expect_in(r.out, want);
+	run_result_free(&r);
+	for (i = 0; i < ARRAY_SIZE(filters); i++) {
+		run_ok(&r, "trace", "-q", "--filter", filters[i].expr, "-c",
+		       TF " 3", TF, "tf:fmt", "%10$d");
+		if (count_str(r.out, " tf:fmt ") != filters[i].hits)
+			fail_msg("'%s': %d hits, want %d:\n%s", filters[i].expr,
+				 count_str(r.out, " tf:fmt "), filters[i].hits,
+				 r.out);
+		run_result_free(&r);
+	}
+	run_fails(&r, "usdt: trace: no matching probe has argument 3, which --by reads",
+		  "trace", "--count", "--by", "str(arg0, arg3)", TF, "tf:val");
+	run_fails(&r, "usdt: trace: no matching probe has argument 4, which the filter reads",
+		  "trace", "--filter", "str(arg0, arg4) == \"x\"", TF, "tf:val");
 }
 
 /* Numbered arguments, in any order and more than once. */
@@ -579,7 +639,8 @@ static void test_filter_errors(void **state)
 		"(arg0 == 1)", "arg0 = 1", "arg0 == 1x",
 		/* Strings: for argN == and != only, closed, at most 62. */
 		"pid == \"x\"", "arg0 < \"a\"", "arg0 == \"abc",
-		"arg0 == \"abc\"x",
+		"arg0 == \"abc\"x", "str(arg0, arg1) > 3", "str(arg0, arg0) == \"a\"",
+		"str(arg0 == \"a\"",
 		"arg0 == \"0123456789012345678901234567890123456789012345678901234567890123\"",
 	};
 	struct run_result r;
@@ -1160,6 +1221,7 @@ int main(void)
 		cmocka_unit_test(test_format_length),
 		cmocka_unit_test(test_format_bounded),
 		cmocka_unit_test(test_format_numbered),
+		cmocka_unit_test(test_str_counted),
 		cmocka_unit_test(test_format_null),
 		cmocka_unit_test(test_memory_widths),
 		cmocka_unit_test(test_types_per_site),
