@@ -193,9 +193,9 @@ struct sum_cfg {
 	bool json;
 	bool by_pid;
 	int hist_arg;
-	int by_arg;		/* --by: the argument, or -1 */
-	bool by_str;		/* --by str(argN) */
-	int by_len_arg;		/* --by str(argN, argM): M, or -1 */
+	int by_cnt;		/* --by's parts; 0: no --by */
+	struct trace_by_part by[TRACE_BY_PARTS];
+	const char *by_word;	/* as given */
 	const char *lat_start, *lat_end;
 };
 struct sum_state *sum_new(const struct sum_cfg *cfg, int map_fd,

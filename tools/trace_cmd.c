@@ -112,10 +112,12 @@ static const char trace_usage[] =
 "                       && and ||\n"
 "      --count          count hits per probe instead of printing them\n"
 "      --by-pid         with --count, per process too\n"
-"      --by ARG         with --count, per value of argument ARG too: argN,\n"
-"                       or str(argN) for the string it points to (up to\n"
-"                       63 bytes), or str(argN, argM) for argM's count of\n"
-"                       its bytes (no NUL needed), most hits first\n"
+"      --by KEY         with --count, per value of KEY too, most hits\n"
+"                       first: argN, or str(argN) for the string it\n"
+"                       points to (up to 63 bytes), or str(argN, argM)\n"
+"                       for argM's count of its bytes (no NUL needed); or\n"
+"                       up to 4 of them (2 strings) joined by commas,\n"
+"                       printed as columns: --by 'str(arg1),arg2'\n"
 "      --hist ARGN      log2 histogram of argument ARGN per probe\n"
 "      --latency START END\n"
 "                       log2 histogram of the time from probe START to the\n"
@@ -157,8 +159,8 @@ static const char trace_usage[] =
 "  usdt trace ./app myapp:request '%2$-20.20s status %1$03hhu'\n"
 "  usdt trace ./app myapp:request '\"%d\", *(int32 *)(arg2 + 16)'\n""  usdt trace -p 1234 libjvm.so hotspot:method__entry \\\n"
 "      '\"%s.%s\", str(arg1, arg2), str(arg3, arg4)'\n"
-"  usdt trace --count --by 'str(arg3, arg4)' -p 1234 libjvm.so \\\n"
-"      hotspot:method__entry\n"
+"  usdt trace --count --by 'str(arg1, arg2),str(arg3, arg4)' -p 1234 \\\n"
+"      libjvm.so hotspot:method__entry\n"
 "  usdt trace --count --by 'str(arg1)' -e python:line -p 1234 \\\n"
 "      python:function__entry\n"
 "  usdt trace -p 1234 --ustack myapp:request\n"
@@ -238,29 +240,74 @@ static int set_mode(struct trace_opts *o, enum trace_mode m)
 	return 0;
 }
 
-/* --by argN, str(argN) or str(argN, argM). */
-static int parse_by(struct trace_opts *o, const char *arg)
+/* One part of --by at *p, consumed: argN, str(argN) or str(argN, argM);
+ * *strs counts the string parts. 0, -EINVAL, or -E2BIG: a string too
+ * many. */
+static int by_part_parse(const char **p, struct trace_by_part *bp,
+			 int *strs)
 {
-	const char *p = arg;
+	const char *s = *p;
+	int a, n;
 	char *end;
-	long n;
+	long v;
 
-	if (!trace_str_expr(&p, &o->sum.by_arg, &o->sum.by_len_arg)) {
-		if (*p)
-			goto bad;
-		o->sum.by_str = true;
+	if (!trace_str_expr(&s, &a, &n)) {
+		if (*strs == TRACE_BY_STRS)
+			return -E2BIG;
+		*bp = (struct trace_by_part){ .arg = (uint8_t)a,
+					      .str = (uint8_t)++*strs,
+					      .len_arg = (uint8_t)(n + 1) };
+		*p = s;
 		return 0;
 	}
-	if (strncmp(arg, "arg", 3))
-		goto bad;
+	if (strncmp(s, "arg", 3) || s[3] < '0' || s[3] > '9')
+		return -EINVAL;
 	errno = 0;
-	n = strtol(arg + 3, &end, 10);
-	if (errno || end == arg + 3 || n < 0 || n >= TRACE_MAX_ARGS || *end)
-		goto bad;
-	o->sum.by_arg = (int)n;
+	v = strtol(s + 3, &end, 10);
+	if (errno || v >= TRACE_MAX_ARGS)
+		return -EINVAL;
+	*bp = (struct trace_by_part){ .arg = (uint8_t)v };
+	*p = end;
 	return 0;
+}
+
+/* --by PART[,PART]...: the key's parts, printed as columns in order. */
+static int parse_by(struct trace_opts *o, const char *arg)
+{
+	struct sum_cfg *c = &o->sum;
+	const char *p = arg;
+	int strs = 0, err, i;
+
+	if (c->by_cnt)
+		return tool_err("trace: --by given twice ('%s', then '%s'): give one --by, its parts joined by commas, as in --by '%s,%s'",
+				c->by_word, arg, c->by_word, arg);
+	c->by_word = arg;
+	do {
+		struct trace_by_part *bp = &c->by[c->by_cnt];
+
+		while (*p == ' ')
+			p++;
+		if (c->by_cnt == TRACE_BY_PARTS)
+			return tool_err("trace: --by '%s': more than %d parts",
+					arg, TRACE_BY_PARTS);
+		err = by_part_parse(&p, bp, &strs);
+		if (err == -E2BIG)
+			return tool_err("trace: --by '%s': more than %d strings",
+					arg, TRACE_BY_STRS);
+		if (err)
+			goto bad;
+		for (i = 0; i < c->by_cnt; i++)
+			if (c->by[i].arg == bp->arg)
+				return tool_err("trace: --by '%s': arg%d is in two parts",
+						arg, bp->arg);
+		c->by_cnt++;
+		while (*p == ' ')
+			p++;
+	} while (*p == ',' && p++);
+	if (!*p)
+		return 0;
 bad:
-	return tool_err("trace: bad --by '%s' (argN, str(argN), or str(argN, argM) for a string of argM bytes; N and M from 0 to %d)",
+	return tool_err("trace: bad --by '%s' (parts joined by commas, each argN, str(argN), or str(argN, argM) for a string of argM bytes; N and M from 0 to %d)",
 			arg, TRACE_MAX_ARGS - 1);
 }
 
@@ -467,7 +514,7 @@ static int parse_args(int argc, char **argv, struct trace_opts *o,
 		return tool_err("trace: -p and -c cannot be used together");
 	if (o->sum.by_pid && o->sum.mode != TRACE_COUNT)
 		return tool_err("trace: --by-pid goes with --count");
-	if (o->sum.by_arg >= 0 && o->sum.mode != TRACE_COUNT)
+	if (o->sum.by_cnt && o->sum.mode != TRACE_COUNT)
 		return tool_err("trace: --by goes with --count");
 	if (o->ustack && o->sum.mode != TRACE_EVENTS)
 		return tool_err("trace: --ustack goes with events, not with --count, --hist or --latency");
@@ -820,7 +867,7 @@ static int trace_start(struct trace_run *r)
 				tool_strerror(errno));
 	if (r->o.sum.mode != TRACE_EVENTS) {
 		r->sums = sum_new(&r->o.sum,
-				  bpf_map__fd(r->o.sum.by_arg >= 0 ?
+				  bpf_map__fd(r->o.sum.by_cnt ?
 					      r->skel->maps.by_sums :
 					      r->skel->maps.sums),
 				  r->ctx.probes, r->ctx.probe_cnt);
@@ -1178,8 +1225,7 @@ static void trace_cleanup(struct trace_run *r)
 int cmd_trace(int argc, char **argv)
 {
 	struct trace_run r = { .go_fd = -1, .pid_fd = -1,
-			       .o = { .str_size = 64, .sum.by_arg = -1,
-				      .sum.by_len_arg = -1 } };
+			       .o = { .str_size = 64 } };
 	struct sigaction sa;
 	char **args, *joined;
 	int n, ret;

@@ -128,15 +128,25 @@ struct trace_sum_key {
 	__u32 aux;
 };
 
-/* --count --by ARG: {cookie, pid or 0, argument ARG's value, or the
- * string it points to (up to TRACE_BY_STR - 1 bytes)}, in map by_sums. */
+/* --count --by PART,...: {cookie, pid or 0, each value part's argument
+ * value, each string part's string (up to TRACE_BY_STR - 1 bytes)}, in
+ * map by_sums. A part is argN, str(argN) or str(argN, argM); at most
+ * TRACE_BY_PARTS of them, TRACE_BY_STRS strings. */
 #define TRACE_BY_STR 64
 #define TRACE_BY_NONE 0xffffffffu
+#define TRACE_BY_PARTS 4
+#define TRACE_BY_STRS 2
 struct trace_by_key {
 	__u32 cookie;
 	__u32 aux;
-	__u64 val;
-	char str[TRACE_BY_STR];
+	__u64 val[TRACE_BY_PARTS];	/* part i's value; 0 for a string */
+	char str[TRACE_BY_STRS][TRACE_BY_STR];	/* the strings, in order */
+};
+struct trace_by_part {
+	__u8 arg;
+	__u8 str;		/* 0: a value; else 1 + its index in str[] */
+	__u8 len_arg;		/* str(argN, argM): M + 1; 0: to a NUL */
+	__u8 pad;
 };
 
 struct usdt_hit {
@@ -175,5 +185,6 @@ _Static_assert(sizeof(struct usdt_hit) == 272, "usdt_hit layout");
 _Static_assert(TRACE_STR_AREA + TRACE_STACK_MAX <= 2 * TRACE_STR_AREA,
 	       "the stack fits after the strings");
 _Static_assert(sizeof(struct trace_probe_cfg) == 84, "trace_probe_cfg layout");
+_Static_assert(sizeof(struct trace_by_key) == 168, "trace_by_key layout");
 
 #endif /* __USDT_TRACE_EVENT_H */

@@ -194,8 +194,11 @@ static bool reads_user_memory(const struct trace_run *r,
 {
 	size_t i;
 
-	if (r->watch || (r->o.sum.by_arg >= 0 && r->o.sum.by_str))
+	if (r->watch)
 		return true;
+	for (i = 0; i < (size_t)r->o.sum.by_cnt; i++)
+		if (r->o.sum.by[i].str)
+			return true;
 	for (i = 0; i < f->term_cnt && i < TRACE_MAX_TERMS; i++)
 		if (f->terms[i].op == TRACE_SEQ || f->terms[i].op == TRACE_SNE)
 			return true;
@@ -290,12 +293,9 @@ static int configure(struct trace_run *r)
 	skel->rodata->by_pid = r->o.sum.by_pid;
 	skel->rodata->hist_arg = (uint32_t)r->o.sum.hist_arg;
 	skel->rodata->keep_sum = r->o.listen != NULL;
-	skel->rodata->by_arg = r->o.sum.by_arg >= 0 ?
-			       (uint32_t)r->o.sum.by_arg : TRACE_BY_NONE;
-	skel->rodata->by_str = r->o.sum.by_str;
-	skel->rodata->by_len_arg = r->o.sum.by_len_arg >= 0 ?
-				   (uint32_t)r->o.sum.by_len_arg :
-				   TRACE_BY_NONE;
+	skel->rodata->by_cnt = (uint32_t)r->o.sum.by_cnt;
+	memcpy((void *)skel->rodata->by_parts, r->o.sum.by,
+	       sizeof(r->o.sum.by));
 	skel->rodata->ustack = r->o.ustack;
 	skel->rodata->str_size = r->o.str_size;
 	if (r->o.filter) {
@@ -320,7 +320,7 @@ static int configure(struct trace_run *r)
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.sums,
 			sum_map_size(&r->o.sum, r->probe_cap));
-	if (!err && r->o.sum.by_arg >= 0)
+	if (!err && r->o.sum.by_cnt)
 		err = bpf_map__set_max_entries(skel->maps.by_sums,
 					       TRACE_BY_KEYS);
 	if (!err && r->o.rb_size)

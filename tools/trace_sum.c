@@ -50,13 +50,15 @@ uint32_t sum_map_size(const struct sum_cfg *cfg, size_t probe_cnt)
 static int ent_cmp(const void *a, const void *b)
 {
 	const struct sum_ent *x = a, *y = b;
+	int i;
 
 	if (x->key.cookie != y->key.cookie)
 		return x->key.cookie < y->key.cookie ? -1 : 1;
 	if (x->key.aux != y->key.aux)
 		return x->key.aux < y->key.aux ? -1 : 1;
-	if (x->key.val != y->key.val)
-		return x->key.val < y->key.val ? -1 : 1;
+	for (i = 0; i < TRACE_BY_PARTS; i++)
+		if (x->key.val[i] != y->key.val[i])
+			return x->key.val[i] < y->key.val[i] ? -1 : 1;
 	return memcmp(x->key.str, y->key.str, sizeof(x->key.str));
 }
 
@@ -68,7 +70,7 @@ static int map_next(const struct sum_state *s, const struct sum_ent *prev,
 	struct trace_sum_key small, next_small;
 
 	memset(&out->key, 0, sizeof(out->key));
-	if (s->cfg.by_arg >= 0) {
+	if (s->cfg.by_cnt) {
 		if (bpf_map_get_next_key(s->fd, prev ? &prev->key : NULL,
 					 &out->key))
 			return -ENOENT;
@@ -91,7 +93,7 @@ static int map_value(const struct sum_state *s, const struct sum_ent *e,
 {
 	struct trace_sum_key small = { e->key.cookie, e->key.aux };
 
-	return bpf_map_lookup_elem(s->fd, s->cfg.by_arg >= 0 ?
+	return bpf_map_lookup_elem(s->fd, s->cfg.by_cnt ?
 				   (const void *)&e->key : &small, v);
 }
 
@@ -193,31 +195,54 @@ static void print_probe(const struct sum_state *s, uint32_t cookie)
 	print_escaped(stdout, p->name, strlen(p->name));
 }
 
-/* --by's value of an entry: the argument as its probe types it, or the
- * string. */
+/* Part i of an entry's --by key as text (NUL-terminated, in buf of
+ * TRACE_BY_STR + 1 bytes or more): the argument as its probe types it,
+ * or the string. Returns its length. */
+static size_t by_text(const struct sum_state *s, const struct sum_ent *e,
+		      int i, char *buf)
+{
+	const struct trace_by_part *bp = &s->cfg.by[i];
+	const struct probe_ent *p = &s->probes[e->key.cookie];
+
+	if (bp->str) {
+		memcpy(buf, e->key.str[bp->str - 1], TRACE_BY_STR);
+		buf[TRACE_BY_STR] = '\0';
+		return strlen(buf);
+	}
+	if (bp->arg < p->arg_cnt && p->args[bp->arg].is_signed)
+		return (size_t)snprintf(buf, TRACE_BY_STR, "%" PRId64,
+					(int64_t)e->key.val[i]);
+	return (size_t)snprintf(buf, TRACE_BY_STR, "%" PRIu64,
+				(uint64_t)e->key.val[i]);
+}
+
+/* --by's parts of an entry, after a blank each; JSON: "value" for one
+ * part, "values": [...] for several. */
 static void print_by(const struct sum_state *s, const struct sum_ent *e)
 {
-	const struct probe_ent *p = &s->probes[e->key.cookie];
-	bool sgn = s->cfg.by_arg < p->arg_cnt && p->args[s->cfg.by_arg].is_signed;
-	char str[TRACE_BY_STR + 1];
+	char buf[TRACE_BY_STR + 1];
+	int i;
 
-	if (s->cfg.by_str) {
-		memcpy(str, e->key.str, TRACE_BY_STR);
-		str[TRACE_BY_STR] = '\0';
-		if (s->cfg.json) {
-			fputs(", \"value\": ", stdout);
-			json_str(stdout, str);
-		} else {
+	if (s->cfg.json)
+		fputs(s->cfg.by_cnt > 1 ? ", \"values\": [" : ", \"value\": ",
+		      stdout);
+	for (i = 0; i < s->cfg.by_cnt; i++) {
+		size_t n = by_text(s, e, i, buf);
+
+		if (!s->cfg.json) {
 			fputc(' ', stdout);
-			print_escaped(stdout, str, strlen(str));
+			print_escaped(stdout, buf, n);
+			continue;
 		}
-		return;
+		if (i)
+			fputs(", ", stdout);
+		if (s->cfg.by[i].str)
+			json_str(stdout, buf);
+		else
+			fputs(buf, stdout);
 	}
-	fputs(s->cfg.json ? ", \"value\": " : " ", stdout);
-	if (sgn)
-		printf("%" PRId64, (int64_t)e->key.val);
-	else
-		printf("%" PRIu64, (uint64_t)e->key.val);
+	if (s->cfg.json && s->cfg.by_cnt > 1)
+		fputc(']', stdout);
 }
 
 struct count_line {
@@ -247,7 +272,7 @@ static void print_count(const struct sum_state *s, const struct count_line *l,
 		print_probe(s, e->key.cookie);
 		if (s->cfg.by_pid)
 			printf(", \"pid\": %u", e->key.aux);
-		if (s->cfg.by_arg >= 0)
+		if (s->cfg.by_cnt)
 			print_by(s, e);
 		printf(", \"count\": %" PRIu64 "}", l->d);
 		return;
@@ -256,7 +281,7 @@ static void print_count(const struct sum_state *s, const struct count_line *l,
 	if (s->cfg.by_pid)
 		printf("%8u ", e->key.aux);
 	print_probe(s, e->key.cookie);
-	if (s->cfg.by_arg >= 0)
+	if (s->cfg.by_cnt)
 		print_by(s, e);
 	fputc('\n', stdout);
 }
@@ -274,7 +299,7 @@ static void print_counts(const struct sum_state *s)
 		if (d && s->cur[i].key.cookie < s->probe_cnt)
 			lines[n++] = (struct count_line){ &s->cur[i], d };
 	}
-	if (n && s->cfg.by_arg >= 0)
+	if (n && s->cfg.by_cnt)
 		qsort(lines, n, sizeof(*lines), line_cmp);
 	for (i = 0; i < n; i++)
 		print_count(s, &lines[i], !i);
@@ -494,25 +519,19 @@ static void metric_probe(struct prom_buf *b, const char *name,
 	prom_label(b, "probe", p->name, strlen(p->name));
 }
 
-/* --by's label: argN="value", the value as print_by() shows it. */
+/* --by's labels: argN="value" for each part, as print_by() shows it. */
 static void metric_by(struct prom_buf *b, const struct sum_state *s,
 		      const struct sum_ent *e)
 {
-	const struct probe_ent *p = &s->probes[e->key.cookie];
-	int a = s->cfg.by_arg;
-	char name[16], val[24];
+	char name[16], val[TRACE_BY_STR + 1];
+	int i;
 
-	snprintf(name, sizeof(name), "arg%d", a);
-	if (s->cfg.by_str) {
-		prom_label(b, name, e->key.str,
-			   strnlen(e->key.str, TRACE_BY_STR));
-		return;
+	for (i = 0; i < s->cfg.by_cnt; i++) {
+		size_t n = by_text(s, e, i, val);
+
+		snprintf(name, sizeof(name), "arg%d", s->cfg.by[i].arg);
+		prom_label(b, name, val, n);
 	}
-	if (a < p->arg_cnt && p->args[a].is_signed)
-		snprintf(val, sizeof(val), "%" PRId64, (int64_t)e->key.val);
-	else
-		snprintf(val, sizeof(val), "%" PRIu64, (uint64_t)e->key.val);
-	prom_label(b, name, val, strlen(val));
 }
 
 /* Plain --count: every probe, 0 until it is hit; --by-pid and --by: each
@@ -520,7 +539,7 @@ static void metric_by(struct prom_buf *b, const struct sum_state *s,
 static void metrics_counts(const struct sum_state *s, struct prom_buf *b)
 {
 	static const char name[] = "usdt_probe_hits_total";
-	bool keyed = s->cfg.by_pid || s->cfg.by_arg >= 0;
+	bool keyed = s->cfg.by_pid || s->cfg.by_cnt;
 	const struct sum_ent *e;
 	size_t i, k;
 
@@ -532,7 +551,7 @@ static void metrics_counts(const struct sum_state *s, struct prom_buf *b)
 		metric_probe(b, name, &s->probes[e->key.cookie]);
 		if (s->cfg.by_pid)
 			prom_printf(b, ",pid=\"%u\"", e->key.aux);
-		if (s->cfg.by_arg >= 0)
+		if (s->cfg.by_cnt)
 			metric_by(b, s, e);
 		prom_printf(b, "} %" PRIu64 "\n", e->val);
 	}

@@ -401,11 +401,14 @@ int trace_check_table(struct trace_ctx *ctx, const struct trace_opts *o,
 	if (o->sum.mode == TRACE_HIST &&
 	    check_arg_known(ctx, o->sum.hist_arg, "--hist"))
 		return 1;
-	if (o->sum.by_arg >= 0 && check_arg_known(ctx, o->sum.by_arg, "--by"))
-		return 1;
-	if (o->sum.by_len_arg >= 0 &&
-	    check_arg_known(ctx, o->sum.by_len_arg, "--by"))
-		return 1;
+	for (i = 0; i < (size_t)o->sum.by_cnt; i++) {
+		const struct trace_by_part *bp = &o->sum.by[i];
+
+		if (check_arg_known(ctx, bp->arg, "--by") ||
+		    (bp->len_arg &&
+		     check_arg_known(ctx, bp->len_arg - 1, "--by")))
+			return 1;
+	}
 	err = filter_max_arg(o->filter);
 	return err >= 0 ? check_arg_known(ctx, err, "the filter") : 0;
 }

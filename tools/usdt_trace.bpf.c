@@ -29,13 +29,10 @@ const volatile __u64 pidns_dev = 0;
 const volatile __u64 pidns_ino = 0;
 const volatile __u32 mode = TRACE_EVENTS;
 const volatile __u32 by_pid = 0;	/* TRACE_COUNT: one count per pid */
-/* TRACE_COUNT --by: the argument counted by (TRACE_BY_NONE: none), by its
- * value or (by_str) the string it points to: up to its NUL, or with
- * by_len_arg (str(argN, argM): M, else TRACE_BY_NONE) argument M's count
- * of bytes. */
-const volatile __u32 by_arg = TRACE_BY_NONE;
-const volatile __u32 by_str = 0;
-const volatile __u32 by_len_arg = TRACE_BY_NONE;
+/* TRACE_COUNT --by: the parts of the key counted by (0: no --by), each
+ * an argument's value or the string it points to (see trace_by_part). */
+const volatile __u32 by_cnt = 0;
+const volatile struct trace_by_part by_parts[TRACE_BY_PARTS] = { 0 };
 const volatile __u32 ustack = 0;	/* events carry the user stack */
 const volatile __u32 hist_arg = 0;	/* TRACE_HIST: the argument */
 /* TRACE_HIST and TRACE_LATENCY: also add up the values (TRACE_SUM_AUX);
@@ -223,8 +220,9 @@ static __always_inline void fault_all(struct pt_regs *ctx, __u32 key)
 		    (filter.terms[i].op == TRACE_SEQ ||
 		     filter.terms[i].op == TRACE_SNE))
 			fault_arg(ctx, filter.terms[i].operand, 0, TRACE_FSTR);
-	if (mode == TRACE_COUNT && by_arg != TRACE_BY_NONE && by_str)
-		fault_arg(ctx, by_arg, 0, TRACE_BY_STR);
+	for (i = 0; mode == TRACE_COUNT && i < TRACE_BY_PARTS; i++)
+		if (i < by_cnt && by_parts[i].str)
+			fault_arg(ctx, by_parts[i].arg, 0, TRACE_BY_STR);
 	cfg = bpf_map_lookup_elem(&probe_cfg, &key);
 	if (mode != TRACE_EVENTS || !cfg)
 		return;
@@ -354,7 +352,7 @@ static __always_inline bool passes(struct pt_regs *ctx, __u64 id)
 	return false;
 }
 
-/* One per-CPU key under construction (80 bytes: more than the stack
+/* One per-CPU key under construction (168 bytes: more than the stack
  * should hold next to the rest). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -367,11 +365,11 @@ struct {
  * clamped to 0 .. TRACE_BY_STR - 1 (str is zeroed: a NUL follows; a
  * failed read leaves it zeroed too). */
 static __always_inline void by_read_counted(struct pt_regs *ctx, char *str,
-					    long ptr)
+					    long ptr, __u32 len_arg)
 {
 	long n = 0;
 
-	if (bpf_usdt_arg(ctx, by_len_arg, &n) || n <= 0 || !ptr)
+	if (bpf_usdt_arg(ctx, len_arg, &n) || n <= 0 || !ptr)
 		return;
 	if (n > TRACE_BY_STR - 1)
 		n = TRACE_BY_STR - 1;
@@ -383,30 +381,44 @@ static __always_inline void by_read_counted(struct pt_regs *ctx, char *str,
 		bpf_probe_read_user(str, n, (const void *)ptr);
 }
 
-/* Count a hit under argument by_arg's value or string. An argument that
- * cannot be read counts under value 0 and an empty string. */
+/* Part i of the --by key into k: its argument's value or string. An
+ * argument that cannot be read is value 0 or the empty string. */
+static __always_inline void by_part(struct pt_regs *ctx,
+				    struct trace_by_key *k, __u32 i)
+{
+	const volatile struct trace_by_part *bp = &by_parts[i];
+	long val = 0;
+	char *dst;
+
+	bpf_usdt_arg(ctx, bp->arg, &val);
+	if (!bp->str) {
+		k->val[i] = (__u64)val;
+		return;
+	}
+	dst = bp->str == 1 ? k->str[0] : k->str[1];
+	if (bp->len_arg)
+		by_read_counted(ctx, dst, val, bp->len_arg - 1u);
+	else if (val && bpf_probe_read_user_str(dst, TRACE_BY_STR,
+						(const void *)val) < 0)
+		dst[0] = 0;
+}
+
+/* Count a hit under its --by key. */
 static __always_inline void by_add(struct pt_regs *ctx, __u32 cookie,
 				   __u32 aux)
 {
-	__u32 zero = 0;
+	__u32 zero = 0, i;
 	struct trace_by_key *k = bpf_map_lookup_elem(&by_scratch, &zero);
 	__u64 one = 1, *v;
-	long val = 0;
 
 	if (!k)
 		return;
 	__builtin_memset(k, 0, sizeof(*k));
 	k->cookie = cookie;
 	k->aux = aux;
-	bpf_usdt_arg(ctx, by_arg, &val);
-	if (!by_str)
-		k->val = (__u64)val;
-	else if (by_len_arg != TRACE_BY_NONE)
-		by_read_counted(ctx, k->str, val);
-	else if (val &&
-		 bpf_probe_read_user_str(k->str, sizeof(k->str),
-					 (const void *)val) < 0)
-		k->str[0] = 0;
+	for (i = 0; i < TRACE_BY_PARTS; i++)
+		if (i < by_cnt)
+			by_part(ctx, k, i);
 	v = bpf_map_lookup_elem(&by_sums, k);
 	if (v) {
 		__sync_fetch_and_add(v, 1);
@@ -868,7 +880,7 @@ int usdt_trace(struct pt_regs *ctx)
 		return 0;
 	switch (mode) {
 	case TRACE_COUNT:
-		if (by_arg != TRACE_BY_NONE)
+		if (by_cnt)
 			by_add(ctx, key, by_pid ? (__u32)(id >> 32) : 0);
 		else
 			sum_add(key, by_pid ? (__u32)(id >> 32) : 0, 1);

@@ -288,6 +288,44 @@ static void test_str_counted(void **state)
 		  "trace", "--filter", "str(arg0, arg4) == \"x\"", TF, "tf:val");
 }
 
+/*
+ * --by with a key of several parts: each a column in the order given
+ * (JSON: "values"), the counts per whole key. A second --by, an argument
+ * in two parts, and too many parts or strings are errors.
+ */
+static void test_by_parts(void **state)
+{
+	struct run_result r;
+
+	run_ok(&r, "trace", "-q", "--count", "--by",
+	       "str(arg0, arg1), arg9,str(arg2,arg1)", "-c", TF " 3", TF,
+	       "tf:fmt");
+	expect_in(r.out, "\n           1 tf:fmt method 1 012345\n"
+		  "           1 tf:fmt method 2 012345\n"
+		  "           1 tf:fmt method 3 012345\n");
+	run_result_free(&r);
+	/* One key, all hits: tf:str's second string and its 6 bytes. */
+	run_ok(&r, "trace", "-q", "--count", "--by", "arg1,str(arg0, arg1)",
+	       "-c", TF " 3", TF, "tf:fmt");
+	expect_in(r.out, "\n           3 tf:fmt 6 method\n");
+	run_result_free(&r);
+	run_ok(&r, "trace", "-q", "-j", "--count", "--by", "str(arg0,arg1),arg9",
+	       "-c", TF " 2", TF, "tf:fmt");
+	expect_in(r.out, "\"counts\": [{\"probe\": \"tf:fmt\", \"values\": [\"method\", 1], \"count\": 1}, {\"probe\": \"tf:fmt\", \"values\": [\"method\", 2], \"count\": 1}]}\n");
+	run_result_free(&r);
+	run_fails(&r, "usdt: trace: --by given twice ('arg0', then 'arg1'): give one --by, its parts joined by commas, as in --by 'arg0,arg1'\n",
+		  "trace", "--count", "--by", "arg0", "--by", "arg1", TF);
+	run_fails(&r, "usdt: trace: --by 'arg0,str(arg0)': arg0 is in two parts\n",
+		  "trace", "--count", "--by", "arg0,str(arg0)", TF);
+	run_fails(&r, "usdt: trace: --by 'arg0,arg1,arg2,arg3,arg4': more than 4 parts\n",
+		  "trace", "--count", "--by", "arg0,arg1,arg2,arg3,arg4", TF);
+	run_fails(&r, "usdt: trace: --by 'str(arg0),str(arg1),str(arg2)': more than 2 strings\n",
+		  "trace", "--count", "--by", "str(arg0),str(arg1),str(arg2)",
+		  TF);
+	run_fails(&r, "usdt: trace: bad --by 'arg0,'", "trace", "--count",
+		  "--by", "arg0,", TF);
+}
+
 /* Numbered arguments, in any order and more than once. */
 static void test_format_numbered(void **state)
 {
@@ -1222,6 +1260,7 @@ int main(void)
 		cmocka_unit_test(test_format_bounded),
 		cmocka_unit_test(test_format_numbered),
 		cmocka_unit_test(test_str_counted),
+		cmocka_unit_test(test_by_parts),
 		cmocka_unit_test(test_format_null),
 		cmocka_unit_test(test_memory_widths),
 		cmocka_unit_test(test_types_per_site),
