@@ -193,6 +193,7 @@ struct sum_cfg {
 	bool json;
 	bool by_pid;
 	int hist_arg;
+	int sum_arg;		/* --sum: the argument, or -1 */
 	int by_cnt;		/* --by's parts; 0: no --by */
 	struct trace_by_part by[TRACE_BY_PARTS];
 	const char *by_word;	/* as given */

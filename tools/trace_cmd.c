@@ -118,6 +118,9 @@ static const char trace_usage[] =
 "                       for argM's count of its bytes (no NUL needed); or\n"
 "                       up to 4 of them (2 strings) joined by commas,\n"
 "                       printed as columns: --by 'str(arg1),arg2'\n"
+"      --sum ARGN       with --count, also the sum of argument ARGN per\n"
+"                       probe (and pid, and --by key), a column after the\n"
+"                       count: --count --by 'str(arg0)' --sum arg2\n"
 "      --hist ARGN      log2 histogram of argument ARGN per probe\n"
 "      --latency START END\n"
 "                       log2 histogram of the time from probe START to the\n"
@@ -359,6 +362,16 @@ static int parse_long_opt(struct trace_opts *o, int c, char *arg)
 					TRACE_MAX_ARGS - 1);
 		o->sum.hist_arg = (int)n;
 		return set_mode(o, TRACE_HIST);
+	case 'A':
+		if (!strncmp(arg, "arg", 3))
+			arg += 3;
+		errno = 0;
+		n = strtol(arg, &end, 10);
+		if (errno || *end || end == arg || n < 0 || n >= TRACE_MAX_ARGS)
+			return tool_err("trace: bad argument number for --sum (0 to %d)",
+					TRACE_MAX_ARGS - 1);
+		o->sum.sum_arg = (int)n;
+		return 0;
 	case 'L':
 		end = strchr(arg, '\n');
 		if (!end)
@@ -467,6 +480,7 @@ static int parse_args(int argc, char **argv, struct trace_opts *o,
 		{ "mode", required_argument, NULL, 'm' },
 		{ "buffer-size", required_argument, NULL, 'b' },
 		{ "by", required_argument, NULL, 'B' },
+		{ "sum", required_argument, NULL, 'A' },
 		{ "ustack", no_argument, NULL, 'U' },
 		{ "fault-in", no_argument, NULL, 'F' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -516,6 +530,8 @@ static int parse_args(int argc, char **argv, struct trace_opts *o,
 		return tool_err("trace: --by-pid goes with --count");
 	if (o->sum.by_cnt && o->sum.mode != TRACE_COUNT)
 		return tool_err("trace: --by goes with --count");
+	if (o->sum.sum_arg >= 0 && o->sum.mode != TRACE_COUNT)
+		return tool_err("trace: --sum goes with --count");
 	if (o->ustack && o->sum.mode != TRACE_EVENTS)
 		return tool_err("trace: --ustack goes with events, not with --count, --hist or --latency");
 	ctx->ustack = o->ustack;
@@ -1225,7 +1241,7 @@ static void trace_cleanup(struct trace_run *r)
 int cmd_trace(int argc, char **argv)
 {
 	struct trace_run r = { .go_fd = -1, .pid_fd = -1,
-			       .o = { .str_size = 64 } };
+			       .o = { .str_size = 64, .sum.sum_arg = -1 } };
 	struct sigaction sa;
 	char **args, *joined;
 	int n, ret;

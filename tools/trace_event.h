@@ -123,6 +123,9 @@ struct trace_filter {
  * under {cookie or TRACE_LAT_KEY, TRACE_SUM_AUX}; Prometheus's histograms
  * have a _sum. Modulo 2^64: a signed argument's sum reads as __s64. */
 #define TRACE_SUM_AUX 102
+/* --count --sum ARGN: each key's sum of argument ARGN (modulo 2^64), under
+ * the key with TRACE_AUX_SUM added to aux (no pid has that bit). */
+#define TRACE_AUX_SUM 0x80000000u
 struct trace_sum_key {
 	__u32 cookie;
 	__u32 aux;

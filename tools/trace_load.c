@@ -292,6 +292,8 @@ static int configure(struct trace_run *r)
 	skel->rodata->mode = r->o.sum.mode;
 	skel->rodata->by_pid = r->o.sum.by_pid;
 	skel->rodata->hist_arg = (uint32_t)r->o.sum.hist_arg;
+	skel->rodata->sum_arg = r->o.sum.sum_arg >= 0 ?
+				(uint32_t)r->o.sum.sum_arg : TRACE_BY_NONE;
 	skel->rodata->keep_sum = r->o.listen != NULL;
 	skel->rodata->by_cnt = (uint32_t)r->o.sum.by_cnt;
 	memcpy((void *)skel->rodata->by_parts, r->o.sum.by,
@@ -322,7 +324,7 @@ static int configure(struct trace_run *r)
 			sum_map_size(&r->o.sum, r->probe_cap));
 	if (!err && r->o.sum.by_cnt)
 		err = bpf_map__set_max_entries(skel->maps.by_sums,
-					       TRACE_BY_KEYS);
+			TRACE_BY_KEYS * (r->o.sum.sum_arg >= 0 ? 2 : 1));
 	if (!err && r->o.rb_size)
 		err = bpf_map__set_max_entries(skel->maps.events,
 					       r->o.rb_size);

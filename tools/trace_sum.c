@@ -35,8 +35,10 @@ uint32_t sum_map_size(const struct sum_cfg *cfg, size_t probe_cnt)
 {
 	switch (cfg->mode) {
 	case TRACE_COUNT:
+		/* --sum: a sum per count. */
 		return (uint32_t)(cfg->by_pid ? probe_cnt * 256 + 4096 :
-					        probe_cnt);
+					        probe_cnt) *
+		       (cfg->sum_arg >= 0 ? 2 : 1);
 	case TRACE_HIST:
 		/* And a sum each (TRACE_SUM_AUX). */
 		return (uint32_t)(probe_cnt * (TRACE_SLOTS + 1));
@@ -262,11 +264,34 @@ static int line_cmp(const void *a, const void *b)
 	return ent_cmp(x->e, y->e);
 }
 
+/* --sum: what the argument added up to, since the last print, for count
+ * entry e (0 where it never could be read), as its probe types it. */
+static void sum_text(const struct sum_state *s, const struct sum_ent *e,
+		     char *buf, size_t len)
+{
+	const struct probe_ent *p = &s->probes[e->key.cookie];
+	struct sum_ent k = *e;
+	const struct sum_ent *f;
+	uint64_t d = 0;
+
+	k.key.aux |= TRACE_AUX_SUM;
+	f = bsearch(&k, s->cur, s->cur_cnt, sizeof(k), ent_cmp);
+	if (f)
+		d = delta(s, f);
+	if (s->cfg.sum_arg < p->arg_cnt && p->args[s->cfg.sum_arg].is_signed)
+		snprintf(buf, len, "%" PRId64, (int64_t)d);
+	else
+		snprintf(buf, len, "%" PRIu64, d);
+}
+
 static void print_count(const struct sum_state *s, const struct count_line *l,
 			bool first)
 {
 	const struct sum_ent *e = l->e;
+	char sum[24] = "";
 
+	if (s->cfg.sum_arg >= 0)
+		sum_text(s, e, sum, sizeof(sum));
 	if (s->cfg.json) {
 		fputs(first ? "{\"probe\": " : ", {\"probe\": ", stdout);
 		print_probe(s, e->key.cookie);
@@ -274,10 +299,15 @@ static void print_count(const struct sum_state *s, const struct count_line *l,
 			printf(", \"pid\": %u", e->key.aux);
 		if (s->cfg.by_cnt)
 			print_by(s, e);
-		printf(", \"count\": %" PRIu64 "}", l->d);
+		printf(", \"count\": %" PRIu64, l->d);
+		if (*sum)
+			printf(", \"sum\": %s", sum);
+		fputc('}', stdout);
 		return;
 	}
 	printf("%12" PRIu64 " ", l->d);
+	if (*sum)
+		printf("%14s ", sum);
 	if (s->cfg.by_pid)
 		printf("%8u ", e->key.aux);
 	print_probe(s, e->key.cookie);
@@ -296,7 +326,8 @@ static void print_counts(const struct sum_state *s)
 	for (i = 0; lines && i < s->cur_cnt; i++) {
 		uint64_t d = delta(s, &s->cur[i]);
 
-		if (d && s->cur[i].key.cookie < s->probe_cnt)
+		if (d && s->cur[i].key.cookie < s->probe_cnt &&
+		    !(s->cur[i].key.aux & TRACE_AUX_SUM))
 			lines[n++] = (struct count_line){ &s->cur[i], d };
 	}
 	if (n && s->cfg.by_cnt)
@@ -534,39 +565,70 @@ static void metric_by(struct prom_buf *b, const struct sum_state *s,
 	}
 }
 
-/* Plain --count: every probe, 0 until it is hit; --by-pid and --by: each
- * key seen. */
-static void metrics_counts(const struct sum_state *s, struct prom_buf *b)
+/* " V\n" after a metric's labels: a count, or (flag TRACE_AUX_SUM) a sum
+ * as probe k types the argument. */
+static void metric_value(struct prom_buf *b, const struct sum_state *s,
+			 uint32_t k, uint64_t v, uint32_t flag)
 {
-	static const char name[] = "usdt_probe_hits_total";
+	const struct probe_ent *p = &s->probes[k];
+	int a = s->cfg.sum_arg;
+
+	if (flag && a < p->arg_cnt && p->args[a].is_signed)
+		prom_printf(b, "} %" PRId64 "\n", (int64_t)v);
+	else
+		prom_printf(b, "} %" PRIu64 "\n", v);
+}
+
+/* The counts' (flag 0) or --sum's sums' (TRACE_AUX_SUM) metric, each
+ * entry of cur that is one of them. */
+static void metrics_entries(const struct sum_state *s, struct prom_buf *b,
+			    const char *name, uint32_t flag)
+{
 	bool keyed = s->cfg.by_pid || s->cfg.by_cnt;
 	const struct sum_ent *e;
 	size_t i, k;
 
-	prom_head(b, name, "counter", "Hits of a USDT probe since the trace started.");
 	for (i = 0; keyed && i < s->cur_cnt; i++) {
 		e = &s->cur[i];
-		if (e->key.cookie >= s->probe_cnt)
+		if (e->key.cookie >= s->probe_cnt ||
+		    (e->key.aux & TRACE_AUX_SUM) != flag)
 			continue;
 		metric_probe(b, name, &s->probes[e->key.cookie]);
 		if (s->cfg.by_pid)
-			prom_printf(b, ",pid=\"%u\"", e->key.aux);
+			prom_printf(b, ",pid=\"%u\"",
+				    e->key.aux & ~TRACE_AUX_SUM);
 		if (s->cfg.by_cnt)
 			metric_by(b, s, e);
-		prom_printf(b, "} %" PRIu64 "\n", e->val);
+		metric_value(b, s, e->key.cookie, e->val, flag);
 	}
 	/* cur is sorted by cookie: one pass for both. */
 	for (i = 0, k = 0; !keyed && k < s->probe_cnt; k++) {
 		uint64_t v = 0;
 
 		for (; i < s->cur_cnt && s->cur[i].key.cookie <= k; i++)
-			if (s->cur[i].key.cookie == k)
+			if (s->cur[i].key.cookie == k &&
+			    (s->cur[i].key.aux & TRACE_AUX_SUM) == flag)
 				v += s->cur[i].val;
 		if (s->probes[k].role & TRACE_ROLE_QUIET)
 			continue;
 		metric_probe(b, name, &s->probes[k]);
-		prom_printf(b, "} %" PRIu64 "\n", v);
+		metric_value(b, s, (uint32_t)k, v, flag);
 	}
+}
+
+/* Plain --count: every probe, 0 until it is hit; --by-pid and --by: each
+ * key seen. --sum: its sums too. */
+static void metrics_counts(const struct sum_state *s, struct prom_buf *b)
+{
+	static const char name[] = "usdt_probe_hits_total";
+	static const char sum_name[] = "usdt_probe_arg_sum";
+
+	prom_head(b, name, "counter", "Hits of a USDT probe since the trace started.");
+	metrics_entries(s, b, name, 0);
+	if (s->cfg.sum_arg < 0)
+		return;
+	prom_head(b, sum_name, "gauge", "The sum of the argument --sum names over the hits counted (modulo 2^64).");
+	metrics_entries(s, b, sum_name, TRACE_AUX_SUM);
 }
 
 /* The histogram of cur[from, to): its slots and sum. */

@@ -401,6 +401,9 @@ int trace_check_table(struct trace_ctx *ctx, const struct trace_opts *o,
 	if (o->sum.mode == TRACE_HIST &&
 	    check_arg_known(ctx, o->sum.hist_arg, "--hist"))
 		return 1;
+	if (o->sum.sum_arg >= 0 &&
+	    check_arg_known(ctx, o->sum.sum_arg, "--sum"))
+		return 1;
 	for (i = 0; i < (size_t)o->sum.by_cnt; i++) {
 		const struct trace_by_part *bp = &o->sum.by[i];
 

@@ -35,6 +35,9 @@ const volatile __u32 by_cnt = 0;
 const volatile struct trace_by_part by_parts[TRACE_BY_PARTS] = { 0 };
 const volatile __u32 ustack = 0;	/* events carry the user stack */
 const volatile __u32 hist_arg = 0;	/* TRACE_HIST: the argument */
+/* TRACE_COUNT --sum: also add up this argument per key (TRACE_AUX_SUM);
+ * TRACE_BY_NONE: no. */
+const volatile __u32 sum_arg = TRACE_BY_NONE;
 /* TRACE_HIST and TRACE_LATENCY: also add up the values (TRACE_SUM_AUX);
  * left 0 without --listen, so that a hit costs what it did. */
 const volatile __u32 keep_sum = 0;
@@ -403,13 +406,31 @@ static __always_inline void by_part(struct pt_regs *ctx,
 		dst[0] = 0;
 }
 
-/* Count a hit under its --by key. */
+/* Add n under key k of by_sums. */
+static __always_inline void by_inc(struct trace_by_key *k, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&by_sums, k);
+
+	if (v) {
+		__sync_fetch_and_add(v, n);
+		return;
+	}
+	if (!bpf_map_update_elem(&by_sums, k, &n, BPF_NOEXIST))
+		return;
+	v = bpf_map_lookup_elem(&by_sums, k);
+	if (v)
+		__sync_fetch_and_add(v, n);
+	else
+		__sync_fetch_and_add(&lost_sums, 1);
+}
+
+/* Count a hit under its --by key, and with --sum add its argument. */
 static __always_inline void by_add(struct pt_regs *ctx, __u32 cookie,
 				   __u32 aux)
 {
 	__u32 zero = 0, i;
 	struct trace_by_key *k = bpf_map_lookup_elem(&by_scratch, &zero);
-	__u64 one = 1, *v;
+	long v = 0;
 
 	if (!k)
 		return;
@@ -419,18 +440,11 @@ static __always_inline void by_add(struct pt_regs *ctx, __u32 cookie,
 	for (i = 0; i < TRACE_BY_PARTS; i++)
 		if (i < by_cnt)
 			by_part(ctx, k, i);
-	v = bpf_map_lookup_elem(&by_sums, k);
-	if (v) {
-		__sync_fetch_and_add(v, 1);
-		return;
+	by_inc(k, 1);
+	if (sum_arg != TRACE_BY_NONE && !arg_low(ctx, sum_arg, &v)) {
+		k->aux = aux | TRACE_AUX_SUM;
+		by_inc(k, (__u64)v);
 	}
-	if (!bpf_map_update_elem(&by_sums, k, &one, BPF_NOEXIST))
-		return;
-	v = bpf_map_lookup_elem(&by_sums, k);
-	if (v)
-		__sync_fetch_and_add(v, 1);
-	else
-		__sync_fetch_and_add(&lost_sums, 1);
 }
 
 static __always_inline void sum_add(__u32 cookie, __u32 aux, __u64 n)
@@ -858,7 +872,7 @@ int usdt_trace(struct pt_regs *ctx)
 	__u64 cookie = bpf_usdt_cookie(ctx);
 	struct trace_probe_cfg *cfg;
 	__s64 found;
-	__u32 key;
+	__u32 key, aux;
 	long v = 0;
 
 	if (!id || (target_tgid && (__u32)(id >> 32) != target_tgid))
@@ -880,10 +894,14 @@ int usdt_trace(struct pt_regs *ctx)
 		return 0;
 	switch (mode) {
 	case TRACE_COUNT:
-		if (by_cnt)
-			by_add(ctx, key, by_pid ? (__u32)(id >> 32) : 0);
-		else
-			sum_add(key, by_pid ? (__u32)(id >> 32) : 0, 1);
+		aux = by_pid ? (__u32)(id >> 32) : 0;
+		if (by_cnt) {
+			by_add(ctx, key, aux);
+			return 0;
+		}
+		sum_add(key, aux, 1);
+		if (sum_arg != TRACE_BY_NONE && !arg_low(ctx, sum_arg, &v))
+			sum_add(key, aux | TRACE_AUX_SUM, (__u64)v);
 		return 0;
 	case TRACE_HIST:
 		if (!arg_low(ctx, hist_arg, &v)) {

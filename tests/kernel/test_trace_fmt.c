@@ -326,6 +326,38 @@ static void test_by_parts(void **state)
 		  "--by", "arg0,", TF);
 }
 
+/*
+ * --count --sum ARGN: a column of the argument's sum after each count, per
+ * probe, per pid and per --by key; signed as the probe types it (tf:mixed's
+ * -1s, its first site an int64); JSON "sum". Without --count, an error.
+ */
+static void test_count_sum(void **state)
+{
+	struct run_result r;
+	char want[256];
+
+	/* tf:val is r - 1: 0 + 1 + 2 + 3. */
+	run_ok(&r, "trace", "-q", "--count", "--sum", "arg0", "-c", TF " 4",
+	       TF, "tf:val", "tf:mixed");
+	expect_in(r.out, "\n           4              6 tf:val\n"
+		  "           8             -8 tf:mixed\n");
+	run_result_free(&r);
+	run_ok(&r, "trace", "-q", "--count", "--by", "str(arg0, arg1)",
+	       "--sum", "9", "-c", TF " 4", TF, "tf:fmt");
+	expect_in(r.out, "\n           4             10 tf:fmt method\n");
+	run_result_free(&r);
+	run_ok(&r, "trace", "-q", "-j", "--count", "--by-pid", "--sum", "arg0",
+	       "-c", TF " 3", TF, "tf:val");
+	snprintf(want, sizeof(want), "\"counts\": [{\"probe\": \"tf:val\", \"pid\": %d, \"count\": 3, \"sum\": 3}]}\n",
+		 atoi(strstr(r.out, "pid ") + 4));
+	expect_in(r.out, want);
+	run_result_free(&r);
+	run_fails(&r, "usdt: trace: --sum goes with --count\n", "trace",
+		  "--sum", "arg0", TF);
+	run_fails(&r, "usdt: trace: bad argument number for --sum (0 to 11)\n",
+		  "trace", "--count", "--sum", "arg12", TF);
+}
+
 /* Numbered arguments, in any order and more than once. */
 static void test_format_numbered(void **state)
 {
@@ -1261,6 +1293,7 @@ int main(void)
 		cmocka_unit_test(test_format_numbered),
 		cmocka_unit_test(test_str_counted),
 		cmocka_unit_test(test_by_parts),
+		cmocka_unit_test(test_count_sum),
 		cmocka_unit_test(test_format_null),
 		cmocka_unit_test(test_memory_widths),
 		cmocka_unit_test(test_types_per_site),
