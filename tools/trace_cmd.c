@@ -112,9 +112,9 @@ static const char trace_usage[] =
 "                       && and ||\n"
 "      --count          count hits per probe instead of printing them\n"
 "      --by-pid         with --count, per process too\n"
-"      --by KEY         with --count, per value of KEY too, most hits\n"
-"                       first: argN, or str(argN) for the string it\n"
-"                       points to (up to 63 bytes), or str(argN, argM)\n"
+"      --by KEY         with --count or --latency, per value of KEY too,\n"
+"                       most hits first: argN, or str(argN) for the string\n"
+"                       it points to (up to 63 bytes), or str(argN, argM)\n"
 "                       for argM's count of its bytes (no NUL needed); or\n"
 "                       up to 4 of them (2 strings) joined by commas,\n"
 "                       printed as columns: --by 'str(arg1),arg2'\n"
@@ -124,7 +124,9 @@ static const char trace_usage[] =
 "      --hist ARGN      log2 histogram of argument ARGN per probe\n"
 "      --latency START END\n"
 "                       log2 histogram of the time from probe START to the\n"
-"                       next END on the same thread, and unmatched counts\n"
+"                       next END on the same thread, and unmatched counts\n""                       (with --by KEY: per key of START's arguments, the\n"
+"                       pairs, their total and mean time, as bcc's\n"
+"                       ucalls -L)\n"
 "  -i, --interval SECS  print summaries every SECS seconds, not only at the end\n"
 "      --listen [ADDR:]PORT\n"
 "                       with --count, --hist or --latency, also serve the\n"
@@ -528,8 +530,11 @@ static int parse_args(int argc, char **argv, struct trace_opts *o,
 		return tool_err("trace: -p and -c cannot be used together");
 	if (o->sum.by_pid && o->sum.mode != TRACE_COUNT)
 		return tool_err("trace: --by-pid goes with --count");
-	if (o->sum.by_cnt && o->sum.mode != TRACE_COUNT)
-		return tool_err("trace: --by goes with --count");
+	if (o->sum.by_cnt && o->sum.mode != TRACE_COUNT &&
+	    o->sum.mode != TRACE_LATENCY)
+		return tool_err("trace: --by goes with --count or --latency");
+	if (o->sum.by_cnt && o->sum.mode == TRACE_LATENCY && o->listen)
+		return tool_err("trace: --listen does not serve --latency --by's totals (yet): leave one out");
 	if (o->sum.sum_arg >= 0 && o->sum.mode != TRACE_COUNT)
 		return tool_err("trace: --sum goes with --count");
 	if (o->ustack && o->sum.mode != TRACE_EVENTS)

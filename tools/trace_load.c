@@ -324,7 +324,11 @@ static int configure(struct trace_run *r)
 			sum_map_size(&r->o.sum, r->probe_cap));
 	if (!err && r->o.sum.by_cnt)
 		err = bpf_map__set_max_entries(skel->maps.by_sums,
-			TRACE_BY_KEYS * (r->o.sum.sum_arg >= 0 ? 2 : 1));
+			TRACE_BY_KEYS * (r->o.sum.sum_arg >= 0 ||
+					 r->o.sum.mode == TRACE_LATENCY ? 2 : 1));
+	/* 2.7 MB a hash map preallocates: only for --latency --by. */
+	if (!err && (!r->o.sum.by_cnt || r->o.sum.mode != TRACE_LATENCY))
+		err = bpf_map__set_max_entries(skel->maps.start_keys, 1);
 	if (!err && r->o.rb_size)
 		err = bpf_map__set_max_entries(skel->maps.events,
 					       r->o.rb_size);

@@ -197,6 +197,21 @@ static void print_probe(const struct sum_state *s, uint32_t cookie)
 	print_escaped(stdout, p->name, strlen(p->name));
 }
 
+/* The probe whose arguments an entry's --by key has: its own, or for
+ * --latency the first START probe (which the key is read at). */
+static const struct probe_ent *key_probe(const struct sum_state *s,
+					 const struct sum_ent *e)
+{
+	size_t i;
+
+	if (e->key.cookie < s->probe_cnt)
+		return &s->probes[e->key.cookie];
+	for (i = 0; i < s->probe_cnt; i++)
+		if (s->probes[i].role & TRACE_ROLE_START)
+			break;
+	return &s->probes[i < s->probe_cnt ? i : 0];
+}
+
 /* Part i of an entry's --by key as text (NUL-terminated, in buf of
  * TRACE_BY_STR + 1 bytes or more): the argument as its probe types it,
  * or the string. Returns its length. */
@@ -204,7 +219,7 @@ static size_t by_text(const struct sum_state *s, const struct sum_ent *e,
 		      int i, char *buf)
 {
 	const struct trace_by_part *bp = &s->cfg.by[i];
-	const struct probe_ent *p = &s->probes[e->key.cookie];
+	const struct probe_ent *p = key_probe(s, e);
 
 	if (bp->str) {
 		memcpy(buf, e->key.str[bp->str - 1], TRACE_BY_STR);
@@ -264,20 +279,26 @@ static int line_cmp(const void *a, const void *b)
 	return ent_cmp(x->e, y->e);
 }
 
+/* The sum (TRACE_AUX_SUM) of count entry e since the last print; 0 if
+ * none. */
+static uint64_t sum_of(const struct sum_state *s, const struct sum_ent *e)
+{
+	struct sum_ent k = *e;
+	const struct sum_ent *f;
+
+	k.key.aux |= TRACE_AUX_SUM;
+	f = bsearch(&k, s->cur, s->cur_cnt, sizeof(k), ent_cmp);
+	return f ? delta(s, f) : 0;
+}
+
 /* --sum: what the argument added up to, since the last print, for count
  * entry e (0 where it never could be read), as its probe types it. */
 static void sum_text(const struct sum_state *s, const struct sum_ent *e,
 		     char *buf, size_t len)
 {
 	const struct probe_ent *p = &s->probes[e->key.cookie];
-	struct sum_ent k = *e;
-	const struct sum_ent *f;
-	uint64_t d = 0;
+	uint64_t d = sum_of(s, e);
 
-	k.key.aux |= TRACE_AUX_SUM;
-	f = bsearch(&k, s->cur, s->cur_cnt, sizeof(k), ent_cmp);
-	if (f)
-		d = delta(s, f);
 	if (s->cfg.sum_arg < p->arg_cnt && p->args[s->cfg.sum_arg].is_signed)
 		snprintf(buf, len, "%" PRId64, (int64_t)d);
 	else
@@ -466,6 +487,44 @@ static uint64_t open_starts(int fd)
 	return n;
 }
 
+/* --latency --by: a line per key of START's arguments, most pairs
+ * first: the pairs, their total and mean time (ns). */
+static void print_latency_keys(const struct sum_state *s)
+{
+	struct count_line *lines = calloc(s->cur_cnt + 1, sizeof(*lines));
+	size_t i, n = 0;
+
+	for (i = 0; lines && i < s->cur_cnt; i++) {
+		uint64_t d = delta(s, &s->cur[i]);
+
+		if (d && !s->cur[i].key.aux)
+			lines[n++] = (struct count_line){ &s->cur[i], d };
+	}
+	if (n)
+		qsort(lines, n, sizeof(*lines), line_cmp);
+	if (s->cfg.json)
+		fputs("\"keys\": [", stdout);
+	for (i = 0; i < n; i++) {
+		uint64_t total = sum_of(s, lines[i].e);
+
+		if (s->cfg.json) {
+			printf("%s{\"count\": %" PRIu64, i ? ", " : "",
+			       lines[i].d);
+			print_by(s, lines[i].e);
+			printf(", \"total\": %" PRIu64 ", \"mean\": %" PRIu64 "}",
+			       total, total / lines[i].d);
+			continue;
+		}
+		printf("%12" PRIu64 " %14" PRIu64 " %14" PRIu64, lines[i].d,
+		       total, total / lines[i].d);
+		print_by(s, lines[i].e);
+		fputc('\n', stdout);
+	}
+	if (s->cfg.json)
+		fputs("]", stdout);
+	free(lines);
+}
+
 static void print_latency(const struct sum_state *s, bool final,
 			  int starts_fd)
 {
@@ -493,7 +552,10 @@ static void print_latency(const struct sum_state *s, bool final,
 		fputs(", \"end\": ", stdout);
 		json_str(stdout, s->cfg.lat_end);
 		fputs(", \"unit\": \"ns\", ", stdout);
-		print_hist(s, from, to);
+		if (s->cfg.by_cnt)
+			print_latency_keys(s);
+		else
+			print_hist(s, from, to);
 		printf(", \"unmatched_starts\": %" PRIu64 ", \"unmatched_ends\": %" PRIu64 "}",
 		       um_start, um_end);
 		return;
@@ -502,8 +564,13 @@ static void print_latency(const struct sum_state *s, bool final,
 	print_escaped(stdout, s->cfg.lat_start, strlen(s->cfg.lat_start));
 	fputs(" -> ", stdout);
 	print_escaped(stdout, s->cfg.lat_end, strlen(s->cfg.lat_end));
-	fputs(" (ns)\n", stdout);
-	print_hist(s, from, to);
+	if (s->cfg.by_cnt) {
+		fputs(" (ns): count, total, mean, key\n", stdout);
+		print_latency_keys(s);
+	} else {
+		fputs(" (ns)\n", stdout);
+		print_hist(s, from, to);
+	}
 	printf("unmatched starts: %" PRIu64 ", unmatched ends: %" PRIu64 "\n",
 	       um_start, um_end);
 }

@@ -135,6 +135,15 @@ struct {
 	__type(value, __u64);
 } starts SEC(".maps");
 
+/* TRACE_LATENCY --by: thread -> the --by key its open START's arguments
+ * gave (cookie TRACE_LAT_KEY, aux 0), added to by_sums at its END. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct trace_by_key);
+} start_keys SEC(".maps");
+
 /* One event under construction per CPU: the header and room for strings
  * twice the area, so that every bounded write stays inside it. */
 struct scratch {
@@ -223,7 +232,7 @@ static __always_inline void fault_all(struct pt_regs *ctx, __u32 key)
 		    (filter.terms[i].op == TRACE_SEQ ||
 		     filter.terms[i].op == TRACE_SNE))
 			fault_arg(ctx, filter.terms[i].operand, 0, TRACE_FSTR);
-	for (i = 0; mode == TRACE_COUNT && i < TRACE_BY_PARTS; i++)
+	for (i = 0; mode != TRACE_HIST && i < TRACE_BY_PARTS; i++)
 		if (i < by_cnt && by_parts[i].str)
 			fault_arg(ctx, by_parts[i].arg, 0, TRACE_BY_STR);
 	cfg = bpf_map_lookup_elem(&probe_cfg, &key);
@@ -424,22 +433,34 @@ static __always_inline void by_inc(struct trace_by_key *k, __u64 n)
 		__sync_fetch_and_add(&lost_sums, 1);
 }
 
-/* Count a hit under its --by key, and with --sum add its argument. */
-static __always_inline void by_add(struct pt_regs *ctx, __u32 cookie,
-				   __u32 aux)
+/* The --by key of this hit, {cookie, aux, its parts}, in by_scratch;
+ * NULL if that cannot be had. */
+static __always_inline struct trace_by_key *by_key(struct pt_regs *ctx,
+						   __u32 cookie, __u32 aux)
 {
 	__u32 zero = 0, i;
 	struct trace_by_key *k = bpf_map_lookup_elem(&by_scratch, &zero);
-	long v = 0;
 
 	if (!k)
-		return;
+		return NULL;
 	__builtin_memset(k, 0, sizeof(*k));
 	k->cookie = cookie;
 	k->aux = aux;
 	for (i = 0; i < TRACE_BY_PARTS; i++)
 		if (i < by_cnt)
 			by_part(ctx, k, i);
+	return k;
+}
+
+/* Count a hit under its --by key, and with --sum add its argument. */
+static __always_inline void by_add(struct pt_regs *ctx, __u32 cookie,
+				   __u32 aux)
+{
+	struct trace_by_key *k = by_key(ctx, cookie, aux);
+	long v = 0;
+
+	if (!k)
+		return;
 	by_inc(k, 1);
 	if (sum_arg != TRACE_BY_NONE && !arg_low(ctx, sum_arg, &v)) {
 		k->aux = aux | TRACE_AUX_SUM;
@@ -484,32 +505,78 @@ static __always_inline __u32 log2_slot(__s64 v)
 	return slot;
 }
 
-static __always_inline void latency(__u32 tid, __u32 role)
+/* A latency counter (TRACE_LAT_UNMATCHED_*): in sums, or with --by in
+ * by_sums under the key of no parts. */
+static __always_inline void lat_note(__u32 aux)
+{
+	__u32 zero = 0;
+	struct trace_by_key *k;
+
+	if (!by_cnt) {
+		sum_add(TRACE_LAT_KEY, aux, 1);
+		return;
+	}
+	k = bpf_map_lookup_elem(&by_scratch, &zero);
+	if (!k)
+		return;
+	__builtin_memset(k, 0, sizeof(*k));
+	k->cookie = TRACE_LAT_KEY;
+	k->aux = aux;
+	by_inc(k, 1);
+}
+
+/* A START and END matched, d ns apart: the histogram, or with --by the
+ * count and the total under the key the START's arguments gave. */
+static __always_inline void lat_add(__u32 tid, __u64 d)
+{
+	struct trace_by_key *k;
+
+	if (!by_cnt) {
+		sum_add(TRACE_LAT_KEY, log2_slot((__s64)d), 1);
+		if (keep_sum)
+			sum_add(TRACE_LAT_KEY, TRACE_SUM_AUX, d);
+		return;
+	}
+	k = bpf_map_lookup_elem(&start_keys, &tid);
+	if (!k) {
+		__sync_fetch_and_add(&lost_sums, 1);
+		return;
+	}
+	k->aux = 0;
+	by_inc(k, 1);
+	k->aux = TRACE_AUX_SUM;
+	by_inc(k, d);
+	bpf_map_delete_elem(&start_keys, &tid);
+}
+
+static __always_inline void latency(struct pt_regs *ctx, __u32 tid,
+				    __u32 role)
 {
 	__u64 now = bpf_ktime_get_ns(), *t0;
+	struct trace_by_key *k;
 
 	if (role & TRACE_ROLE_END) {
 		t0 = bpf_map_lookup_elem(&starts, &tid);
 		if (t0) {
-			sum_add(TRACE_LAT_KEY, log2_slot((__s64)(now - *t0)), 1);
-			if (keep_sum)
-				sum_add(TRACE_LAT_KEY, TRACE_SUM_AUX, now - *t0);
+			lat_add(tid, now - *t0);
 			bpf_map_delete_elem(&starts, &tid);
 		} else {
-			sum_add(TRACE_LAT_KEY, TRACE_LAT_UNMATCHED_END, 1);
+			lat_note(TRACE_LAT_UNMATCHED_END);
 		}
 	}
-	if (role & TRACE_ROLE_START) {
-		/* A START that replaces an open one leaves that one unmatched. */
-		if (bpf_map_update_elem(&starts, &tid, &now, BPF_NOEXIST)) {
-			if (bpf_map_lookup_elem(&starts, &tid))
-				sum_add(TRACE_LAT_KEY,
-					TRACE_LAT_UNMATCHED_START, 1);
-			else
-				__sync_fetch_and_add(&lost_sums, 1);
-			bpf_map_update_elem(&starts, &tid, &now, BPF_ANY);
-		}
+	if (!(role & TRACE_ROLE_START))
+		return;
+	/* A START that replaces an open one leaves that one unmatched. */
+	if (bpf_map_update_elem(&starts, &tid, &now, BPF_NOEXIST)) {
+		if (bpf_map_lookup_elem(&starts, &tid))
+			lat_note(TRACE_LAT_UNMATCHED_START);
+		else
+			__sync_fetch_and_add(&lost_sums, 1);
+		bpf_map_update_elem(&starts, &tid, &now, BPF_ANY);
 	}
+	k = by_cnt ? by_key(ctx, TRACE_LAT_KEY, 0) : NULL;
+	if (k)
+		bpf_map_update_elem(&start_keys, &tid, k, BPF_ANY);
 }
 
 /*
@@ -912,7 +979,7 @@ int usdt_trace(struct pt_regs *ctx)
 		return 0;
 	case TRACE_LATENCY:
 		if (cfg)
-			latency((__u32)id, cfg->role);
+			latency(ctx, (__u32)id, cfg->role);
 		return 0;
 	default:
 		return send_event(ctx, id, cookie, cfg);
