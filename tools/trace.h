@@ -113,6 +113,7 @@ struct trace_ctx {
 	/* CLOCK_REALTIME - CLOCK_MONOTONIC (bpf_ktime_get_ns()'s), in ns,
 	 * at the start: a hit's wall-clock time for --json. */
 	int64_t wall_off;
+	struct sum_state *sums;	/* --slower-than's lines print there */
 };
 
 /* A file being traced. */
@@ -194,6 +195,7 @@ struct sum_cfg {
 	bool by_pid;
 	int hist_arg;
 	int sum_arg;		/* --sum: the argument, or -1 */
+	uint64_t slower_ns;	/* --slower-than, in ns; 0: none */
 	int by_cnt;		/* --by's parts; 0: no --by */
 	struct trace_by_part by[TRACE_BY_PARTS];
 	const char *by_word;	/* as given */
@@ -207,6 +209,10 @@ struct sum_state *sum_new(const struct sum_cfg *cfg, int map_fd,
 int sum_print(struct sum_state *s, double t, uint64_t lost, bool final,
 	      int starts_fd);
 void sum_free(struct sum_state *s);
+/* --slower-than: a line for pair e (at ts + wall_off on the wall clock);
+ * 0 or -errno of a failed write. */
+int sum_print_slow(const struct sum_state *s, const struct trace_slow *e,
+		   int64_t wall_off);
 /* --listen: the totals so far as Prometheus metrics, appended to out;
  * 0 or -ENOMEM. */
 struct prom_buf;

@@ -127,6 +127,11 @@ static const char trace_usage[] =
 "                       next END on the same thread, and unmatched counts\n""                       (with --by KEY: per key of START's arguments, the\n"
 "                       pairs, their total and mean time, as bcc's\n"
 "                       ucalls -L)\n"
+"      --slower-than TIME\n"
+"                       with --latency, also a line for each pair that\n"
+"                       took TIME or more (500us, 10ms, 1.5s), as it ends:\n"
+"                       TIME_NS PID TID COMM START -> END NS ns [KEY], the\n"
+"                       --by KEY read at START (bcc's dbslower)\n"
 "  -i, --interval SECS  print summaries every SECS seconds, not only at the end\n"
 "      --listen [ADDR:]PORT\n"
 "                       with --count, --hist or --latency, also serve the\n"
@@ -177,6 +182,8 @@ static const char trace_usage[] =
 "  usdt trace --hist 2 /usr/bin/python3 python:function__entry\n"
 "  usdt trace --count --by-pid --listen 9100 /usr/bin/python3 'python:*'\n"
 "  usdt trace --latency python:gc__start python:gc__done /usr/bin/python3\n"
+"  usdt trace --latency mysql:query__start mysql:query__done \\\n"
+"      --by 'str(arg0)' --slower-than 10ms -p 1234 /usr/sbin/mysqld\n"
 "  usdt trace --filter 'arg2 > 100 && pid == 42' ./app myapp:request\n";
 
 volatile sig_atomic_t trace_stop_signal;
@@ -316,6 +323,30 @@ bad:
 			arg, TRACE_MAX_ARGS - 1);
 }
 
+/* --slower-than N[ns|us|ms|s]: a unit is needed (bcc's dbslower takes ms,
+ * bpftrace ns: a bare number would mean one of them by surprise). */
+static int parse_duration(struct trace_opts *o, const char *arg)
+{
+	static const struct { const char *unit; double ns; } units[] = {
+		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
+	};
+	char *end;
+	double v;
+	size_t i;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	for (i = 0; end != arg && i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(end, units[i].unit))
+			break;
+	if (errno || end == arg || i == sizeof(units) / sizeof(units[0]) ||
+	    !(v > 0) || v * units[i].ns >= 1e18 || v * units[i].ns < 1)
+		return tool_err("trace: bad --slower-than '%s' (a time above 0 with its unit: 500us, 10ms, 1.5s, 200ns)",
+				arg);
+	o->sum.slower_ns = (uint64_t)(v * units[i].ns);
+	return 0;
+}
+
 /* The largest ring buffer -b takes: 1 GiB. */
 #define TRACE_RB_MAX (1u << 30)
 
@@ -374,6 +405,8 @@ static int parse_long_opt(struct trace_opts *o, int c, char *arg)
 					TRACE_MAX_ARGS - 1);
 		o->sum.sum_arg = (int)n;
 		return 0;
+	case 'T':
+		return parse_duration(o, arg);
 	case 'L':
 		end = strchr(arg, '\n');
 		if (!end)
@@ -483,6 +516,7 @@ static int parse_args(int argc, char **argv, struct trace_opts *o,
 		{ "buffer-size", required_argument, NULL, 'b' },
 		{ "by", required_argument, NULL, 'B' },
 		{ "sum", required_argument, NULL, 'A' },
+		{ "slower-than", required_argument, NULL, 'T' },
 		{ "ustack", no_argument, NULL, 'U' },
 		{ "fault-in", no_argument, NULL, 'F' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -537,6 +571,8 @@ static int parse_args(int argc, char **argv, struct trace_opts *o,
 		return tool_err("trace: --listen does not serve --latency --by's totals (yet): leave one out");
 	if (o->sum.sum_arg >= 0 && o->sum.mode != TRACE_COUNT)
 		return tool_err("trace: --sum goes with --count");
+	if (o->sum.slower_ns && o->sum.mode != TRACE_LATENCY)
+		return tool_err("trace: --slower-than goes with --latency");
 	if (o->ustack && o->sum.mode != TRACE_EVENTS)
 		return tool_err("trace: --ustack goes with events, not with --count, --hist or --latency");
 	ctx->ustack = o->ustack;
@@ -894,6 +930,7 @@ static int trace_start(struct trace_run *r)
 				  r->ctx.probes, r->ctx.probe_cnt);
 		if (!r->sums)
 			return tool_err("trace: out of memory");
+		r->ctx.sums = r->sums;
 	}
 	if (trace_stop_signal)
 		return 128 + trace_stop_signal;

@@ -152,6 +152,20 @@ struct trace_by_part {
 	__u8 pad;
 };
 
+/* --latency --slower-than: a pair slower than the bound, sent as its END
+ * hits, in place of a usdt_hit (told apart by its cookie, at the same
+ * offset). key: the --by key START's arguments gave, or zero. */
+#define TRACE_SLOW_COOKIE 0xfffffffeull
+struct trace_slow {
+	__u64 ts;		/* END's bpf_ktime_get_ns() */
+	__u64 cookie;		/* TRACE_SLOW_COOKIE */
+	__u64 ns;		/* from START to END */
+	__u32 pid;
+	__u32 tid;
+	char comm[TRACE_COMM_LEN];
+	struct trace_by_key key;
+};
+
 struct usdt_hit {
 	__u64 ts;		/* bpf_ktime_get_ns() */
 	__u64 cookie;		/* index into the tool's probe table */
@@ -189,5 +203,6 @@ _Static_assert(TRACE_STR_AREA + TRACE_STACK_MAX <= 2 * TRACE_STR_AREA,
 	       "the stack fits after the strings");
 _Static_assert(sizeof(struct trace_probe_cfg) == 84, "trace_probe_cfg layout");
 _Static_assert(sizeof(struct trace_by_key) == 168, "trace_by_key layout");
+_Static_assert(sizeof(struct trace_slow) == 216, "trace_slow layout");
 
 #endif /* __USDT_TRACE_EVENT_H */

@@ -1395,6 +1395,10 @@ int on_hit(void *data, void *raw, size_t len)
 	struct probe_ent *p;
 	int k;
 
+	if (len >= sizeof(struct trace_slow) && e->cookie == TRACE_SLOW_COOKIE) {
+		ctx->write_err = -sum_print_slow(ctx->sums, raw, ctx->wall_off);
+		return ctx->write_err ? -ECANCELED : 0;
+	}
 	if (len < sizeof(*e) || e->cookie >= ctx->probe_cnt)
 		return 0;
 	if (ctx->max_count && ctx->count >= ctx->max_count)

@@ -575,6 +575,45 @@ static void print_latency(const struct sum_state *s, bool final,
 	       um_start, um_end);
 }
 
+int sum_print_slow(const struct sum_state *s, const struct trace_slow *e,
+		   int64_t wall_off)
+{
+	struct sum_ent ent = { .key = e->key };
+	char comm[TRACE_COMM_LEN + 1];
+
+	if (!s)
+		return 0;
+	memcpy(comm, e->comm, TRACE_COMM_LEN);
+	comm[TRACE_COMM_LEN] = '\0';
+	if (s->cfg.json) {
+		printf("{\"ts\": %" PRIu64 ", \"wall\": ", (uint64_t)e->ts);
+		print_wall(stdout, (int64_t)e->ts + wall_off);
+		printf(", \"pid\": %u, \"tid\": %u, \"comm\": ", e->pid,
+		       e->tid);
+		json_str(stdout, comm);
+		fputs(", \"start\": ", stdout);
+		json_str(stdout, s->cfg.lat_start);
+		fputs(", \"end\": ", stdout);
+		json_str(stdout, s->cfg.lat_end);
+		printf(", \"ns\": %" PRIu64, (uint64_t)e->ns);
+		if (s->cfg.by_cnt)
+			print_by(s, &ent);
+		fputs("}\n", stdout);
+		return -stdout_flush();
+	}
+	printf("%" PRIu64 " %u %u ", (uint64_t)e->ts, e->pid, e->tid);
+	print_escaped(stdout, comm, strlen(comm));
+	fputc(' ', stdout);
+	print_escaped(stdout, s->cfg.lat_start, strlen(s->cfg.lat_start));
+	fputs(" -> ", stdout);
+	print_escaped(stdout, s->cfg.lat_end, strlen(s->cfg.lat_end));
+	printf(" %" PRIu64 " ns", (uint64_t)e->ns);
+	if (s->cfg.by_cnt)
+		print_by(s, &ent);
+	fputc('\n', stdout);
+	return -stdout_flush();
+}
+
 int sum_print(struct sum_state *s, double t, uint64_t lost, bool final,
 	      int starts_fd)
 {

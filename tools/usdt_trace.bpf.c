@@ -35,6 +35,9 @@ const volatile __u32 by_cnt = 0;
 const volatile struct trace_by_part by_parts[TRACE_BY_PARTS] = { 0 };
 const volatile __u32 ustack = 0;	/* events carry the user stack */
 const volatile __u32 hist_arg = 0;	/* TRACE_HIST: the argument */
+/* TRACE_LATENCY --slower-than: send a trace_slow for each pair that took
+ * this many ns or more; 0: none. */
+const volatile __u64 slower_ns = 0;
 /* TRACE_COUNT --sum: also add up this argument per key (TRACE_AUX_SUM);
  * TRACE_BY_NONE: no. */
 const volatile __u32 sum_arg = TRACE_BY_NONE;
@@ -549,15 +552,44 @@ static __always_inline void lat_add(__u32 tid, __u64 d)
 	bpf_map_delete_elem(&start_keys, &tid);
 }
 
-static __always_inline void latency(struct pt_regs *ctx, __u32 tid,
+/* A pair of thread id took d ns, at least slower_ns: say it, with the
+ * key its START gave. */
+static __always_inline void send_slow(__u64 id, __u64 now, __u64 d)
+{
+	__u32 tid = (__u32)id;
+	struct trace_by_key *k = by_cnt ?
+		bpf_map_lookup_elem(&start_keys, &tid) : NULL;
+	struct trace_slow *s = bpf_ringbuf_reserve(&events, sizeof(*s), 0);
+
+	if (!s) {
+		__sync_fetch_and_add(&lost_events, 1);
+		return;
+	}
+	s->ts = now;
+	s->cookie = TRACE_SLOW_COOKIE;
+	s->ns = d;
+	s->pid = (__u32)(id >> 32);
+	s->tid = tid;
+	bpf_get_current_comm(s->comm, sizeof(s->comm));
+	if (k)
+		__builtin_memcpy(&s->key, k, sizeof(s->key));
+	else
+		__builtin_memset(&s->key, 0, sizeof(s->key));
+	bpf_ringbuf_submit(s, 0);
+}
+
+static __always_inline void latency(struct pt_regs *ctx, __u64 id,
 				    __u32 role)
 {
 	__u64 now = bpf_ktime_get_ns(), *t0;
+	__u32 tid = (__u32)id;
 	struct trace_by_key *k;
 
 	if (role & TRACE_ROLE_END) {
 		t0 = bpf_map_lookup_elem(&starts, &tid);
 		if (t0) {
+			if (slower_ns && now - *t0 >= slower_ns)
+				send_slow(id, now, now - *t0);
 			lat_add(tid, now - *t0);
 			bpf_map_delete_elem(&starts, &tid);
 		} else {
@@ -979,7 +1011,7 @@ int usdt_trace(struct pt_regs *ctx)
 		return 0;
 	case TRACE_LATENCY:
 		if (cfg)
-			latency(ctx, (__u32)id, cfg->role);
+			latency(ctx, id, cfg->role);
 		return 0;
 	default:
 		return send_event(ctx, id, cookie, cfg);

@@ -1245,6 +1245,14 @@ static void test_latency_by(void **state)
 	expect_in(r.out, "\"unit\": \"ns\", \"keys\": [{\"count\": 1, \"value\": 1, \"total\": ");
 	expect_in(r.out, "}], \"unmatched_starts\": 0, \"unmatched_ends\": 0}}\n");
 	run_result_free(&r);
+	/* --slower-than with the key START's arguments gave. */
+	run_ok(&r, "trace", "-q", "-j", "--latency", "tt:one", "tt:two",
+	       "--by", "arg0", "--slower-than", "1ns", "-c", TT " 2 0 0", TT);
+	expect_in(r.out, "\"comm\": \"trace_target\", \"start\": \"tt:one\", \"end\": \"tt:two\", \"ns\": ");
+	assert_int_equal(count_str(r.out, "\"start\": \"tt:one\", \"end\": \"tt:two\", \"ns\": "), 2);
+	assert_int_equal(count_str(r.out, ", \"value\": 1}\n"), 1);
+	assert_int_equal(count_str(r.out, ", \"value\": 2}\n"), 1);
+	run_result_free(&r);
 	run_fails(&r, "usdt: trace: --listen does not serve --latency --by's totals",
 		  "trace", "--latency", "tt:one", "tt:two", "--by", "arg0",
 		  "--listen", "19999", TT);

@@ -358,6 +358,40 @@ static void test_count_sum(void **state)
 		  "trace", "--count", "--sum", "arg12", TF);
 }
 
+/*
+ * --latency --slower-than: a line per pair at least that slow, as its END
+ * hits (tf:start, 20 ms, tf:done: every round's at 10ms, none at 1.5s),
+ * and the summary. A time needs its unit; it goes with --latency.
+ */
+static void test_latency_slow(void **state)
+{
+	struct run_result r;
+	const char *p;
+	unsigned long long ns;
+	int n = 0;
+
+	run_ok(&r, "trace", "-q", "--latency", "tf:start", "tf:done",
+	       "--slower-than", "10ms", "-c", TF " 3 20", TF);
+	/* Not the summary's "latency tf:start -> tf:done (ns)". */
+	for (p = r.out; (p = strstr(p, "name tf:start -> tf:done ")); n++) {
+		assert_int_equal(sscanf(p, "name tf:start -> tf:done %llu ns\n",
+					&ns), 1);
+		assert_true(ns >= 20000000ull && ns < 2000000000ull);
+		p++;
+	}
+	assert_int_equal(n, 3);
+	run_result_free(&r);
+	run_ok(&r, "trace", "-q", "--latency", "tf:start", "tf:done",
+	       "--slower-than", "1.5s", "-c", TF " 2 20", TF);
+	assert_null(strstr(r.out, "name tf:start -> tf:done "));
+	run_result_free(&r);
+	run_fails(&r, "usdt: trace: bad --slower-than '10' (a time above 0 with its unit: 500us, 10ms, 1.5s, 200ns)\n",
+		  "trace", "--latency", "tf:start", "tf:done", "--slower-than",
+		  "10", TF);
+	run_fails(&r, "usdt: trace: --slower-than goes with --latency\n",
+		  "trace", "--count", "--slower-than", "1ms", TF);
+}
+
 /* Numbered arguments, in any order and more than once. */
 static void test_format_numbered(void **state)
 {
@@ -1294,6 +1328,7 @@ int main(void)
 		cmocka_unit_test(test_str_counted),
 		cmocka_unit_test(test_by_parts),
 		cmocka_unit_test(test_count_sum),
+		cmocka_unit_test(test_latency_slow),
 		cmocka_unit_test(test_format_null),
 		cmocka_unit_test(test_memory_widths),
 		cmocka_unit_test(test_types_per_site),
