@@ -76,6 +76,8 @@ static const char trace_usage[] =
 "count of bytes arg0 points to, no NUL needed (HotSpot's names), up to\n"
 "-s less one. Arguments count from arg0, as in bpftrace (bcc's\n"
 "arg1 is arg0 here). Without a pattern every probe of TARGET is traced.\n"
+"A TARGET with no USDT notes at all is said so (\"'FILE' has no USDT\n"
+"probes\"), not taken for a pattern that matches nothing.\n"
 "Needs root, or CAP_BPF and CAP_PERFMON (and CAP_SYS_PTRACE for others'\n"
 "processes; and CAP_SYS_ADMIN for perf uprobes: -m perf, or a kernel\n"
 "before 6.6).\n"
@@ -1181,6 +1183,17 @@ static void hint_python_line(const struct trace_run *r)
 			tool_name);
 }
 
+/* Has any traced file a USDT note at all? */
+static bool any_notes(const struct trace_run *r)
+{
+	int i;
+
+	for (i = 0; i < r->file_cnt; i++)
+		if (r->files[i].file && usdt_file__probe_cnt(r->files[i].file))
+			return true;
+	return false;
+}
+
 /* Steps 1 and 2; returns 0 or the exit status. */
 static int trace_prepare(struct trace_run *r)
 {
@@ -1202,6 +1215,14 @@ static int trace_prepare(struct trace_run *r)
 		fprintf(stderr, "%s: trace: %s: no %sprobes yet; waiting for the files it maps\n",
 			tool_name, r->shown, sel->pat_cnt ? "matching " : "");
 	} else if (!r->ctx.probe_cnt) {
+		/* A pattern is not what is wrong with a file of no notes (a
+		 * binary built without <sys/sdt.h>, a stripped copy). */
+		if (!any_notes(r) && r->file_cnt == 1)
+			return tool_err("trace: '%s' has no USDT probes (no .note.stapsdt section)",
+					r->files[0].target.shown);
+		if (!any_notes(r))
+			return tool_err("trace: %s: none of its files has USDT probes",
+					r->shown);
 		if (sel->pat_cnt)
 			return tool_err("trace: %s: no probes matching %s:%s%s",
 					r->shown, sel->pats[0].provider,

@@ -392,6 +392,22 @@ static void test_latency_slow(void **state)
 		  "trace", "--count", "--slower-than", "1ms", TF);
 }
 
+/* A file with no USDT note at all is said so, with or without patterns:
+ * "no probes matching x:y" sent users looking for the wrong name. */
+static void test_no_notes(void **state)
+{
+	struct run_result r;
+
+	run_fails(&r, "usdt: trace: '/bin/true' has no USDT probes (no .note.stapsdt section)\n",
+		  "trace", "/bin/true");
+	run_fails(&r, "usdt: trace: '/bin/true' has no USDT probes (no .note.stapsdt section)\n",
+		  "trace", "/bin/true", "x:y", "%d");
+	/* A file that has notes, none matching: the pattern is what is
+	 * wrong. */
+	run_fails(&r, "no probes matching nosuch:probe", "trace", TF,
+		  "nosuch:probe");
+}
+
 /* Numbered arguments, in any order and more than once. */
 static void test_format_numbered(void **state)
 {
@@ -1329,6 +1345,7 @@ int main(void)
 		cmocka_unit_test(test_by_parts),
 		cmocka_unit_test(test_count_sum),
 		cmocka_unit_test(test_latency_slow),
+		cmocka_unit_test(test_no_notes),
 		cmocka_unit_test(test_format_null),
 		cmocka_unit_test(test_memory_widths),
 		cmocka_unit_test(test_types_per_site),
