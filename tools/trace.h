@@ -105,6 +105,7 @@ struct trace_ctx {
 	struct arg_fmt hit_args[TRACE_MAX_ARGS];	/* site_args()'s */
 	bool ustack;		/* --ustack */
 	bool red_zone;		/* --allow-red-zone-writes */
+	bool text_only;		/* --text-only: no TIME PID TID COMM PROBE */
 	unsigned int str_size;	/* -s */
 	/* Strings read again from user space (trace_fmt.c's refetch()). */
 	char refetched[TRACE_MAX_ARGS][TRACE_STR_MAX + 1];
@@ -281,6 +282,7 @@ struct trace_opts {
 	bool ustack;		/* --ustack */
 	bool red_zone;		/* --allow-red-zone-writes */
 	bool fault_in;		/* --fault-in */
+	bool text_only;		/* --text-only */
 	const char *listen;	/* --listen [ADDR:]PORT */
 	char **enables;		/* --enable's patterns */
 	int enable_cnt;

@@ -148,6 +148,9 @@ static const char trace_usage[] =
 "                       rounded up to a power of two; default 8M)\n"
 "  -q, --quiet          no \"tracing N probes\" line on stderr at the start\n"
 "      --ustack         each hit's user stack, a frame a line\n"
+"      --text-only      print only each hit's FORMAT text (or its arguments),\n"
+"                       without TIME_NS PID TID COMM PROVIDER:NAME: output\n"
+"                       a script reads as the program's own\n"
 "  -e, --enable PATTERN also attach these probes, only to set their\n"
 "                       semaphores (their hits are not reported); e.g.\n"
 "                       python:line, without which CPython 3.11 reports\n"
@@ -176,6 +179,7 @@ static const char trace_usage[] =
 "  usdt trace --count --by 'str(arg1)' -e python:line -p 1234 \\\n"
 "      python:function__entry\n"
 "  usdt trace -p 1234 --ustack myapp:request\n"
+"  usdt trace --text-only -p 1234 myapp:request '%s %d'\n"
 "  usdt trace ./a 'p:*' ./b 'q:*'         (two files, each its patterns)\n"
 "  usdt trace '/usr/lib/*/libfoo*.so' 'foo:*'  (every file the glob names)\n"
 "  usdt trace -q -b 64M ./app request     (\"request\" of any provider)\n"
@@ -424,6 +428,9 @@ static int parse_long_opt(struct trace_opts *o, int c, char *arg)
 	case 'U':
 		o->ustack = true;
 		return 0;
+	case 'X':
+		o->text_only = true;
+		return 0;
 	case 'F':
 		o->fault_in = true;
 		return 0;
@@ -520,6 +527,7 @@ static int parse_args(int argc, char **argv, struct trace_opts *o,
 		{ "sum", required_argument, NULL, 'A' },
 		{ "slower-than", required_argument, NULL, 'T' },
 		{ "ustack", no_argument, NULL, 'U' },
+		{ "text-only", no_argument, NULL, 'X' },
 		{ "fault-in", no_argument, NULL, 'F' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "enable", required_argument, NULL, 'e' },
@@ -575,6 +583,9 @@ static int parse_args(int argc, char **argv, struct trace_opts *o,
 		return tool_err("trace: --sum goes with --count");
 	if (o->sum.slower_ns && o->sum.mode != TRACE_LATENCY)
 		return tool_err("trace: --slower-than goes with --latency");
+	ctx->text_only = o->text_only;
+	if (ctx->text_only && (o->sum.mode != TRACE_EVENTS || ctx->json))
+		return tool_err("trace: --text-only goes with events' text, not with --json, --count, --hist or --latency");
 	if (o->ustack && o->sum.mode != TRACE_EVENTS)
 		return tool_err("trace: --ustack goes with events, not with --count, --hist or --latency");
 	ctx->ustack = o->ustack;

@@ -1365,7 +1365,8 @@ static void print_args(struct trace_ctx *ctx, struct probe_ent *p,
 	}
 	fmts = site_args(ctx, p, e, &fcnt);
 	for (i = 0; i < cnt; i++) {
-		fputs(ctx->json ? (i ? ", " : "") : " ", stdout);
+		fputs(ctx->json ? (i ? ", " : "") :
+		      i || !ctx->text_only ? " " : "", stdout);
 		if (e->err_mask & (1u << i)) {
 			fputs(ctx->json ? "null" : "?", stdout);
 			warn_unreadable(p, i, e->errs[i]);
@@ -1408,12 +1409,13 @@ int on_hit(void *data, void *raw, size_t len)
 	for (k = 0; k == 0 || k < p->fmt_cnt; k++) {
 		pf = p->fmt_cnt ? p->fmts[k] : NULL;
 		hit_view(ctx, pf, e, len, &v);
-		print_head(ctx, e, p);
+		if (!ctx->text_only)
+			print_head(ctx, e, p);
 		if (ctx->json && pf)
 			print_text(ctx, p, pf, &v);
 		if (ctx->json)
 			fputs(", \"args\": [", stdout);
-		else if (pf)
+		else if (pf && !ctx->text_only)
 			fputc(' ', stdout);
 		print_args(ctx, p, pf, &v);
 		fputs(ctx->json ? "]" : "", stdout);

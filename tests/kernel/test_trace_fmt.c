@@ -408,6 +408,23 @@ static void test_no_notes(void **state)
 		  "nosuch:probe");
 }
 
+/* --text-only: each line is the FORMAT's text alone (or the arguments),
+ * as a script would read the program's own output. */
+static void test_text_only(void **state)
+{
+	struct run_result r;
+
+	run_ok(&r, "trace", "-q", "--text-only", "-c", TF " 2", TF, "tf:str",
+	       "[%2$s %3$d]", "tf:fmt", "\"%s.%d\", str(arg0, arg1), arg9",
+	       "tf:val");
+	expect_in(r.out, "\n[round 1]\n0\nmethod.1\n[round 2]\n1\nmethod.2\n");
+	run_result_free(&r);
+	run_fails(&r, "usdt: trace: --text-only goes with events' text, not with --json, --count, --hist or --latency\n",
+		  "trace", "--text-only", "-j", TF);
+	run_fails(&r, "usdt: trace: --text-only goes with events' text",
+		  "trace", "--text-only", "--count", TF);
+}
+
 /* Numbered arguments, in any order and more than once. */
 static void test_format_numbered(void **state)
 {
@@ -1346,6 +1363,7 @@ int main(void)
 		cmocka_unit_test(test_count_sum),
 		cmocka_unit_test(test_latency_slow),
 		cmocka_unit_test(test_no_notes),
+		cmocka_unit_test(test_text_only),
 		cmocka_unit_test(test_format_null),
 		cmocka_unit_test(test_memory_widths),
 		cmocka_unit_test(test_types_per_site),
