@@ -306,11 +306,38 @@ out:
 
 /* Do p's formats fit its arguments, and their string reads each other's?
  * Merges the reads into p->str_cfg. 0 or the exit status. */
+/*
+ * A %.*s takes its length first, then the string, as printf does; HotSpot
+ * and most probes pass (pointer, length). Where the string's argument
+ * cannot be a pointer (signed, or narrower than one) and the length's
+ * looks like one, say how the pair is written the other way round. A
+ * warning: the types are the first site's.
+ */
+static void hint_swapped(const struct probe_ent *p, const struct probe_fmt *pf)
+{
+	int i;
+
+	for (i = 0; i < pf->conv_cnt; i++) {
+		const struct conv *cv = &pf->convs[i];
+		int a = cv->arg, m = cv->prec_arg;
+
+		if (cv->c != 's' || m < 0 || a >= p->arg_cnt || m >= p->arg_cnt ||
+		    !p->args[a].size || p->args[a].is_float ||
+		    (p->args[a].size == 8 && !p->args[a].is_signed) ||
+		    p->args[m].size != 8 || p->args[m].is_signed)
+			continue;
+		probe_err(p, "warning: %%.*s takes the length (argument %d here) before the string (argument %d: %s, %d bytes, no pointer); for a (pointer, length) pair write %%%d$.*%d$s, or '\"%%s\", str(arg%d, arg%d)'",
+			  m, a, p->args[a].is_signed ? "signed" : "unsigned",
+			  p->args[a].size, m + 1, a + 1, m, a);
+	}
+}
+
 int trace_check_fmts(struct probe_ent *p)
 {
 	int k;
 
 	for (k = 0; k < p->fmt_cnt; k++) {
+		hint_swapped(p, p->fmts[k]);
 		if (p->fmts[k]->arg_need > p->arg_cnt)
 			return probe_err(p, "has %d arguments; its format wants %d",
 					 p->arg_cnt, p->fmts[k]->arg_need);

@@ -425,6 +425,23 @@ static void test_text_only(void **state)
 		  "trace", "--text-only", "--count", TF);
 }
 
+/* A %.*s whose arguments come as (pointer, length), as tf:fmt's "method"
+ * and 6 do: the string's argument is no pointer (signed), the length's
+ * looks like one; the warning says how to write it. Not for the right
+ * order. */
+static void test_swapped_hint(void **state)
+{
+	struct run_result r;
+
+	run_ok(&r, "trace", "-q", "-c", TF " 1", TF, "tf:fmt", "%.*s");
+	expect_in(r.err, "usdt: trace: tf:fmt: warning: %.*s takes the length (argument 0 here) before the string (argument 1: signed, 8 bytes, no pointer); for a (pointer, length) pair write %1$.*2$s, or '\"%s\", str(arg0, arg1)'\n");
+	run_result_free(&r);
+	run_ok(&r, "trace", "-q", "-c", TF " 1", TF, "tf:fmt", "%1$.*2$s");
+	assert_null(strstr(r.err, "warning"));
+	expect_in(r.out, " tf:fmt method\n");
+	run_result_free(&r);
+}
+
 /* Numbered arguments, in any order and more than once. */
 static void test_format_numbered(void **state)
 {
@@ -1364,6 +1381,7 @@ int main(void)
 		cmocka_unit_test(test_latency_slow),
 		cmocka_unit_test(test_no_notes),
 		cmocka_unit_test(test_text_only),
+		cmocka_unit_test(test_swapped_hint),
 		cmocka_unit_test(test_format_null),
 		cmocka_unit_test(test_memory_widths),
 		cmocka_unit_test(test_types_per_site),
