@@ -106,6 +106,7 @@ struct trace_ctx {
 	bool ustack;		/* --ustack */
 	bool red_zone;		/* --allow-red-zone-writes */
 	bool text_only;		/* --text-only: no TIME PID TID COMM PROBE */
+	int time_digits;	/* --time-unit: 0 ns, 3 us, 6 ms, 9 s */
 	unsigned int str_size;	/* -s */
 	/* Strings read again from user space (trace_fmt.c's refetch()). */
 	char refetched[TRACE_MAX_ARGS][TRACE_STR_MAX + 1];
@@ -167,6 +168,9 @@ int on_hit(void *data, void *raw, size_t len);
 /* ns since the epoch as a JSON string, RFC 3339 in UTC with nanoseconds:
  * "2026-12-03T16:56:21.123456789Z". */
 void print_wall(FILE *f, int64_t ns);
+/* ns in text as --time-unit says: digits 0 (ns), 3 (us), 6 (ms) or 9 (s)
+ * of fraction, "1234.567891" for 1234567891 ns in ms. */
+void print_time(FILE *f, uint64_t ns, int digits);
 /* Now, in ns since the epoch; and CLOCK_REALTIME - CLOCK_MONOTONIC. */
 int64_t wall_now(void);
 int64_t wall_offset(void);
@@ -197,6 +201,7 @@ struct sum_cfg {
 	int hist_arg;
 	int sum_arg;		/* --sum: the argument, or -1 */
 	uint64_t slower_ns;	/* --slower-than, in ns; 0: none */
+	int time_digits;	/* --time-unit (as trace_ctx's) */
 	int by_cnt;		/* --by's parts; 0: no --by */
 	struct trace_by_part by[TRACE_BY_PARTS];
 	const char *by_word;	/* as given */

@@ -149,6 +149,8 @@ static const char trace_usage[] =
 "                       rounded up to a power of two; default 8M)\n"
 "  -q, --quiet          no \"tracing N probes\" line on stderr at the start\n"
 "      --ustack         each hit's user stack, a frame a line\n"
+"      --time-unit UNIT the times of lines (TIME_NS, --slower-than's) in\n"
+"                       us, ms or s (decimals: 1234.567891 ms), not ns\n"
 "      --text-only      print only each hit's FORMAT text (or its arguments),\n"
 "                       without TIME_NS PID TID COMM PROVIDER:NAME: output\n"
 "                       a script reads as the program's own\n"
@@ -330,6 +332,21 @@ bad:
 			arg, TRACE_MAX_ARGS - 1);
 }
 
+/* --time-unit ns|us|ms|s: the digits of fraction the times get. */
+static int parse_time_unit(struct trace_opts *o, struct trace_ctx *ctx,
+			   const char *arg)
+{
+	static const char *const units[] = { "ns", "us", "ms", "s" };
+	int i;
+
+	for (i = 0; i < 4; i++)
+		if (!strcmp(arg, units[i])) {
+			ctx->time_digits = o->sum.time_digits = 3 * i;
+			return 0;
+		}
+	return tool_err("trace: bad --time-unit '%s' (ns, us, ms or s)", arg);
+}
+
 /* --slower-than N[ns|us|ms|s]: a unit is needed (bcc's dbslower takes ms,
  * bpftrace ns: a bare number would mean one of them by surprise). */
 static int parse_duration(struct trace_opts *o, const char *arg)
@@ -474,6 +491,8 @@ static int parse_opt(struct trace_opts *o, struct trace_ctx *ctx, int c,
 	case 'j':
 		ctx->json = o->sum.json = true;
 		return 0;
+	case 'u':
+		return parse_time_unit(o, ctx, arg);
 	case 'n':
 		errno = 0;
 		ctx->max_count = strtol(arg, &end, 10);
@@ -529,6 +548,7 @@ static int parse_args(int argc, char **argv, struct trace_opts *o,
 		{ "slower-than", required_argument, NULL, 'T' },
 		{ "ustack", no_argument, NULL, 'U' },
 		{ "text-only", no_argument, NULL, 'X' },
+		{ "time-unit", required_argument, NULL, 'u' },
 		{ "fault-in", no_argument, NULL, 'F' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "enable", required_argument, NULL, 'e' },

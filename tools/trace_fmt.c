@@ -1064,6 +1064,20 @@ int64_t wall_offset(void)
 	return w - ((int64_t)m.tv_sec * 1000000000 + m.tv_nsec);
 }
 
+void print_time(FILE *f, uint64_t ns, int digits)
+{
+	uint64_t div = 1;
+	int i;
+
+	for (i = 0; i < digits; i++)
+		div *= 10;
+	if (div == 1)
+		fprintf(f, "%" PRIu64, ns);
+	else
+		fprintf(f, "%" PRIu64 ".%0*" PRIu64, ns / div, digits,
+			ns % div);
+}
+
 void print_wall(FILE *f, int64_t ns)
 {
 	time_t s = (time_t)(ns / 1000000000);
@@ -1102,7 +1116,8 @@ static void print_head(struct trace_ctx *ctx, const struct usdt_hit *e,
 		json_str(stdout, p->name);
 		return;
 	}
-	printf("%" PRIu64 " %u %u ", (uint64_t)e->ts, e->pid, e->tid);
+	print_time(stdout, e->ts, ctx->time_digits);
+	printf(" %u %u ", e->pid, e->tid);
 	print_name(stdout, comm, false);
 	fputc(' ', stdout);
 	print_name(stdout, p->provider, false);

@@ -578,6 +578,7 @@ static void print_latency(const struct sum_state *s, bool final,
 int sum_print_slow(const struct sum_state *s, const struct trace_slow *e,
 		   int64_t wall_off)
 {
+	static const char *const units[] = { "ns", "us", "ms", "s" };
 	struct sum_ent ent = { .key = e->key };
 	char comm[TRACE_COMM_LEN + 1];
 
@@ -601,13 +602,16 @@ int sum_print_slow(const struct sum_state *s, const struct trace_slow *e,
 		fputs("}\n", stdout);
 		return -stdout_flush();
 	}
-	printf("%" PRIu64 " %u %u ", (uint64_t)e->ts, e->pid, e->tid);
+	print_time(stdout, e->ts, s->cfg.time_digits);
+	printf(" %u %u ", e->pid, e->tid);
 	print_escaped(stdout, comm, strlen(comm));
 	fputc(' ', stdout);
 	print_escaped(stdout, s->cfg.lat_start, strlen(s->cfg.lat_start));
 	fputs(" -> ", stdout);
 	print_escaped(stdout, s->cfg.lat_end, strlen(s->cfg.lat_end));
-	printf(" %" PRIu64 " ns", (uint64_t)e->ns);
+	fputc(' ', stdout);
+	print_time(stdout, e->ns, s->cfg.time_digits);
+	printf(" %s", units[s->cfg.time_digits / 3]);
 	if (s->cfg.by_cnt)
 		print_by(s, &ent);
 	fputc('\n', stdout);

@@ -442,6 +442,42 @@ static void test_swapped_hint(void **state)
 	run_result_free(&r);
 }
 
+/* --time-unit: the TIME column with 3 (us), 6 (ms) or 9 (s) decimals,
+ * and --slower-than's durations in the unit, said after them. */
+static void test_time_unit(void **state)
+{
+	struct run_result r;
+	const char *p, *line;
+	unsigned long long ms, frac;
+	int pid;
+
+	run_ok(&r, "trace", "-q", "--time-unit", "us", "-c", TF " 1", TF,
+	       "tf:val");
+	pid = atoi(strstr(r.out, "pid ") + 4);
+	p = strstr(r.out, " tf:val 0\n");
+	assert_non_null(p);
+	for (line = p; line > r.out && line[-1] != '\n'; line--)
+		;
+	/* digits '.' 3 digits ' ' PID */
+	assert_true(strspn(line, "0123456789") > 0);
+	p = line + strspn(line, "0123456789");
+	assert_int_equal(*p, '.');
+	assert_int_equal(strspn(p + 1, "0123456789"), 3);
+	assert_int_equal(atoi(p + 5), pid);
+	run_result_free(&r);
+	run_ok(&r, "trace", "-q", "--time-unit", "ms", "--latency", "tf:start",
+	       "tf:done", "--slower-than", "10ms", "-c", TF " 1 20", TF);
+	p = strstr(r.out, "name tf:start -> tf:done ");
+	assert_non_null(p);
+	assert_int_equal(sscanf(p, "name tf:start -> tf:done %llu.%llu ms\n",
+				&ms, &frac), 2);
+	assert_true(ms >= 20 && ms < 2000);
+	assert_int_equal(strspn(strchr(p + 25, '.') + 1, "0123456789"), 6);
+	run_result_free(&r);
+	run_fails(&r, "usdt: trace: bad --time-unit 'h' (ns, us, ms or s)\n",
+		  "trace", "--time-unit", "h", TF);
+}
+
 /* Numbered arguments, in any order and more than once. */
 static void test_format_numbered(void **state)
 {
@@ -1382,6 +1418,7 @@ int main(void)
 		cmocka_unit_test(test_no_notes),
 		cmocka_unit_test(test_text_only),
 		cmocka_unit_test(test_swapped_hint),
+		cmocka_unit_test(test_time_unit),
 		cmocka_unit_test(test_format_null),
 		cmocka_unit_test(test_memory_widths),
 		cmocka_unit_test(test_types_per_site),
