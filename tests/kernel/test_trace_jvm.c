@@ -43,10 +43,48 @@ static void test_format_hotspot(void **state)
 	run_result_free(&r);
 }
 
+/*
+ * The same names as str(argN, argM): a format's values with --text-only
+ * (each line the method alone), and --by's two string parts, class and
+ * method, each exactly its length (the count says how many calls).
+ */
+static void test_str_hotspot(void **state)
+{
+	char java[PATH_MAX + 64], *p;
+	struct run_result r;
+	glob_t g;
+
+	if (glob("/usr/lib/jvm/*/lib/server/libjvm.so", 0, NULL, &g) ||
+	    !g.gl_pathc) {
+		globfree(&g);
+		printf("no JVM in /usr/lib/jvm: skipped\n");
+		skip();
+	}
+	snprintf(java, sizeof(java), "%s", g.gl_pathv[0]);
+	p = strstr(java, "/lib/server/libjvm.so");
+	snprintf(p, sizeof(java) - (size_t)(p - java),
+		 "/bin/java -XX:+UnlockDiagnosticVMOptions -XX:+DTraceMethodProbes -version");
+	run_ok(&r, "trace", "-q", "--text-only", "-n", "200", "-c", java,
+	       g.gl_pathv[0], "hotspot:method__entry",
+	       "\"%s.%s%s\", str(arg1, arg2), str(arg3, arg4), str(arg5, arg6)");
+	expect_in(r.out, "\njava/lang/Object.<init>()V\n");
+	assert_null(strchr(r.out, '\\'));
+	assert_null(strstr(r.out, "hotspot:"));
+	run_result_free(&r);
+	run_ok(&r, "trace", "-q", "--count", "--by",
+	       "str(arg1, arg2),str(arg3, arg4)", "-c", java, g.gl_pathv[0],
+	       "hotspot:method__entry");
+	globfree(&g);
+	expect_in(r.out, " hotspot:method__entry java/lang/Object <init>\n");
+	assert_null(strchr(r.out, '\\'));
+	run_result_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_format_hotspot),
+		cmocka_unit_test(test_str_hotspot),
 	};
 
 	usdt_test_require_kernel("test_trace_jvm");
