@@ -523,6 +523,37 @@ static int parse_opt(struct trace_opts *o, struct trace_ctx *ctx, int c,
 	return parse_long_opt(o, c, arg);
 }
 
+/* Options that do not go together; sets what ctx takes from them. 0 or
+ * 1. */
+static int check_opts(const struct trace_opts *o, struct trace_ctx *ctx)
+{
+	if (o->pid && o->cmd)
+		return tool_err("trace: -p and -c cannot be used together");
+	if (o->sum.by_pid && o->sum.mode != TRACE_COUNT)
+		return tool_err("trace: --by-pid goes with --count");
+	if (o->sum.by_cnt && o->sum.mode != TRACE_COUNT &&
+	    o->sum.mode != TRACE_LATENCY)
+		return tool_err("trace: --by goes with --count or --latency");
+	if (o->sum.by_cnt && o->sum.mode == TRACE_LATENCY && o->listen)
+		return tool_err("trace: --listen does not serve --latency --by's totals (yet): leave one out");
+	if (o->sum.sum_arg >= 0 && o->sum.mode != TRACE_COUNT)
+		return tool_err("trace: --sum goes with --count");
+	if (o->sum.slower_ns && o->sum.mode != TRACE_LATENCY)
+		return tool_err("trace: --slower-than goes with --latency");
+	ctx->text_only = o->text_only;
+	if (ctx->text_only && (o->sum.mode != TRACE_EVENTS || ctx->json))
+		return tool_err("trace: --text-only goes with events' text, not with --json, --count, --hist or --latency");
+	if (o->ustack && o->sum.mode != TRACE_EVENTS)
+		return tool_err("trace: --ustack goes with events, not with --count, --hist or --latency");
+	ctx->ustack = o->ustack;
+	ctx->str_size = o->str_size;
+	if (o->interval && o->sum.mode == TRACE_EVENTS)
+		return tool_err("trace: -i goes with --count, --hist or --latency");
+	if (o->listen && o->sum.mode == TRACE_EVENTS)
+		return tool_err("trace: --listen goes with --count, --hist or --latency");
+	return 0;
+}
+
 /* Returns 0, or the exit status to return (2 for usage, 1 for a bad
  * value, -1 for --help). */
 static int parse_args(int argc, char **argv, struct trace_opts *o,
@@ -591,31 +622,7 @@ static int parse_args(int argc, char **argv, struct trace_opts *o,
 		fputs(trace_usage, stderr);
 		return 2;
 	}
-	if (o->pid && o->cmd)
-		return tool_err("trace: -p and -c cannot be used together");
-	if (o->sum.by_pid && o->sum.mode != TRACE_COUNT)
-		return tool_err("trace: --by-pid goes with --count");
-	if (o->sum.by_cnt && o->sum.mode != TRACE_COUNT &&
-	    o->sum.mode != TRACE_LATENCY)
-		return tool_err("trace: --by goes with --count or --latency");
-	if (o->sum.by_cnt && o->sum.mode == TRACE_LATENCY && o->listen)
-		return tool_err("trace: --listen does not serve --latency --by's totals (yet): leave one out");
-	if (o->sum.sum_arg >= 0 && o->sum.mode != TRACE_COUNT)
-		return tool_err("trace: --sum goes with --count");
-	if (o->sum.slower_ns && o->sum.mode != TRACE_LATENCY)
-		return tool_err("trace: --slower-than goes with --latency");
-	ctx->text_only = o->text_only;
-	if (ctx->text_only && (o->sum.mode != TRACE_EVENTS || ctx->json))
-		return tool_err("trace: --text-only goes with events' text, not with --json, --count, --hist or --latency");
-	if (o->ustack && o->sum.mode != TRACE_EVENTS)
-		return tool_err("trace: --ustack goes with events, not with --count, --hist or --latency");
-	ctx->ustack = o->ustack;
-	ctx->str_size = o->str_size;
-	if (o->interval && o->sum.mode == TRACE_EVENTS)
-		return tool_err("trace: -i goes with --count, --hist or --latency");
-	if (o->listen && o->sum.mode == TRACE_EVENTS)
-		return tool_err("trace: --listen goes with --count, --hist or --latency");
-	return 0;
+	return check_opts(o, ctx);
 }
 
 /* ---------------------------------------------------------------------- */
