@@ -105,6 +105,8 @@ struct trace_ctx {
 	struct arg_fmt hit_args[TRACE_MAX_ARGS];	/* site_args()'s */
 	bool ustack;		/* --ustack */
 	bool red_zone;		/* --allow-red-zone-writes */
+	bool text_only;		/* --text-only: no TIME PID TID COMM PROBE */
+	int time_digits;	/* --time-unit: 0 ns, 3 us, 6 ms, 9 s */
 	unsigned int str_size;	/* -s */
 	/* Strings read again from user space (trace_fmt.c's refetch()). */
 	char refetched[TRACE_MAX_ARGS][TRACE_STR_MAX + 1];
@@ -113,6 +115,7 @@ struct trace_ctx {
 	/* CLOCK_REALTIME - CLOCK_MONOTONIC (bpf_ktime_get_ns()'s), in ns,
 	 * at the start: a hit's wall-clock time for --json. */
 	int64_t wall_off;
+	struct sum_state *sums;	/* --slower-than's lines print there */
 };
 
 /* A file being traced. */
@@ -166,6 +169,9 @@ int on_hit(void *data, void *raw, size_t len);
 /* ns since the epoch as a JSON string, RFC 3339 in UTC with nanoseconds:
  * "2026-12-03T16:56:21.123456789Z". */
 void print_wall(FILE *f, int64_t ns);
+/* ns in text as --time-unit says: digits 0 (ns), 3 (us), 6 (ms) or 9 (s)
+ * of fraction, "1234.567891" for 1234567891 ns in ms. */
+void print_time(FILE *f, uint64_t ns, int digits);
 /* Now, in ns since the epoch; and CLOCK_REALTIME - CLOCK_MONOTONIC. */
 int64_t wall_now(void);
 int64_t wall_offset(void);
@@ -175,6 +181,13 @@ const struct arg_fmt *site_args(struct trace_ctx *ctx, struct probe_ent *p,
 int output_check(struct trace_ctx *ctx);
 
 /* trace_filter.c */
+/*
+ * "str(argN)" or "str(argN, argM)" at *sp (blanks allowed inside): N into
+ * *arg, M (the string's length in bytes; -1 without) into *len_arg, and
+ * *sp past it. 0; -EINVAL if it is not one or N == M, -ERANGE for an
+ * argument past arg11. Nothing is consumed on error.
+ */
+int trace_str_expr(const char **sp, int *arg, int *len_arg);
 int filter_parse(const char *s, struct trace_filter *f, char *why,
 		 size_t len);
 
@@ -187,8 +200,12 @@ struct sum_cfg {
 	bool json;
 	bool by_pid;
 	int hist_arg;
-	int by_arg;		/* --by: the argument, or -1 */
-	bool by_str;		/* --by str(argN) */
+	int sum_arg;		/* --sum: the argument, or -1 */
+	uint64_t slower_ns;	/* --slower-than, in ns; 0: none */
+	int time_digits;	/* --time-unit (as trace_ctx's) */
+	int by_cnt;		/* --by's parts; 0: no --by */
+	struct trace_by_part by[TRACE_BY_PARTS];
+	const char *by_word;	/* as given */
 	const char *lat_start, *lat_end;
 };
 struct sum_state *sum_new(const struct sum_cfg *cfg, int map_fd,
@@ -199,6 +216,10 @@ struct sum_state *sum_new(const struct sum_cfg *cfg, int map_fd,
 int sum_print(struct sum_state *s, double t, uint64_t lost, bool final,
 	      int starts_fd);
 void sum_free(struct sum_state *s);
+/* --slower-than: a line for pair e (at ts + wall_off on the wall clock);
+ * 0 or -errno of a failed write. */
+int sum_print_slow(const struct sum_state *s, const struct trace_slow *e,
+		   int64_t wall_off);
 /* --listen: the totals so far as Prometheus metrics, appended to out;
  * 0 or -ENOMEM. */
 struct prom_buf;
@@ -267,6 +288,7 @@ struct trace_opts {
 	bool ustack;		/* --ustack */
 	bool red_zone;		/* --allow-red-zone-writes */
 	bool fault_in;		/* --fault-in */
+	bool text_only;		/* --text-only */
 	const char *listen;	/* --listen [ADDR:]PORT */
 	char **enables;		/* --enable's patterns */
 	int enable_cnt;

@@ -70,10 +70,15 @@ static const char trace_usage[] =
 "probe's arguments as printf would: %s (the string the argument points to)\n"
 "%d %i %u %x %X %o %p %c %f, with flags, width and precision (%-10s %08x\n"
 "%.3f), length modifiers (%hhu %hd %ld), %.*s (exactly as many bytes as the\n"
-"argument before the string says, no NUL needed) and numbered arguments\n"
+"argument before the string says, no NUL needed; for (pointer, length)\n"
+"write %1$.*2$s) and numbered arguments\n"
 "(%2$d); or bcc's '\"FMT\", EXPR, ...' with typed loads such as\n"
-"*(int32 *)(arg2 + 16). Arguments count from arg0, as in bpftrace (bcc's\n"
+"*(int32 *)(arg2 + 16), and str(arg0, arg1) for %s: the string of arg1's\n"
+"count of bytes arg0 points to, no NUL needed (HotSpot's names), up to\n"
+"-s less one. Arguments count from arg0, as in bpftrace (bcc's\n"
 "arg1 is arg0 here). Without a pattern every probe of TARGET is traced.\n"
+"A TARGET with no USDT notes at all is said so (\"'FILE' has no USDT\n"
+"probes\"), not taken for a pattern that matches nothing.\n"
 "Needs root, or CAP_BPF and CAP_PERFMON (and CAP_SYS_PTRACE for others'\n"
 "processes; and CAP_SYS_ADMIN for perf uprobes: -m perf, or a kernel\n"
 "before 6.6).\n"
@@ -109,17 +114,31 @@ static const char trace_usage[] =
 "                       the filter and --by see them unreadable\n"
 "  -f, --filter EXPR    only hits where EXPR holds, decided in the kernel:\n"
 "                       argN, pid, tid compared (== != < <= > >=) with an\n"
-"                       integer, or argN == / != a \"string\", joined by &&\n"
-"                       and ||\n"
+"                       integer, or argN == / != a \"string\" (also\n"
+"                       str(argN, argM): argM's count of bytes), joined by\n"
+"                       && and ||\n"
 "      --count          count hits per probe instead of printing them\n"
 "      --by-pid         with --count, per process too\n"
-"      --by ARG         with --count, per value of argument ARG too: argN,\n"
-"                       or str(argN) for the string it points to (up to\n"
-"                       63 bytes), most hits first\n"
+"      --by KEY         with --count or --latency, per value of KEY too,\n"
+"                       most hits first: argN, or str(argN) for the string\n"
+"                       it points to (up to 63 bytes), or str(argN, argM)\n"
+"                       for argM's count of its bytes (no NUL needed); or\n"
+"                       up to 4 of them (2 strings) joined by commas,\n"
+"                       printed as columns: --by 'str(arg1),arg2'\n"
+"      --sum ARGN       with --count, also the sum of argument ARGN per\n"
+"                       probe (and pid, and --by key), a column after the\n"
+"                       count: --count --by 'str(arg0)' --sum arg2\n"
 "      --hist ARGN      log2 histogram of argument ARGN per probe\n"
 "      --latency START END\n"
 "                       log2 histogram of the time from probe START to the\n"
-"                       next END on the same thread, and unmatched counts\n"
+"                       next END on the same thread, and unmatched counts\n""                       (with --by KEY: per key of START's arguments, the\n"
+"                       pairs, their total and mean time, as bcc's\n"
+"                       ucalls -L)\n"
+"      --slower-than TIME\n"
+"                       with --latency, also a line for each pair that\n"
+"                       took TIME or more (500us, 10ms, 1.5s), as it ends:\n"
+"                       TIME_NS PID TID COMM START -> END NS ns [KEY], the\n"
+"                       --by KEY read at START (bcc's dbslower)\n"
 "  -i, --interval SECS  print summaries every SECS seconds, not only at the end\n"
 "      --listen [ADDR:]PORT\n"
 "                       with --count, --hist or --latency, also serve the\n"
@@ -134,6 +153,11 @@ static const char trace_usage[] =
 "                       rounded up to a power of two; default 8M)\n"
 "  -q, --quiet          no \"tracing N probes\" line on stderr at the start\n"
 "      --ustack         each hit's user stack, a frame a line\n"
+"      --time-unit UNIT the times of lines (TIME_NS, --slower-than's) in\n"
+"                       us, ms or s (decimals: 1234.567891 ms), not ns\n"
+"      --text-only      print only each hit's FORMAT text (or its arguments),\n"
+"                       without TIME_NS PID TID COMM PROVIDER:NAME: output\n"
+"                       a script reads as the program's own\n"
 "  -e, --enable PATTERN also attach these probes, only to set their\n"
 "                       semaphores (their hits are not reported); e.g.\n"
 "                       python:line, without which CPython 3.11 reports\n"
@@ -155,10 +179,14 @@ static const char trace_usage[] =
 "      python:function__entry '%s %s:%d'\n"
 "  usdt trace -p 1234 libjvm.so hotspot:method__entry '%2$.*3$s.%4$.*5$s'\n"
 "  usdt trace ./app myapp:request '%2$-20.20s status %1$03hhu'\n"
-"  usdt trace ./app myapp:request '\"%d\", *(int32 *)(arg2 + 16)'\n"
+"  usdt trace ./app myapp:request '\"%d\", *(int32 *)(arg2 + 16)'\n""  usdt trace -p 1234 libjvm.so hotspot:method__entry \\\n"
+"      '\"%s.%s\", str(arg1, arg2), str(arg3, arg4)'\n"
+"  usdt trace --count --by 'str(arg1, arg2),str(arg3, arg4)' -p 1234 \\\n"
+"      libjvm.so hotspot:method__entry\n"
 "  usdt trace --count --by 'str(arg1)' -e python:line -p 1234 \\\n"
 "      python:function__entry\n"
 "  usdt trace -p 1234 --ustack myapp:request\n"
+"  usdt trace --text-only -p 1234 myapp:request '%s %d'\n"
 "  usdt trace ./a 'p:*' ./b 'q:*'         (two files, each its patterns)\n"
 "  usdt trace '/usr/lib/*/libfoo*.so' 'foo:*'  (every file the glob names)\n"
 "  usdt trace -q -b 64M ./app request     (\"request\" of any provider)\n"
@@ -167,6 +195,8 @@ static const char trace_usage[] =
 "  usdt trace --hist 2 /usr/bin/python3 python:function__entry\n"
 "  usdt trace --count --by-pid --listen 9100 /usr/bin/python3 'python:*'\n"
 "  usdt trace --latency python:gc__start python:gc__done /usr/bin/python3\n"
+"  usdt trace --latency mysql:query__start mysql:query__done \\\n"
+"      --by 'str(arg0)' --slower-than 10ms -p 1234 /usr/sbin/mysqld\n"
 "  usdt trace --filter 'arg2 > 100 && pid == 42' ./app myapp:request\n";
 
 volatile sig_atomic_t trace_stop_signal;
@@ -235,27 +265,114 @@ static int set_mode(struct trace_opts *o, enum trace_mode m)
 	return 0;
 }
 
-/* --by argN or str(argN). */
+/* One part of --by at *p, consumed: argN, str(argN) or str(argN, argM);
+ * *strs counts the string parts. 0, -EINVAL, or -E2BIG: a string too
+ * many. */
+static int by_part_parse(const char **p, struct trace_by_part *bp,
+			 int *strs)
+{
+	const char *s = *p;
+	int a, n;
+	char *end;
+	long v;
+
+	if (!trace_str_expr(&s, &a, &n)) {
+		if (*strs == TRACE_BY_STRS)
+			return -E2BIG;
+		*bp = (struct trace_by_part){ .arg = (uint8_t)a,
+					      .str = (uint8_t)++*strs,
+					      .len_arg = (uint8_t)(n + 1) };
+		*p = s;
+		return 0;
+	}
+	if (strncmp(s, "arg", 3) || s[3] < '0' || s[3] > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtol(s + 3, &end, 10);
+	if (errno || v >= TRACE_MAX_ARGS)
+		return -EINVAL;
+	*bp = (struct trace_by_part){ .arg = (uint8_t)v };
+	*p = end;
+	return 0;
+}
+
+/* --by PART[,PART]...: the key's parts, printed as columns in order. */
 static int parse_by(struct trace_opts *o, const char *arg)
 {
-	bool str = !strncmp(arg, "str(", 4);
-	const char *p = str ? arg + 4 : arg;
-	char *end;
-	long n;
+	struct sum_cfg *c = &o->sum;
+	const char *p = arg;
+	int strs = 0, err, i;
 
-	if (strncmp(p, "arg", 3))
-		goto bad;
-	errno = 0;
-	n = strtol(p + 3, &end, 10);
-	if (errno || end == p + 3 || n < 0 || n >= TRACE_MAX_ARGS ||
-	    strcmp(end, str ? ")" : ""))
-		goto bad;
-	o->sum.by_arg = (int)n;
-	o->sum.by_str = str;
-	return 0;
+	if (c->by_cnt)
+		return tool_err("trace: --by given twice ('%s', then '%s'): give one --by, its parts joined by commas, as in --by '%s,%s'",
+				c->by_word, arg, c->by_word, arg);
+	c->by_word = arg;
+	do {
+		struct trace_by_part *bp = &c->by[c->by_cnt];
+
+		while (*p == ' ')
+			p++;
+		if (c->by_cnt == TRACE_BY_PARTS)
+			return tool_err("trace: --by '%s': more than %d parts",
+					arg, TRACE_BY_PARTS);
+		err = by_part_parse(&p, bp, &strs);
+		if (err == -E2BIG)
+			return tool_err("trace: --by '%s': more than %d strings",
+					arg, TRACE_BY_STRS);
+		if (err)
+			goto bad;
+		for (i = 0; i < c->by_cnt; i++)
+			if (c->by[i].arg == bp->arg)
+				return tool_err("trace: --by '%s': arg%d is in two parts",
+						arg, bp->arg);
+		c->by_cnt++;
+		while (*p == ' ')
+			p++;
+	} while (*p == ',' && p++);
+	if (!*p)
+		return 0;
 bad:
-	return tool_err("trace: bad --by '%s' (argN or str(argN), N from 0 to %d)",
+	return tool_err("trace: bad --by '%s' (parts joined by commas, each argN, str(argN), or str(argN, argM) for a string of argM bytes; N and M from 0 to %d)",
 			arg, TRACE_MAX_ARGS - 1);
+}
+
+/* --time-unit ns|us|ms|s: the digits of fraction the times get. */
+static int parse_time_unit(struct trace_opts *o, struct trace_ctx *ctx,
+			   const char *arg)
+{
+	static const char *const units[] = { "ns", "us", "ms", "s" };
+	int i;
+
+	for (i = 0; i < 4; i++)
+		if (!strcmp(arg, units[i])) {
+			ctx->time_digits = o->sum.time_digits = 3 * i;
+			return 0;
+		}
+	return tool_err("trace: bad --time-unit '%s' (ns, us, ms or s)", arg);
+}
+
+/* --slower-than N[ns|us|ms|s]: a unit is needed (bcc's dbslower takes ms,
+ * bpftrace ns: a bare number would mean one of them by surprise). */
+static int parse_duration(struct trace_opts *o, const char *arg)
+{
+	static const struct { const char *unit; double ns; } units[] = {
+		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
+	};
+	char *end;
+	double v;
+	size_t i;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	for (i = 0; end != arg && i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(end, units[i].unit))
+			break;
+	if (errno || end == arg || i == sizeof(units) / sizeof(units[0]) ||
+	    !(v > 0) || v * units[i].ns >= 1e18 || v * units[i].ns < 1)
+		return tool_err("trace: bad --slower-than '%s' (a time above 0 with its unit: 500us, 10ms, 1.5s, 200ns)",
+				arg);
+	o->sum.slower_ns = (uint64_t)(v * units[i].ns);
+	return 0;
 }
 
 /* The largest ring buffer -b takes: 1 GiB. */
@@ -306,6 +423,18 @@ static int parse_long_opt(struct trace_opts *o, int c, char *arg)
 					TRACE_MAX_ARGS - 1);
 		o->sum.hist_arg = (int)n;
 		return set_mode(o, TRACE_HIST);
+	case 'A':
+		if (!strncmp(arg, "arg", 3))
+			arg += 3;
+		errno = 0;
+		n = strtol(arg, &end, 10);
+		if (errno || *end || end == arg || n < 0 || n >= TRACE_MAX_ARGS)
+			return tool_err("trace: bad argument number for --sum (0 to %d)",
+					TRACE_MAX_ARGS - 1);
+		o->sum.sum_arg = (int)n;
+		return 0;
+	case 'T':
+		return parse_duration(o, arg);
 	case 'L':
 		end = strchr(arg, '\n');
 		if (!end)
@@ -320,6 +449,9 @@ static int parse_long_opt(struct trace_opts *o, int c, char *arg)
 		return parse_by(o, arg);
 	case 'U':
 		o->ustack = true;
+		return 0;
+	case 'X':
+		o->text_only = true;
 		return 0;
 	case 'F':
 		o->fault_in = true;
@@ -363,6 +495,8 @@ static int parse_opt(struct trace_opts *o, struct trace_ctx *ctx, int c,
 	case 'j':
 		ctx->json = o->sum.json = true;
 		return 0;
+	case 'u':
+		return parse_time_unit(o, ctx, arg);
 	case 'n':
 		errno = 0;
 		ctx->max_count = strtol(arg, &end, 10);
@@ -393,6 +527,37 @@ static int parse_opt(struct trace_opts *o, struct trace_ctx *ctx, int c,
 	return parse_long_opt(o, c, arg);
 }
 
+/* Options that do not go together; sets what ctx takes from them. 0 or
+ * 1. */
+static int check_opts(const struct trace_opts *o, struct trace_ctx *ctx)
+{
+	if (o->pid && o->cmd)
+		return tool_err("trace: -p and -c cannot be used together");
+	if (o->sum.by_pid && o->sum.mode != TRACE_COUNT)
+		return tool_err("trace: --by-pid goes with --count");
+	if (o->sum.by_cnt && o->sum.mode != TRACE_COUNT &&
+	    o->sum.mode != TRACE_LATENCY)
+		return tool_err("trace: --by goes with --count or --latency");
+	if (o->sum.by_cnt && o->sum.mode == TRACE_LATENCY && o->listen)
+		return tool_err("trace: --listen does not serve --latency --by's totals (yet): leave one out");
+	if (o->sum.sum_arg >= 0 && o->sum.mode != TRACE_COUNT)
+		return tool_err("trace: --sum goes with --count");
+	if (o->sum.slower_ns && o->sum.mode != TRACE_LATENCY)
+		return tool_err("trace: --slower-than goes with --latency");
+	ctx->text_only = o->text_only;
+	if (ctx->text_only && (o->sum.mode != TRACE_EVENTS || ctx->json))
+		return tool_err("trace: --text-only goes with events' text, not with --json, --count, --hist or --latency");
+	if (o->ustack && o->sum.mode != TRACE_EVENTS)
+		return tool_err("trace: --ustack goes with events, not with --count, --hist or --latency");
+	ctx->ustack = o->ustack;
+	ctx->str_size = o->str_size;
+	if (o->interval && o->sum.mode == TRACE_EVENTS)
+		return tool_err("trace: -i goes with --count, --hist or --latency");
+	if (o->listen && o->sum.mode == TRACE_EVENTS)
+		return tool_err("trace: --listen goes with --count, --hist or --latency");
+	return 0;
+}
+
 /* Returns 0, or the exit status to return (2 for usage, 1 for a bad
  * value, -1 for --help). */
 static int parse_args(int argc, char **argv, struct trace_opts *o,
@@ -414,7 +579,11 @@ static int parse_args(int argc, char **argv, struct trace_opts *o,
 		{ "mode", required_argument, NULL, 'm' },
 		{ "buffer-size", required_argument, NULL, 'b' },
 		{ "by", required_argument, NULL, 'B' },
+		{ "sum", required_argument, NULL, 'A' },
+		{ "slower-than", required_argument, NULL, 'T' },
 		{ "ustack", no_argument, NULL, 'U' },
+		{ "text-only", no_argument, NULL, 'X' },
+		{ "time-unit", required_argument, NULL, 'u' },
 		{ "fault-in", no_argument, NULL, 'F' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "enable", required_argument, NULL, 'e' },
@@ -457,21 +626,7 @@ static int parse_args(int argc, char **argv, struct trace_opts *o,
 		fputs(trace_usage, stderr);
 		return 2;
 	}
-	if (o->pid && o->cmd)
-		return tool_err("trace: -p and -c cannot be used together");
-	if (o->sum.by_pid && o->sum.mode != TRACE_COUNT)
-		return tool_err("trace: --by-pid goes with --count");
-	if (o->sum.by_arg >= 0 && o->sum.mode != TRACE_COUNT)
-		return tool_err("trace: --by goes with --count");
-	if (o->ustack && o->sum.mode != TRACE_EVENTS)
-		return tool_err("trace: --ustack goes with events, not with --count, --hist or --latency");
-	ctx->ustack = o->ustack;
-	ctx->str_size = o->str_size;
-	if (o->interval && o->sum.mode == TRACE_EVENTS)
-		return tool_err("trace: -i goes with --count, --hist or --latency");
-	if (o->listen && o->sum.mode == TRACE_EVENTS)
-		return tool_err("trace: --listen goes with --count, --hist or --latency");
-	return 0;
+	return check_opts(o, ctx);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -833,12 +988,13 @@ static int trace_start(struct trace_run *r)
 				tool_strerror(errno));
 	if (r->o.sum.mode != TRACE_EVENTS) {
 		r->sums = sum_new(&r->o.sum,
-				  bpf_map__fd(r->o.sum.by_arg >= 0 ?
+				  bpf_map__fd(r->o.sum.by_cnt ?
 					      r->skel->maps.by_sums :
 					      r->skel->maps.sums),
 				  r->ctx.probes, r->ctx.probe_cnt);
 		if (!r->sums)
 			return tool_err("trace: out of memory");
+		r->ctx.sums = r->sums;
 	}
 	if (trace_stop_signal)
 		return 128 + trace_stop_signal;
@@ -1117,6 +1273,17 @@ static void hint_python_line(const struct trace_run *r)
 			tool_name);
 }
 
+/* Has any traced file a USDT note at all? */
+static bool any_notes(const struct trace_run *r)
+{
+	int i;
+
+	for (i = 0; i < r->file_cnt; i++)
+		if (r->files[i].file && usdt_file__probe_cnt(r->files[i].file))
+			return true;
+	return false;
+}
+
 /* Steps 1 and 2; returns 0 or the exit status. */
 static int trace_prepare(struct trace_run *r)
 {
@@ -1150,6 +1317,14 @@ static int trace_prepare(struct trace_run *r)
 		fprintf(stderr, "%s: trace: %s: no %sprobes yet; waiting for the files it maps\n",
 			tool_name, r->shown, sel->pat_cnt ? "matching " : "");
 	} else if (!r->ctx.probe_cnt) {
+		/* A pattern is not what is wrong with a file of no notes (a
+		 * binary built without <sys/sdt.h>, a stripped copy). */
+		if (!any_notes(r) && r->file_cnt == 1)
+			return tool_err("trace: '%s' has no USDT probes (no .note.stapsdt section)",
+					r->files[0].target.shown);
+		if (!any_notes(r))
+			return tool_err("trace: %s: none of its files has USDT probes",
+					r->shown);
 		if (sel->pat_cnt)
 			return tool_err("trace: %s: no probes matching %s:%s%s",
 					r->shown, sel->pats[0].provider,
@@ -1231,7 +1406,7 @@ static void trace_cleanup(struct trace_run *r)
 int cmd_trace(int argc, char **argv)
 {
 	struct trace_run r = { .go_fd = -1, .pid_fd = -1,
-			       .o = { .str_size = 64, .sum.by_arg = -1 } };
+			       .o = { .str_size = 64, .sum.sum_arg = -1 } };
 	struct sigaction sa;
 	char **args, *joined;
 	int n, ret;

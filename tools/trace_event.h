@@ -87,7 +87,9 @@ struct trace_probe_cfg {
 enum trace_operand { TRACE_OPD_PID = TRACE_MAX_ARGS, TRACE_OPD_TID };
 /* TRACE_SEQ, TRACE_SNE: the string argN points to is (is not) strs[i]
  * of term i (below TRACE_FSTR - 1 bytes), which user space also puts in
- * the map filter_strs; the term's value is then its length. */
+ * the map filter_strs; the term's value is then its length. With len_arg
+ * (str(argN, argM): M + 1), the string is argM's count of bytes, no NUL
+ * needed: equal when that count is the value and the bytes match. */
 enum trace_op { TRACE_EQ, TRACE_NE, TRACE_LT, TRACE_LE, TRACE_GT, TRACE_GE,
 		TRACE_SEQ, TRACE_SNE };
 #define TRACE_FSTR 64
@@ -95,7 +97,8 @@ struct trace_term {
 	__u8 operand;		/* 0..11: argN; or enum trace_operand */
 	__u8 op;		/* enum trace_op: signed 64-bit, or string */
 	__u8 group_end;
-	__u8 pad[5];
+	__u8 len_arg;		/* TRACE_SEQ, TRACE_SNE: 0, or M + 1 */
+	__u8 pad[4];
 	__s64 value;
 };
 struct trace_filter {
@@ -120,20 +123,47 @@ struct trace_filter {
  * under {cookie or TRACE_LAT_KEY, TRACE_SUM_AUX}; Prometheus's histograms
  * have a _sum. Modulo 2^64: a signed argument's sum reads as __s64. */
 #define TRACE_SUM_AUX 102
+/* --count --sum ARGN: each key's sum of argument ARGN (modulo 2^64), under
+ * the key with TRACE_AUX_SUM added to aux (no pid has that bit). */
+#define TRACE_AUX_SUM 0x80000000u
 struct trace_sum_key {
 	__u32 cookie;
 	__u32 aux;
 };
 
-/* --count --by ARG: {cookie, pid or 0, argument ARG's value, or the
- * string it points to (up to TRACE_BY_STR - 1 bytes)}, in map by_sums. */
+/* --count --by PART,...: {cookie, pid or 0, each value part's argument
+ * value, each string part's string (up to TRACE_BY_STR - 1 bytes)}, in
+ * map by_sums. A part is argN, str(argN) or str(argN, argM); at most
+ * TRACE_BY_PARTS of them, TRACE_BY_STRS strings. */
 #define TRACE_BY_STR 64
 #define TRACE_BY_NONE 0xffffffffu
+#define TRACE_BY_PARTS 4
+#define TRACE_BY_STRS 2
 struct trace_by_key {
 	__u32 cookie;
 	__u32 aux;
-	__u64 val;
-	char str[TRACE_BY_STR];
+	__u64 val[TRACE_BY_PARTS];	/* part i's value; 0 for a string */
+	char str[TRACE_BY_STRS][TRACE_BY_STR];	/* the strings, in order */
+};
+struct trace_by_part {
+	__u8 arg;
+	__u8 str;		/* 0: a value; else 1 + its index in str[] */
+	__u8 len_arg;		/* str(argN, argM): M + 1; 0: to a NUL */
+	__u8 pad;
+};
+
+/* --latency --slower-than: a pair slower than the bound, sent as its END
+ * hits, in place of a usdt_hit (told apart by its cookie, at the same
+ * offset). key: the --by key START's arguments gave, or zero. */
+#define TRACE_SLOW_COOKIE 0xfffffffeull
+struct trace_slow {
+	__u64 ts;		/* END's bpf_ktime_get_ns() */
+	__u64 cookie;		/* TRACE_SLOW_COOKIE */
+	__u64 ns;		/* from START to END */
+	__u32 pid;
+	__u32 tid;
+	char comm[TRACE_COMM_LEN];
+	struct trace_by_key key;
 };
 
 struct usdt_hit {
@@ -172,5 +202,7 @@ _Static_assert(sizeof(struct usdt_hit) == 272, "usdt_hit layout");
 _Static_assert(TRACE_STR_AREA + TRACE_STACK_MAX <= 2 * TRACE_STR_AREA,
 	       "the stack fits after the strings");
 _Static_assert(sizeof(struct trace_probe_cfg) == 84, "trace_probe_cfg layout");
+_Static_assert(sizeof(struct trace_by_key) == 168, "trace_by_key layout");
+_Static_assert(sizeof(struct trace_slow) == 216, "trace_slow layout");
 
 #endif /* __USDT_TRACE_EVENT_H */

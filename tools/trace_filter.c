@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * --filter EXPR: comparisons of argN, pid or tid with an integer, or of
- * the string argN points to with a "string" (== and !=), joined by &&
- * (binds tighter) and ||, e.g. "arg2 > 100 && pid == 42 || arg0 == 0" or
- * 'arg1 == "GET"'.
+ * the string argN points to (or str(argN), or str(argN, argM): argM's
+ * count of bytes, no NUL needed) with a "string" (== and !=), joined by
+ * && (binds tighter) and ||, e.g. "arg2 > 100 && pid == 42 || arg0 == 0"
+ * or 'arg1 == "GET"'. Also the parser of str(...) for --by and formats.
  * The result is the DNF struct trace_filter that the BPF program
  * evaluates, so hits filtered out never reach user space.
  */
@@ -23,12 +24,62 @@ static const char *skip_ws(const char *s)
 	return s;
 }
 
-static int parse_operand(const char **sp, struct trace_term *t)
+/* "argN" at *sp, consumed: N; -EINVAL if not one, -ERANGE past the last
+ * argument (nothing consumed). */
+static int arg_number(const char **sp)
 {
 	const char *s = *sp;
 	char *end;
 	long n;
 
+	if (strncmp(s, "arg", 3) || !isdigit((unsigned char)s[3]))
+		return -EINVAL;
+	errno = 0;
+	n = strtol(s + 3, &end, 10);
+	if (isalpha((unsigned char)*end) || *end == '_')
+		return -EINVAL;
+	if (errno || n < 0 || n >= TRACE_MAX_ARGS)
+		return -ERANGE;
+	*sp = end;
+	return (int)n;
+}
+
+int trace_str_expr(const char **sp, int *arg, int *len_arg)
+{
+	const char *s = *sp;
+	int a, n = -1;
+
+	if (strncmp(s, "str(", 4))
+		return -EINVAL;
+	s = skip_ws(s + 4);
+	a = arg_number(&s);
+	if (a < 0)
+		return a;
+	s = skip_ws(s);
+	if (*s == ',') {
+		s = skip_ws(s + 1);
+		n = arg_number(&s);
+		if (n < 0)
+			return n;
+		if (n == a)
+			return -EINVAL;
+		s = skip_ws(s);
+	}
+	if (*s != ')')
+		return -EINVAL;
+	*arg = a;
+	*len_arg = n;
+	*sp = s + 1;
+	return 0;
+}
+
+/* argN, pid, tid, or str(...) (then *is_str). */
+static int parse_operand(const char **sp, struct trace_term *t, bool *is_str)
+{
+	const char *s = *sp;
+	int n, len;
+
+	*is_str = false;
 	if (!strncmp(s, "pid", 3) && !isalnum((unsigned char)s[3])) {
 		t->operand = TRACE_OPD_PID;
 		*sp = s + 3;
@@ -39,14 +90,16 @@ static int parse_operand(const char **sp, struct trace_term *t)
 		*sp = s + 3;
 		return 0;
 	}
-	if (strncmp(s, "arg", 3) || !isdigit((unsigned char)s[3]))
-		return -EINVAL;
-	errno = 0;
-	n = strtol(s + 3, &end, 10);
-	if (errno || n < 0 || n >= TRACE_MAX_ARGS)
-		return -ERANGE;
+	*is_str = !trace_str_expr(sp, &n, &len);
+	if (*is_str) {
+		t->operand = (__u8)n;
+		t->len_arg = (__u8)(len + 1);
+		return 0;
+	}
+	n = arg_number(sp);
+	if (n < 0)
+		return n;
 	t->operand = (__u8)n;
-	*sp = end;
 	return 0;
 }
 
@@ -130,6 +183,7 @@ int filter_parse(const char *s, struct trace_filter *f, char *why,
 {
 	const char *start = s, *value;
 	struct trace_term *t;
+	bool is_str;
 	int err;
 
 	memset(f, 0, sizeof(*f));
@@ -141,7 +195,7 @@ int filter_parse(const char *s, struct trace_filter *f, char *why,
 		}
 		t = &f->terms[f->term_cnt++];
 		s = skip_ws(s);
-		if (parse_operand(&s, t))
+		if (parse_operand(&s, t, &is_str))
 			goto bad;
 		s = skip_ws(s);
 		if (parse_op(&s, t))
@@ -156,7 +210,8 @@ int filter_parse(const char *s, struct trace_filter *f, char *why,
 				return err;
 			}
 		} else {
-			err = parse_value(&s, t);
+			/* str(...) is a string, compared with a "string". */
+			err = is_str ? -EINVAL : parse_value(&s, t);
 		}
 		if (err == -ERANGE) {
 			snprintf(why, len, "constant '%.*s' out of range (signed 64-bit: %lld to %lld)",
@@ -178,7 +233,7 @@ int filter_parse(const char *s, struct trace_filter *f, char *why,
 		s += 2;
 	}
 bad:
-	snprintf(why, len, "cannot parse at column %d: want argN, pid or tid, then == != < <= > >=, an integer (or for argN == and != a \"string\"), and && or || between comparisons",
+	snprintf(why, len, "cannot parse at column %d: want argN, pid or tid, then == != < <= > >=, an integer (or for argN, str(argN) or str(argN, argM) == and != a \"string\"), and && or || between comparisons",
 		 (int)(s - start) + 1);
 	return -EINVAL;
 }

@@ -520,12 +520,69 @@ static int remap_convs(struct probe_fmt *out, const int *map, int n,
 	return 0;
 }
 
+/*
+ * The values that were str(argN) or str(argN, argM) (strs[v]: -1 for
+ * str(argN), M, or -2 for another EXPR): only %s takes them, and str(argN,
+ * argM)'s %s reads and prints argM's count of bytes (as %.*s). conv_vals:
+ * each conversion's value before remap_convs().
+ */
+static int apply_strs(struct probe_fmt *out, const int8_t *conv_vals,
+		      const int *strs, int n, char *why, size_t len)
+{
+	int i;
+
+	for (i = 0; i < out->conv_cnt; i++) {
+		struct conv *cv = &out->convs[i];
+		int v = conv_vals[3 * i], wv = conv_vals[3 * i + 1],
+		    pv = conv_vals[3 * i + 2];
+
+		if ((wv >= 0 && wv < n && strs[wv] != -2) ||
+		    (pv >= 0 && pv < n && strs[pv] != -2) ||
+		    (v < n && strs[v] != -2 && cv->c != 's')) {
+			snprintf(why, len, "value %d is str(): a string, for %%s only",
+				 (wv >= 0 && wv < n && strs[wv] != -2 ? wv :
+				  pv >= 0 && pv < n && strs[pv] != -2 ? pv :
+				  v) + 1);
+			return -EINVAL;
+		}
+		if (v >= n || strs[v] < 0)
+			continue;
+		if (cv->prec >= 0 || cv->prec_arg >= 0) {
+			snprintf(why, len, "value %d is str(argN, argM), which gives its length: %%s takes no precision then",
+				 v + 1);
+			return -EINVAL;
+		}
+		cv->prec_arg = (int8_t)strs[v];
+		if (strs[v] + 1 > out->arg_need)
+			out->arg_need = strs[v] + 1;
+	}
+	return 0;
+}
+
+/* One value of a quoted format at *p: str(...) (its argument, and in
+ * *str_len what apply_strs() takes), or expr_parse()'s. */
+static int value_parse(const char **p, struct trace_probe_cfg *loads,
+		       int *str_len)
+{
+	const char *q = ws(*p);
+	int a;
+
+	*str_len = -2;
+	if (!trace_str_expr(&q, &a, str_len)) {
+		*p = q;
+		return a;
+	}
+	*str_len = -2;
+	return expr_parse(p, loads);
+}
+
 int fmt_parse_word(const char *w, struct probe_fmt *out, char *why,
 		   size_t len)
 {
 	struct fmt_parse_state st = { .why = why, .len = len };
 	struct trace_probe_cfg loads = { 0 };
-	int map[TRACE_MAX_ARGS], n = 0, err;
+	int map[TRACE_MAX_ARGS], strs[TRACE_MAX_ARGS], n = 0, err, i;
+	int8_t conv_vals[3 * FMT_MAX_CONVS];
 	const char *p;
 	char *text;
 
@@ -538,9 +595,9 @@ int fmt_parse_word(const char *w, struct probe_fmt *out, char *why,
 	}
 	while (*(p = ws(p)) == ',' && n < TRACE_MAX_ARGS) {
 		p++;
-		map[n] = expr_parse(&p, &loads);
+		map[n] = value_parse(&p, &loads, &strs[n]);
 		if (map[n++] < 0) {
-			snprintf(why, len, "cannot parse value %d at '%.24s': want argN, *(TYPE *)argN or *(TYPE *)(argN + K), at most %d loads",
+			snprintf(why, len, "cannot parse value %d at '%.24s': want argN, str(argN), str(argN, argM), *(TYPE *)argN or *(TYPE *)(argN + K), at most %d loads",
 				 n, ws(p), TRACE_MAX_LOADS);
 			free(text);
 			return -EINVAL;
@@ -551,8 +608,15 @@ int fmt_parse_word(const char *w, struct probe_fmt *out, char *why,
 		snprintf(why, len, "cannot parse after the values at '%.24s'", p);
 	memcpy(out->str_cfg.loads, loads.loads, sizeof(loads.loads));
 	out->str_cfg.load_cnt = loads.load_cnt;
+	for (i = 0; !err && i < out->conv_cnt; i++) {
+		conv_vals[3 * i] = out->convs[i].arg;
+		conv_vals[3 * i + 1] = out->convs[i].width_arg;
+		conv_vals[3 * i + 2] = out->convs[i].prec_arg;
+	}
 	if (!err)
 		err = remap_convs(out, map, n, why, len);
+	if (!err)
+		err = apply_strs(out, conv_vals, strs, n, why, len);
 	if (!err) {
 		/* The string reads, by the arguments now named. */
 		memset(&out->str_cfg, 0, offsetof(struct trace_probe_cfg, load_cnt));
@@ -1000,6 +1064,20 @@ int64_t wall_offset(void)
 	return w - ((int64_t)m.tv_sec * 1000000000 + m.tv_nsec);
 }
 
+void print_time(FILE *f, uint64_t ns, int digits)
+{
+	uint64_t div = 1;
+	int i;
+
+	for (i = 0; i < digits; i++)
+		div *= 10;
+	if (div == 1)
+		fprintf(f, "%" PRIu64, ns);
+	else
+		fprintf(f, "%" PRIu64 ".%0*" PRIu64, ns / div, digits,
+			ns % div);
+}
+
 void print_wall(FILE *f, int64_t ns)
 {
 	time_t s = (time_t)(ns / 1000000000);
@@ -1038,7 +1116,8 @@ static void print_head(struct trace_ctx *ctx, const struct usdt_hit *e,
 		json_str(stdout, p->name);
 		return;
 	}
-	printf("%" PRIu64 " %u %u ", (uint64_t)e->ts, e->pid, e->tid);
+	print_time(stdout, e->ts, ctx->time_digits);
+	printf(" %u %u ", e->pid, e->tid);
 	print_name(stdout, comm, false);
 	fputc(' ', stdout);
 	print_name(stdout, p->provider, false);
@@ -1301,7 +1380,8 @@ static void print_args(struct trace_ctx *ctx, struct probe_ent *p,
 	}
 	fmts = site_args(ctx, p, e, &fcnt);
 	for (i = 0; i < cnt; i++) {
-		fputs(ctx->json ? (i ? ", " : "") : " ", stdout);
+		fputs(ctx->json ? (i ? ", " : "") :
+		      i || !ctx->text_only ? " " : "", stdout);
 		if (e->err_mask & (1u << i)) {
 			fputs(ctx->json ? "null" : "?", stdout);
 			warn_unreadable(p, i, e->errs[i]);
@@ -1331,6 +1411,10 @@ int on_hit(void *data, void *raw, size_t len)
 	struct probe_ent *p;
 	int k;
 
+	if (len >= sizeof(struct trace_slow) && e->cookie == TRACE_SLOW_COOKIE) {
+		ctx->write_err = -sum_print_slow(ctx->sums, raw, ctx->wall_off);
+		return ctx->write_err ? -ECANCELED : 0;
+	}
 	if (len < sizeof(*e) || e->cookie >= ctx->probe_cnt)
 		return 0;
 	if (ctx->max_count && ctx->count >= ctx->max_count)
@@ -1340,12 +1424,13 @@ int on_hit(void *data, void *raw, size_t len)
 	for (k = 0; k == 0 || k < p->fmt_cnt; k++) {
 		pf = p->fmt_cnt ? p->fmts[k] : NULL;
 		hit_view(ctx, pf, e, len, &v);
-		print_head(ctx, e, p);
+		if (!ctx->text_only)
+			print_head(ctx, e, p);
 		if (ctx->json && pf)
 			print_text(ctx, p, pf, &v);
 		if (ctx->json)
 			fputs(", \"args\": [", stdout);
-		else if (pf)
+		else if (pf && !ctx->text_only)
 			fputc(' ', stdout);
 		print_args(ctx, p, pf, &v);
 		fputs(ctx->json ? "]" : "", stdout);

@@ -194,8 +194,11 @@ static bool reads_user_memory(const struct trace_run *r,
 {
 	size_t i;
 
-	if (r->watch || (r->o.sum.by_arg >= 0 && r->o.sum.by_str))
+	if (r->watch)
 		return true;
+	for (i = 0; i < (size_t)r->o.sum.by_cnt; i++)
+		if (r->o.sum.by[i].str)
+			return true;
 	for (i = 0; i < f->term_cnt && i < TRACE_MAX_TERMS; i++)
 		if (f->terms[i].op == TRACE_SEQ || f->terms[i].op == TRACE_SNE)
 			return true;
@@ -289,10 +292,13 @@ static int configure(struct trace_run *r)
 	skel->rodata->mode = r->o.sum.mode;
 	skel->rodata->by_pid = r->o.sum.by_pid;
 	skel->rodata->hist_arg = (uint32_t)r->o.sum.hist_arg;
+	skel->rodata->slower_ns = r->o.sum.slower_ns;
+	skel->rodata->sum_arg = r->o.sum.sum_arg >= 0 ?
+				(uint32_t)r->o.sum.sum_arg : TRACE_BY_NONE;
 	skel->rodata->keep_sum = r->o.listen != NULL;
-	skel->rodata->by_arg = r->o.sum.by_arg >= 0 ?
-			       (uint32_t)r->o.sum.by_arg : TRACE_BY_NONE;
-	skel->rodata->by_str = r->o.sum.by_str;
+	skel->rodata->by_cnt = (uint32_t)r->o.sum.by_cnt;
+	memcpy((void *)skel->rodata->by_parts, r->o.sum.by,
+	       sizeof(r->o.sum.by));
 	skel->rodata->ustack = r->o.ustack;
 	skel->rodata->str_size = r->o.str_size;
 	if (r->o.filter) {
@@ -318,9 +324,13 @@ static int configure(struct trace_run *r)
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.sums,
 			sum_map_size(&r->o.sum, r->probe_cap));
-	if (!err && r->o.sum.by_arg >= 0)
+	if (!err && r->o.sum.by_cnt)
 		err = bpf_map__set_max_entries(skel->maps.by_sums,
-					       TRACE_BY_KEYS);
+			TRACE_BY_KEYS * (r->o.sum.sum_arg >= 0 ||
+					 r->o.sum.mode == TRACE_LATENCY ? 2 : 1));
+	/* 2.7 MB a hash map preallocates: only for --latency --by. */
+	if (!err && (!r->o.sum.by_cnt || r->o.sum.mode != TRACE_LATENCY))
+		err = bpf_map__set_max_entries(skel->maps.start_keys, 1);
 	if (!err && r->o.rb_size)
 		err = bpf_map__set_max_entries(skel->maps.events,
 					       r->o.rb_size);

@@ -35,8 +35,10 @@ uint32_t sum_map_size(const struct sum_cfg *cfg, size_t probe_cnt)
 {
 	switch (cfg->mode) {
 	case TRACE_COUNT:
+		/* --sum: a sum per count. */
 		return (uint32_t)(cfg->by_pid ? probe_cnt * 256 + 4096 :
-					        probe_cnt);
+					        probe_cnt) *
+		       (cfg->sum_arg >= 0 ? 2 : 1);
 	case TRACE_HIST:
 		/* And a sum each (TRACE_SUM_AUX). */
 		return (uint32_t)(probe_cnt * (TRACE_SLOTS + 1));
@@ -50,13 +52,15 @@ uint32_t sum_map_size(const struct sum_cfg *cfg, size_t probe_cnt)
 static int ent_cmp(const void *a, const void *b)
 {
 	const struct sum_ent *x = a, *y = b;
+	int i;
 
 	if (x->key.cookie != y->key.cookie)
 		return x->key.cookie < y->key.cookie ? -1 : 1;
 	if (x->key.aux != y->key.aux)
 		return x->key.aux < y->key.aux ? -1 : 1;
-	if (x->key.val != y->key.val)
-		return x->key.val < y->key.val ? -1 : 1;
+	for (i = 0; i < TRACE_BY_PARTS; i++)
+		if (x->key.val[i] != y->key.val[i])
+			return x->key.val[i] < y->key.val[i] ? -1 : 1;
 	return memcmp(x->key.str, y->key.str, sizeof(x->key.str));
 }
 
@@ -68,7 +72,7 @@ static int map_next(const struct sum_state *s, const struct sum_ent *prev,
 	struct trace_sum_key small, next_small;
 
 	memset(&out->key, 0, sizeof(out->key));
-	if (s->cfg.by_arg >= 0) {
+	if (s->cfg.by_cnt) {
 		if (bpf_map_get_next_key(s->fd, prev ? &prev->key : NULL,
 					 &out->key))
 			return -ENOENT;
@@ -91,7 +95,7 @@ static int map_value(const struct sum_state *s, const struct sum_ent *e,
 {
 	struct trace_sum_key small = { e->key.cookie, e->key.aux };
 
-	return bpf_map_lookup_elem(s->fd, s->cfg.by_arg >= 0 ?
+	return bpf_map_lookup_elem(s->fd, s->cfg.by_cnt ?
 				   (const void *)&e->key : &small, v);
 }
 
@@ -193,31 +197,69 @@ static void print_probe(const struct sum_state *s, uint32_t cookie)
 	print_escaped(stdout, p->name, strlen(p->name));
 }
 
-/* --by's value of an entry: the argument as its probe types it, or the
- * string. */
+/* The probe whose arguments an entry's --by key has: its own, or for
+ * --latency the first START probe (which the key is read at). */
+static const struct probe_ent *key_probe(const struct sum_state *s,
+					 const struct sum_ent *e)
+{
+	size_t i;
+
+	if (e->key.cookie < s->probe_cnt)
+		return &s->probes[e->key.cookie];
+	for (i = 0; i < s->probe_cnt; i++)
+		if (s->probes[i].role & TRACE_ROLE_START)
+			break;
+	return &s->probes[i < s->probe_cnt ? i : 0];
+}
+
+/* Part i of an entry's --by key as text (NUL-terminated, in buf of
+ * TRACE_BY_STR + 1 bytes or more): the argument as its probe types it,
+ * or the string. Returns its length. */
+static size_t by_text(const struct sum_state *s, const struct sum_ent *e,
+		      int i, char *buf)
+{
+	const struct trace_by_part *bp = &s->cfg.by[i];
+	const struct probe_ent *p = key_probe(s, e);
+
+	if (bp->str) {
+		memcpy(buf, e->key.str[bp->str - 1], TRACE_BY_STR);
+		buf[TRACE_BY_STR] = '\0';
+		return strlen(buf);
+	}
+	if (bp->arg < p->arg_cnt && p->args[bp->arg].is_signed)
+		return (size_t)snprintf(buf, TRACE_BY_STR, "%" PRId64,
+					(int64_t)e->key.val[i]);
+	return (size_t)snprintf(buf, TRACE_BY_STR, "%" PRIu64,
+				(uint64_t)e->key.val[i]);
+}
+
+/* --by's parts of an entry, after a blank each; JSON: "value" for one
+ * part, "values": [...] for several. */
 static void print_by(const struct sum_state *s, const struct sum_ent *e)
 {
-	const struct probe_ent *p = &s->probes[e->key.cookie];
-	bool sgn = s->cfg.by_arg < p->arg_cnt && p->args[s->cfg.by_arg].is_signed;
-	char str[TRACE_BY_STR + 1];
+	char buf[TRACE_BY_STR + 1];
+	int i;
 
-	if (s->cfg.by_str) {
-		memcpy(str, e->key.str, TRACE_BY_STR);
-		str[TRACE_BY_STR] = '\0';
-		if (s->cfg.json) {
-			fputs(", \"value\": ", stdout);
-			json_str(stdout, str);
-		} else {
+	if (s->cfg.json)
+		fputs(s->cfg.by_cnt > 1 ? ", \"values\": [" : ", \"value\": ",
+		      stdout);
+	for (i = 0; i < s->cfg.by_cnt; i++) {
+		size_t n = by_text(s, e, i, buf);
+
+		if (!s->cfg.json) {
 			fputc(' ', stdout);
-			print_escaped(stdout, str, strlen(str));
+			print_escaped(stdout, buf, n);
+			continue;
 		}
-		return;
+		if (i)
+			fputs(", ", stdout);
+		if (s->cfg.by[i].str)
+			json_str(stdout, buf);
+		else
+			fputs(buf, stdout);
 	}
-	fputs(s->cfg.json ? ", \"value\": " : " ", stdout);
-	if (sgn)
-		printf("%" PRId64, (int64_t)e->key.val);
-	else
-		printf("%" PRIu64, (uint64_t)e->key.val);
+	if (s->cfg.json && s->cfg.by_cnt > 1)
+		fputc(']', stdout);
 }
 
 struct count_line {
@@ -237,26 +279,60 @@ static int line_cmp(const void *a, const void *b)
 	return ent_cmp(x->e, y->e);
 }
 
+/* The sum (TRACE_AUX_SUM) of count entry e since the last print; 0 if
+ * none. */
+static uint64_t sum_of(const struct sum_state *s, const struct sum_ent *e)
+{
+	struct sum_ent k = *e;
+	const struct sum_ent *f;
+
+	k.key.aux |= TRACE_AUX_SUM;
+	f = bsearch(&k, s->cur, s->cur_cnt, sizeof(k), ent_cmp);
+	return f ? delta(s, f) : 0;
+}
+
+/* --sum: what the argument added up to, since the last print, for count
+ * entry e (0 where it never could be read), as its probe types it. */
+static void sum_text(const struct sum_state *s, const struct sum_ent *e,
+		     char *buf, size_t len)
+{
+	const struct probe_ent *p = &s->probes[e->key.cookie];
+	uint64_t d = sum_of(s, e);
+
+	if (s->cfg.sum_arg < p->arg_cnt && p->args[s->cfg.sum_arg].is_signed)
+		snprintf(buf, len, "%" PRId64, (int64_t)d);
+	else
+		snprintf(buf, len, "%" PRIu64, d);
+}
+
 static void print_count(const struct sum_state *s, const struct count_line *l,
 			bool first)
 {
 	const struct sum_ent *e = l->e;
+	char sum[24] = "";
 
+	if (s->cfg.sum_arg >= 0)
+		sum_text(s, e, sum, sizeof(sum));
 	if (s->cfg.json) {
 		fputs(first ? "{\"probe\": " : ", {\"probe\": ", stdout);
 		print_probe(s, e->key.cookie);
 		if (s->cfg.by_pid)
 			printf(", \"pid\": %u", e->key.aux);
-		if (s->cfg.by_arg >= 0)
+		if (s->cfg.by_cnt)
 			print_by(s, e);
-		printf(", \"count\": %" PRIu64 "}", l->d);
+		printf(", \"count\": %" PRIu64, l->d);
+		if (*sum)
+			printf(", \"sum\": %s", sum);
+		fputc('}', stdout);
 		return;
 	}
 	printf("%12" PRIu64 " ", l->d);
+	if (*sum)
+		printf("%14s ", sum);
 	if (s->cfg.by_pid)
 		printf("%8u ", e->key.aux);
 	print_probe(s, e->key.cookie);
-	if (s->cfg.by_arg >= 0)
+	if (s->cfg.by_cnt)
 		print_by(s, e);
 	fputc('\n', stdout);
 }
@@ -271,10 +347,11 @@ static void print_counts(const struct sum_state *s)
 	for (i = 0; lines && i < s->cur_cnt; i++) {
 		uint64_t d = delta(s, &s->cur[i]);
 
-		if (d && s->cur[i].key.cookie < s->probe_cnt)
+		if (d && s->cur[i].key.cookie < s->probe_cnt &&
+		    !(s->cur[i].key.aux & TRACE_AUX_SUM))
 			lines[n++] = (struct count_line){ &s->cur[i], d };
 	}
-	if (n && s->cfg.by_arg >= 0)
+	if (n && s->cfg.by_cnt)
 		qsort(lines, n, sizeof(*lines), line_cmp);
 	for (i = 0; i < n; i++)
 		print_count(s, &lines[i], !i);
@@ -410,6 +487,44 @@ static uint64_t open_starts(int fd)
 	return n;
 }
 
+/* --latency --by: a line per key of START's arguments, most pairs
+ * first: the pairs, their total and mean time (ns). */
+static void print_latency_keys(const struct sum_state *s)
+{
+	struct count_line *lines = calloc(s->cur_cnt + 1, sizeof(*lines));
+	size_t i, n = 0;
+
+	for (i = 0; lines && i < s->cur_cnt; i++) {
+		uint64_t d = delta(s, &s->cur[i]);
+
+		if (d && !s->cur[i].key.aux)
+			lines[n++] = (struct count_line){ &s->cur[i], d };
+	}
+	if (n)
+		qsort(lines, n, sizeof(*lines), line_cmp);
+	if (s->cfg.json)
+		fputs("\"keys\": [", stdout);
+	for (i = 0; i < n; i++) {
+		uint64_t total = sum_of(s, lines[i].e);
+
+		if (s->cfg.json) {
+			printf("%s{\"count\": %" PRIu64, i ? ", " : "",
+			       lines[i].d);
+			print_by(s, lines[i].e);
+			printf(", \"total\": %" PRIu64 ", \"mean\": %" PRIu64 "}",
+			       total, total / lines[i].d);
+			continue;
+		}
+		printf("%12" PRIu64 " %14" PRIu64 " %14" PRIu64, lines[i].d,
+		       total, total / lines[i].d);
+		print_by(s, lines[i].e);
+		fputc('\n', stdout);
+	}
+	if (s->cfg.json)
+		fputs("]", stdout);
+	free(lines);
+}
+
 static void print_latency(const struct sum_state *s, bool final,
 			  int starts_fd)
 {
@@ -437,7 +552,10 @@ static void print_latency(const struct sum_state *s, bool final,
 		fputs(", \"end\": ", stdout);
 		json_str(stdout, s->cfg.lat_end);
 		fputs(", \"unit\": \"ns\", ", stdout);
-		print_hist(s, from, to);
+		if (s->cfg.by_cnt)
+			print_latency_keys(s);
+		else
+			print_hist(s, from, to);
 		printf(", \"unmatched_starts\": %" PRIu64 ", \"unmatched_ends\": %" PRIu64 "}",
 		       um_start, um_end);
 		return;
@@ -446,10 +564,58 @@ static void print_latency(const struct sum_state *s, bool final,
 	print_escaped(stdout, s->cfg.lat_start, strlen(s->cfg.lat_start));
 	fputs(" -> ", stdout);
 	print_escaped(stdout, s->cfg.lat_end, strlen(s->cfg.lat_end));
-	fputs(" (ns)\n", stdout);
-	print_hist(s, from, to);
+	if (s->cfg.by_cnt) {
+		fputs(" (ns): count, total, mean, key\n", stdout);
+		print_latency_keys(s);
+	} else {
+		fputs(" (ns)\n", stdout);
+		print_hist(s, from, to);
+	}
 	printf("unmatched starts: %" PRIu64 ", unmatched ends: %" PRIu64 "\n",
 	       um_start, um_end);
+}
+
+int sum_print_slow(const struct sum_state *s, const struct trace_slow *e,
+		   int64_t wall_off)
+{
+	static const char *const units[] = { "ns", "us", "ms", "s" };
+	struct sum_ent ent = { .key = e->key };
+	char comm[TRACE_COMM_LEN + 1];
+
+	if (!s)
+		return 0;
+	memcpy(comm, e->comm, TRACE_COMM_LEN);
+	comm[TRACE_COMM_LEN] = '\0';
+	if (s->cfg.json) {
+		printf("{\"ts\": %" PRIu64 ", \"wall\": ", (uint64_t)e->ts);
+		print_wall(stdout, (int64_t)e->ts + wall_off);
+		printf(", \"pid\": %u, \"tid\": %u, \"comm\": ", e->pid,
+		       e->tid);
+		json_str(stdout, comm);
+		fputs(", \"start\": ", stdout);
+		json_str(stdout, s->cfg.lat_start);
+		fputs(", \"end\": ", stdout);
+		json_str(stdout, s->cfg.lat_end);
+		printf(", \"ns\": %" PRIu64, (uint64_t)e->ns);
+		if (s->cfg.by_cnt)
+			print_by(s, &ent);
+		fputs("}\n", stdout);
+		return -stdout_flush();
+	}
+	print_time(stdout, e->ts, s->cfg.time_digits);
+	printf(" %u %u ", e->pid, e->tid);
+	print_escaped(stdout, comm, strlen(comm));
+	fputc(' ', stdout);
+	print_escaped(stdout, s->cfg.lat_start, strlen(s->cfg.lat_start));
+	fputs(" -> ", stdout);
+	print_escaped(stdout, s->cfg.lat_end, strlen(s->cfg.lat_end));
+	fputc(' ', stdout);
+	print_time(stdout, e->ns, s->cfg.time_digits);
+	printf(" %s", units[s->cfg.time_digits / 3]);
+	if (s->cfg.by_cnt)
+		print_by(s, &ent);
+	fputc('\n', stdout);
+	return -stdout_flush();
 }
 
 int sum_print(struct sum_state *s, double t, uint64_t lost, bool final,
@@ -494,60 +660,85 @@ static void metric_probe(struct prom_buf *b, const char *name,
 	prom_label(b, "probe", p->name, strlen(p->name));
 }
 
-/* --by's label: argN="value", the value as print_by() shows it. */
+/* --by's labels: argN="value" for each part, as print_by() shows it. */
 static void metric_by(struct prom_buf *b, const struct sum_state *s,
 		      const struct sum_ent *e)
 {
-	const struct probe_ent *p = &s->probes[e->key.cookie];
-	int a = s->cfg.by_arg;
-	char name[16], val[24];
+	char name[16], val[TRACE_BY_STR + 1];
+	int i;
 
-	snprintf(name, sizeof(name), "arg%d", a);
-	if (s->cfg.by_str) {
-		prom_label(b, name, e->key.str,
-			   strnlen(e->key.str, TRACE_BY_STR));
-		return;
+	for (i = 0; i < s->cfg.by_cnt; i++) {
+		size_t n = by_text(s, e, i, val);
+
+		snprintf(name, sizeof(name), "arg%d", s->cfg.by[i].arg);
+		prom_label(b, name, val, n);
 	}
-	if (a < p->arg_cnt && p->args[a].is_signed)
-		snprintf(val, sizeof(val), "%" PRId64, (int64_t)e->key.val);
-	else
-		snprintf(val, sizeof(val), "%" PRIu64, (uint64_t)e->key.val);
-	prom_label(b, name, val, strlen(val));
 }
 
-/* Plain --count: every probe, 0 until it is hit; --by-pid and --by: each
- * key seen. */
-static void metrics_counts(const struct sum_state *s, struct prom_buf *b)
+/* " V\n" after a metric's labels: a count, or (flag TRACE_AUX_SUM) a sum
+ * as probe k types the argument. */
+static void metric_value(struct prom_buf *b, const struct sum_state *s,
+			 uint32_t k, uint64_t v, uint32_t flag)
 {
-	static const char name[] = "usdt_probe_hits_total";
-	bool keyed = s->cfg.by_pid || s->cfg.by_arg >= 0;
+	const struct probe_ent *p = &s->probes[k];
+	int a = s->cfg.sum_arg;
+
+	if (flag && a < p->arg_cnt && p->args[a].is_signed)
+		prom_printf(b, "} %" PRId64 "\n", (int64_t)v);
+	else
+		prom_printf(b, "} %" PRIu64 "\n", v);
+}
+
+/* The counts' (flag 0) or --sum's sums' (TRACE_AUX_SUM) metric, each
+ * entry of cur that is one of them. */
+static void metrics_entries(const struct sum_state *s, struct prom_buf *b,
+			    const char *name, uint32_t flag)
+{
+	bool keyed = s->cfg.by_pid || s->cfg.by_cnt;
 	const struct sum_ent *e;
 	size_t i, k;
 
-	prom_head(b, name, "counter", "Hits of a USDT probe since the trace started.");
 	for (i = 0; keyed && i < s->cur_cnt; i++) {
 		e = &s->cur[i];
-		if (e->key.cookie >= s->probe_cnt)
+		if (e->key.cookie >= s->probe_cnt ||
+		    (e->key.aux & TRACE_AUX_SUM) != flag)
 			continue;
 		metric_probe(b, name, &s->probes[e->key.cookie]);
 		if (s->cfg.by_pid)
-			prom_printf(b, ",pid=\"%u\"", e->key.aux);
-		if (s->cfg.by_arg >= 0)
+			prom_printf(b, ",pid=\"%u\"",
+				    e->key.aux & ~TRACE_AUX_SUM);
+		if (s->cfg.by_cnt)
 			metric_by(b, s, e);
-		prom_printf(b, "} %" PRIu64 "\n", e->val);
+		metric_value(b, s, e->key.cookie, e->val, flag);
 	}
 	/* cur is sorted by cookie: one pass for both. */
 	for (i = 0, k = 0; !keyed && k < s->probe_cnt; k++) {
 		uint64_t v = 0;
 
 		for (; i < s->cur_cnt && s->cur[i].key.cookie <= k; i++)
-			if (s->cur[i].key.cookie == k)
+			if (s->cur[i].key.cookie == k &&
+			    (s->cur[i].key.aux & TRACE_AUX_SUM) == flag)
 				v += s->cur[i].val;
 		if (s->probes[k].role & TRACE_ROLE_QUIET)
 			continue;
 		metric_probe(b, name, &s->probes[k]);
-		prom_printf(b, "} %" PRIu64 "\n", v);
+		metric_value(b, s, (uint32_t)k, v, flag);
 	}
+}
+
+/* Plain --count: every probe, 0 until it is hit; --by-pid and --by: each
+ * key seen. --sum: its sums too. */
+static void metrics_counts(const struct sum_state *s, struct prom_buf *b)
+{
+	static const char name[] = "usdt_probe_hits_total";
+	static const char sum_name[] = "usdt_probe_arg_sum";
+
+	prom_head(b, name, "counter", "Hits of a USDT probe since the trace started.");
+	metrics_entries(s, b, name, 0);
+	if (s->cfg.sum_arg < 0)
+		return;
+	prom_head(b, sum_name, "gauge", "The sum of the argument --sum names over the hits counted (modulo 2^64).");
+	metrics_entries(s, b, sum_name, TRACE_AUX_SUM);
 }
 
 /* The histogram of cur[from, to): its slots and sum. */

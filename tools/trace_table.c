@@ -306,11 +306,38 @@ out:
 
 /* Do p's formats fit its arguments, and their string reads each other's?
  * Merges the reads into p->str_cfg. 0 or the exit status. */
+/*
+ * A %.*s takes its length first, then the string, as printf does; HotSpot
+ * and most probes pass (pointer, length). Where the string's argument
+ * cannot be a pointer (signed, or narrower than one) and the length's
+ * looks like one, say how the pair is written the other way round. A
+ * warning: the types are the first site's.
+ */
+static void hint_swapped(const struct probe_ent *p, const struct probe_fmt *pf)
+{
+	int i;
+
+	for (i = 0; i < pf->conv_cnt; i++) {
+		const struct conv *cv = &pf->convs[i];
+		int a = cv->arg, m = cv->prec_arg;
+
+		if (cv->c != 's' || m < 0 || a >= p->arg_cnt || m >= p->arg_cnt ||
+		    !p->args[a].size || p->args[a].is_float ||
+		    (p->args[a].size == 8 && !p->args[a].is_signed) ||
+		    p->args[m].size != 8 || p->args[m].is_signed)
+			continue;
+		probe_err(p, "warning: %%.*s takes the length (argument %d here) before the string (argument %d: %s, %d bytes, no pointer); for a (pointer, length) pair write %%%d$.*%d$s, or '\"%%s\", str(arg%d, arg%d)'",
+			  m, a, p->args[a].is_signed ? "signed" : "unsigned",
+			  p->args[a].size, m + 1, a + 1, m, a);
+	}
+}
+
 int trace_check_fmts(struct probe_ent *p)
 {
 	int k;
 
 	for (k = 0; k < p->fmt_cnt; k++) {
+		hint_swapped(p, p->fmts[k]);
 		if (p->fmts[k]->arg_need > p->arg_cnt)
 			return probe_err(p, "has %d arguments; its format wants %d",
 					 p->arg_cnt, p->fmts[k]->arg_need);
@@ -331,10 +358,13 @@ static int filter_max_arg(const char *expr)
 	memset(&f, 0, sizeof(f));
 	if (!expr || filter_parse(expr, &f, why, sizeof(why)))
 		return -1;	/* said when the program is set up */
-	for (i = 0; i < f.term_cnt; i++)
+	for (i = 0; i < f.term_cnt; i++) {
 		if (f.terms[i].operand < TRACE_MAX_ARGS &&
 		    (int)f.terms[i].operand > max)
 			max = f.terms[i].operand;
+		if ((int)f.terms[i].len_arg - 1 > max)
+			max = f.terms[i].len_arg - 1;
+	}
 	return max;
 }
 
@@ -398,8 +428,17 @@ int trace_check_table(struct trace_ctx *ctx, const struct trace_opts *o,
 	if (o->sum.mode == TRACE_HIST &&
 	    check_arg_known(ctx, o->sum.hist_arg, "--hist"))
 		return 1;
-	if (o->sum.by_arg >= 0 && check_arg_known(ctx, o->sum.by_arg, "--by"))
+	if (o->sum.sum_arg >= 0 &&
+	    check_arg_known(ctx, o->sum.sum_arg, "--sum"))
 		return 1;
+	for (i = 0; i < (size_t)o->sum.by_cnt; i++) {
+		const struct trace_by_part *bp = &o->sum.by[i];
+
+		if (check_arg_known(ctx, bp->arg, "--by") ||
+		    (bp->len_arg &&
+		     check_arg_known(ctx, bp->len_arg - 1, "--by")))
+			return 1;
+	}
 	err = filter_max_arg(o->filter);
 	return err >= 0 ? check_arg_known(ctx, err, "the filter") : 0;
 }

@@ -29,12 +29,18 @@ const volatile __u64 pidns_dev = 0;
 const volatile __u64 pidns_ino = 0;
 const volatile __u32 mode = TRACE_EVENTS;
 const volatile __u32 by_pid = 0;	/* TRACE_COUNT: one count per pid */
-/* TRACE_COUNT --by: the argument counted by (TRACE_BY_NONE: none), by its
- * value or (by_str) the string it points to. */
-const volatile __u32 by_arg = TRACE_BY_NONE;
-const volatile __u32 by_str = 0;
+/* TRACE_COUNT --by: the parts of the key counted by (0: no --by), each
+ * an argument's value or the string it points to (see trace_by_part). */
+const volatile __u32 by_cnt = 0;
+const volatile struct trace_by_part by_parts[TRACE_BY_PARTS] = { 0 };
 const volatile __u32 ustack = 0;	/* events carry the user stack */
 const volatile __u32 hist_arg = 0;	/* TRACE_HIST: the argument */
+/* TRACE_LATENCY --slower-than: send a trace_slow for each pair that took
+ * this many ns or more; 0: none. */
+const volatile __u64 slower_ns = 0;
+/* TRACE_COUNT --sum: also add up this argument per key (TRACE_AUX_SUM);
+ * TRACE_BY_NONE: no. */
+const volatile __u32 sum_arg = TRACE_BY_NONE;
 /* TRACE_HIST and TRACE_LATENCY: also add up the values (TRACE_SUM_AUX);
  * left 0 without --listen, so that a hit costs what it did. */
 const volatile __u32 keep_sum = 0;
@@ -132,6 +138,15 @@ struct {
 	__type(value, __u64);
 } starts SEC(".maps");
 
+/* TRACE_LATENCY --by: thread -> the --by key its open START's arguments
+ * gave (cookie TRACE_LAT_KEY, aux 0), added to by_sums at its END. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct trace_by_key);
+} start_keys SEC(".maps");
+
 /* One event under construction per CPU: the header and room for strings
  * twice the area, so that every bounded write stays inside it. */
 struct scratch {
@@ -220,8 +235,9 @@ static __always_inline void fault_all(struct pt_regs *ctx, __u32 key)
 		    (filter.terms[i].op == TRACE_SEQ ||
 		     filter.terms[i].op == TRACE_SNE))
 			fault_arg(ctx, filter.terms[i].operand, 0, TRACE_FSTR);
-	if (mode == TRACE_COUNT && by_arg != TRACE_BY_NONE && by_str)
-		fault_arg(ctx, by_arg, 0, TRACE_BY_STR);
+	for (i = 0; mode != TRACE_HIST && i < TRACE_BY_PARTS; i++)
+		if (i < by_cnt && by_parts[i].str)
+			fault_arg(ctx, by_parts[i].arg, 0, TRACE_BY_STR);
 	cfg = bpf_map_lookup_elem(&probe_cfg, &key);
 	if (mode != TRACE_EVENTS || !cfg)
 		return;
@@ -238,22 +254,54 @@ static __always_inline void fault_all(struct pt_regs *ctx, __u32 key)
 /*
  * Is the string at user address ptr filter string i (term i's)? The
  * string, zero-padded, is looked up: no loop for either compiler to turn
- * into one the verifier cannot follow. The read takes one byte more than
- * any filter string has, so a longer string never matches its prefix. A
+ * into one the verifier cannot follow. With n < 0 it ends at its NUL, and
+ * the read takes one byte more than any filter string has, so a longer
+ * string never matches its prefix; else it is exactly n bytes (str(argN,
+ * argM)), and the caller has checked n against the term's length. A
  * global function, verified once for all the terms.
  */
-__noinline int trace_str_is(__u32 i, long ptr)
+__noinline int trace_str_is(__u32 i, long ptr, long n)
 {
 	char buf[TRACE_FSTR];
 	__u32 *terms;
 
-	if (i >= TRACE_MAX_TERMS || !ptr)
+	if (i >= TRACE_MAX_TERMS || n > TRACE_FSTR - 2 || (!ptr && n))
 		return 0;
 	__builtin_memset(buf, 0, sizeof(buf));
-	if (bpf_probe_read_user_str(buf, sizeof(buf), (const void *)ptr) <= 0)
-		return 0;
+	if (n < 0) {
+		if (bpf_probe_read_user_str(buf, sizeof(buf),
+					    (const void *)ptr) <= 0)
+			return 0;
+	} else if (n > 0) {
+		/* Against a constant again, hidden from the compiler first
+		 * (see trace_read_str()). */
+		asm volatile("" : "+r"(n));
+		if (n > TRACE_FSTR - 2)
+			n = TRACE_FSTR - 2;
+		if (n > 0 && bpf_probe_read_user(buf, n, (const void *)ptr))
+			return 0;
+	}
 	terms = bpf_map_lookup_elem(&filter_strs, buf);
 	return terms && (*terms >> i) & 1;
+}
+
+/* A string term: the string argument v points to is (is not) term i's;
+ * with len_arg, as many bytes as that argument says (a negative count is
+ * 0, as formats and --by take it). */
+static __always_inline bool str_term(struct pt_regs *ctx, __u32 i, long v)
+{
+	const volatile struct trace_term *t = &filter.terms[i];
+	long n = -1;
+	bool eq;
+
+	if (t->len_arg && bpf_usdt_arg(ctx, t->len_arg - 1, &n))
+		return false;
+	if (t->len_arg)
+		eq = (n < 0 ? 0 : n) == t->value &&
+		     trace_str_is(i, v, n < 0 ? 0 : n);
+	else
+		eq = trace_str_is(i, v, -1);
+	return eq == (t->op == TRACE_SEQ);
 }
 
 /* bpf_usdt_arg(), where a 16-byte argument's low 8 bytes (-E2BIG, with
@@ -281,7 +329,7 @@ static __always_inline bool term_holds(struct pt_regs *ctx, __u64 id,
 	else
 		x = v;
 	if (t->op == TRACE_SEQ || t->op == TRACE_SNE)
-		return trace_str_is(i, v) == (t->op == TRACE_SEQ);
+		return str_term(ctx, i, v);
 	switch (t->op) {
 	case TRACE_EQ:
 		return x == t->value;
@@ -319,7 +367,7 @@ static __always_inline bool passes(struct pt_regs *ctx, __u64 id)
 	return false;
 }
 
-/* One per-CPU key under construction (80 bytes: more than the stack
+/* One per-CPU key under construction (168 bytes: more than the stack
  * should hold next to the rest). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -328,40 +376,99 @@ struct {
 	__type(value, struct trace_by_key);
 } by_scratch SEC(".maps");
 
-/* Count a hit under argument by_arg's value or string. An argument that
- * cannot be read counts under value 0 and an empty string. */
-static __always_inline void by_add(struct pt_regs *ctx, __u32 cookie,
-				   __u32 aux)
+/* --by str(argN, argM): argument M's count of bytes at ptr into str,
+ * clamped to 0 .. TRACE_BY_STR - 1 (str is zeroed: a NUL follows; a
+ * failed read leaves it zeroed too). */
+static __always_inline void by_read_counted(struct pt_regs *ctx, char *str,
+					    long ptr, __u32 len_arg)
 {
-	__u32 zero = 0;
-	struct trace_by_key *k = bpf_map_lookup_elem(&by_scratch, &zero);
-	__u64 one = 1, *v;
-	long val = 0;
+	long n = 0;
 
-	if (!k)
+	if (bpf_usdt_arg(ctx, len_arg, &n) || n <= 0 || !ptr)
 		return;
-	__builtin_memset(k, 0, sizeof(*k));
-	k->cookie = cookie;
-	k->aux = aux;
-	bpf_usdt_arg(ctx, by_arg, &val);
-	if (!by_str)
-		k->val = (__u64)val;
-	else if (val &&
-		 bpf_probe_read_user_str(k->str, sizeof(k->str),
-					 (const void *)val) < 0)
-		k->str[0] = 0;
-	v = bpf_map_lookup_elem(&by_sums, k);
-	if (v) {
-		__sync_fetch_and_add(v, 1);
+	if (n > TRACE_BY_STR - 1)
+		n = TRACE_BY_STR - 1;
+	/* Against a constant again (see trace_read_str()). */
+	asm volatile("" : "+r"(n));
+	if (n > TRACE_BY_STR - 1)
+		n = TRACE_BY_STR - 1;
+	if (n > 0)
+		bpf_probe_read_user(str, n, (const void *)ptr);
+}
+
+/* Part i of the --by key into k: its argument's value or string. An
+ * argument that cannot be read is value 0 or the empty string. */
+static __always_inline void by_part(struct pt_regs *ctx,
+				    struct trace_by_key *k, __u32 i)
+{
+	const volatile struct trace_by_part *bp = &by_parts[i];
+	long val = 0;
+	char *dst;
+
+	bpf_usdt_arg(ctx, bp->arg, &val);
+	if (!bp->str) {
+		k->val[i] = (__u64)val;
 		return;
 	}
-	if (!bpf_map_update_elem(&by_sums, k, &one, BPF_NOEXIST))
+	dst = bp->str == 1 ? k->str[0] : k->str[1];
+	if (bp->len_arg)
+		by_read_counted(ctx, dst, val, bp->len_arg - 1u);
+	else if (val && bpf_probe_read_user_str(dst, TRACE_BY_STR,
+						(const void *)val) < 0)
+		dst[0] = 0;
+}
+
+/* Add n under key k of by_sums. */
+static __always_inline void by_inc(struct trace_by_key *k, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&by_sums, k);
+
+	if (v) {
+		__sync_fetch_and_add(v, n);
+		return;
+	}
+	if (!bpf_map_update_elem(&by_sums, k, &n, BPF_NOEXIST))
 		return;
 	v = bpf_map_lookup_elem(&by_sums, k);
 	if (v)
-		__sync_fetch_and_add(v, 1);
+		__sync_fetch_and_add(v, n);
 	else
 		__sync_fetch_and_add(&lost_sums, 1);
+}
+
+/* The --by key of this hit, {cookie, aux, its parts}, in by_scratch;
+ * NULL if that cannot be had. */
+static __always_inline struct trace_by_key *by_key(struct pt_regs *ctx,
+						   __u32 cookie, __u32 aux)
+{
+	__u32 zero = 0, i;
+	struct trace_by_key *k = bpf_map_lookup_elem(&by_scratch, &zero);
+
+	if (!k)
+		return NULL;
+	__builtin_memset(k, 0, sizeof(*k));
+	k->cookie = cookie;
+	k->aux = aux;
+	for (i = 0; i < TRACE_BY_PARTS; i++)
+		if (i < by_cnt)
+			by_part(ctx, k, i);
+	return k;
+}
+
+/* Count a hit under its --by key, and with --sum add its argument. */
+static __always_inline void by_add(struct pt_regs *ctx, __u32 cookie,
+				   __u32 aux)
+{
+	struct trace_by_key *k = by_key(ctx, cookie, aux);
+	long v = 0;
+
+	if (!k)
+		return;
+	by_inc(k, 1);
+	if (sum_arg != TRACE_BY_NONE && !arg_low(ctx, sum_arg, &v)) {
+		k->aux = aux | TRACE_AUX_SUM;
+		by_inc(k, (__u64)v);
+	}
 }
 
 static __always_inline void sum_add(__u32 cookie, __u32 aux, __u64 n)
@@ -401,32 +508,107 @@ static __always_inline __u32 log2_slot(__s64 v)
 	return slot;
 }
 
-static __always_inline void latency(__u32 tid, __u32 role)
+/* A latency counter (TRACE_LAT_UNMATCHED_*): in sums, or with --by in
+ * by_sums under the key of no parts. */
+static __always_inline void lat_note(__u32 aux)
+{
+	__u32 zero = 0;
+	struct trace_by_key *k;
+
+	if (!by_cnt) {
+		sum_add(TRACE_LAT_KEY, aux, 1);
+		return;
+	}
+	k = bpf_map_lookup_elem(&by_scratch, &zero);
+	if (!k)
+		return;
+	__builtin_memset(k, 0, sizeof(*k));
+	k->cookie = TRACE_LAT_KEY;
+	k->aux = aux;
+	by_inc(k, 1);
+}
+
+/* A START and END matched, d ns apart: the histogram, or with --by the
+ * count and the total under the key the START's arguments gave. */
+static __always_inline void lat_add(__u32 tid, __u64 d)
+{
+	struct trace_by_key *k;
+
+	if (!by_cnt) {
+		sum_add(TRACE_LAT_KEY, log2_slot((__s64)d), 1);
+		if (keep_sum)
+			sum_add(TRACE_LAT_KEY, TRACE_SUM_AUX, d);
+		return;
+	}
+	k = bpf_map_lookup_elem(&start_keys, &tid);
+	if (!k) {
+		__sync_fetch_and_add(&lost_sums, 1);
+		return;
+	}
+	k->aux = 0;
+	by_inc(k, 1);
+	k->aux = TRACE_AUX_SUM;
+	by_inc(k, d);
+	bpf_map_delete_elem(&start_keys, &tid);
+}
+
+/* A pair of thread id took d ns, at least slower_ns: say it, with the
+ * key its START gave. */
+static __always_inline void send_slow(__u64 id, __u64 now, __u64 d)
+{
+	__u32 tid = (__u32)id;
+	struct trace_by_key *k = by_cnt ?
+		bpf_map_lookup_elem(&start_keys, &tid) : NULL;
+	struct trace_slow *s = bpf_ringbuf_reserve(&events, sizeof(*s), 0);
+
+	if (!s) {
+		__sync_fetch_and_add(&lost_events, 1);
+		return;
+	}
+	s->ts = now;
+	s->cookie = TRACE_SLOW_COOKIE;
+	s->ns = d;
+	s->pid = (__u32)(id >> 32);
+	s->tid = tid;
+	bpf_get_current_comm(s->comm, sizeof(s->comm));
+	if (k)
+		__builtin_memcpy(&s->key, k, sizeof(s->key));
+	else
+		__builtin_memset(&s->key, 0, sizeof(s->key));
+	bpf_ringbuf_submit(s, 0);
+}
+
+static __always_inline void latency(struct pt_regs *ctx, __u64 id,
+				    __u32 role)
 {
 	__u64 now = bpf_ktime_get_ns(), *t0;
+	__u32 tid = (__u32)id;
+	struct trace_by_key *k;
 
 	if (role & TRACE_ROLE_END) {
 		t0 = bpf_map_lookup_elem(&starts, &tid);
 		if (t0) {
-			sum_add(TRACE_LAT_KEY, log2_slot((__s64)(now - *t0)), 1);
-			if (keep_sum)
-				sum_add(TRACE_LAT_KEY, TRACE_SUM_AUX, now - *t0);
+			if (slower_ns && now - *t0 >= slower_ns)
+				send_slow(id, now, now - *t0);
+			lat_add(tid, now - *t0);
 			bpf_map_delete_elem(&starts, &tid);
 		} else {
-			sum_add(TRACE_LAT_KEY, TRACE_LAT_UNMATCHED_END, 1);
+			lat_note(TRACE_LAT_UNMATCHED_END);
 		}
 	}
-	if (role & TRACE_ROLE_START) {
-		/* A START that replaces an open one leaves that one unmatched. */
-		if (bpf_map_update_elem(&starts, &tid, &now, BPF_NOEXIST)) {
-			if (bpf_map_lookup_elem(&starts, &tid))
-				sum_add(TRACE_LAT_KEY,
-					TRACE_LAT_UNMATCHED_START, 1);
-			else
-				__sync_fetch_and_add(&lost_sums, 1);
-			bpf_map_update_elem(&starts, &tid, &now, BPF_ANY);
-		}
+	if (!(role & TRACE_ROLE_START))
+		return;
+	/* A START that replaces an open one leaves that one unmatched. */
+	if (bpf_map_update_elem(&starts, &tid, &now, BPF_NOEXIST)) {
+		if (bpf_map_lookup_elem(&starts, &tid))
+			lat_note(TRACE_LAT_UNMATCHED_START);
+		else
+			__sync_fetch_and_add(&lost_sums, 1);
+		bpf_map_update_elem(&starts, &tid, &now, BPF_ANY);
 	}
+	k = by_cnt ? by_key(ctx, TRACE_LAT_KEY, 0) : NULL;
+	if (k)
+		bpf_map_update_elem(&start_keys, &tid, k, BPF_ANY);
 }
 
 /*
@@ -789,7 +971,7 @@ int usdt_trace(struct pt_regs *ctx)
 	__u64 cookie = bpf_usdt_cookie(ctx);
 	struct trace_probe_cfg *cfg;
 	__s64 found;
-	__u32 key;
+	__u32 key, aux;
 	long v = 0;
 
 	if (!id || (target_tgid && (__u32)(id >> 32) != target_tgid))
@@ -811,10 +993,14 @@ int usdt_trace(struct pt_regs *ctx)
 		return 0;
 	switch (mode) {
 	case TRACE_COUNT:
-		if (by_arg != TRACE_BY_NONE)
-			by_add(ctx, key, by_pid ? (__u32)(id >> 32) : 0);
-		else
-			sum_add(key, by_pid ? (__u32)(id >> 32) : 0, 1);
+		aux = by_pid ? (__u32)(id >> 32) : 0;
+		if (by_cnt) {
+			by_add(ctx, key, aux);
+			return 0;
+		}
+		sum_add(key, aux, 1);
+		if (sum_arg != TRACE_BY_NONE && !arg_low(ctx, sum_arg, &v))
+			sum_add(key, aux | TRACE_AUX_SUM, (__u64)v);
 		return 0;
 	case TRACE_HIST:
 		if (!arg_low(ctx, hist_arg, &v)) {
@@ -825,7 +1011,7 @@ int usdt_trace(struct pt_regs *ctx)
 		return 0;
 	case TRACE_LATENCY:
 		if (cfg)
-			latency((__u32)id, cfg->role);
+			latency(ctx, id, cfg->role);
 		return 0;
 	default:
 		return send_event(ctx, id, cookie, cfg);

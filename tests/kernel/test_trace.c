@@ -1277,6 +1277,52 @@ static void test_watch_forgets(void **state)
 }
 
 /* --count --by: counts per argument value (most first), or per string. */
+/*
+ * --latency START END --by KEY: a line per key of START's arguments (tt:one's
+ * round) with the pairs, their total and mean ns; JSON "keys". The times
+ * vary; the counts, keys and mean (total / count) do not.
+ */
+static void test_latency_by(void **state)
+{
+	unsigned long long total, mean;
+	struct run_result r;
+	const char *p;
+	int key, cnt, got;
+
+	run_ok(&r, "trace", "-q", "--latency", "tt:one", "tt:two", "--by",
+	       "arg0", "-c", TT " 3 0 0", TT);
+	p = strstr(r.out, "latency tt:one -> tt:two (ns): count, total, mean, key\n");
+	assert_non_null(p);
+	p = strchr(p, '\n') + 1;
+	for (key = 1; key <= 3; key++) {
+		assert_int_equal(sscanf(p, "%d %llu %llu %d", &cnt, &total,
+					&mean, &got), 4);
+		assert_int_equal(got, key);
+		assert_int_equal(cnt, 1);
+		assert_true(total > 0 && mean == total);
+		p = strchr(p, '\n') + 1;
+	}
+	assert_true(!strncmp(p, "unmatched starts: 0, unmatched ends: 0\n",
+			     39));
+	run_result_free(&r);
+	run_ok(&r, "trace", "-q", "-j", "--latency", "tt:one", "tt:two",
+	       "--by", "arg0", "-c", TT " 1 0 0", TT);
+	expect_in(r.out, "\"unit\": \"ns\", \"keys\": [{\"count\": 1, \"value\": 1, \"total\": ");
+	expect_in(r.out, "}], \"unmatched_starts\": 0, \"unmatched_ends\": 0}}\n");
+	run_result_free(&r);
+	/* --slower-than with the key START's arguments gave. */
+	run_ok(&r, "trace", "-q", "-j", "--latency", "tt:one", "tt:two",
+	       "--by", "arg0", "--slower-than", "1ns", "-c", TT " 2 0 0", TT);
+	expect_in(r.out, "\"comm\": \"trace_target\", \"start\": \"tt:one\", \"end\": \"tt:two\", \"ns\": ");
+	assert_int_equal(count_str(r.out, "\"start\": \"tt:one\", \"end\": \"tt:two\", \"ns\": "), 2);
+	assert_int_equal(count_str(r.out, ", \"value\": 1}\n"), 1);
+	assert_int_equal(count_str(r.out, ", \"value\": 2}\n"), 1);
+	run_result_free(&r);
+	run_fails(&r, "usdt: trace: --listen does not serve --latency --by's totals",
+		  "trace", "--latency", "tt:one", "tt:two", "--by", "arg0",
+		  "--listen", "19999", TT);
+}
+
 static void test_count_by(void **state)
 {
 	static const char *const bad[][3] = {
@@ -2213,6 +2259,7 @@ int main(void)
 		cmocka_unit_test(test_file_replaced),
 		cmocka_unit_test(test_watch_forgets),
 		cmocka_unit_test(test_count_by),
+		cmocka_unit_test(test_latency_by),
 		cmocka_unit_test(test_ustack),
 		cmocka_unit_test(test_ustack_deleted),
 		cmocka_unit_test(test_cold_string),

@@ -122,6 +122,10 @@ static void test_format_errors(void **state)
 		{ "tf:fmt", "x %5", "'%5': the format ends inside a conversion" },
 		{ "tf:fmt", "%1$.*2$s %1$s", "argument 0 (%1$) is a string both with a length argument (%.*s) and without" },
 		{ "tf:fmt", "%1$.*2$s %1$.*4$s", "argument 0 (%1$) is a string with two length arguments" },
+		{ "tf:fmt", "\"%d\", str(arg0)", "value 1 is str(): a string, for %s only" },
+		{ "tf:fmt", "\"%.3s\", str(arg0, arg1)", "value 1 is str(argN, argM), which gives its length: %s takes no precision then" },
+		{ "tf:fmt", "\"%s\", str(arg0, arg0)", "cannot parse value 1 at 'str(arg0, arg0)'" },
+		{ "tf:val", "\"%s\", str(arg0, arg1)", "; its format wants 2" },
 	};
 	size_t i;
 
@@ -226,6 +230,252 @@ static void test_format_bounded(void **state)
 	expect_in(r.err, "usdt: trace: tf:fmt: argument 0 cannot be read: Bad address\n");
 	assert_int_equal(count_lines(r.err), 1);
 	run_result_free(&r);
+}
+
+/*
+ * str(argN, argM): a string of argM's count of bytes, no NUL needed, as
+ * hotspot passes its names. tf:fmt's "method" (6 bytes at a page's end,
+ * arg1 = 6) in a format, as a --by key and in the filter; a length past
+ * the limits is clamped (-s - 1 bytes, --by's 63), a negative one is 0.
+ */
+static void test_str_counted(void **state)
+{
+	static const char digits[] = "0123456789012345678901234567890123456789"
+		"01234567890123456789012";	/* 63 */
+	static const struct {
+		const char *expr;
+		int hits;	/* of tf:fmt in 3 rounds */
+	} filters[] = {
+		{ "str(arg0, arg1) == \"method\"", 3 },
+		{ "str(arg0, arg1) == \"metho\"", 0 },
+		{ "str(arg0, arg1) == \"methods\"", 0 },
+		{ "str(arg0, arg1) != \"metho\"", 3 },
+		{ "str(arg2, arg1) == \"012345\" && arg9 == 2", 1 },
+		{ "str(arg2, arg4) == \"\"", 3 },
+	};
+	struct run_result r;
+	char want[128];
+	size_t i;
+
+	expect_format("tf:fmt", "\"%s|%-8s|%s|\", str(arg0, arg1), "
+		      "str(arg0, arg1), str(arg2, arg4)", "64", false,
+		      "method|method  ||");
+	expect_format("tf:fmt", "\"%s\", str(arg2, arg3)", "8", false,
+		      "0123456");
+	expect_format("tf:fmt", "\"%s %d\", str(arg0, arg1), arg9", "64",
+		      true, "\"method\", 1");
+	run_ok(&r, "trace", "-q", "--count", "--by", "str(arg0, arg1)", "-c",
+	       TF " 3", TF, "tf:fmt");
+	expect_in(r.out, "\n           3 tf:fmt method\n");
+	run_result_free(&r);
+	snprintf(want, sizeof(want), "\n           2 tf:fmt %s\n", digits);
+	run_ok(&r, "trace", "-q", "--count", "--by", "str(arg2,arg3)", "-c",
+	       TF " 2", TF, "tf:fmt");
+	expect_in(r.out, want);
+	run_result_free(&r);
+	for (i = 0; i < ARRAY_SIZE(filters); i++) {
+		run_ok(&r, "trace", "-q", "--filter", filters[i].expr, "-c",
+		       TF " 3", TF, "tf:fmt", "%10$d");
+		if (count_str(r.out, " tf:fmt ") != filters[i].hits)
+			fail_msg("'%s': %d hits, want %d:\n%s", filters[i].expr,
+				 count_str(r.out, " tf:fmt "), filters[i].hits,
+				 r.out);
+		run_result_free(&r);
+	}
+	run_fails(&r, "usdt: trace: no matching probe has argument 3, which --by reads",
+		  "trace", "--count", "--by", "str(arg0, arg3)", TF, "tf:val");
+	run_fails(&r, "usdt: trace: no matching probe has argument 4, which the filter reads",
+		  "trace", "--filter", "str(arg0, arg4) == \"x\"", TF, "tf:val");
+}
+
+/*
+ * --by with a key of several parts: each a column in the order given
+ * (JSON: "values"), the counts per whole key. A second --by, an argument
+ * in two parts, and too many parts or strings are errors.
+ */
+static void test_by_parts(void **state)
+{
+	struct run_result r;
+
+	run_ok(&r, "trace", "-q", "--count", "--by",
+	       "str(arg0, arg1), arg9,str(arg2,arg1)", "-c", TF " 3", TF,
+	       "tf:fmt");
+	expect_in(r.out, "\n           1 tf:fmt method 1 012345\n"
+		  "           1 tf:fmt method 2 012345\n"
+		  "           1 tf:fmt method 3 012345\n");
+	run_result_free(&r);
+	/* One key, all hits: tf:str's second string and its 6 bytes. */
+	run_ok(&r, "trace", "-q", "--count", "--by", "arg1,str(arg0, arg1)",
+	       "-c", TF " 3", TF, "tf:fmt");
+	expect_in(r.out, "\n           3 tf:fmt 6 method\n");
+	run_result_free(&r);
+	run_ok(&r, "trace", "-q", "-j", "--count", "--by", "str(arg0,arg1),arg9",
+	       "-c", TF " 2", TF, "tf:fmt");
+	expect_in(r.out, "\"counts\": [{\"probe\": \"tf:fmt\", \"values\": [\"method\", 1], \"count\": 1}, {\"probe\": \"tf:fmt\", \"values\": [\"method\", 2], \"count\": 1}]}\n");
+	run_result_free(&r);
+	run_fails(&r, "usdt: trace: --by given twice ('arg0', then 'arg1'): give one --by, its parts joined by commas, as in --by 'arg0,arg1'\n",
+		  "trace", "--count", "--by", "arg0", "--by", "arg1", TF);
+	run_fails(&r, "usdt: trace: --by 'arg0,str(arg0)': arg0 is in two parts\n",
+		  "trace", "--count", "--by", "arg0,str(arg0)", TF);
+	run_fails(&r, "usdt: trace: --by 'arg0,arg1,arg2,arg3,arg4': more than 4 parts\n",
+		  "trace", "--count", "--by", "arg0,arg1,arg2,arg3,arg4", TF);
+	run_fails(&r, "usdt: trace: --by 'str(arg0),str(arg1),str(arg2)': more than 2 strings\n",
+		  "trace", "--count", "--by", "str(arg0),str(arg1),str(arg2)",
+		  TF);
+	run_fails(&r, "usdt: trace: bad --by 'arg0,'", "trace", "--count",
+		  "--by", "arg0,", TF);
+}
+
+/*
+ * --count --sum ARGN: a column of the argument's sum after each count, per
+ * probe, per pid and per --by key; signed as the probe types it (tf:mixed's
+ * -1s, its first site an int64); JSON "sum". Without --count, an error.
+ */
+static void test_count_sum(void **state)
+{
+	struct run_result r;
+	char want[256];
+
+	/* tf:val is r - 1: 0 + 1 + 2 + 3. */
+	run_ok(&r, "trace", "-q", "--count", "--sum", "arg0", "-c", TF " 4",
+	       TF, "tf:val", "tf:mixed");
+	expect_in(r.out, "\n           4              6 tf:val\n"
+		  "           8             -8 tf:mixed\n");
+	run_result_free(&r);
+	run_ok(&r, "trace", "-q", "--count", "--by", "str(arg0, arg1)",
+	       "--sum", "9", "-c", TF " 4", TF, "tf:fmt");
+	expect_in(r.out, "\n           4             10 tf:fmt method\n");
+	run_result_free(&r);
+	run_ok(&r, "trace", "-q", "-j", "--count", "--by-pid", "--sum", "arg0",
+	       "-c", TF " 3", TF, "tf:val");
+	snprintf(want, sizeof(want), "\"counts\": [{\"probe\": \"tf:val\", \"pid\": %d, \"count\": 3, \"sum\": 3}]}\n",
+		 atoi(strstr(r.out, "pid ") + 4));
+	expect_in(r.out, want);
+	run_result_free(&r);
+	run_fails(&r, "usdt: trace: --sum goes with --count\n", "trace",
+		  "--sum", "arg0", TF);
+	run_fails(&r, "usdt: trace: bad argument number for --sum (0 to 11)\n",
+		  "trace", "--count", "--sum", "arg12", TF);
+}
+
+/*
+ * --latency --slower-than: a line per pair at least that slow, as its END
+ * hits (tf:start, 20 ms, tf:done: every round's at 10ms, none at 1.5s),
+ * and the summary. A time needs its unit; it goes with --latency.
+ */
+static void test_latency_slow(void **state)
+{
+	struct run_result r;
+	const char *p;
+	unsigned long long ns;
+	int n = 0;
+
+	run_ok(&r, "trace", "-q", "--latency", "tf:start", "tf:done",
+	       "--slower-than", "10ms", "-c", TF " 3 20", TF);
+	/* Not the summary's "latency tf:start -> tf:done (ns)". */
+	for (p = r.out; (p = strstr(p, "name tf:start -> tf:done ")); n++) {
+		assert_int_equal(sscanf(p, "name tf:start -> tf:done %llu ns\n",
+					&ns), 1);
+		assert_true(ns >= 20000000ull && ns < 2000000000ull);
+		p++;
+	}
+	assert_int_equal(n, 3);
+	run_result_free(&r);
+	run_ok(&r, "trace", "-q", "--latency", "tf:start", "tf:done",
+	       "--slower-than", "1.5s", "-c", TF " 2 20", TF);
+	assert_null(strstr(r.out, "name tf:start -> tf:done "));
+	run_result_free(&r);
+	run_fails(&r, "usdt: trace: bad --slower-than '10' (a time above 0 with its unit: 500us, 10ms, 1.5s, 200ns)\n",
+		  "trace", "--latency", "tf:start", "tf:done", "--slower-than",
+		  "10", TF);
+	run_fails(&r, "usdt: trace: --slower-than goes with --latency\n",
+		  "trace", "--count", "--slower-than", "1ms", TF);
+}
+
+/* A file with no USDT note at all is said so, with or without patterns:
+ * "no probes matching x:y" sent users looking for the wrong name. */
+static void test_no_notes(void **state)
+{
+	struct run_result r;
+
+	run_fails(&r, "usdt: trace: '/bin/true' has no USDT probes (no .note.stapsdt section)\n",
+		  "trace", "/bin/true");
+	run_fails(&r, "usdt: trace: '/bin/true' has no USDT probes (no .note.stapsdt section)\n",
+		  "trace", "/bin/true", "x:y", "%d");
+	/* A file that has notes, none matching: the pattern is what is
+	 * wrong. */
+	run_fails(&r, "no probes matching nosuch:probe", "trace", TF,
+		  "nosuch:probe");
+}
+
+/* --text-only: each line is the FORMAT's text alone (or the arguments),
+ * as a script would read the program's own output. */
+static void test_text_only(void **state)
+{
+	struct run_result r;
+
+	run_ok(&r, "trace", "-q", "--text-only", "-c", TF " 2", TF, "tf:str",
+	       "[%2$s %3$d]", "tf:fmt", "\"%s.%d\", str(arg0, arg1), arg9",
+	       "tf:val");
+	expect_in(r.out, "\n[round 1]\n0\nmethod.1\n[round 2]\n1\nmethod.2\n");
+	run_result_free(&r);
+	run_fails(&r, "usdt: trace: --text-only goes with events' text, not with --json, --count, --hist or --latency\n",
+		  "trace", "--text-only", "-j", TF);
+	run_fails(&r, "usdt: trace: --text-only goes with events' text",
+		  "trace", "--text-only", "--count", TF);
+}
+
+/* A %.*s whose arguments come as (pointer, length), as tf:fmt's "method"
+ * and 6 do: the string's argument is no pointer (signed), the length's
+ * looks like one; the warning says how to write it. Not for the right
+ * order. */
+static void test_swapped_hint(void **state)
+{
+	struct run_result r;
+
+	run_ok(&r, "trace", "-q", "-c", TF " 1", TF, "tf:fmt", "%.*s");
+	expect_in(r.err, "usdt: trace: tf:fmt: warning: %.*s takes the length (argument 0 here) before the string (argument 1: signed, 8 bytes, no pointer); for a (pointer, length) pair write %1$.*2$s, or '\"%s\", str(arg0, arg1)'\n");
+	run_result_free(&r);
+	run_ok(&r, "trace", "-q", "-c", TF " 1", TF, "tf:fmt", "%1$.*2$s");
+	assert_null(strstr(r.err, "warning"));
+	expect_in(r.out, " tf:fmt method\n");
+	run_result_free(&r);
+}
+
+/* --time-unit: the TIME column with 3 (us), 6 (ms) or 9 (s) decimals,
+ * and --slower-than's durations in the unit, said after them. */
+static void test_time_unit(void **state)
+{
+	struct run_result r;
+	const char *p, *line;
+	unsigned long long ms, frac;
+	int pid;
+
+	run_ok(&r, "trace", "-q", "--time-unit", "us", "-c", TF " 1", TF,
+	       "tf:val");
+	pid = atoi(strstr(r.out, "pid ") + 4);
+	p = strstr(r.out, " tf:val 0\n");
+	assert_non_null(p);
+	for (line = p; line > r.out && line[-1] != '\n'; line--)
+		;
+	/* digits '.' 3 digits ' ' PID */
+	assert_true(strspn(line, "0123456789") > 0);
+	p = line + strspn(line, "0123456789");
+	assert_int_equal(*p, '.');
+	assert_int_equal(strspn(p + 1, "0123456789"), 3);
+	assert_int_equal(atoi(p + 5), pid);
+	run_result_free(&r);
+	run_ok(&r, "trace", "-q", "--time-unit", "ms", "--latency", "tf:start",
+	       "tf:done", "--slower-than", "10ms", "-c", TF " 1 20", TF);
+	p = strstr(r.out, "name tf:start -> tf:done ");
+	assert_non_null(p);
+	assert_int_equal(sscanf(p, "name tf:start -> tf:done %llu.%llu ms\n",
+				&ms, &frac), 2);
+	assert_true(ms >= 20 && ms < 2000);
+	assert_int_equal(strspn(strchr(p + 25, '.') + 1, "0123456789"), 6);
+	run_result_free(&r);
+	run_fails(&r, "usdt: trace: bad --time-unit 'h' (ns, us, ms or s)\n",
+		  "trace", "--time-unit", "h", TF);
 }
 
 /* Numbered arguments, in any order and more than once. */
@@ -579,7 +829,8 @@ static void test_filter_errors(void **state)
 		"(arg0 == 1)", "arg0 = 1", "arg0 == 1x",
 		/* Strings: for argN == and != only, closed, at most 62. */
 		"pid == \"x\"", "arg0 < \"a\"", "arg0 == \"abc",
-		"arg0 == \"abc\"x",
+		"arg0 == \"abc\"x", "str(arg0, arg1) > 3", "str(arg0, arg0) == \"a\"",
+		"str(arg0 == \"a\"",
 		"arg0 == \"0123456789012345678901234567890123456789012345678901234567890123\"",
 	};
 	struct run_result r;
@@ -1160,6 +1411,14 @@ int main(void)
 		cmocka_unit_test(test_format_length),
 		cmocka_unit_test(test_format_bounded),
 		cmocka_unit_test(test_format_numbered),
+		cmocka_unit_test(test_str_counted),
+		cmocka_unit_test(test_by_parts),
+		cmocka_unit_test(test_count_sum),
+		cmocka_unit_test(test_latency_slow),
+		cmocka_unit_test(test_no_notes),
+		cmocka_unit_test(test_text_only),
+		cmocka_unit_test(test_swapped_hint),
+		cmocka_unit_test(test_time_unit),
 		cmocka_unit_test(test_format_null),
 		cmocka_unit_test(test_memory_widths),
 		cmocka_unit_test(test_types_per_site),

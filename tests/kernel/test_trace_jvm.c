@@ -75,11 +75,39 @@ static void test_bare_libjvm(void **state)
 	run_result_free(&r);
 }
 
+/*
+ * The same names as str(argN, argM): a format's values with --text-only
+ * (each line the method alone), and --by's two string parts, class and
+ * method, each exactly its length (the count says how many calls).
+ */
+static void test_str_hotspot(void **state)
+{
+	char java[PATH_MAX + 64], lib[PATH_MAX];
+	struct run_result r;
+
+	(void)state;
+	find_jvm(lib, sizeof(lib), java, sizeof(java));
+	run_ok(&r, "trace", "-q", "--text-only", "-n", "200", "-c", java,
+	       lib, "hotspot:method__entry",
+	       "\"%s.%s%s\", str(arg1, arg2), str(arg3, arg4), str(arg5, arg6)");
+	expect_in(r.out, "\njava/lang/Object.<init>()V\n");
+	assert_null(strchr(r.out, '\\'));
+	assert_null(strstr(r.out, "hotspot:"));
+	run_result_free(&r);
+	run_ok(&r, "trace", "-q", "--count", "--by",
+	       "str(arg1, arg2),str(arg3, arg4)", "-c", java, lib,
+	       "hotspot:method__entry");
+	expect_in(r.out, " hotspot:method__entry java/lang/Object <init>\n");
+	assert_null(strchr(r.out, '\\'));
+	run_result_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_format_hotspot),
 		cmocka_unit_test(test_bare_libjvm),
+		cmocka_unit_test(test_str_hotspot),
 	};
 
 	usdt_test_require_kernel("test_trace_jvm");

@@ -3,18 +3,29 @@
  * `usdt trace`'s per-probe formats without a kernel: what fmt_parse()
  * makes of printf's conversions (and refuses), which arguments the BPF
  * side is told to read as strings and how, and how a conversion prints
- * an event's values. The tool's sources are compiled in, for their
- * static functions.
+ * an event's values; str(argN, argM) in formats and the filter. The
+ * tool's sources are compiled in, for their static functions.
  */
 #include "test_util.h"
 
 #include "../../tools/common.c"
 #include "../../tools/trace_fmt.c"
+#include "../../tools/trace_filter.c"
 #include "../../tools/trace_stack.c"
 #include "../../tools/trace_peek.c"
 
 /* trace_cmd.c's, which trace_peek.c reads. */
 volatile sig_atomic_t trace_stop_signal;
+
+/* trace_sum.c's, which on_hit() hands --slower-than's records to. */
+int sum_print_slow(const struct sum_state *s, const struct trace_slow *e,
+		   int64_t wall_off)
+{
+	(void)s;
+	(void)e;
+	(void)wall_off;
+	return 0;
+}
 
 static void parse_ok(const char *s, struct probe_fmt *f)
 {
@@ -305,6 +316,105 @@ static void test_parse_load_errors(void **state)
 	}
 }
 
+/* str(argN) and str(argN, argM), as --by, formats and the filter take
+ * them: what is consumed, and what is refused (nothing consumed). */
+static void test_str_expr(void **state)
+{
+	static const struct {
+		const char *s;
+		int err, arg, len, used;
+	} cases[] = {
+		{ "str(arg0)", 0, 0, -1, 9 },
+		{ "str(arg3, arg4) == \"x\"", 0, 3, 4, 15 },
+		{ "str( arg11 ,arg0 )", 0, 11, 0, 18 },
+		{ "str(arg1, arg1)", -EINVAL, 0, 0, 0 },
+		{ "str(arg12)", -ERANGE, 0, 0, 0 },
+		{ "str(arg1, arg99)", -ERANGE, 0, 0, 0 },
+		{ "str(arg1", -EINVAL, 0, 0, 0 },
+		{ "str(arg1,)", -EINVAL, 0, 0, 0 },
+		{ "str(arg1x)", -EINVAL, 0, 0, 0 },
+		{ "str(pid)", -EINVAL, 0, 0, 0 },
+		{ "arg0", -EINVAL, 0, 0, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *p = cases[i].s;
+		int a = -5, n = -5, err = trace_str_expr(&p, &a, &n);
+
+		if (err != cases[i].err)
+			fail_msg("'%s': %d, want %d", cases[i].s, err,
+				 cases[i].err);
+		assert_int_equal(p - cases[i].s, cases[i].used);
+		if (err)
+			continue;
+		assert_int_equal(a, cases[i].arg);
+		assert_int_equal(n, cases[i].len);
+	}
+}
+
+/* A quoted format's str(argN, argM) is %.*s of argN with argM's length;
+ * str(argN) a plain %s; the filter's compares argM's count of bytes. */
+static void test_parse_str_values(void **state)
+{
+	static const char *const bad[] = {
+		"\"%d\", str(arg0)", "\"%.3s\", str(arg0, arg1)",
+		"\"%.*s\", arg1, str(arg0, arg1)", "\"%*s\", str(arg2), arg0",
+		"\"%s\", str(arg0, arg0)",
+	};
+	struct trace_filter flt;
+	char why[256] = "";
+	struct probe_fmt f;
+	size_t i;
+
+	if (fmt_parse_word("\"%s.%-9s %s\", str(arg1, arg2), str(arg3,arg4), "
+			   "str(arg7)", &f, why, sizeof(why)))
+		fail_msg("%s", why);
+	assert_int_equal(f.conv_cnt, 3);
+	assert_int_equal(f.convs[0].arg, 1);
+	assert_int_equal(f.convs[0].prec_arg, 2);
+	assert_int_equal(f.convs[1].arg, 3);
+	assert_int_equal(f.convs[1].prec_arg, 4);
+	assert_int_equal(f.convs[1].width, 9);
+	assert_int_equal(f.convs[2].arg, 7);
+	assert_int_equal(f.convs[2].prec_arg, -1);
+	assert_int_equal(f.str_cfg.str_mask, (1u << 1) | (1u << 3) | (1u << 7));
+	assert_int_equal(f.str_cfg.fixed_mask, (1u << 1) | (1u << 3));
+	assert_int_equal(f.str_cfg.len_arg[1], 2);
+	assert_int_equal(f.str_cfg.len_arg[3], 4);
+	assert_int_equal(f.arg_need, 8);
+	free(f.text);
+	/* The length argument is needed too, past the string's. */
+	if (fmt_parse_word("\"%s\", str(arg0, arg5)", &f, why, sizeof(why)))
+		fail_msg("%s", why);
+	assert_int_equal(f.arg_need, 6);
+	free(f.text);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why[0] = '\0';
+		if (fmt_parse_word(bad[i], &f, why, sizeof(why)) != -EINVAL)
+			fail_msg("'%s' was taken", bad[i]);
+		if (!why[0])
+			fail_msg("'%s': no reason", bad[i]);
+	}
+
+	if (filter_parse("str(arg2, arg5) == \"GET\" || str(arg1) != \"x\"",
+			 &flt, why, sizeof(why)))
+		fail_msg("%s", why);
+	assert_int_equal(flt.term_cnt, 2);
+	assert_int_equal(flt.terms[0].operand, 2);
+	assert_int_equal(flt.terms[0].len_arg, 6);
+	assert_int_equal(flt.terms[0].op, TRACE_SEQ);
+	assert_int_equal(flt.terms[0].value, 3);
+	assert_string_equal(flt.strs[0], "GET");
+	assert_int_equal(flt.terms[1].operand, 1);
+	assert_int_equal(flt.terms[1].len_arg, 0);
+	assert_int_equal(flt.terms[1].op, TRACE_SNE);
+	assert_int_equal(filter_parse("str(arg0, arg1) == 3", &flt, why,
+				      sizeof(why)), -EINVAL);
+	assert_int_equal(filter_parse("str(arg0) < \"a\"", &flt, why,
+				      sizeof(why)), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -315,6 +425,8 @@ int main(void)
 		cmocka_unit_test(test_print),
 		cmocka_unit_test(test_parse_loads),
 		cmocka_unit_test(test_parse_load_errors),
+		cmocka_unit_test(test_str_expr),
+		cmocka_unit_test(test_parse_str_values),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,8 +18,9 @@ valgrind: $(UNIT_BINS) $(TEST_DEPS)
 	$(Q)TEST_WRAPPER="$(VALGRIND)" tests/run.sh 1200 $(UNIT_BINS)
 
 
-# test_fmt_parse compiles the tool's format code into itself.
+# test_fmt_parse compiles the tool's format and filter code into itself.
 $(OBJDIR)/tests/unit/test_fmt_parse: tools/common.c tools/trace_fmt.c \
+	tools/trace_filter.c \
 	tools/trace_stack.c tools/trace_peek.c tools/trace.h tools/trace_event.h \
 	tools/tool.h
 
