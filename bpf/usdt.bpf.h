@@ -30,17 +30,19 @@
  * see usdt_link__storage()), NULL where the attach has none. Without the
  * define, neither its map nor its code is in the object.
  *
- * Capacity grows on demand: the spec map is an array of chunks of 64
- * specs, which the manager creates as spec IDs are handed out, and the IP
- * map a hash it creates at the first attach without cookies and doubles as
- * it fills (usdt_spec.h). An object attaching a few probes holds one 64-spec
- * chunk (about 30 KB of kernel memory with the outer array); the limits are
+ * Capacity grows on demand: the spec map is an array of chunks of 256
+ * specs, which the manager creates as spec IDs are handed out (from Linux
+ * 6.8, for a file's every call site at its first attach), and the IP map
+ * a hash it creates at the first attach without cookies and doubles as it
+ * fills (usdt_spec.h). An object attaching a few probes of a small file
+ * holds one chunk (about 63 KB of kernel memory with the outer arrays,
+ * what libbpf's default spec map costs); the limits are
  * 65536 specs and 262144 IP-map entries unless set lower (or higher)
  * before the include (USDT_MAX_SPEC_CNT or libbpf's BPF_USDT_MAX_SPEC_CNT,
  * USDT_MAX_IP_CNT or BPF_USDT_MAX_IP_CNT) or by usdt_manager_opts before
  * load. Past them, attach fails with -E2BIG. Without a manager (a
  * skeleton's __attach(), usdt_program__attach()) the spec limit is the
- * outer array's whole chunks: a multiple of 64, such as libbpf's 256, is
+ * outer array's whole chunks: a multiple of 256, such as libbpf's 256, is
  * exact, another is rounded up to one.
  *
  * Verifier cost. The argument reader is a few global BPF functions

@@ -492,7 +492,7 @@ struct usdt_attach_opts {
  *  - EEXIST: two call sites at one IP in IP-map mode;
  *  - EMFILE: the attach needs more descriptors than the soft
  *    RLIMIT_NOFILE leaves (per-site uprobes take two a site, the spec
- *    map one per 64 specs); libusdt never raises the limit, which is the
+ *    map one per 256 specs); libusdt never raises the limit, which is the
  *    program's (a program that uses select() must stay below
  *    FD_SETSIZE): the message says how many are needed, and the caller
  *    may raise the soft limit with setrlimit() and attach again;

@@ -14,7 +14,8 @@
  * mapping hold it. The storage map is mapped (its values are the user's to
  * read in place); the spec map is not: a mapping counts its pages in this
  * process's memory (224 bytes a spec), where a write through the chunk's
- * descriptor costs a syscall per spec and a descriptor per 64 specs.
+ * descriptor costs a syscall per chunk (a batch) and a descriptor per
+ * 256 specs.
  *
  * Chunks are never taken out: each update or delete of an outer map waits
  * for an RCU grace period (tens of milliseconds), and hits of links being

@@ -13,7 +13,7 @@
  * BPF side (bpf/usdt.bpf.h) can read every argument from it and the
  * program's registers.
  *
- * Specs live in an array of maps (bpf/usdt_spec.h): chunks of 64 specs,
+ * Specs live in an array of maps (bpf/usdt_spec.h): chunks of 256 specs,
  * mmapable arrays that chunks.c creates when the first ID in them is
  * handed out and writes in place, so an object attaching a few probes
  * holds one chunk and one attaching 65536 distinct specs needs no option.
