@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 
 #include "trace_test.h"
+#include "usdt.h"
 
 #define PT FIXTURE_DIR "/prom_target"
 #define ROUNDS 50
@@ -184,6 +185,24 @@ static void wait_file(const char *path, const char *needle, double secs,
 	free(s);
 }
 
+/* pm:req's call sites in the fixture, as its compiler laid them out
+ * (clang with the sanitizers makes four copies of the probe). */
+static int req_sites(void)
+{
+	struct usdt_file *f = usdt_file__open(PT, NULL);
+	size_t i, n = 0;
+
+	assert_non_null(f);
+	for (i = 0; i < usdt_file__probe_cnt(f); i++) {
+		const struct usdt_probe *p = usdt_file__probe(f, i);
+
+		n += !strcmp(usdt_probe__provider(p), "pm") &&
+		     !strcmp(usdt_probe__name(p), "req");
+	}
+	usdt_file__close(f);
+	return (int)n;
+}
+
 static bool have(const char *prog)
 {
 	char cmd[128];
@@ -315,7 +334,9 @@ static void test_listen_count(void **state)
 	expect_in(page, "# TYPE usdt_probe_hits_total counter\n");
 	expect_in(page, "\nusdt_lost_hits_total 0\n");
 	expect_in(page, "\nusdt_attached_probes 1\n");
-	expect_in(page, "\nusdt_attached_sites 1\n");
+	snprintf(want, sizeof(want), "\nusdt_attached_sites %d\n",
+		 req_sites());
+	expect_in(page, want);
 	promtool_passes(page);
 	free(page);
 
