@@ -176,27 +176,6 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-/* Has process pid exited (reaped, or a zombie: state Z or X in
- * /proc/PID/stat), or is it unknown? */
-static bool proc_gone(pid_t pid)
-{
-	char path[32], buf[512], *paren;
-	size_t n;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return true;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* "PID (COMM) S ...": COMM may hold ')' itself. */
-	paren = strrchr(buf, ')');
-	return !paren || paren[1] != ' ' || paren[2] == 'Z' ||
-	       paren[2] == 'X';
-}
-
 /*
  * Can a link for process pid to the file ever fire? Not when the process
  * has no address space (it exited: a zombie), nor when it runs another
@@ -242,7 +221,7 @@ static int check_process(const struct attach_ctx *c, bool *maps)
 	/* Nothing mapped: gone, a zombie, or caught in an exec() between
 	 * its old image and its new one (maps empty for a moment), which
 	 * maps the file later if at all. */
-	if (!any && proc_gone(c->pid)) {
+	if (!any && usdt__proc_gone(c->pid)) {
 		pr_warn("%s:%s: process %d does not exist or has exited\n",
 			c->provider, c->name, c->pid);
 		return -ESRCH;

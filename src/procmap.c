@@ -383,3 +383,22 @@ FILE *usdt__maps_open(pid_t pid)
 		snprintf(maps, sizeof(maps), "/proc/self/maps");
 	return fopen(maps, "re");
 }
+
+bool usdt__proc_gone(pid_t pid)
+{
+	char path[32], buf[512], *paren;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return true;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* "PID (COMM) S ...": COMM may hold ')' itself. */
+	paren = strrchr(buf, ')');
+	return !paren || paren[1] != ' ' || paren[2] == 'Z' ||
+	       paren[2] == 'X';
+}

@@ -105,4 +105,8 @@ int usdt__open_mapping(pid_t pid, const struct usdt__mapping *m, char *out,
 int usdt__file_map_id(const struct usdt_file *file,
 		      const struct usdt__map_id **id);
 
+/* Has process pid ended: gone, unknown, or a zombie (state Z or X in
+ * /proc/PID/stat)? For the attach, and the tool without a pidfd. */
+bool usdt__proc_gone(pid_t pid);
+
 #endif /* __LIBUSDT_PROCMAP_H */

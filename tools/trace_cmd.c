@@ -54,6 +54,7 @@
 #include <bpf/libbpf.h>
 
 #include "trace.h"
+#include "usdt_tool.h"
 #include "usdt_trace.skel.h"
 
 static const char trace_usage[] =
@@ -760,23 +761,10 @@ static int exit_status(int status)
 static bool pid_ended(pid_t pid, int pid_fd)
 {
 	struct pollfd pfd = { .fd = pid_fd, .events = POLLIN };
-	char path[64], buf[256], *rp;
-	ssize_t n;
-	int fd;
 
 	if (pid_fd >= 0)
 		return poll(&pfd, 1, 0) > 0;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return true;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return true;
-	buf[n] = '\0';
-	rp = strrchr(buf, ')');
-	return !rp || rp[1] != ' ' || rp[2] == 'Z' || rp[2] == 'X';
+	return usdt__proc_gone(pid);
 }
 
 /* Is stdout a pipe whose reader has gone? */
