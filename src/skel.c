@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The manager's face: usdt_manager__new() and usdt_manager__free() around
- * the store (src/manager.c), and the programs in SEC("usdt/PATH:PROVIDER:
+ * the store (src/store/store.c), and the programs in SEC("usdt/PATH:PROVIDER:
  * NAME"), libbpf's auto-attach syntax, of an object that has a manager:
  * usdt_manager__attach_all() attaches them, the manager owns those links
  * and usdt_manager__free() destroys them. Their auto-attach is turned off,
  * so that the skeleton's __attach() leaves them to the manager; an object
  * without a manager gets them attached by __attach() through libusdt's
- * section handler (src/progh.c), into skel->links.
+ * section handler (src/libbpf/progh.c), into skel->links.
  */
 #include <limits.h>
 
-#include "attach.h"
-#include "progh.h"
+#include "attach/attach.h"
+#include "libbpf/progh.h"
 
 /* Is prog's section "usdt/..." or "usdt.s/..."? Its target, or NULL. */
 static const char *usdt_target(const struct bpf_program *prog)

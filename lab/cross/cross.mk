@@ -39,8 +39,8 @@
 CROSS_TRIPLETS ?= aarch64-linux-gnu s390x-linux-gnu riscv64-linux-gnu
 CROSS_DIR := build/cross
 
-CROSS_LIB_SRCS := $(filter-out src/manager.c src/attach.c src/skel.c \
-	src/progh.c src/linkids.c src/kfeatures.c,$(LIB_SRCS))
+CROSS_LIB_SRCS := $(filter-out src/store/store.c src/attach/attach.c src/skel.c \
+	src/libbpf/progh.c src/kernel/linkids.c src/kernel/kfeatures.c,$(LIB_SRCS))
 # They need libbpf: the spec-ID allocator (manager.c), the BPF-side header
 # (compiles BPF with the host's clang), `usdt list` (the host-built tool),
 # the libbpf a test runs with, the section handler (test_header_link); and
