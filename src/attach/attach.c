@@ -483,7 +483,7 @@ static int attach_prepare(struct attach_ctx *c,
 		c->use_ip = false;
 	/* Only force_ip_map gets here: without bpf_cookie the manager
 	 * always keeps the path. */
-	if (c->use_ip && !usdt__ip_map_kept(c->man)) {
+	if (c->use_ip && !c->man->ip_map_kept) {
 		pr_warn("%s:%s: force_ip_map needs the IP-map path, and program '%s' was loaded without it: create the manager before load with usdt_manager_opts.keep_ip_map\n",
 			c->provider, c->name, pname);
 		return -EINVAL;

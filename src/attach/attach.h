@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* The attach engine (src/attach/attach.c), as the faces use it: the manager's
- * (src/skel.c) and libbpf's flow (src/libbpf/progh.c). */
+ * (src/manager.c) and libbpf's flow (src/libbpf/progh.c). */
 #ifndef __LIBUSDT_ATTACH_H
 #define __LIBUSDT_ATTACH_H
 

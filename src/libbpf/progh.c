@@ -46,6 +46,7 @@
 #include <linux/bpf.h>
 
 #include "attach/attach.h"
+#include "libbpf/object.h"
 #include "libbpf/progh.h"
 
 /* The maps a program's instructions name, and so what it reads. */

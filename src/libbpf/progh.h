@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* libusdt inside libbpf's own flow (src/libbpf/progh.c), as the manager's face
- * (src/skel.c) uses it. */
+ * (src/manager.c) uses it. */
 #ifndef __LIBUSDT_PROGH_H
 #define __LIBUSDT_PROGH_H
 

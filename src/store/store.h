@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* The spec store (src/store/store.c): spec IDs, the IP map and storage of one
  * BPF object, as the attach engine (src/attach/attach.h) and the faces use it. */
-#ifndef __LIBUSDT_MANAGER_H
-#define __LIBUSDT_MANAGER_H
+#ifndef __LIBUSDT_STORE_H
+#define __LIBUSDT_STORE_H
 
 #include <unistd.h>
 
@@ -16,10 +16,6 @@
 #include "../../bpf/usdt_spec.h"
 
 #define USDT__FILE_CACHE 4
-
-/* Can the object's programs find specs through the IP map? Not when the
- * manager loaded them without (usdt__ip_map = 0 in .rodata). */
-bool usdt__ip_map_kept(struct usdt_manager *man);
 
 /*
  * One spec ID's bookkeeping, beside its spec in the chunk.
@@ -49,6 +45,9 @@ struct usdt_manager {
 	size_t ext_cnt, ext_cap;
 	size_t ext_swept;		/* ext_cnt after the last sweep */
 	bool implicit;
+	/* Can the object's programs find specs through the IP map? Not when
+	 * the manager loaded them without (src/libbpf/object.c). */
+	bool ip_map_kept;
 	/* The store of programs that name no spec map (usdt__manager_specless()):
 	 * no maps, no spec IDs, no IP-map entries, cookies 0. */
 	bool specless;
@@ -128,23 +127,8 @@ void usdt__store_move(struct usdt_manager *man, struct usdt_manager *imp);
 /* Release the memory of a manager already freed by its user. */
 void usdt__manager_release(struct usdt_manager *man);
 
-/* The store and its checks of obj, for usdt_manager__new() (src/skel.c);
- * NULL and errno on error. */
-struct usdt_manager *usdt__manager_new(struct bpf_object *obj,
-				       const struct usdt_manager_opts *opts);
-/* The user is done with man (usdt_manager__free(), src/skel.c): the
- * memory goes with the last link. */
-void usdt__manager_retire(struct usdt_manager *man);
-/* Before usdt_manager__free() gives man's store back to an implicit
- * manager (src/skel.c): its programs are no longer its, and its storage,
- * which no live link of its own uses, goes (kept in the maps for pinned
- * links). */
-void usdt__manager_unface(struct usdt_manager *man);
-/* Is libusdt libbpf's handler of SEC("usdt") programs (src/libbpf/progh.c)? */
-extern bool usdt__handler_active;
-/* The manager that prepared prog for load (its link kind set), or NULL. */
-struct usdt_manager *usdt__prog_manager(const struct bpf_program *prog);
+/* The caps (0: none; src/libbpf/object.c finds them). */
+void usdt__store_caps(struct usdt_manager *man, uint32_t max_specs,
+		      uint32_t max_ips, uint32_t max_storage);
 
-
-
-#endif /* __LIBUSDT_MANAGER_H */
+#endif /* __LIBUSDT_STORE_H */

@@ -12,6 +12,7 @@
 #include <limits.h>
 
 #include "attach/attach.h"
+#include "libbpf/object.h"
 #include "libbpf/progh.h"
 
 /* Is prog's section "usdt/..." or "usdt.s/..."? Its target, or NULL. */
