@@ -270,6 +270,7 @@ kernel-tests: $(KERNEL_BINS) $(TEST_DEPS)
 
 # One summary for the whole suite.
 check: deps
+	$(Q)tests/layers.sh
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(KERNEL_BINS) $(TEST_DEPS)
 	$(if $(NOT_RUN),@echo "check: kernel tests NOT RUN: $(NOT_RUN)")
 	$(Q)tests/run.sh $(TEST_TIMEOUT) $(UNIT_BINS) $(KERNEL_BINS)

@@ -41,7 +41,7 @@ CROSS_DIR := build/cross
 
 CROSS_LIB_SRCS := $(filter-out src/store/store.c src/attach/attach.c src/manager.c \
 	src/libbpf/progh.c src/libbpf/object.c src/kernel/linkids.c src/kernel/kfeatures.c,$(LIB_SRCS))
-# They need libbpf: the spec-ID allocator (manager.c), the BPF-side header
+# They need libbpf: the spec-ID allocator (store.c), the BPF-side header
 # (compiles BPF with the host's clang), `usdt list` (the host-built tool),
 # the libbpf a test runs with, the section handler (test_header_link); and
 # the host build's libusdt.pc.

@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * What every source file of the library uses: logging, error conversion,
- * opts handling and an overflow-checked realloc. Each area has a header
- * of its own for the rest: args.h, arch_ops.h, symtab.h; the reader's
- * sites.h, file.h, reader.h (ELF), notes.h, probe.h, noteidx.h,
- * match.h; procmap.h, resolve.h; manager.h; and below them all,
- * openpath.h (opening a file another user may control).
+ * opts handling and an overflow-checked realloc. Each layer has a folder
+ * of src/ and headers of its own for the rest (docs/library.md, Layout;
+ * tests/layers.sh keeps the order).
  */
 #ifndef __LIBUSDT_INTERNAL_H
 #define __LIBUSDT_INTERNAL_H

@@ -2,7 +2,7 @@
 /*
  * One fact from the kernel's BTF, read without loading it: the name of
  * the struct that bpf_user_pt_regs_t stands for (see probe_ctx_name() in
- * manager.c). libbpf's btf__load_vmlinux_btf() holds all of
+ * kfeatures.c). libbpf's btf__load_vmlinux_btf() holds all of
  * /sys/kernel/btf/vmlinux (about 6 MB) and its index in memory: with
  * libbpf 1.1.2 that alone raised the peak memory of every attaching
  * process from about 2 MB to 13 MB, five times what the attach itself

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The USDT manager: one per bpf_object.
+ * The spec store: one per bpf_object, its manager's (src/manager.c) or,
+ * for an object without one, an implicit store (src/libbpf/progh.c).
  *
  * Theory of operation
  * -------------------
