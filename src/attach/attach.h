@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The attach engine (src/attach/attach.c), as the faces use it: the manager's
+/* The attach engine (src/attach/), as the faces use it: the manager's
  * (src/manager.c) and libbpf's flow (src/libbpf/progh.c). */
 #ifndef __LIBUSDT_ATTACH_H
 #define __LIBUSDT_ATTACH_H

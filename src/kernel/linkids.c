@@ -2,7 +2,7 @@
 /*
  * The IDs of the machine's live BPF links, for telling whether a link the
  * library no longer holds an fd of still runs (usdt__ext_sweep(), in
- * attach.c) where BPF_LINK_GET_FD_BY_ID is refused: that command needs
+ * src/attach/ext.c) where BPF_LINK_GET_FD_BY_ID is refused: that command needs
  * CAP_SYS_ADMIN, and a tracer may run with CAP_BPF and CAP_PERFMON only.
  * A BPF iterator over links (Linux 6.0, "bpf: Add bpf_link iterator")
  * needs no more than those two: a thirteen-instruction tracing program

@@ -26,7 +26,7 @@
  * from its maps' fds, src/store/store.c), found by its spec map's kernel ID
  * and freed once the object's fd definitely no longer names that map
  * (stores_gc(): not on an error that says nothing). Its records of
- * the links the user holds are swept as src/attach/attach.c says. A program a
+ * the links the user holds are swept as src/attach/ext.c says. A program a
  * manager prepared, or one of a loaded object that has a manager, uses
  * that manager's store (a manager's programs are not auto-attached: it
  * attaches them). A manager made for a loaded object adopts the object's
