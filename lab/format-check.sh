@@ -15,13 +15,14 @@ if ! command -v "$CF" >/dev/null; then
 	exit 1
 fi
 bad=0
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
 for f in $(git ls-files 'src/*.[ch]' 'include/*.h' 'bpf/*.h' 'tools/*.[ch]'); do
-	if ! "$CF" "$f" | diff -u "$f" - > /tmp/format-check.$$ 2>&1; then
+	if ! "$CF" "$f" | diff -u "$f" - > "$out" 2>&1; then
 		echo "format-check: $f differs from .clang-format ($CF):" >&2
-		head -n 20 /tmp/format-check.$$ >&2
+		head -n 20 "$out" >&2
 		bad=1
 	fi
 done
-rm -f /tmp/format-check.$$
 [ $bad = 0 ] || exit 1
 echo "format-check: src/ include/ bpf/ tools/ match .clang-format ($("$CF" --version | sed -n 's/.*version \([0-9.]*\).*/\1/p'))"
