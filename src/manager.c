@@ -137,7 +137,7 @@ static bool hand_back(struct usdt_manager *man)
 	struct usdt_manager *imp;
 
 	/* ext[] is filled by attaches, which set specs_outer first. */
-	if (!man->ext_cnt || man->link_cnt != man->ext_cnt || !man->ip_map ||
+	if (!man->ext_cnt || man->refcnt != man->ext_cnt + 1 || !man->ip_map ||
 	    usdt__manager_forked(man))
 		return false;
 	ips = usdt__outer_of(man->ip_map);
@@ -151,7 +151,7 @@ static bool hand_back(struct usdt_manager *man)
 		return true;
 	/* No room in the list: kept in the maps, as for a pinned link. */
 	usdt__ext_drop(imp);
-	usdt__manager_release(imp);
+	usdt__store_put(imp);
 	return true;
 }
 

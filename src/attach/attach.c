@@ -548,7 +548,7 @@ static struct usdt_link *attach_sites(struct attach_ctx *c)
 	/* refs is no longer needed: it is big enough to sort IDs in. */
 	link->spec_cnt = count_distinct(link_site_ids(link), link->site_cnt,
 					(int *)refs);
-	c->man->link_cnt++;
+	usdt__store_get(c->man);
 	pr_debug("attached '%s' to %zu sites of %s:%s in '%s' (%s, %u specs%s)\n",
 		 bpf_program__name(c->prog), c->cnt, c->provider, c->name,
 		 c->file->path, c->maker->what,

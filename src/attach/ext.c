@@ -341,7 +341,7 @@ void usdt__ext_sweep(struct usdt_manager *man)
 			continue;
 		}
 		usdt__link_release(l);
-		man->link_cnt--;
+		usdt__store_put(man);	/* never its holder's */
 	}
 	man->ext_cnt = man->ext_swept = n;
 	usdt__link_ids_free(&live);
@@ -368,7 +368,7 @@ void usdt__ext_drop(struct usdt_manager *man)
 	for (i = 0; i < man->ext_cnt; i++) {
 		man->ext[i]->pinned = true;	/* the maps are left as they are */
 		usdt__link_release(man->ext[i]);
-		man->link_cnt--;
+		usdt__store_put(man);	/* never its holder's */
 	}
 	man->ext_cnt = man->ext_swept = 0;
 }

@@ -86,14 +86,6 @@ struct usdt_link *usdt__link_alloc(const struct attach_ctx *c)
 	return link;
 }
 
-/* Drop a link's reference on its manager, and the manager's memory with
- * the last one after usdt_manager__free(). */
-static void link_unref(struct usdt_manager *man)
-{
-	if (!--man->link_cnt && man->freed)
-		usdt__manager_release(man);
-}
-
 int usdt_link__destroy(struct usdt_link *link)
 {
 	struct usdt_manager *man;
@@ -103,7 +95,7 @@ int usdt_link__destroy(struct usdt_link *link)
 		return 0;
 	man = link->man;
 	err = usdt__link_unwind(link);
-	link_unref(man);
+	usdt__store_put(man);	/* the link's reference */
 	return usdt__err(err);
 }
 
@@ -177,7 +169,7 @@ int usdt_links__destroy(struct usdt_link **links, size_t n)
 		man = links[i]->man;
 		e = usdt__link_release(links[i]);
 		err = err ? err : e;
-		link_unref(man);
+		usdt__store_put(man);	/* the link's reference */
 		links[i] = NULL;
 	}
 	return usdt__err(err);

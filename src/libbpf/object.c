@@ -396,6 +396,7 @@ struct usdt_manager *usdt__manager_new(struct bpf_object *obj,
 	if (!man)
 		return usdt__err_ptr(-ENOMEM);
 	man->obj = obj;
+	man->refcnt = 1;	/* the manager's: usdt__manager_retire() */
 	man->owner = getpid();
 	man->ips.outer_fd = man->ips.fd = -1;
 	man->specs_map = bpf_object__find_map_by_name(obj, "usdt__specs");
@@ -465,6 +466,5 @@ void usdt__manager_retire(struct usdt_manager *man)
 	man->freed = true;
 	man->obj = NULL;
 	man->specs_map = man->ip_map = man->storage.map = NULL;
-	if (!man->link_cnt)
-		usdt__manager_release(man);
+	usdt__store_put(man);	/* the links left hold it */
 }

@@ -149,7 +149,7 @@ static void stores_gc(void)
 		}
 		usdt__ext_drop(m);
 		usdt__file_cache_clear(m);
-		usdt__manager_release(m);
+		usdt__store_put(m);	/* the list's */
 	}
 	store_cnt = n;
 }
@@ -176,7 +176,7 @@ static struct usdt_manager *specless_store(void)
 {
 	if (specless && usdt__manager_forked(specless)) {
 		usdt__ext_drop(specless);
-		usdt__manager_release(specless);
+		usdt__store_put(specless);
 		specless = NULL;
 	}
 	if (!specless)

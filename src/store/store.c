@@ -241,7 +241,8 @@ void usdt__store_move(struct usdt_manager *man, struct usdt_manager *imp)
 	man->ips = imp->ips;
 	man->ips.cap = ip_cap > imp->ips.cnt ? ip_cap : imp->ips.cnt;
 	man->pinned_cnt = imp->pinned_cnt;
-	man->link_cnt = imp->link_cnt;
+	/* imp's links are man's now; imp's holder goes with imp. */
+	man->refcnt += imp->refcnt - 1;
 	free(imp);
 }
 
@@ -253,6 +254,7 @@ struct usdt_manager *usdt__manager_implicit(const struct usdt__outer *specs,
 
 	if (!man)
 		return NULL;
+	man->refcnt = 1;
 	man->owner = getpid();
 	man->ips.outer_fd = man->ips.fd = -1;
 	man->specs_outer = *specs;
@@ -274,7 +276,7 @@ struct usdt_manager *usdt__manager_specless(void)
 	return man;
 }
 
-void usdt__manager_release(struct usdt_manager *man)
+static void store_release(struct usdt_manager *man)
 {
 	/* Pinned links go on reading the chunks, and so do the parent's
 	 * links after a fork() and the links of libbpf's that an implicit
@@ -291,3 +293,14 @@ void usdt__manager_release(struct usdt_manager *man)
 	free(man);
 }
 
+
+void usdt__store_get(struct usdt_manager *man)
+{
+	man->refcnt++;
+}
+
+void usdt__store_put(struct usdt_manager *man)
+{
+	if (!--man->refcnt)
+		store_release(man);
+}

@@ -70,13 +70,21 @@ struct usdt_manager {
 	struct usdt_link **owned;
 	size_t owned_cnt, owned_cap;
 
-	size_t link_cnt;		/* live links, owned ones included */
+	/*
+	 * Its holders, each with one reference: the manager that made it,
+	 * or the section handler's list of implicit stores (src/libbpf/
+	 * progh.c), until usdt__manager_retire() or that list lets go; and
+	 * each live link made on it, the records of libbpf's links (ext[])
+	 * and the manager's own links included. usdt__store_put() of the
+	 * last one releases it (store.c).
+	 */
+	size_t refcnt;
 	/* The process that made the manager. The maps are shared across
 	 * fork() and the kernel links live on in the parent, so a child's
 	 * copy only closes and frees, and attaches nothing. */
 	pid_t owner;
-	bool freed;			/* usdt_manager__free() called; the
-					 * last link frees the memory */
+	bool freed;			/* usdt_manager__free() called: no
+					 * more attaches */
 };
 
 /*
@@ -111,8 +119,8 @@ static inline bool usdt__manager_forked(const struct usdt_manager *man)
 }
 
 /* An implicit manager of the maps specs and ips (see struct usdt_manager);
- * NULL when out of memory. Released by usdt__manager_release() after its
- * records are dropped (usdt__ext_drop()). */
+ * NULL when out of memory. Its holder's reference is the caller's, put
+ * after its records are dropped (usdt__ext_drop()). */
 struct usdt_manager *usdt__manager_implicit(const struct usdt__outer *specs,
 					    const struct usdt__outer *ips,
 					    uint32_t specs_id);
@@ -124,8 +132,12 @@ struct usdt_manager *usdt__manager_specless(void);
 /* Move imp's store (chunks, spec IDs, IP map, counts) into man, a
  * manager of the same loaded object, and free imp (usdt__manager_adopt()). */
 void usdt__store_move(struct usdt_manager *man, struct usdt_manager *imp);
-/* Release the memory of a manager already freed by its user. */
-void usdt__manager_release(struct usdt_manager *man);
+/* A reference on the store more (a link made on it), or one less: the
+ * last put releases it, closing its chunks, IP map and storage (kept in
+ * the maps where pinned links or a parent's links still read them) and
+ * freeing its memory. */
+void usdt__store_get(struct usdt_manager *man);
+void usdt__store_put(struct usdt_manager *man);
 
 /* The caps (0: none; src/libbpf/object.c finds them). */
 void usdt__store_caps(struct usdt_manager *man, uint32_t max_specs,
