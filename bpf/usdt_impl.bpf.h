@@ -6,8 +6,9 @@
  * what they do change with the spec layout (usdt_spec.h), which the
  * manager checks.
  *
- * In this file, in order: the errno values; the spec map and the IP map,
- * and the read-only globals the manager writes before load; the context's
+ * In this file, in order: the errno values; how the global functions are
+ * linked and the context type they take; the spec map and the IP map, and
+ * the read-only globals the manager writes before load; the context's
  * registers (copied, or read in place by a tree of compares); the spec
  * lookup; the argument readers, general and windowed; the global
  * functions behind libbpf's names (usdt__arg() and friends) and behind
@@ -23,8 +24,8 @@
  * (what the caller's own branches cost comes on top; see bpf_usdt_arg()
  * for the branch hint that keeps those linear). This needs BTF (-g) and a
  * kernel that checks pointer arguments of global functions (5.12 and
- * later). USDT_STATIC_SUBPROGS before the include has them verified per
- * call instead, like libbpf's (older kernels).
+ * later); usdt.bpf.h says what to do without them (USDT_STATIC_SUBPROGS,
+ * __USDT_FN below).
  *
  * Run time. No helper call reads a register where the arch is known: a
  * checked bpf_usdt_arg() loads the words it needs from the context, and
