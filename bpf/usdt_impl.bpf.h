@@ -225,7 +225,8 @@ __weak __noinline int __bpf_usdt_specs(void)
  * __USDT_IP_OFF where the PC is in it (both from usdt_spec.h).
  */
 #if defined(__TARGET_ARCH_x86)
-/* All words but the last, ss, which no operand names (src/arch/x86_64.c). */
+/* All words but the last, ss, which no operand names
+ * (src/reader/arch/x86_64.c). */
 #define __USDT_CTX_SLOTS (USDT_CTX_SZ_X86_64 / 8 - 1)
 #define __USDT_IP_OFF USDT_PC_OFF_X86_64
 #elif defined(__TARGET_ARCH_arm64)

@@ -53,7 +53,7 @@
  * idx_off index: its size (of the kernel's struct pt_regs, the uapi part
  * that holds every register an operand can name: bpf_user_pt_regs_t where
  * the arch has one) and where in it the PC is, 8 bytes. The library's
- * arch tables (src/arch/, which check them against the host's own headers
+ * arch tables (src/reader/arch/, which check them against the host's own headers
  * in native builds) and the BPF side both take them from here. Facts of
  * the kernel, not of this layout: they never change USDT_SPEC_LAYOUT.
  */

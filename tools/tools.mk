@@ -4,7 +4,7 @@
 # The tool is built the way a user's program would be: the public header,
 # the static library, libbpf, and a bpftool skeleton of its BPF program.
 # Only /proc/PID/maps and its patterns it reads with the library's own code
-# (src/procmap.h, src/match.h: tools/tool.h says why).
+# (src/proc/procmap.h, src/base/match.h: tools/tool.h says why).
 
 TOOL := $(OBJDIR)/usdt
 TOOL_SRCS := tools/usdt.c tools/common.c tools/list.c tools/trace_cmd.c \
@@ -18,7 +18,7 @@ TOOL_OBJS := $(patsubst %.c,$(OBJDIR)/%.o,$(TOOL_SRCS))
 tools: $(TOOL)
 
 $(OBJDIR)/tools/%.o: tools/%.c tools/tool.h tools/trace.h tools/trace_event.h \
-		include/usdt.h src/procmap.h src/match.h $(TOOL_SKEL)
+		include/usdt.h src/proc/procmap.h src/base/match.h $(TOOL_SKEL)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(TOOL_CFLAGS) -c $< -o $@

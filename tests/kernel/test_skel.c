@@ -11,7 +11,7 @@
 #include <bpf/bpf.h>
 
 #include "test_util.h"
-#include "manager.h"
+#include "store/store.h"
 #include "usdt_skel.skel.h"
 
 void lib_fire(int x);

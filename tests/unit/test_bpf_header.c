@@ -16,11 +16,11 @@
 #include <bpf/libbpf.h>
 
 #include "test_util.h"
-#include "manager.h"
+#include "store/store.h"
 #include "usdt.h"
 #include "usdt_spec.h"
-#include "manager.h"
-#include "args.h"
+#include "store/store.h"
+#include "reader/args.h"
 
 #define OUT USDT_OBJDIR "/tests/unit/bpf"
 

@@ -5,8 +5,8 @@
  * be made to fail. No kernel needed.
  */
 #include "test_util.h"
-#include "manager.h"
-#include "args.h"
+#include "store/store.h"
+#include "reader/args.h"
 
 #include <unistd.h>
 
