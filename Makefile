@@ -143,12 +143,13 @@ $(OBJDIR)/libusdt.pc: src/libusdt.pc.template
 
 # ----------------------------------------------------------------------
 # Public headers: installed as <usdt/usdt.h>, <usdt/usdt.bpf.h> (and the
-# two they include), as libbpf's are <bpf/...>. In the tree, OBJDIR/include
-# has the same layout (links to the sources) for code written as a user's:
-# the examples.
+# three they include: usdt_version.h, and the BPF side's machinery,
+# usdt_impl.bpf.h and usdt_spec.h), as libbpf's are <bpf/...>. In the tree,
+# OBJDIR/include has the same layout (links to the sources) for code
+# written as a user's: the examples.
 
 PUBLIC_HDRS := include/usdt.h include/usdt_version.h bpf/usdt.bpf.h \
-	       bpf/usdt_spec.h
+	       bpf/usdt_impl.bpf.h bpf/usdt_spec.h
 PUBLIC_INC := $(OBJDIR)/include
 PUBLIC_LINKS := $(addprefix $(PUBLIC_INC)/usdt/,$(notdir $(PUBLIC_HDRS)))
 

@@ -2,8 +2,8 @@
 /*
  * Layout of a USDT call-site spec as the BPF side reads it from the spec
  * array map. Shared, byte for byte, by the user-space library (src/) and the
- * BPF-side header (bpf/usdt.bpf.h). Installed, but not an API: only
- * libusdt writes these and only bpf/usdt.bpf.h reads them.
+ * BPF side (bpf/usdt_impl.bpf.h, behind bpf/usdt.bpf.h). Installed, but not
+ * an API: only libusdt writes these and only its BPF side reads them.
  *
  * Every field has a fixed width and fixed offset, and no bitfields are used,
  * so the layout is the same on either byte order; the static asserts at the

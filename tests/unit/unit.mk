@@ -34,3 +34,7 @@ $(OBJDIR)/tests/unit/test_prom: tools/common.c tools/trace_prom.c \
 # test_header_link: a second file of the program that includes usdt.h.
 LDFLAGS_test_header_link := tests/unit/header_second.c
 $(OBJDIR)/tests/unit/test_header_link: tests/unit/header_second.c
+
+# test_bpf_header builds a user's program from the public include
+# directory (OBJDIR/include) alone.
+$(OBJDIR)/tests/unit/test_bpf_header: $(PUBLIC_LINKS)
