@@ -109,7 +109,7 @@ struct trace_ctx {
 	int time_digits;	/* --time-unit: 0 ns, 3 us, 6 ms, 9 s */
 	unsigned int str_size;	/* -s */
 	/* Strings read again from user space (trace_fmt.c's refetch()). */
-	char refetched[TRACE_MAX_ARGS][TRACE_STR_MAX + 1];
+	char refetched[TRACE_MAX_VALS][TRACE_STR_MAX + 1];
 	struct stack_state *stacks;	/* trace_stack.c's, made at first use */
 	int write_err;		/* errno of a failed write to stdout */
 	/* CLOCK_REALTIME - CLOCK_MONOTONIC (bpf_ktime_get_ns()'s), in ns,

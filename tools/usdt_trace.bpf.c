@@ -197,11 +197,11 @@ __noinline int trace_fault_in(__u64 addr, __u32 n)
 	return 0;
 }
 
-/* The bytes trace_read_str() reads of argument i's string, at most. */
+/* The bytes trace_read_str() reads of value i's string, at most. */
 static __always_inline __u32 str_bytes(const struct trace_probe_cfg *cfg,
 				       __u32 i)
 {
-	__u32 n = str_size, max = i < TRACE_MAX_ARGS ? cfg->str_max[i] : 0;
+	__u32 n = str_size, max = i < TRACE_MAX_VALS ? cfg->str_max[i] : 0;
 
 	if (max && max < n)
 		n = max;
@@ -215,6 +215,25 @@ static __always_inline void fault_arg(struct pt_regs *ctx, __u32 i,
 
 	if (!bpf_usdt_arg(ctx, i, &v) && v)
 		trace_fault_in((__u64)v + (__u64)off, n);
+}
+
+/* Typed load k's string (an 8-byte load used as %s): the pointer, just
+ * faulted in by fault_all(), read here, and the string it points to
+ * faulted in. */
+static __always_inline void fault_load_str(struct pt_regs *ctx,
+					   const struct trace_probe_cfg *cfg,
+					   __u32 k)
+{
+	const struct trace_load *l = &cfg->loads[k];
+	__u64 ptr = 0;
+	long v = 0;
+
+	if (!(cfg->str_mask & (1u << (TRACE_MAX_ARGS + k))) ||
+	    bpf_usdt_arg(ctx, l->arg, &v) || !v ||
+	    bpf_probe_read_user(&ptr, sizeof(ptr),
+				(const void *)((__u64)v + (__s64)l->off)))
+		return;
+	trace_fault_in(ptr, str_bytes(cfg, TRACE_MAX_ARGS + k));
 }
 
 /*
@@ -245,10 +264,12 @@ static __always_inline void fault_all(struct pt_regs *ctx, __u32 key)
 		if (cfg->str_mask & (1u << i))
 			fault_arg(ctx, i, 0, str_bytes(cfg, i));
 	for (i = 0; i < TRACE_MAX_LOADS; i++)
-		if (i < cfg->load_cnt && cfg->loads[i].arg < TRACE_MAX_ARGS)
+		if (i < cfg->load_cnt && cfg->loads[i].arg < TRACE_MAX_ARGS) {
 			fault_arg(ctx, cfg->loads[i].arg,
 				  (__s64)cfg->loads[i].off,
 				  cfg->loads[i].size);
+			fault_load_str(ctx, cfg, i);
+		}
 }
 
 /*
@@ -672,17 +693,19 @@ static __always_inline __s64 probe_by_offset(struct pt_regs *ctx, __u64 id)
 	return *idx;
 }
 
-/* Bytes of argument i's string to read when it need not end in a NUL
+/* Bytes of value i's string to read when it need not end in a NUL
  * (%.*s): what its length argument says, clamped to 0 .. n - 1, so that a
  * negative or huge length never reads past the room for it. */
 static __always_inline __u32 fixed_len(const struct scratch *s,
 				       const struct trace_probe_cfg *cfg,
 				       __u32 i, __u32 n)
 {
-	__u32 k = cfg->len_arg[i];
+	__u32 k = TRACE_MAX_VALS;
 	__s64 want = 0;
 
-	if (k < TRACE_MAX_ARGS)
+	if (i < TRACE_MAX_VALS)
+		k = cfg->len_arg[i];
+	if (k < TRACE_MAX_VALS)
 		want = (__s64)s->hit.args[k];
 	if (want < 0)
 		want = 0;
@@ -706,9 +729,10 @@ static __always_inline long read_fixed(struct scratch *s, __u32 o, __u32 len,
 }
 
 /*
- * Read argument i's string into the scratch area at hit.str_total: up to
+ * Read value i's string (an argument's, or a typed load's from
+ * TRACE_MAX_ARGS on) into the scratch area at hit.str_total: up to
  * its NUL, or (fixed_mask) exactly fixed_len() bytes, then a NUL of ours.
- * A global function, verified once rather than at each of the twelve
+ * A global function, verified once rather than at each of the
  * calls with every mix of lengths and failures before it. It takes
  * scalars only (probe key, argument) and looks its maps up itself:
  * Linux 6.1 takes no map value pointer as a global function's argument.
@@ -724,7 +748,7 @@ __noinline int trace_read_str(__u32 key, __u32 i)
 
 	s = bpf_map_lookup_elem(&scratch, &zero);
 	cfg = bpf_map_lookup_elem(&probe_cfg, &key);
-	if (!s || !cfg || i >= TRACE_MAX_ARGS)
+	if (!s || !cfg || i >= TRACE_MAX_VALS)
 		return 0;
 	o = s->hit.str_total;
 	max = cfg->str_max[i];
@@ -815,6 +839,7 @@ __noinline int trace_load(__u32 key, __u32 k)
 	a = l->arg;
 	s->hit.args[v] = 0;
 	s->hit.errs[v] = 0;
+	s->hit.str_len[v] = 0;
 	s->hit.sizes[v] = l->size;
 	if (a >= TRACE_MAX_ARGS || (s->hit.err_mask & (1u << a)) ||
 	    (__s32)a >= s->hit.arg_cnt) {
@@ -903,12 +928,14 @@ static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
 	for (i = 0; cfg && i < TRACE_MAX_LOADS; i++)
 		if (i < cfg->load_cnt)
 			trace_load((__u32)cookie, (__u32)i);
-	/* After every argument: a string's length may be a later one. A
-	 * NULL pointer is not read (the tool prints "(null)"). The offset
-	 * into the strings is hit.str_total. */
+	/* After every argument and load: a string's length may be a later
+	 * one. A NULL pointer is not read (the tool prints "(null)"). The
+	 * offset into the strings is hit.str_total. */
 	s->hit.str_total = 0;
-	for (i = 0; cfg && i < TRACE_MAX_ARGS; i++)
-		if (i < cnt && (str_mask & (1u << i)) &&
+	for (i = 0; cfg && i < TRACE_MAX_VALS; i++)
+		if ((i < TRACE_MAX_ARGS ? i < cnt :
+		     i - TRACE_MAX_ARGS < cfg->load_cnt) &&
+		    (str_mask & (1u << i)) &&
 		    !(s->hit.err_mask & (1u << i)) && s->hit.args[i])
 			trace_read_str((__u32)cookie, (__u32)i);
 	off = s->hit.str_total;

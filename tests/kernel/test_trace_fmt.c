@@ -748,6 +748,60 @@ static void test_format_loads(void **state)
 	run_result_free(&r);
 }
 
+/*
+ * %s of a pointer loaded from memory, *(uint64 *)(arg0 + K): tf:obj's
+ * struct fields, read in the kernel with -s's bound; "cold" is in a page
+ * the process never touched (read again from user space), and NULL
+ * prints as such. str() of a load is the same string.
+ */
+static void test_format_load_strings(void **state)
+{
+	struct run_result r;
+
+	/* 300 ms after each hit for the read again (fire_obj()). */
+	run_ok(&r, "trace", "-q", "-c", TF " 2 300", TF, "tf:obj",
+	       "\"%s|%s|%s|%.3s|%d\", *(uint64 *)arg0, *(uint64 *)(arg0 + 8), "
+	       "*(uint64 *)(arg0 + 16), str(*(u64 *)arg0), arg1");
+	assert_int_equal(count_str(r.out, " tf:obj objname|cold|(null)|obj|1\n"), 1);
+	assert_int_equal(count_str(r.out, " tf:obj objname|cold|(null)|obj|2\n"), 1);
+	assert_string_equal(r.err, "");
+	run_result_free(&r);
+
+	run_ok(&r, "trace", "-q", "-s", "4", "-j", "-c", TF " 1", TF, "tf:obj",
+	       "\"%s %s\", *(uint64 *)arg0, str(*(uint64 *)(arg0 + 16))");
+	expect_in(r.out, "\"text\": \"obj (null)\", \"args\": [\"obj\", null]}\n");
+	run_result_free(&r);
+
+	run_fails(&r, "%s of a typed load takes a pointer: an 8-byte load",
+		  "trace", TF, "tf:obj", "\"%s\", *(int32 *)(arg0 + 24)");
+	run_fails(&r, "value 1 is str(): a string, for %s only", "trace", TF,
+		  "tf:obj", "\"%d\", str(*(uint64 *)arg0)");
+}
+
+/*
+ * Eight typed loads in one format (libbpf's usdt selftest structs_by_ref
+ * takes seven): every field of tf:obj; a ninth is refused.
+ */
+static void test_format_eight_loads(void **state)
+{
+	struct run_result r;
+
+	run_ok(&r, "trace", "-q", "-c", TF " 1 300", TF, "tf:obj",
+	       "\"%s %s %s %d %d %d %d %u\", *(uint64 *)arg0, "
+	       "*(uint64 *)(arg0 + 8), *(uint64 *)(arg0 + 16), "
+	       "*(int32 *)(arg0 + 24), *(int16 *)(arg0 + 28), "
+	       "*(int8 *)(arg0 + 30), *(int64 *)(arg0 + 32), "
+	       "*(uint64 *)(arg0 + 40)");
+	expect_in(r.out, " tf:obj objname cold (null) -7 -300 5 -1099511627776 9223372036854775809\n");
+	run_result_free(&r);
+
+	run_fails(&r, "*(int *)arg0': value 9: more than 8 typed loads in one format\n",
+		  "trace", TF, "tf:obj",
+		  "\"%d%d%d%d%d%d%d%d%d\", *(int *)arg0, *(int *)arg0, "
+		  "*(int *)arg0, *(int *)arg0, *(int *)arg0, *(int *)arg0, "
+		  "*(int *)arg0, *(int *)arg0, *(int *)arg0");
+}
+
 /* String equality: the string an argument points to, == or != a
  * constant; a longer string does not match its prefix. */
 static void test_filter_strings(void **state)
@@ -1432,6 +1486,8 @@ int main(void)
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_filter_strings),
 		cmocka_unit_test(test_format_loads),
+		cmocka_unit_test(test_format_load_strings),
+		cmocka_unit_test(test_format_eight_loads),
 		cmocka_unit_test(test_filter_errors),
 		cmocka_unit_test(test_filter_range),
 		cmocka_unit_test(test_many_probes),

@@ -290,6 +290,22 @@ static void test_parse_loads(void **state)
 	assert_int_equal(f.arg_need, 6);
 	assert_int_equal(f.str_cfg.loads[0].size, 2);
 	free(f.text);
+
+	/* %s of a pointer load, and str() of one: value TRACE_MAX_ARGS + k
+	 * is a string; eight loads fit. */
+	if (fmt_parse_word("\"%s %.5s %d %d %d %d %d %d\", *(uint64 *)(arg1 + 8), "
+			   "str(*(u64 *)arg0), *(int *)arg0, *(int *)arg0, "
+			   "*(int *)arg0, *(int *)arg0, *(int *)arg0, *(int *)arg0",
+			   &f, why, sizeof(why)))
+		fail_msg("%s", why);
+	assert_int_equal(f.str_cfg.load_cnt, 8);
+	assert_int_equal(f.str_cfg.str_mask, 3u << TRACE_MAX_ARGS);
+	assert_int_equal(f.str_cfg.str_max[TRACE_MAX_ARGS], 0);
+	assert_int_equal(f.str_cfg.str_max[TRACE_MAX_ARGS + 1], 6);
+	assert_int_equal(f.str_cfg.loads[0].off, 8);
+	assert_int_equal(f.str_cfg.loads[1].arg, 0);
+	assert_int_equal(f.arg_need, 2);
+	free(f.text);
 }
 
 static void test_parse_load_errors(void **state)
@@ -299,8 +315,11 @@ static void test_parse_load_errors(void **state)
 		"\"%d\", *(int *)(arg0 * 2)", "\"%d %d\", arg0",
 		"\"%s\", *(int *)arg0", "\"%d\" arg0",
 		"\"%d\", *(int *)(arg0 + 99999999999)",
-		/* A fifth load: at most four. */
-		"\"%d%d%d%d%d\", *(int *)arg0, *(int *)arg0, *(int *)arg0, *(int *)arg0, *(int *)arg0",
+		/* A ninth load: at most eight. */
+		"\"%d%d%d%d%d%d%d%d%d\", *(int *)arg0, *(int *)arg0, *(int *)arg0, *(int *)arg0, *(int *)arg0, *(int *)arg0, *(int *)arg0, *(int *)arg0, *(int *)arg0",
+		/* %s of a load narrower than a pointer; str() of one. */
+		"\"%s\", *(uint32 *)arg0", "\"%s\", str(*(int16 *)arg0)",
+		"\"%s\", str(*(uint64 *)arg0", "\"%d\", str(*(uint64 *)arg0)",
 	};
 	char why[256];
 	size_t i;
