@@ -202,8 +202,6 @@ static const char trace_usage[] =
 "      --by 'str(arg0)' --slower-than 10ms -p 1234 /usr/sbin/mysqld\n"
 "  usdt trace --filter 'arg2 > 100 && pid == 42' ./app myapp:request\n";
 
-volatile sig_atomic_t trace_stop_signal;
-
 static void on_signal(int sig)
 {
 	trace_stop_signal = sig;

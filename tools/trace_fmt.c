@@ -1079,56 +1079,6 @@ static void find_strings(const struct usdt_hit *e, size_t len,
 	}
 }
 
-int64_t wall_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-int64_t wall_offset(void)
-{
-	struct timespec m;
-	int64_t w = wall_now();
-
-	clock_gettime(CLOCK_MONOTONIC, &m);
-	return w - ((int64_t)m.tv_sec * 1000000000 + m.tv_nsec);
-}
-
-void print_time(FILE *f, uint64_t ns, int digits)
-{
-	uint64_t div = 1;
-	int i;
-
-	for (i = 0; i < digits; i++)
-		div *= 10;
-	if (div == 1)
-		fprintf(f, "%" PRIu64, ns);
-	else
-		fprintf(f, "%" PRIu64 ".%0*" PRIu64, ns / div, digits,
-			ns % div);
-}
-
-void print_wall(FILE *f, int64_t ns)
-{
-	time_t s = (time_t)(ns / 1000000000);
-	long frac = (long)(ns % 1000000000);
-	char buf[32];
-	struct tm tm;
-
-	if (frac < 0) {
-		frac += 1000000000;
-		s--;
-	}
-	if (!gmtime_r(&s, &tm) ||
-	    !strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm)) {
-		fputs("null", f);
-		return;
-	}
-	fprintf(f, "\"%s.%09ldZ\"", buf, frac);
-}
-
 static void print_head(struct trace_ctx *ctx, const struct usdt_hit *e,
 		       const struct probe_ent *p)
 {

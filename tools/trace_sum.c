@@ -578,7 +578,6 @@ static void print_latency(const struct sum_state *s, bool final,
 int sum_print_slow(const struct sum_state *s, const struct trace_slow *e,
 		   int64_t wall_off)
 {
-	static const char *const units[] = { "ns", "us", "ms", "s" };
 	struct sum_ent ent = { .key = e->key };
 	char comm[TRACE_COMM_LEN + 1];
 
@@ -611,7 +610,7 @@ int sum_print_slow(const struct sum_state *s, const struct trace_slow *e,
 	print_escaped(stdout, s->cfg.lat_end, strlen(s->cfg.lat_end));
 	fputc(' ', stdout);
 	print_time(stdout, e->ns, s->cfg.time_digits);
-	printf(" %s", units[s->cfg.time_digits / 3]);
+	printf(" %s", time_unit_name(s->cfg.time_digits));
 	if (s->cfg.by_cnt)
 		print_by(s, &ent);
 	fputc('\n', stdout);

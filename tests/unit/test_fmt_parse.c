@@ -13,9 +13,7 @@
 #include "../../tools/trace_filter.c"
 #include "../../tools/trace_stack.c"
 #include "../../tools/trace_peek.c"
-
-/* trace_cmd.c's, which trace_peek.c reads. */
-volatile sig_atomic_t trace_stop_signal;
+#include "../../tools/trace_time.c"
 
 /* trace_sum.c's, which on_hit() hands --slower-than's records to. */
 int sum_print_slow(const struct sum_state *s, const struct trace_slow *e,
