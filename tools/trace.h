@@ -181,6 +181,9 @@ void print_wall(FILE *f, int64_t ns);
 /* ns in text as --time-unit says: digits 0 (ns), 3 (us), 6 (ms) or 9 (s)
  * of fraction, "1234.567891" for 1234567891 ns in ms. */
 void print_time(FILE *f, uint64_t ns, int digits);
+/* The same into buf; returns buf. */
+#define TIME_TEXT_LEN 48
+char *time_text(char buf[TIME_TEXT_LEN], uint64_t ns, int digits);
 /* The unit's name ("ns", "us", "ms", "s") and its length in ns. */
 const char *time_unit_name(int digits);
 uint64_t time_unit_ns(int digits);
@@ -265,6 +268,10 @@ struct prom_hist {
 	bool neg;		/* a bucket for negatives (signed values) */
 	double sum;
 	double scale;
+	/* 0 or 1: the slots count the values themselves; else value v of
+	 * a slot stands for [v * step, (v + 1) * step) of the unit that
+	 * scale divides and sum is in (--latency's --time-unit). */
+	uint64_t step;
 };
 void prom_hist(struct prom_buf *b, const struct prom_hist *h);
 

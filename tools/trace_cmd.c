@@ -144,8 +144,9 @@ static const char trace_usage[] =
 "                       --by KEY read at START (bcc's dbslower)\n"
 "  -i, --interval SECS  print summaries every SECS seconds, not only at the end\n"
 "      --listen [ADDR:]PORT\n"
-"                       with --count, --hist or --latency, also serve the\n"
-"                       totals at http://ADDR:PORT/metrics in Prometheus's\n"
+"                       with --count, --hist or --latency (and --by: a\n"
+"                       series per key), also serve the totals at\n"
+"                       http://ADDR:PORT/metrics in Prometheus's\n"
 "                       text format, until a signal or -d ends the trace\n"
 "                       (the traced command or process ending does not);\n"
 "                       ADDR defaults to 127.0.0.1 (this machine only),\n"
@@ -156,8 +157,10 @@ static const char trace_usage[] =
 "                       rounded up to a power of two; default 8M)\n"
 "  -q, --quiet          no \"tracing N probes\" line on stderr at the start\n"
 "      --ustack         each hit's user stack, a frame a line\n"
-"      --time-unit UNIT the times of lines (TIME_NS, --slower-than's) in\n"
-"                       us, ms or s (decimals: 1234.567891 ms), not ns\n"
+"      --time-unit UNIT the times of lines (TIME_NS, --slower-than's,\n"
+"                       --latency --by's total and mean) in us, ms or s\n"
+"                       (decimals: 1234.567891 ms), not ns; --latency's\n"
+"                       histogram in powers of two of the unit\n"
 "      --text-only      print only each hit's FORMAT text (or its arguments),\n"
 "                       without TIME_NS PID TID COMM PROVIDER:NAME: output\n"
 "                       a script reads as the program's own\n"
@@ -197,6 +200,8 @@ static const char trace_usage[] =
 "  usdt trace --count --by-pid -i 1 /usr/bin/python3 'python:*'\n"
 "  usdt trace --hist 2 /usr/bin/python3 python:function__entry\n"
 "  usdt trace --count --by-pid --listen 9100 /usr/bin/python3 'python:*'\n"
+"  usdt trace --latency mysql:query__start mysql:query__done \\\n"
+"      --by 'str(arg0)' --listen 9100 -p 1234 /usr/sbin/mysqld\n"
 "  usdt trace --latency python:gc__start python:gc__done /usr/bin/python3\n"
 "  usdt trace --latency mysql:query__start mysql:query__done \\\n"
 "      --by 'str(arg0)' --slower-than 10ms -p 1234 /usr/sbin/mysqld\n"
@@ -539,8 +544,6 @@ static int check_opts(const struct trace_opts *o, struct trace_ctx *ctx)
 	if (o->sum.by_cnt && o->sum.mode != TRACE_COUNT &&
 	    o->sum.mode != TRACE_LATENCY)
 		return tool_err("trace: --by goes with --count or --latency");
-	if (o->sum.by_cnt && o->sum.mode == TRACE_LATENCY && o->listen)
-		return tool_err("trace: --listen does not serve --latency --by's totals (yet): leave one out");
 	if (o->sum.sum_arg >= 0 && o->sum.mode != TRACE_COUNT)
 		return tool_err("trace: --sum goes with --count");
 	if (o->sum.slower_ns && o->sum.mode != TRACE_LATENCY)

@@ -47,15 +47,24 @@ int64_t wall_offset(void)
 	return w - ((int64_t)m.tv_sec * 1000000000 + m.tv_nsec);
 }
 
-void print_time(FILE *f, uint64_t ns, int digits)
+char *time_text(char buf[TIME_TEXT_LEN], uint64_t ns, int digits)
 {
 	uint64_t div = time_unit_ns(digits);
+	int d = digits < 9 ? digits : 9;	/* what time_unit_ns() took */
 
 	if (div == 1)
-		fprintf(f, "%" PRIu64, ns);
+		snprintf(buf, TIME_TEXT_LEN, "%" PRIu64, ns);
 	else
-		fprintf(f, "%" PRIu64 ".%0*" PRIu64, ns / div, digits,
-			ns % div);
+		snprintf(buf, TIME_TEXT_LEN, "%" PRIu64 ".%0*" PRIu64,
+			 ns / div, d, ns % div);
+	return buf;
+}
+
+void print_time(FILE *f, uint64_t ns, int digits)
+{
+	char buf[TIME_TEXT_LEN];
+
+	fputs(time_text(buf, ns, digits), f);
 }
 
 void print_wall(FILE *f, int64_t ns)

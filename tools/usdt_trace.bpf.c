@@ -38,6 +38,10 @@ const volatile __u32 hist_arg = 0;	/* TRACE_HIST: the argument */
 /* TRACE_LATENCY --slower-than: send a trace_slow for each pair that took
  * this many ns or more; 0: none. */
 const volatile __u64 slower_ns = 0;
+/* TRACE_LATENCY: the histogram's unit in ns (--time-unit: 1000 for us),
+ * so that its buckets are powers of two of that unit; sums and
+ * --slower-than stay in ns. */
+const volatile __u64 lat_unit = 1;
 /* TRACE_COUNT --sum: also add up this argument per key (TRACE_AUX_SUM);
  * TRACE_BY_NONE: no. */
 const volatile __u32 sum_arg = TRACE_BY_NONE;
@@ -556,7 +560,8 @@ static __always_inline void lat_add(__u32 tid, __u64 d)
 	struct trace_by_key *k;
 
 	if (!by_cnt) {
-		sum_add(TRACE_LAT_KEY, log2_slot((__s64)d), 1);
+		sum_add(TRACE_LAT_KEY,
+			log2_slot((__s64)(lat_unit > 1 ? d / lat_unit : d)), 1);
 		if (keep_sum)
 			sum_add(TRACE_LAT_KEY, TRACE_SUM_AUX, d);
 		return;

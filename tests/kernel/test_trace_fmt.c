@@ -478,6 +478,54 @@ static void test_time_unit(void **state)
 		  "trace", "--time-unit", "h", TF);
 }
 
+/*
+ * --time-unit and --latency: the histogram's buckets are powers of two of
+ * the unit (20 ms pairs in [16, 32) ms), and --by's total and mean
+ * columns are in the unit, with its decimals (tf:str to tf:done: one
+ * pair a round, 20 ms apart, under str(arg1), "round").
+ */
+static void test_time_unit_latency(void **state)
+{
+	unsigned long long cnt, tot, tot_f, mean, mean_f;
+	struct run_result r;
+	const char *p;
+
+	run_ok(&r, "trace", "-q", "--time-unit", "ms", "--latency", "tf:start",
+	       "tf:done", "-c", TF " 3 20", TF);
+	expect_in(r.out, "latency tf:start -> tf:done (ms)\n");
+	/* Three pairs of 20 ms and a bit: [16, 32) ms, or above on a
+	 * loaded machine; never below. */
+	p = strstr(r.out, "(ms)\n  [");
+	assert_non_null(p);
+	assert_true(atoi(p + 8) >= 16);
+	expect_in(r.out, "unmatched starts: 1, unmatched ends: 0\n");
+	run_result_free(&r);
+
+	run_ok(&r, "trace", "-q", "-j", "--time-unit", "us", "--latency",
+	       "tf:start", "tf:done", "-c", TF " 2 20", TF);
+	expect_in(r.out, "\"unit\": \"us\", \"buckets\": [{\"low\": ");
+	p = strstr(r.out, "{\"low\": ");
+	/* 20 ms is in [16384, 32768) us. */
+	assert_true(strtoull(p + 8, NULL, 10) >= 16384);
+	run_result_free(&r);
+
+	run_ok(&r, "trace", "-q", "--time-unit", "ms", "--latency", "tf:str",
+	       "tf:done", "--by", "str(arg1)", "-c", TF " 3 20", TF);
+	expect_in(r.out, "latency tf:str -> tf:done (ms): count, total, mean, key\n");
+	p = strstr(r.out, "key\n");
+	assert_int_equal(sscanf(p + 4, "%llu %llu.%llu %llu.%llu round\n", &cnt,
+				&tot, &tot_f, &mean, &mean_f), 5);
+	assert_int_equal(cnt, 3);
+	assert_true(tot >= 60 && mean >= 20 && mean < 2000);
+	assert_int_equal(strspn(strchr(p + 4, '.') + 1, "0123456789"), 6);
+	run_result_free(&r);
+
+	run_ok(&r, "trace", "-q", "-j", "--time-unit", "s", "--latency",
+	       "tf:str", "tf:done", "--by", "str(arg1)", "-c", TF " 1 20", TF);
+	expect_in(r.out, "\"unit\": \"s\", \"keys\": [{\"count\": 1, \"value\": \"round\", \"total\": 0.0");
+	run_result_free(&r);
+}
+
 /* Numbered arguments, in any order and more than once. */
 static void test_format_numbered(void **state)
 {
@@ -1473,6 +1521,7 @@ int main(void)
 		cmocka_unit_test(test_text_only),
 		cmocka_unit_test(test_swapped_hint),
 		cmocka_unit_test(test_time_unit),
+		cmocka_unit_test(test_time_unit_latency),
 		cmocka_unit_test(test_format_null),
 		cmocka_unit_test(test_memory_widths),
 		cmocka_unit_test(test_types_per_site),
