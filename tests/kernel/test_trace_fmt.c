@@ -8,6 +8,7 @@
  * Needs root and BPF.
  */
 #include <bpf/bpf.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
@@ -850,6 +851,33 @@ static void test_format_eight_loads(void **state)
 		  "*(int *)arg0, *(int *)arg0, *(int *)arg0");
 }
 
+/*
+ * --ustack of a C++ method: tf:obj fires in tf::object::fire(int) (its
+ * symbol g++'s _ZN2tf6object4fireEi), which prints demangled with the
+ * system's libstdc++; mangled where there is none (the QEMU guests'
+ * busybox userland). The target waits 300 ms after the hit, so that its
+ * maps can still be read.
+ */
+static void test_ustack_demangled(void **state)
+{
+	bool have = dlopen("libstdc++.so.6", RTLD_LAZY);
+	const char *want = have ? "\n    tf::object::fire(int)+0x" :
+				  "\n    _ZN2tf6object4fireEi+0x";
+	struct run_result r;
+
+	run_ok(&r, "trace", "-q", "--ustack", "-c", TF " 2 300", TF, "tf:obj");
+	if (strstr(r.err, "warning: the kernel gives no user stack")) {
+#if !defined(__s390x__)
+		fail_msg("no user stack here:\n%s", r.err);
+#endif
+		assert_int_equal(count_str(r.out, "\n    "), 0);
+	} else {
+		assert_int_equal(count_str(r.out, want), 2);
+		assert_true(count_str(r.out, "/trace_fmt_target)\n") >= 2);
+	}
+	run_result_free(&r);
+}
+
 /* String equality: the string an argument points to, == or != a
  * constant; a longer string does not match its prefix. */
 static void test_filter_strings(void **state)
@@ -1537,6 +1565,7 @@ int main(void)
 		cmocka_unit_test(test_format_loads),
 		cmocka_unit_test(test_format_load_strings),
 		cmocka_unit_test(test_format_eight_loads),
+		cmocka_unit_test(test_ustack_demangled),
 		cmocka_unit_test(test_filter_errors),
 		cmocka_unit_test(test_filter_range),
 		cmocka_unit_test(test_many_probes),
