@@ -890,6 +890,26 @@ __noinline int trace_load(__u32 key, __u32 k)
 	return 0;
 }
 
+/* --ustack: the user stack into the scratch, TRACE_STR_AREA bytes past
+ * the strings (at a fixed offset: a variable one is refused by older
+ * verifiers, arm64 6.12). Returns the bytes after the header to send:
+ * off, the strings', or up to the stack's end. */
+static __always_inline __u32 hit_stack(struct pt_regs *ctx,
+				       struct scratch *s, __u32 off)
+{
+	long n;
+
+	s->hit.stack_len = 0;
+	if (!ustack)
+		return off;
+	n = bpf_get_stack(ctx, &s->str[TRACE_STR_AREA], TRACE_STACK_MAX,
+			  BPF_F_USER_STACK);
+	if (n <= 0 || n > TRACE_STACK_MAX)
+		return off;
+	s->hit.stack_len = (__u32)n;
+	return TRACE_STR_AREA + (__u32)n;
+}
+
 static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
 				      __u64 cookie,
 				      struct trace_probe_cfg *cfg)
@@ -917,6 +937,9 @@ static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
 		s->hit.errs[i] = 0;
 		s->hit.sizes[i] = 0;
 		s->hit.str_len[i] = 0;
+		/* Loads' too: the scratch keeps the last hit's. */
+		if (i < TRACE_MAX_VALS - TRACE_MAX_ARGS)
+			s->hit.str_len[TRACE_MAX_ARGS + i] = 0;
 		if (i >= cnt)
 			continue;
 		val = 0;
@@ -947,18 +970,7 @@ static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
 	if (off > TRACE_STR_AREA)
 		off = TRACE_STR_AREA;
 	s->hit.str_total = off;
-	s->hit.stack_len = 0;
-	if (ustack) {
-		/* At a fixed offset past the strings' area: a variable one
-		 * is refused by older verifiers (arm64 6.12). */
-		long n = bpf_get_stack(ctx, &s->str[TRACE_STR_AREA],
-				       TRACE_STACK_MAX, BPF_F_USER_STACK);
-
-		if (n > 0 && n <= TRACE_STACK_MAX) {
-			s->hit.stack_len = (__u32)n;
-			off = TRACE_STR_AREA + (__u32)n;
-		}
-	}
+	off = hit_stack(ctx, s, off);
 	/* The size bounded against a constant the compiler keeps (see
 	 * trace_read_str()): with the stack, 6.1's verifier lost it. */
 	size = sizeof(s->hit) + (__u64)off;
