@@ -153,7 +153,8 @@ int fmt_parse(const char *s, struct probe_fmt *out, char *why, size_t len);
  * A FORMAT word: fmt_parse()'s, or bcc's way, '"FMT", EXPR, ...' where
  * each conversion takes the value of its EXPR: argN, or a typed load
  * *(TYPE *)argN or *(TYPE *)(argN + K) (TYPE int8..int64, uint8..uint64,
- * or char, short, int, long, unsigned ...; at most TRACE_MAX_LOADS).
+ * or char, short, int, long, unsigned ...; at most TRACE_MAX_LOADS),
+ * an 8-byte one also a string's pointer for %s, or in str(LOAD).
  * Returns 0 or -EINVAL with why; out->text is then to be freed.
  */
 int fmt_parse_word(const char *w, struct probe_fmt *out, char *why,

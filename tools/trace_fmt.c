@@ -1041,7 +1041,9 @@ static const char *unreadable_why(const struct probe_ent *p, int i, int err)
 	return tool_strerror(err);
 }
 
-static void warn_unreadable(struct probe_ent *p, int i, int err)
+/* Value i could not be read (a load that was, whose string was not:
+ * str). */
+static void warn_unreadable(struct probe_ent *p, int i, int err, bool str)
 {
 	if (i >= TRACE_MAX_VALS || (p->warned & (1u << i)))
 		return;
@@ -1049,8 +1051,9 @@ static void warn_unreadable(struct probe_ent *p, int i, int err)
 	 * another writer to the same pipe (the -c command). */
 	p->warned |= 1u << i;
 	if (i >= TRACE_MAX_ARGS) {
-		probe_err(p, "typed load %d cannot be read: %s",
-			  i - TRACE_MAX_ARGS, unreadable_why(p, i, err));
+		probe_err(p, "typed load %d%s cannot be read: %s",
+			  i - TRACE_MAX_ARGS, str ? "'s string" : "",
+			  unreadable_why(p, i, err));
 		return;
 	}
 	probe_err(p, "argument %d cannot be read: %s", i,
@@ -1181,7 +1184,8 @@ static void print_formatted(struct trace_ctx *ctx, struct probe_ent *p,
 		bad = conv_bad_arg(cv, e, strs);
 		if (bad >= 0) {
 			fputs(json ? "null" : "?", f);
-			warn_unreadable(p, bad, e->errs[bad]);
+			warn_unreadable(p, bad, e->errs[bad],
+					bad >= TRACE_MAX_ARGS && e->args[bad]);
 			continue;
 		}
 		print_conv(f, cv, e, val_fmt(pf, fmts, fcnt, cv->arg, &tmp),
@@ -1377,7 +1381,7 @@ static void print_args(struct trace_ctx *ctx, struct probe_ent *p,
 		      i || !ctx->text_only ? " " : "", stdout);
 		if (e->err_mask & (1u << i)) {
 			fputs(ctx->json ? "null" : "?", stdout);
-			warn_unreadable(p, i, e->errs[i]);
+			warn_unreadable(p, i, e->errs[i], false);
 		} else {
 			print_value(stdout, i < fcnt ? &fmts[i] : &unknown,
 				    e->sizes[i], e->args[i], ctx->json);

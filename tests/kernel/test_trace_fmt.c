@@ -821,6 +821,18 @@ static void test_format_load_strings(void **state)
 	expect_in(r.out, "\"text\": \"obj (null)\", \"args\": [\"obj\", null]}\n");
 	run_result_free(&r);
 
+	/* Fields 24 to 31 (-7, -300, 5) are no pointer: the string cannot
+	 * be read; nor a load through arg1, the round (1, 2). Each said
+	 * once. */
+	run_ok(&r, "trace", "-q", "-c", TF " 2", TF, "tf:obj",
+	       "\"%s|%s|%d\", *(uint64 *)(arg0 + 24), "
+	       "*(uint64 *)(arg1 + 8), arg1");
+	assert_int_equal(count_str(r.out, " tf:obj ?|?|1\n"), 1);
+	assert_int_equal(count_str(r.out, " tf:obj ?|?|2\n"), 1);
+	assert_string_equal(r.err, "usdt: trace: tf:obj: typed load 0's string cannot be read: Bad address\n"
+				   "usdt: trace: tf:obj: typed load 1 cannot be read: Bad address\n");
+	run_result_free(&r);
+
 	run_fails(&r, "%s of a typed load takes a pointer: an 8-byte load",
 		  "trace", TF, "tf:obj", "\"%s\", *(int32 *)(arg0 + 24)");
 	run_fails(&r, "value 1 is str(): a string, for %s only", "trace", TF,
