@@ -21,8 +21,8 @@ valgrind: $(UNIT_BINS) $(TEST_DEPS)
 # test_fmt_parse compiles the tool's format and filter code into itself.
 $(OBJDIR)/tests/unit/test_fmt_parse: tools/common.c tools/trace_fmt.c \
 	tools/trace_filter.c \
-	tools/trace_stack.c tools/trace_peek.c tools/trace.h tools/trace_event.h \
-	tools/tool.h
+	tools/trace_stack.c tools/trace_peek.c tools/trace_time.c tools/trace.h \
+	tools/trace_event.h tools/tool.h
 
 # test_tool_names compiles the tool's common code into itself.
 $(OBJDIR)/tests/unit/test_tool_names: tools/common.c tools/tool.h
