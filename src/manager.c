@@ -12,8 +12,7 @@
 #include <limits.h>
 
 #include "attach/attach.h"
-#include "libbpf/object.h"
-#include "libbpf/progh.h"
+#include "libbpf/libbpf.h"
 
 /* Is prog's section "usdt/..." or "usdt.s/..."? Its target, or NULL. */
 static const char *usdt_target(const struct bpf_program *prog)

@@ -3,10 +3,13 @@
 #
 # The library's layers, bottom up, one folder each (docs/library.md,
 # Layout): a file includes headers of its own layer and of lower ones
-# only, written from src/ ("store/chunks.h"), and no headers include each
-# other in a loop. src/ itself holds the manager's face and the tool's
-# private header, above every layer. Run by `make check`; prints every
-# include that breaks the order, and fails.
+# only, written from src/ ("store/chunks.h"); of another layer, only its
+# contract, the header named after its folder (proc/proc.h); and no
+# headers include each other in a loop. src/ itself holds the manager's
+# face and the tool's private header, above every layer; that header,
+# src/usdt_tool.h, takes the few lower headers that include system
+# headers only. Run by `make check`; prints every include that breaks
+# the order, and fails.
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -47,6 +50,14 @@ for f in $files; do
 			echo "$f: includes $inc, a higher layer" >&2
 			bad=1
 		fi
+		lay=${inc%%/*}
+		case $f in
+		src/$lay/*|src/usdt_tool.h) ;;
+		*)	if [ "$inc" != "$lay/$lay.h" ]; then
+				echo "$f: includes $inc, not $lay/$lay.h, the contract of $lay/" >&2
+				bad=1
+			fi ;;
+		esac
 	done
 done
 
@@ -64,4 +75,4 @@ for h in $(find src -name '*.h' | sed 's|^src/||' | sort); do
 done
 
 [ $bad = 0 ] || exit 1
-echo "layers: $(echo "$files" | wc -l) files of src/ include down the layers ($LAYERS), no loop"
+echo "layers: $(echo "$files" | wc -l) files of src/ include down the layers ($LAYERS), through each layer's contract, no loop"

@@ -21,8 +21,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "reader/notes.h"
-#include "proc/resolve.h"
+#include "reader/reader.h"
+#include "proc/proc.h"
 #include "attach/link.h"
 
 static int cmp_int(const void *a, const void *b)

@@ -31,7 +31,7 @@
 #include <bpf/libbpf_version.h>
 #include <linux/bpf.h>
 
-#include "kernel/linkids.h"
+#include "kernel/kernel.h"
 #include "attach/link.h"
 
 #if !(LIBBPF_MAJOR_VERSION > 1 || LIBBPF_MINOR_VERSION >= 3)

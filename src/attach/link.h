@@ -15,9 +15,7 @@
 
 #include <bpf/bpf.h>
 
-#include "reader/arch_ops.h"
-#include "reader/file.h"
-#include "reader/noteidx.h"
+#include "reader/reader.h"
 #include "attach/attach.h"
 
 struct usdt__link_maker;

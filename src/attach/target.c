@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "proc/procmap.h"
+#include "proc/proc.h"
 #include "attach/link.h"
 
 /*

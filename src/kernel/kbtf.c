@@ -22,7 +22,7 @@
 #include <linux/btf.h>
 
 #include "kernel/kfeatures.h"
-#include "base/internal.h"
+#include "base/base.h"
 
 #define KBTF_BUF 65536
 #define KBTF_HOPS 8		/* typedefs and qualifiers followed */

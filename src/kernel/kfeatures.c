@@ -22,7 +22,7 @@
 #include <linux/bpf.h>
 
 #include "kernel/kfeatures.h"
-#include "base/internal.h"
+#include "base/base.h"
 
 static struct usdt__features features;
 static pthread_once_t features_once = PTHREAD_ONCE_INIT;

@@ -25,7 +25,7 @@
 #include <bpf/btf.h>
 #include <linux/bpf.h>
 
-#include "base/internal.h"
+#include "base/base.h"
 #include "kernel/linkids.h"
 
 /* More links than this on one machine: not worth the memory to list. */

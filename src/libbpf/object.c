@@ -13,7 +13,7 @@
 #include <bpf/btf.h>
 #include <linux/bpf.h>
 
-#include "reader/arch_ops.h"
+#include "reader/reader.h"
 #include "libbpf/object.h"
 
 /* SEC("usdt"), SEC("usdt/..."), and the same sleepable: "usdt.s". */

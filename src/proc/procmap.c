@@ -48,7 +48,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include "reader/file.h"
+#include "reader/reader.h"
 #include "proc/procmap.h"
 
 /* <linux/magic.h> */

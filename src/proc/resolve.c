@@ -23,8 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "reader/arch_ops.h"
-#include "reader/file.h"
+#include "reader/reader.h"
 #include "proc/procmap.h"
 #include "proc/resolve.h"
 

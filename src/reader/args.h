@@ -7,7 +7,7 @@
 #ifndef __LIBUSDT_ARGS_H
 #define __LIBUSDT_ARGS_H
 
-#include "base/internal.h"
+#include "base/base.h"
 #include "../../bpf/usdt_spec.h"
 
 struct usdt__arch_ops;

@@ -13,7 +13,7 @@
 #include <byteswap.h>
 #include <endian.h>
 
-#include "reader/reader.h"
+#include "reader/elfread.h"
 #include "reader/symtab.h"
 
 /* Dynamic relocations that fill a GOT slot with a symbol's address. */

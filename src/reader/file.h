@@ -9,7 +9,7 @@
 #define __LIBUSDT_FILE_H
 
 #include "reader/sites.h"
-#include "base/openpath.h"
+#include "base/base.h"
 #include "reader/adopt.h"
 
 /*

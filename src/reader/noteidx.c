@@ -34,8 +34,7 @@
  */
 #include <unistd.h>
 
-#include "base/hash.h"
-#include "base/match.h"
+#include "base/base.h"
 #include "reader/noteidx.h"
 #include "reader/symtab.h"
 

@@ -26,7 +26,7 @@
  */
 #include <unistd.h>
 
-#include "base/hash.h"
+#include "base/base.h"
 #include "reader/notes.h"
 
 #define STAPSDT_NOTE_TYPE 3

@@ -7,7 +7,7 @@
 #ifndef __LIBUSDT_NOTES_H
 #define __LIBUSDT_NOTES_H
 
-#include "reader/reader.h"
+#include "reader/elfread.h"
 
 /* One note's descriptor, decoded (usdt__note_decode()). Strings point
  * into the note's bytes and are NUL-terminated there (or are ""). */

@@ -26,7 +26,7 @@
  * searched linearly. They are asked only for the rare argument whose
  * low bits come from the instructions before its site (src/reader/args.c).
  */
-#include "base/hash.h"
+#include "base/base.h"
 #include "reader/symtab.h"
 
 #define SYM_F_DEFINED 0x1	/* addr is valid */

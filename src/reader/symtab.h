@@ -6,7 +6,7 @@
 #ifndef __LIBUSDT_SYMTAB_H
 #define __LIBUSDT_SYMTAB_H
 
-#include "base/internal.h"
+#include "base/base.h"
 
 /*
  * Symbol lookup for resolution: the link-time address of name[0..len)

@@ -41,7 +41,7 @@
 #include <linux/bpf.h>
 
 #include "store/chunks.h"
-#include "base/internal.h"
+#include "base/base.h"
 
 /* The type id leads to through typedefs and qualifiers. */
 static const struct btf_type *skip_mods(const struct btf *btf, __u32 *id)

@@ -21,7 +21,7 @@
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
 
-#include "base/internal.h"
+#include "base/base.h"
 #include "store/chunks.h"
 #include "store/ipmap.h"
 

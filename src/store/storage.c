@@ -14,7 +14,7 @@
  */
 #include <linux/bpf.h>
 
-#include "base/internal.h"
+#include "base/base.h"
 #include "store/storage.h"
 
 void usdt__storage_find(struct usdt__storage *st, struct bpf_object *obj)

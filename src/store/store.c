@@ -55,8 +55,8 @@
 #include <bpf/btf.h>
 #include <linux/bpf.h>
 
-#include "reader/arch_ops.h"
-#include "base/hash.h"
+#include "reader/reader.h"
+#include "base/base.h"
 #include "store/store.h"
 
 /* ---------------------------------------------------------------------- */

@@ -8,9 +8,9 @@
 
 #include <bpf/libbpf.h>
 
-#include "base/internal.h"
+#include "base/base.h"
 #include "store/chunks.h"
-#include "kernel/kfeatures.h"
+#include "kernel/kernel.h"
 #include "store/ipmap.h"
 #include "store/storage.h"
 #include "../../bpf/usdt_spec.h"

@@ -5,8 +5,11 @@
  * the Makefile builds and runs it only where a JVM is installed, and says
  * so where none is (`apt-get install default-jre-headless`).
  */
+#include <dirent.h>
 #include <glob.h>
 #include <limits.h>
+#include <signal.h>
+#include <sys/wait.h>
 
 #include "trace_test.h"
 
@@ -54,6 +57,77 @@ static void test_format_hotspot(void **state)
 	run_result_free(&r);
 }
 
+/* Does process pid hold a BPF link (anon_inode:bpf_link in its fds)? */
+static bool holds_bpf_link(pid_t pid)
+{
+	char dir[64], path[320], what[64];
+	struct dirent *e;
+	bool found = false;
+	ssize_t n;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	d = opendir(dir);
+	while (d && !found && (e = readdir(d))) {
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		n = readlink(path, what, sizeof(what) - 1);
+		found = n > 0 && (what[n] = '\0', !strcmp(what, "anon_inode:bpf_link"));
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* The usdt tool among the children of process parent, or 0. */
+static pid_t tool_child(pid_t parent)
+{
+	char path[64], line[256];
+	pid_t found = 0;
+	struct dirent *e;
+	DIR *d = opendir("/proc");
+	FILE *f;
+	int ppid;
+
+	while (d && !found && (e = readdir(d))) {
+		snprintf(path, sizeof(path), "/proc/%.16s/stat", e->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (fgets(line, sizeof(line), f) && strstr(line, "(usdt) ") &&
+		    sscanf(strrchr(line, ')') + 2, "%*c %d", &ppid) == 1 &&
+		    ppid == (int)parent)
+			found = (pid_t)atoi(e->d_name);
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/*
+ * A child that lets the JVM, paused at startup (-XX:+PauseAtStartup)
+ * with libjvm.so mapped, go on once the tool holds a BPF link: the
+ * tool has then attached, and every method after the pause is traced.
+ * A hand-shake, where a busy machine used to let a short JVM run end
+ * before the tool's look at its maps (0 of 50 seen once).
+ */
+static pid_t release_after_attach(const char *pause)
+{
+	pid_t test = getpid(), pid = fork(), tool = 0;
+	int i;
+
+	assert_true(pid >= 0);
+	if (pid)
+		return pid;
+	for (i = 0; i < 60000 && !(tool && holds_bpf_link(tool)); i++) {
+		usleep(1000);
+		if (!tool)
+			tool = tool_child(test);
+	}
+	unlink(pause);
+	_exit(0);
+}
+
 /*
  * -c 'java ...' libjvm.so: the JVM's library is in a directory of its own,
  * which the loader's search does not reach, and java maps it only once
@@ -62,18 +136,26 @@ static void test_format_hotspot(void **state)
  */
 static void test_bare_libjvm(void **state)
 {
-	char java[PATH_MAX + 64], lib[PATH_MAX], *p;
+	char java[PATH_MAX + 256], lib[PATH_MAX], pause[64], *p;
 	struct run_result r;
+	pid_t rel;
+	int fd;
 
 	(void)state;
 	find_jvm(lib, sizeof(lib), java, sizeof(java));
-	/* Without the class data archive the JVM loads its classes itself:
-	 * thousands of methods run after libjvm.so is mapped, not hundreds,
-	 * and a busy machine's look at its maps comes in time for 50. */
+	snprintf(pause, sizeof(pause), "/tmp/usdt-jvm-pause.XXXXXX");
+	fd = mkstemp(pause);
+	assert_true(fd >= 0);
+	close(fd);
 	p = strstr(java, " -version");
-	snprintf(p, sizeof(java) - (size_t)(p - java), " -Xshare:off -version");
+	snprintf(p, sizeof(java) - (size_t)(p - java),
+		 " -XX:+PauseAtStartup -XX:PauseAtStartupFile=%s -Xshare:off -version",
+		 pause);
+	rel = release_after_attach(pause);
 	run_ok(&r, "trace", "-n", "50", "-c", java, "libjvm.so",
 	       "hotspot:method__entry", "%2$.*3$s.%4$.*5$s");
+	assert_int_equal(waitpid(rel, NULL, 0), rel);
+	unlink(pause);
 	assert_int_equal(count_str(r.out, " hotspot:method__entry "), 50);
 	expect_in(r.err, "libjvm.so: not mapped yet; waiting for the command to map it\n");
 	expect_in(r.err, "/lib/server/libjvm.so, mapped since\n");

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "test_util.h"
-#include "reader/reader.h"
+#include "reader/elfread.h"
 #include "reader/arch_ops.h"
 #include "reader/file.h"
 #include "reader/noteidx.h"

@@ -10,7 +10,7 @@
 
 #include "test_util.h"
 #include "base/internal.h"
-#include "reader/reader.h"
+#include "reader/elfread.h"
 #include "reader/symtab.h"
 #include "reader/file.h"
 #include "elf_builder.h"
