@@ -289,6 +289,7 @@ struct trace_opts {
 	bool red_zone;		/* --allow-red-zone-writes */
 	bool fault_in;		/* --fault-in */
 	bool text_only;		/* --text-only */
+	bool all;		/* -a: every process, by the patterns */
 	const char *listen;	/* --listen [ADDR:]PORT */
 	char **enables;		/* --enable's patterns */
 	int enable_cnt;
@@ -359,6 +360,11 @@ struct trace_run {
 	bool follow;
 	int follow_cnt;
 	double next_follow;
+	/* -a: the files of every process that have matching probes, found
+	 * and let go by trace_all.c's looks at /proc. */
+	bool all;
+	struct all_state *as;
+	double next_all;
 	struct watch_state {
 		bool started;
 		/* The maps text last read: its length and hash. */
@@ -443,11 +449,24 @@ void stack_free(struct stack_state *st);
  * files it mapped since; 0 or the exit status (out of memory). */
 int trace_watch_scan(struct trace_run *r);
 void trace_watch_free(struct trace_run *r);
+/* Trace the matching probes of f (opened, not yet in r->files), which
+ * moves into r->files if it has any (*f zeroed); how ends the line that
+ * says so. 0 or the exit status (out of memory). */
+int trace_add_file(struct trace_run *r, struct trace_file *f,
+		   const char *how);
 /* Paths followed when replaced on disk, in all; probes kept room for. */
 #define TRACE_FOLLOW_MAX 8
 #define TRACE_FOLLOW_SPARE 256
 /* Follow the named files' paths to the files they name now, where they
  * changed; 0 or the exit status (out of memory). */
 int trace_follow_scan(struct trace_run *r);
+
+/* trace_all.c: -a, the matching files of every process. */
+/* A look at /proc every TRACE_ALL_MS at most (see trace_all.c). */
+#define TRACE_ALL_MS 200
+/* Look at every process again: attach the matching files mapped since,
+ * detach those no process maps any more. 0 or the exit status. */
+int trace_all_scan(struct trace_run *r);
+void trace_all_free(struct trace_run *r);
 
 #endif /* __USDT_TRACE_H */
