@@ -645,7 +645,7 @@ static int parse_args(int argc, char **argv, struct trace_opts *o,
 			    (strchr(o->pos[0], ':') || strchr(o->pos[0], '%') ||
 			     !target_is_mapped(o->pos[0], o->pid)))))
 		o->pat_from = 0;
-	if (o->all && !o->pos_cnt)
+	if (o->all && !o->pos_cnt && o->sum.mode != TRACE_LATENCY)
 		return tool_err("trace: -a needs a pattern that names a provider, as in -a python:function__entry");
 	if (o->all)
 		o->pat_from = 0;	/* no TARGET: patterns alone */
