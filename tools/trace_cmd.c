@@ -60,7 +60,7 @@
 static const char trace_usage[] =
 "Usage: usdt trace [OPTIONS] TARGET [PROVIDER[:NAME] [FORMAT]]... [TARGET...]\n"
 "       usdt trace [OPTIONS] -p PID [PROVIDER[:NAME] [FORMAT]]...\n"
-"       usdt trace [OPTIONS] -a PROVIDER[:NAME] [FORMAT]...\n"
+"       usdt trace [OPTIONS] -a PROVIDER[:NAME] [FORMAT] [PROVIDER[:NAME]...]\n"
 "\n"
 "Print one line per hit of the matching probes of TARGET (a binary or a\n"
 "library, by path or by bare name such as libc.so.6 or python3, found as\n"
@@ -1034,6 +1034,9 @@ static int trace_start(struct trace_run *r)
 		err = all_look(r);
 	if (err)
 		return err;
+	if (r->all && !r->attached)
+		fprintf(stderr, "%s: trace: every process: no matching probes yet; waiting for processes that map them\n",
+			tool_name);
 	if (trace_stop_signal)
 		return 128 + trace_stop_signal;
 	trace_say_attached(r);
