@@ -77,6 +77,7 @@ struct all_id {
 struct all_proc {
 	pid_t pid;
 	uint64_t sig;		/* 0: read its maps at the next look */
+	unsigned long look;	/* the last look that updated it */
 	struct all_key *keys;
 	size_t key_cnt;
 };
@@ -217,7 +218,7 @@ static void id_unref(struct trace_run *r, const struct all_key *k)
 	n = file_links(r, id->file, false);
 	r->attached -= n;
 	id->attached = false;
-	if (!r->o.quiet)
+	if (n && !r->o.quiet)
 		fprintf(stderr, "%s: no process maps %s any more: detached its %zu probe%s\n",
 			tool_name, r->files[id->file].target.shown, n,
 			n == 1 ? "" : "s");
@@ -431,6 +432,7 @@ static int proc_update(struct trace_run *r, struct all_proc *p)
 	size_t cnt, i;
 	int live, err;
 
+	p->look = r->as->looks + 1;
 	live = proc_sig(p->pid, &sig);
 	if (live <= 0) {
 		proc_drop(r, p);
@@ -451,6 +453,10 @@ static int proc_update(struct trace_run *r, struct all_proc *p)
 		free(keys);
 		return -1000 - err;
 	}
+	/* Maps we may not read (another user's process, without
+	 * CAP_SYS_PTRACE) are tried again only when they change. */
+	if (err == -ENOENT)
+		err = 0;
 	for (i = 0; i < cnt; i++)
 		id_ref(r, id_find(r->as, &keys[i], NULL), p->pid);
 	proc_drop(r, p);	/* after: a file it still maps stays */
@@ -539,10 +545,17 @@ static int merge_procs(struct trace_run *r, const pid_t *pids, size_t n)
 		else
 			np[k].pid = pids[j];
 		j++;
-		if (!err)
-			err = proc_update(r, &np[k]);
 		k++;
 	}
+	/* New processes (and those left for this look) first: busy ones,
+	 * whose maps change at every look, do not starve them of the
+	 * budget. */
+	for (i = 0; i < k && !err; i++)
+		if (!np[i].sig)
+			err = proc_update(r, &np[i]);
+	for (i = 0; i < k && !err; i++)
+		if (np[i].look != s->looks + 1)
+			err = proc_update(r, &np[i]);
 	free(old);
 	s->procs = np;
 	s->proc_cnt = k;
