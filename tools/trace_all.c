@@ -12,7 +12,7 @@
  * map; a new or changed one has its maps read, for the files it maps,
  * each by the device and inode that maps shows (a file's identity, not
  * its path: one file seen by several paths, chroots or mount namespaces
- * is one).
+ * is one; on btrfs, with its subvolume's device, key_of()).
  *
  * Each identity is read once: its file opened through the mapping
  * (usdt__open_mapping(): map_files/, or the process's root by the
@@ -49,6 +49,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "usdt_tool.h"
@@ -59,12 +61,18 @@
 #define TRACE_ALL_IDS 65536
 #define TRACE_ALL_PROCS 65536
 
+/* statfs()'s f_type of btrfs. */
+#define ALL_BTRFS_MAGIC 0x9123683eul
+
 /* PF_KTHREAD in /proc/PID/stat's flags. */
 #define ALL_PF_KTHREAD 0x00200000u
 
+/* A file's identity: as maps shows it, and on btrfs its subvolume's
+ * device (key_of()); 0 elsewhere. */
 struct all_key {
 	dev_t dev;
 	ino_t ino;
+	dev_t sub;
 };
 
 struct all_id {
@@ -106,6 +114,8 @@ static int key_cmp(const void *a, const void *b)
 		return x->dev < y->dev ? -1 : 1;
 	if (x->ino != y->ino)
 		return x->ino < y->ino ? -1 : 1;
+	if (x->sub != y->sub)
+		return x->sub < y->sub ? -1 : 1;
 	return 0;
 }
 
@@ -306,6 +316,33 @@ static size_t keys_unique(struct all_key *keys, size_t cnt)
 }
 
 /*
+ * The identity of mapping m of pid. On btrfs, maps shows the file
+ * system's device, and each subvolume numbers its inodes from 256: two
+ * files of one device and inode there are told apart by the device a
+ * stat() of the mapping (its map_files/ link, no file opened) gives, the
+ * subvolume's. Only where maps shows an anonymous device (major 0, as
+ * btrfs's) is that asked; where map_files/ cannot be read (no
+ * CAP_SYS_ADMIN), maps's pair is all there is.
+ */
+static void key_of(pid_t pid, const struct usdt__mapping *m,
+		   struct all_key *k)
+{
+	char path[64];
+	struct statfs sfs;
+	struct stat st;
+
+	*k = (struct all_key){ .dev = m->dev, .ino = m->ino };
+	if (major(m->dev))
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx",
+		 (int)pid, (unsigned long long)m->start,
+		 (unsigned long long)m->end);
+	if (!statfs(path, &sfs) &&
+	    (unsigned long)sfs.f_type == ALL_BTRFS_MAGIC && !stat(path, &st))
+		k->sub = st.st_dev;
+}
+
+/*
  * Read pid's maps: the identities it maps (those kept in ids[]) into
  * *out, each file not seen before read. 0; -EAGAIN when this look's
  * budget of files ran out (the list is partial); -ENOENT when the maps
@@ -326,10 +363,12 @@ static int proc_keys(struct trace_run *r, pid_t pid, struct all_key **out,
 	if (!f)
 		return -ENOENT;
 	while (!err && usdt__maps_next(f, &line, &lcap, &m) > 0) {
-		struct all_key k = { m.dev, m.ino };
+		struct all_key k;
 
-		if (m.path[0] != '/' ||
-		    (*cnt && !key_cmp(&(*out)[*cnt - 1], &k)))
+		if (m.path[0] != '/')
+			continue;
+		key_of(pid, &m, &k);
+		if (*cnt && !key_cmp(&(*out)[*cnt - 1], &k))
 			continue;
 		if (!id_find(r->as, &k, NULL)) {
 			if (r->as->looks && r->as->opens >= TRACE_ALL_OPENS) {
