@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The parts of `usdt trace`: the options and the run (trace_cmd.c), the
- * probe table (trace_table.c), loading and attaching (trace_load.c), the
- * per-probe formats and event printing (trace_fmt.c), the filter
- * expression (trace_filter.c), the in-kernel summaries (trace_sum.c), and
+ * probe table (trace_table.c), the files a process maps later
+ * (trace_watch.c) and those of every process, -a (trace_all.c), loading
+ * and attaching (trace_load.c), the per-probe formats and event printing
+ * (trace_fmt.c), the filter expression (trace_filter.c), the in-kernel summaries (trace_sum.c), and
  * --listen's server (trace_http.c) of their Prometheus text (trace_prom.c).
  */
 #ifndef __USDT_TRACE_H

@@ -20,7 +20,10 @@
  * none is kept as such and never read again while any process maps it.
  * One with some joins r->files, is attached once for every process (pid
  * -1: a uprobe lives on the inode, whoever maps it), and stays open,
- * which keeps its inode, and so its number, its own. Hits in a process
+ * which keeps its inode, and so its number, its own: mapped again after
+ * its detach, it is that file (a file deleted meanwhile, an upgraded
+ * library's old copy, keeps its disk space until the tool ends; at most
+ * as many files as TRACE_WATCH_SPARE probes). Hits in a process
  * before the look that finds its file (at most about TRACE_ALL_MS plus a
  * poll's 100 ms after the exec or dlopen(), while the file is not mapped
  * by another process already) are missed.

@@ -27,7 +27,8 @@
  * 1's table in trace_table.c, 2 (the held command) and 5 here, 3 and 4 in
  * trace_load.c; the formats in trace_fmt.c, the filter in trace_filter.c,
  * summaries in trace_sum.c, stacks in trace_stack.c, the targets in
- * trace_files.c, the files a process maps later in trace_watch.c, and
+ * trace_files.c, the files a process maps later in trace_watch.c, those
+ * of every process (-a) in trace_all.c, and
  * --listen's HTTP server and Prometheus text in trace_http.c and
  * trace_prom.c.
  */
