@@ -4,8 +4,9 @@
  * probe table (trace_table.c), the files a process maps later
  * (trace_watch.c) and those of every process, -a (trace_all.c), loading
  * and attaching (trace_load.c), the per-probe formats and event printing
- * (trace_fmt.c), the filter expression (trace_filter.c), the in-kernel summaries (trace_sum.c), and
- * --listen's server (trace_http.c) of their Prometheus text (trace_prom.c).
+ * (trace_fmt.c), the filter expression (trace_filter.c), the in-kernel
+ * summaries (trace_sum.c), and --listen's server (trace_http.c) of their
+ * Prometheus text (trace_prom.c).
  */
 #ifndef __USDT_TRACE_H
 #define __USDT_TRACE_H
