@@ -783,12 +783,14 @@ static void into_root(void *dir)
 /*
  * A process chrooted in our mount namespace (chroot, unshare --root): its
  * maps show its files by our paths, which /proc/PID/root/ does not reach.
- * `usdt list -p` and `usdt trace -p` still find and trace them.
+ * `usdt list -p`, `usdt trace -p` and `usdt trace -a` still find and trace
+ * them.
  */
 static void test_chrooted_process(void **state)
 {
 	char dir[] = "/tmp/usdt_root_XXXXXX", pid_s[16], buf[64] = { 0 };
-	struct run_result r, r2;
+	char filter[32], attached[96];
+	struct run_result r, r2, r3;
 	const char *argv[] = { "/tf", "100000", "20", NULL };
 	int fd;
 	pid_t pid;
@@ -802,16 +804,25 @@ static void test_chrooted_process(void **state)
 	/* Both runs first: the target goes before any assertion. */
 	run_tool(&r, "list", "-p", pid_s);
 	run_tool(&r2, "trace", "-p", pid_s, "-n", "2", "tf:val");
+	/* Other runs' trace_fmt_target have tf:val too. */
+	snprintf(filter, sizeof(filter), "pid == %d", (int)pid);
+	run_tool(&r3, "trace", "-a", "-n", "2", "-f", filter, "tf:val");
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	close(fd);
-	if (r.status || r2.status)
-		fail_msg("list status %d, trace status %d, stderr:\n%s%s",
-			 r.status, r2.status, r.err, r2.err);
+	if (r.status || r2.status || r3.status)
+		fail_msg("list status %d, trace -p status %d, trace -a status %d, stderr:\n%s%s%s",
+			 r.status, r2.status, r3.status, r.err, r2.err,
+			 r3.err);
 	expect_in(r.out, "tf:val");
 	assert_int_equal(count_str(r2.out, " tf:val "), 2);
+	assert_int_equal(count_str(r3.out, " tf:val "), 2);
+	snprintf(attached, sizeof(attached), "in %s/tf, mapped by pid %d\n",
+		 dir, (int)pid);
+	expect_in(r3.err, attached);
 	run_result_free(&r);
 	run_result_free(&r2);
+	run_result_free(&r3);
 	snprintf(buf, sizeof(buf), "rm -rf '%s'", dir);
 	assert_int_equal(system(buf), 0);
 	assert_nothing_left();
