@@ -356,7 +356,8 @@ static int proc_keys(struct trace_run *r, pid_t pid, struct all_key **out,
 {
 	size_t cap = 0, lcap = 0;
 	struct usdt__mapping m;
-	char *line = NULL;
+	struct all_key k = { 0 };
+	char *line = NULL, last[PATH_MAX] = "";
 	int err = 0, got;
 	FILE *f;
 
@@ -366,11 +367,13 @@ static int proc_keys(struct trace_run *r, pid_t pid, struct all_key **out,
 	if (!f)
 		return -ENOENT;
 	while (!err && usdt__maps_next(f, &line, &lcap, &m) > 0) {
-		struct all_key k;
-
-		if (m.path[0] != '/')
+		/* A file's mappings come together: the next of the last
+		 * one's is that file (key_of() asks nothing again). */
+		if (m.path[0] != '/' ||
+		    (m.dev == k.dev && m.ino == k.ino && !strcmp(m.path, last)))
 			continue;
 		key_of(pid, &m, &k);
+		snprintf(last, sizeof(last), "%s", m.path);
 		if (*cnt && !key_cmp(&(*out)[*cnt - 1], &k))
 			continue;
 		if (!id_find(r->as, &k, NULL)) {
