@@ -81,14 +81,15 @@ Q := @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-LIB_SRCS := $(sort $(wildcard src/*.c src/arch/*.c))
+# One folder per layer (docs/library.md, Layout); src/ holds the facade.
+LIB_SRCS := $(sort $(wildcard src/*.c src/*/*.c src/reader/arch/*.c))
 STATIC_OBJS := $(patsubst %.c,$(OBJDIR)/static/%.o,$(LIB_SRCS))
 SHARED_OBJS := $(patsubst %.c,$(OBJDIR)/shared/%.o,$(LIB_SRCS))
 STATIC_LIB := $(OBJDIR)/libusdt.a
 SHARED_LIB := $(OBJDIR)/libusdt.so.$(VERSION)
 SONAME := libusdt.so.$(MAJOR)
 # With LIBBPF=..., its stamp: everything compiled waits for that libbpf.
-HDRS := $(wildcard include/*.h src/*.h src/arch/*.h bpf/*.h) $(LIBBPF_STAMP)
+HDRS := $(wildcard include/*.h src/*.h src/*/*.h src/reader/arch/*.h bpf/*.h) $(LIBBPF_STAMP)
 
 ifeq ($(BUILD_STATIC_ONLY),1)
 LIB_TARGETS := $(STATIC_LIB)
@@ -142,12 +143,13 @@ $(OBJDIR)/libusdt.pc: src/libusdt.pc.template
 
 # ----------------------------------------------------------------------
 # Public headers: installed as <usdt/usdt.h>, <usdt/usdt.bpf.h> (and the
-# two they include), as libbpf's are <bpf/...>. In the tree, OBJDIR/include
-# has the same layout (links to the sources) for code written as a user's:
-# the examples.
+# three they include: usdt_version.h, and the BPF side's machinery,
+# usdt_impl.bpf.h and usdt_spec.h), as libbpf's are <bpf/...>. In the tree,
+# OBJDIR/include has the same layout (links to the sources) for code
+# written as a user's: the examples.
 
 PUBLIC_HDRS := include/usdt.h include/usdt_version.h bpf/usdt.bpf.h \
-	       bpf/usdt_spec.h
+	       bpf/usdt_impl.bpf.h bpf/usdt_spec.h
 PUBLIC_INC := $(OBJDIR)/include
 PUBLIC_LINKS := $(addprefix $(PUBLIC_INC)/usdt/,$(notdir $(PUBLIC_HDRS)))
 
@@ -269,6 +271,7 @@ kernel-tests: $(KERNEL_BINS) $(TEST_DEPS)
 
 # One summary for the whole suite.
 check: deps
+	$(Q)tests/layers.sh
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(KERNEL_BINS) $(TEST_DEPS)
 	$(if $(NOT_RUN),@echo "check: kernel tests NOT RUN: $(NOT_RUN)")
 	$(Q)tests/run.sh $(TEST_TIMEOUT) $(UNIT_BINS) $(KERNEL_BINS)

@@ -1,14 +1,20 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * libusdt, BPF side: read the arguments of the USDT probe a program was
- * attached to by usdt_manager__attach().
+ * attached to by libusdt (usdt_manager__attach(), a skeleton's __attach(),
+ * usdt_program__attach()).
  *
- * bpf_usdt_arg(), bpf_usdt_arg_cnt(), bpf_usdt_arg_size(), bpf_usdt_cookie()
- * and BPF_USDT() have the names, signatures and meaning of libbpf's
- * <bpf/usdt.bpf.h>, and this header brings what libbpf's brings (ENOENT and
- * the other errno values, <bpf/bpf_tracing.h> with PT_REGS_IP() and
- * BPF_KPROBE(), BPF_USDT_MAX_SPEC_CNT, BPF_USDT_MAX_IP_CNT,
- * BPF_USDT_MAX_ARG_CNT), so a program moves over by changing one #include.
+ * This file is the API, all of it. bpf_usdt_arg(), bpf_usdt_arg_cnt(),
+ * bpf_usdt_arg_size(), bpf_usdt_cookie() and BPF_USDT() have the names,
+ * signatures and meaning of libbpf's <bpf/usdt.bpf.h>, and this header
+ * brings what libbpf's brings (ENOENT and the other errno values,
+ * <bpf/bpf_tracing.h> with PT_REGS_IP() and BPF_KPROBE(),
+ * BPF_USDT_MAX_SPEC_CNT, BPF_USDT_MAX_IP_CNT, BPF_USDT_MAX_ARG_CNT), so a
+ * program moves over by changing one #include. bpf_usdt_storage() is
+ * libusdt's own. The machinery behind them (maps, spec lookup, argument
+ * readers, and what they cost the verifier and each hit) is in
+ * usdt_impl.bpf.h, which this file includes: nothing there is an API.
+ *
  * Maps, link-time names and include guard are our own: the two headers in
  * one file, or in two files linked into one object, fail to build instead
  * of mixing two spec layouts.
@@ -20,55 +26,17 @@
  *	#include <bpf/bpf_helpers.h>
  *	#include <usdt/usdt.bpf.h>
  *
- * Compile with -D__TARGET_ARCH_x86 (arm64, s390, riscv) as for libbpf's
- * bpf_tracing.h; without it, the manager tells the program where the PC is
- * and how big the context is, before load.
+ * Compile with -g and -D__TARGET_ARCH_x86 (arm64, s390, riscv) as for
+ * libbpf's bpf_tracing.h. Without __TARGET_ARCH_xxx, the manager tells the
+ * program where the PC is and how big the context is, before load. Without
+ * BTF (-g), or for kernels before 5.12, define USDT_STATIC_SUBPROGS before
+ * the include: the readers are global BPF functions, which the kernel
+ * verifies once each; with it, they are verified at every call, like
+ * libbpf's.
  *
- * Per-attach storage: `#define USDT_STORAGE_TYPE struct my_state` before
- * the include gives bpf_usdt_storage(ctx), a pointer to this attach's value
- * (one per link, or per call site; set and read in place by user space,
- * see usdt_link__storage()), NULL where the attach has none. Without the
- * define, neither its map nor its code is in the object.
- *
- * Capacity grows on demand: the spec map is an array of chunks of 256
- * specs, which the manager creates as spec IDs are handed out (from Linux
- * 6.8, for a file's every call site at its first attach), and the IP map
- * a hash it creates at the first attach without cookies and doubles as it
- * fills (usdt_spec.h). An object attaching a few probes of a small file
- * holds one chunk (about 63 KB of kernel memory with the outer arrays,
- * what libbpf's default spec map costs); the limits are
- * 65536 specs and 262144 IP-map entries unless set lower (or higher)
- * before the include (USDT_MAX_SPEC_CNT or libbpf's BPF_USDT_MAX_SPEC_CNT,
- * USDT_MAX_IP_CNT or BPF_USDT_MAX_IP_CNT) or by usdt_manager_opts before
- * load. Past them, attach fails with -E2BIG. Without a manager (a
- * skeleton's __attach(), usdt_program__attach()) the spec limit is the
- * outer array's whole chunks: a multiple of 256, such as libbpf's 256, is
- * exact, another is rounded up to one.
- *
- * Verifier cost. The argument reader is a few global BPF functions
- * (usdt__arg() and friends, and usdt__ctx_word(), the one tree of
- * compares that finds a register in the context): the kernel verifies each
- * once, on its own, whatever the caller's branches, and a call costs the
- * caller a handful of instructions. Twelve checked bpf_usdt_arg() calls
- * thus verify in about 600 instructions instead of hundreds of thousands (what the caller's own
- * branches cost comes on top; see bpf_usdt_arg() for the branch hint that
- * keeps those linear). This needs BTF (-g) and a kernel that checks
- * pointer arguments of global functions (5.12 and later). Define
- * USDT_STATIC_SUBPROGS before the include to have them verified per call
- * instead, like libbpf's (older kernels).
- *
- * Run time. No helper call reads a register where the arch is known: a
- * checked bpf_usdt_arg() loads the words it needs from the context, and
- * BPF_USDT() looks the spec up once and copies the context once per hit
- * (that copy takes the context's size of BPF stack in usdt__args(): 160
- * bytes on x86, 272 on arm64, out of the 512 the program has in all). The
- * manager precomputes per argument what the readers do with the value
- * (usdt_arg_spec.fast: the size kept, the sign, and whether it is a whole
- * register), so a register argument costs BPF_USDT() a dozen instructions.
- * Memory operands near one register (stack slots such as 8@16(%rsp)) are
- * grouped by the manager into a window that BPF_USDT() reads with one
- * bpf_probe_read_user() (32 more bytes of stack), not one per argument;
- * a checked bpf_usdt_arg() reads its argument alone.
+ * What may be defined before the include: the limits below,
+ * USDT_STORAGE_TYPE (bpf_usdt_storage()), USDT_NO_ARG_HINT (bpf_usdt_arg())
+ * and USDT_STATIC_SUBPROGS.
  */
 #ifdef __USDT_BPF_H__
 #error "libbpf's <bpf/usdt.bpf.h> is already included: include libusdt's usdt.bpf.h instead of it, not beside it"
@@ -79,9 +47,20 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#include "usdt_spec.h"
-
-/* libbpf's names for the limits, as its header has them. */
+/*
+ * Limits. Capacity grows on demand: the spec map is an array of chunks of
+ * 256 specs, which the manager creates as spec IDs are handed out (from
+ * Linux 6.8, for a file's every call site at its first attach), and the IP
+ * map a hash it creates at the first attach without cookies and doubles as
+ * it fills (usdt_spec.h). An object attaching a few probes of a small file
+ * holds one chunk (about 63 KB of kernel memory with the outer arrays,
+ * what libbpf's default spec map costs). The limits below, under our names
+ * or libbpf's, hold unless set lower (or higher) before the include, or by
+ * usdt_manager_opts before load; past them, attach fails with -E2BIG.
+ * Without a manager (a skeleton's __attach(), usdt_program__attach()) the
+ * spec limit is the outer array's whole chunks: a multiple of 256, such as
+ * libbpf's 256, is exact, another is rounded up to one.
+ */
 #ifndef USDT_MAX_SPEC_CNT
 #ifdef BPF_USDT_MAX_SPEC_CNT
 #define USDT_MAX_SPEC_CNT BPF_USDT_MAX_SPEC_CNT
@@ -104,912 +83,15 @@
 #define BPF_USDT_MAX_IP_CNT USDT_MAX_IP_CNT
 #endif
 
-#define BPF_USDT_MAX_ARG_CNT USDT_MAX_ARG_CNT
-
-/*
- * The errno values BPF programs use, as <linux/errno.h> (which libbpf's
- * header includes) would give them, without the host's asm/ headers. The
- * same tokens as the kernel's, so including <linux/errno.h> too is fine.
- */
-#ifndef EPERM
-#define EPERM 1
-#define ENOENT 2
-#define ESRCH 3
-#define EINTR 4
-#define EIO 5
-#define ENXIO 6
-#define E2BIG 7
-#define ENOEXEC 8
-#define EBADF 9
-#define ECHILD 10
-#define EAGAIN 11
-#define ENOMEM 12
-#define EACCES 13
-#define EFAULT 14
-#define ENOTBLK 15
-#define EBUSY 16
-#define EEXIST 17
-#define EXDEV 18
-#define ENODEV 19
-#define ENOTDIR 20
-#define EISDIR 21
-#define EINVAL 22
-#define ENFILE 23
-#define EMFILE 24
-#define ENOTTY 25
-#define ETXTBSY 26
-#define EFBIG 27
-#define ENOSPC 28
-#define ESPIPE 29
-#define EROFS 30
-#define EMLINK 31
-#define EPIPE 32
-#define EDOM 33
-#define ERANGE 34
-#endif
-#ifndef ENOSYS
-#define ENOSYS 38
-#define ENOMSG 42
-#define ENODATA 61
-#define EPROTO 71
-#define EBADMSG 74
-#define EOVERFLOW 75
-#define EOPNOTSUPP 95
-#define ENOTCONN 107
-#define ETIMEDOUT 110
-#define EALREADY 114
-#define EINPROGRESS 115
-#define ECANCELED 125
-#endif
-
-/*
- * How the reader's functions are linked. Global (the default): verified
- * once each. USDT_STATIC_SUBPROGS: hidden, which libbpf turns into static
- * functions, verified at every call like libbpf's own.
- */
-#ifdef USDT_STATIC_SUBPROGS
-#define __USDT_FN __weak __noinline __hidden
-#else
-#define __USDT_FN __weak __noinline
-#endif
-
-/*
- * The context type of the global functions. The kernel accepts a global
- * function's argument as the context only under the name it gives a
- * kprobe program's context: bpf_user_pt_regs_t, which vmlinux.h has for
- * every arch (struct pt_regs on x86, where it is the same type). Kernels
- * before 6.8 compare the struct it stands for by name: a vmlinux.h of
- * another arch gives the wrong one, and the manager then has these
- * functions verified per call instead (see usdt_manager__new()).
- */
-#ifndef __USDT_CTX
-#ifdef __VMLINUX_H__
-#define __USDT_CTX bpf_user_pt_regs_t
-#else
-#define __USDT_CTX struct pt_regs
-#endif
-#endif
-
-/*
- * Spec ID -> spec, in chunks of USDT_SPEC_CHUNK that the manager creates
- * as IDs are handed out (usdt_spec.h): an object attaching a few probes
- * holds one chunk. Written only by libusdt.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries,
-	       (USDT_MAX_SPEC_CNT + USDT_SPEC_CHUNK - 1) / USDT_SPEC_CHUNK);
-	__type(key, __u32);
-	__array(values, struct {
-		__uint(type, BPF_MAP_TYPE_ARRAY);
-		__uint(map_flags, 1U << 10); /* BPF_F_MMAPABLE, 5.5 */
-		__uint(max_entries, USDT_SPEC_CHUNK);
-		__type(key, __u32);
-		/* As bytes, like the IP map's value. */
-		__type(value, char[sizeof(struct usdt_spec)]);
-	});
-} usdt__specs SEC(".maps") __weak;
-
-/*
- * Run-time IP of a call site -> spec ID (and storage slot), for attaches
- * without cookies: entry 0 is a hash the manager creates at the first such
- * attach and replaces by a bigger one as it fills, up to usdt__max_ips.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__array(values, struct {
-		__uint(type, BPF_MAP_TYPE_HASH);
-		__uint(max_entries, 1); /* a template: sized by the manager */
-		__type(key, long);
-		/* A struct usdt_ip_val. Clang (14 at least) emits a struct
-		 * seen only from an inner map's definition as a forward
-		 * declaration, which libbpf cannot size: inner maps name
-		 * their values' size, as bytes. */
-		__type(value, char[sizeof(struct usdt_ip_val)]);
-	});
-} usdt__ip2spec SEC(".maps") __weak;
-
-/* The limits, exact (the outer arrays hold whole chunks); the manager
- * reads them, and usdt_manager_opts overrides them before load. */
-const volatile __u32 usdt__max_specs __weak = USDT_MAX_SPEC_CNT;
-const volatile __u32 usdt__max_ips __weak = USDT_MAX_IP_CNT;
-
-/* Set by libbpf at load time: can the kernel give a program its cookie? */
-extern const _Bool LINUX_HAS_BPF_COOKIE __kconfig;
-
-/*
- * 1: programs can find their spec through the IP map (attaches without
- * cookies). The manager writes 0 before load when the kernel has
- * bpf_cookie and usdt_manager_opts.keep_ip_map is unset: the verifier of
- * a privileged load then drops the IP-map path (about 20 instructions of
- * every program), and force_ip_map attaches fail with EINVAL.
- */
-const volatile __u32 usdt__ip_map __weak = 1;
-
-/*
- * For targets whose arch this header was not told about (no
- * __TARGET_ARCH_xxx), the manager writes before load where the PC is in
- * the program's context and how big the context is. 0xffff / 0: unknown;
- * then IP-map lookups fail with -ESRCH, IP-relative arguments with
- * -EOPNOTSUPP, and registers past the smallest context of all
- * (USDT_CTX_SZ_MIN, s390x's) with -EOPNOTSUPP.
- */
-const volatile __u32 usdt__ip_off __weak = 0xffff;
-const volatile __u32 usdt__ctx_sz __weak = 0;
-
-/* The spec layout this object reads; usdt_manager__new() checks it. */
-const volatile __u32 usdt__layout __weak = USDT_SPEC_LAYOUT;
-
-/*
- * Named like libbpf's spec map, and never called: an object linking a file
- * built on libbpf's header with one built on ours then fails in the linker
- * (`bpftool gen object`: one name, a map and a function) instead of one
- * side silently reading the other's maps.
- */
-__weak __noinline int __bpf_usdt_specs(void)
-{
-	return 0;
-}
-
-/*
- * The registers. A checked bpf_usdt_arg() reads the one or two it needs
- * straight from the context; BPF_USDT() copies the context to the stack
- * once per hit and every argument reads from the copy at a bounded offset.
- * Neither needs a helper call where the arch is known (the verifier allows
- * constant-offset loads from the context, but no variable-offset one).
- * __USDT_CTX_SLOTS is the number of the context's 8-byte words read,
- * __USDT_IP_OFF where the PC is in it (both from usdt_spec.h).
- */
-#if defined(__TARGET_ARCH_x86)
-/* All words but the last, ss, which no operand names (src/arch/x86_64.c). */
-#define __USDT_CTX_SLOTS (USDT_CTX_SZ_X86_64 / 8 - 1)
-#define __USDT_IP_OFF USDT_PC_OFF_X86_64
-#elif defined(__TARGET_ARCH_arm64)
-#define __USDT_CTX_SLOTS (USDT_CTX_SZ_ARM64 / 8)
-#define __USDT_IP_OFF USDT_PC_OFF_ARM64
-#elif defined(__TARGET_ARCH_s390)
-#define __USDT_CTX_SLOTS (USDT_CTX_SZ_S390X / 8)
-#define __USDT_IP_OFF USDT_PC_OFF_S390X
-#elif defined(__TARGET_ARCH_riscv)
-#define __USDT_CTX_SLOTS (USDT_CTX_SZ_RISCV64 / 8)
-#define __USDT_IP_OFF USDT_PC_OFF_RISCV64
-#endif
-
-#ifdef __USDT_CTX_SLOTS
-#define __USDT_CTX_SZ (__USDT_CTX_SLOTS * 8)
-_Static_assert(__USDT_IP_OFF / 8 < __USDT_CTX_SLOTS, "the PC is read");
-#else
-/* Room for the largest context; usdt__ctx_sz bytes of it are copied. */
-#define __USDT_CTX_SLOTS (USDT_CTX_SZ_MAX / 8)
-#define __USDT_CTX_SZ                                                       \
-	(usdt__ctx_sz && usdt__ctx_sz <= USDT_CTX_SZ_MAX ? usdt__ctx_sz :   \
-							   USDT_CTX_SZ_MIN)
-#endif
-
-struct usdt__regs {
-	__u64 r[__USDT_CTX_SLOTS];
-};
-
-/* X(n) for every 8-byte word a context of any arch has. */
-#define __USDT_EACH_SLOT(X)                                                 \
-	X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)       \
-	X(12) X(13) X(14) X(15) X(16) X(17) X(18) X(19) X(20) X(21) X(22)   \
-	X(23) X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31) X(32) X(33)
-#define __USDT_ONE(n) +1
-_Static_assert(0 __USDT_EACH_SLOT(__USDT_ONE) >= USDT_CTX_SZ_MAX / 8,
-	       "__USDT_EACH_SLOT() names every word of the largest context");
-
-#ifdef __USDT_IP_OFF
-/*
- * One constant-offset load from the context per word, each its own asm
- * statement: a few cycles each, where a helper call costs tens of
- * nanoseconds, and clang may not merge them into a loop over a computed
- * context pointer, which the verifier refuses.
- */
-#define __USDT_CP(n)                                                        \
-	if ((n) < __USDT_CTX_SLOTS)                                         \
-		asm volatile("%0 = *(u64 *)(%1 + %2)"                       \
-			     : "=r"(regs->r[(n) % __USDT_CTX_SLOTS])        \
-			     : "r"(ctx), "i"((n) * 8));
-
-static __always_inline int __usdt_copy_regs(__USDT_CTX *ctx,
-					    struct usdt__regs *regs)
-{
-	__USDT_EACH_SLOT(__USDT_CP)
-	return 0;
-}
-#else
-/* Unknown arch: the size comes from the manager, so one helper call. */
-static __always_inline int __usdt_copy_regs(__USDT_CTX *ctx,
-					    struct usdt__regs *regs)
-{
-	__u32 sz = __USDT_CTX_SZ;
-
-	/* Bounds for the verifier. */
-	if (sz > sizeof(*regs))
-		sz = sizeof(*regs);
-	__builtin_memset(regs, 0, sizeof(*regs));
-	return bpf_probe_read_kernel(regs, sz, ctx);
-}
-#endif
-
-/* The 8-byte word at byte offset off (a multiple of 8) of the copied
- * context into *v, or -EOPNOTSUPP past its end. */
-static __always_inline int __usdt_reg(const struct usdt__regs *regs, __u64 off,
-				      __u64 *v)
-{
-	/* Compared before the division, and off made opaque first (64 bits
-	 * wide, so no zero-extending copy is compared instead): clang would
-	 * otherwise recompute the address from the unchecked value, and the
-	 * verifier must see the bound on the register it adds. */
-	asm volatile("" : "+r"(off));
-	if (off > __USDT_CTX_SZ - 8 || off > sizeof(*regs) - 8)
-		return -EOPNOTSUPP;
-	*v = regs->r[off / 8];
-	return 0;
-}
-
-#ifdef __USDT_IP_OFF
-/*
- * Word n of the context itself: a binary tree of compares over the
- * constant offsets, each leaf a load of its own asm statement (left to
- * itself, clang merges the leaves into one load from a computed context
- * pointer, which the verifier refuses). One compare per inner node and no
- * default branch: n is checked by the caller, and any n past the context
- * reads its last word (a subtree wholly past it is left out, so n goes to
- * its left neighbour's last leaf). A global function of its own, so the
- * kernel verifies the tree once, not once for each register an argument
- * names.
- */
-#define __USDT_LAST (__USDT_CTX_SLOTS - 1)
-#define __USDT_T1(a)                                                        \
-	{                                                                   \
-		asm volatile("%0 = *(u64 *)(%1 + %2)"                       \
-			     : "=r"(v)                                      \
-			     : "r"(ctx), "i"(((a) < __USDT_LAST ?           \
-					      (a) : __USDT_LAST) * 8));     \
-		return v;                                                   \
-	}
-/* Words a to a + 2h - 1, from two subtrees of h words; written out per
- * level (a macro does not expand inside itself). */
-#define __USDT_T2(a)                                                       \
-	{                                                                   \
-		if ((a) + 1 > __USDT_LAST)                                 \
-			__USDT_T1(a)                                        \
-		else if (n < (a) + 1)                                      \
-			__USDT_T1(a)                                        \
-		else                                                        \
-			__USDT_T1((a) + 1)                                 \
-	}
-#define __USDT_T4(a)                                                       \
-	{                                                                   \
-		if ((a) + 2 > __USDT_LAST)                                 \
-			__USDT_T2(a)                                        \
-		else if (n < (a) + 2)                                      \
-			__USDT_T2(a)                                        \
-		else                                                        \
-			__USDT_T2((a) + 2)                                 \
-	}
-#define __USDT_T8(a)                                                       \
-	{                                                                   \
-		if ((a) + 4 > __USDT_LAST)                                 \
-			__USDT_T4(a)                                        \
-		else if (n < (a) + 4)                                      \
-			__USDT_T4(a)                                        \
-		else                                                        \
-			__USDT_T4((a) + 4)                                 \
-	}
-#define __USDT_T16(a)                                                       \
-	{                                                                   \
-		if ((a) + 8 > __USDT_LAST)                                 \
-			__USDT_T8(a)                                        \
-		else if (n < (a) + 8)                                      \
-			__USDT_T8(a)                                        \
-		else                                                        \
-			__USDT_T8((a) + 8)                                 \
-	}
-#define __USDT_T32(a)                                                       \
-	{                                                                   \
-		if ((a) + 16 > __USDT_LAST)                                 \
-			__USDT_T16(a)                                        \
-		else if (n < (a) + 16)                                      \
-			__USDT_T16(a)                                        \
-		else                                                        \
-			__USDT_T16((a) + 16)                                 \
-	}
-#define __USDT_T64(a)                                                       \
-	{                                                                   \
-		if ((a) + 32 > __USDT_LAST)                                 \
-			__USDT_T32(a)                                        \
-		else if (n < (a) + 32)                                      \
-			__USDT_T32(a)                                        \
-		else                                                        \
-			__USDT_T32((a) + 32)                                 \
-	}
-
-_Static_assert(__USDT_CTX_SLOTS <= 64, "__USDT_T64() has a leaf per word");
-
-__USDT_FN __u64 usdt__ctx_word(__USDT_CTX *ctx, __u64 n)
-{
-	__u64 v;
-
-	__USDT_T64(0)
-}
-
-/* The word at byte offset off (a multiple of 8) of the context into *v,
- * or -EOPNOTSUPP past its end. */
-static __always_inline int __usdt_ctx_word(const void *ctx, __u64 off,
-					   __u64 *v)
-{
-	if (off & 7 || off > __USDT_CTX_SZ - 8)
-		return -EOPNOTSUPP;
-	*v = usdt__ctx_word((void *)ctx, off / 8);
-	return 0;
-}
-#else
-static __always_inline int __usdt_ctx_word(const void *ctx, __u64 off,
-					   __u64 *v)
-{
-	if (off > __USDT_CTX_SZ - 8 ||
-	    bpf_probe_read_kernel(v, sizeof(*v), ctx + off))
-		return -EOPNOTSUPP;
-	return 0;
-}
-#endif
-
-/* A register: from the context (from_ctx, a constant) or from its copy. */
-static __always_inline int __usdt_word(const void *src, int from_ctx,
-				       __u64 off, __u64 *v)
-{
-	if (from_ctx)
-		return __usdt_ctx_word(src, off, v);
-	return __usdt_reg(src, off, v);
-}
-
-/* The PC, from the context or its copy; 0 where unknown. */
-static __always_inline __u64 __usdt_pc(const void *src, int from_ctx)
-{
-	__u64 ip = 0;
-
-#ifdef __USDT_IP_OFF
-	ip = ((const __u64 *)src)[__USDT_IP_OFF / 8];
-#else
-	__usdt_word(src, from_ctx, usdt__ip_off, &ip);
-#endif
-	return ip;
-}
-
-/* The IP map's value for the PC, or NULL. */
-static __always_inline struct usdt_ip_val *__usdt_ip_val(const void *src,
-							 int from_ctx)
-{
-	__u32 zero = 0;
-	__u64 ip = __usdt_pc(src, from_ctx);
-	void *ips = bpf_map_lookup_elem(&usdt__ip2spec, &zero);
-
-	return ips ? bpf_map_lookup_elem(ips, &ip) : 0;
-}
-
-/*
- * The spec of the call site that fired, or NULL. With a cookie, the
- * manager put the spec ID + 1 in its low 32 bits; a zero cookie means the
- * attach used the IP map, keyed by the PC. Two array lookups, both
- * inlined by the kernel: the chunk, then the spec in it.
- */
-static __always_inline const struct usdt_spec *
-__usdt_spec(__USDT_CTX *ctx, const void *src, int from_ctx)
-{
-	struct usdt_ip_val *ip_id;
-	__u32 chunk, idx;
-	int id = -1;
-	void *specs;
-
-	/* The manager clears usdt__ip_map only where the kernel has
-	 * cookies: the verifier then drops the other branch. */
-	if (!usdt__ip_map) {
-		id = (int)bpf_get_attach_cookie(ctx) - 1;
-		if (id < 0)
-			return 0;
-	} else if (LINUX_HAS_BPF_COOKIE) {
-		id = (int)bpf_get_attach_cookie(ctx) - 1;
-	}
-	if (id < 0) {
-		ip_id = __usdt_ip_val(src, from_ctx);
-		if (!ip_id)
-			return 0;
-		id = ip_id->spec_id;
-	}
-	chunk = (__u32)id / USDT_SPEC_CHUNK;
-	idx = (__u32)id % USDT_SPEC_CHUNK;
-	specs = bpf_map_lookup_elem(&usdt__specs, &chunk);
-	return specs ? bpf_map_lookup_elem(specs, &idx) : 0;
-}
-
-/* v kept to the size its fast code says, sign-extended if it says so. */
-static __always_inline __u64 __usdt_trunc(__u64 v, __u32 fast)
-{
-	__u32 shift = fast & USDT_FAST_SHIFT_MASK;
-
-	v <<= shift;
-	if (fast & USDT_FAST_SIGNED)
-		return (__u64)((__s64)v >> shift);
-	return v >> shift;
-}
-
-/*
- * The value of argument a of the call site that fired, before it is kept
- * to its size, into *res, with registers from src (see __usdt_word()).
- * From the copy (no call) the fields of *a are read once, up front. From
- * the context (checked calls) each is read again where it is used
- * (__USDT_FIELD): across the call that reads a context word, a load costs
- * one instruction where keeping the field costs a spill and a fill.
- */
-#define __USDT_FIELD(f, kept) (from_ctx ? a->f : (kept))
-
-static __always_inline int __usdt_value(const void *src, int from_ctx,
-					const struct usdt_arg_spec *a,
-					__u64 *res)
-{
-	__u32 size, flags, kind, base;
-	__u64 val, reg;
-
-	kind = a->kind;
-	size = a->size;
-	flags = a->flags;
-	base = a->base_off;
-
-	/* USDT_SPEC_VALUE or _MEM, else USDT_SPEC_UNSUPPORTED: the manager
-	 * writes no other kind below arg_cnt (USDT_SPEC_NONE would read as
-	 * a value), so one compare against a constant. size is 1 to 8 as the
-	 * manager writes it; any other reads a bounded, meaningless value. */
-	if (kind > USDT_SPEC_MEM)
-		return -EOPNOTSUPP;
-
-	val = a->val_off;
-	if (from_ctx)
-		val = 0;
-	if (base != USDT_REG_NONE) {
-		if (__usdt_word(src, from_ctx, base & ~7U, &reg))
-			return -EOPNOTSUPP;
-		/* A base offset inside a register names a byte of it (%ah). */
-		val += reg >> ((__USDT_FIELD(base_off, base) & 7) * 8);
-	}
-	if (a->idx_off != USDT_REG_NONE) {
-		if (__usdt_word(src, from_ctx, a->idx_off, &reg))
-			return -EOPNOTSUPP;
-		flags = __USDT_FIELD(flags, flags);
-		/* arm64 "[x3, w0, sxtw]": a 32-bit index, extended. */
-		if (flags & USDT_SPEC_F_IDX_S32)
-			reg = (__u64)(__s64)(__s32)reg;
-		else if (flags & USDT_SPEC_F_IDX_U32)
-			reg = (__u32)reg;
-		val += reg << ((flags & USDT_SPEC_SCALE_MASK) >>
-			       USDT_SPEC_SCALE_SHIFT);
-	}
-	if (from_ctx)
-		val += a->val_off;
-	if (__USDT_FIELD(flags, flags) & USDT_SPEC_F_IPREL) {
-		/* 0: built without __TARGET_ARCH_xxx and the manager could
-		 * not tell where the PC is (created after load). */
-		reg = __usdt_pc(src, from_ctx);
-		if (!reg)
-			return -EOPNOTSUPP;
-		val += reg;
-	}
-
-	if (__USDT_FIELD(kind, kind) == USDT_SPEC_MEM) {
-		/* Its own variable: val, whose address is never taken, stays
-		 * in a register. */
-		__u64 mem[2] = { 0, 0 };
-		__u64 n = __USDT_FIELD(size, size);
-
-		/* size is 1 to 8 here, but clang passes a copy whose bound
-		 * older verifiers (6.1, 6.12) do not know. Mask the length
-		 * in asm, which clang cannot fold away, to at most 15, and
-		 * read into 16 bytes: any length the verifier sees fits. */
-		asm volatile("%[n] &= 15" : [n] "+r"(n));
-		/* Tested at the helper's own width (narrowing it to an int
-		 * costs three instructions before -mcpu=v3): its only error
-		 * is -EFAULT. */
-		if (bpf_probe_read_user(mem, n, (void *)val))
-			return -EFAULT;
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-		/* The bytes read sit in the high end of mem[0]. */
-		mem[0] >>= (8 - size) * 8;
-#endif
-		val = mem[0];
-	}
-	*res = val;
-	return 0;
-}
-
-/* Argument a into *res, kept to its size; see bpf_usdt_arg(). */
-static __always_inline int __usdt_read_arg(const void *src, int from_ctx,
-					   const struct usdt_arg_spec *a,
-					   long *res)
-{
-	__u64 val;
-	int err = __usdt_value(src, from_ctx, a, &val);
-
-	if (err)
-		return err;
-	*res = (long)__usdt_trunc(val, a->fast);
-	/* -E2BIG with the low 8 bytes of a 16-byte argument, else 0. */
-	return -(int)(a->fast & USDT_FAST_ERRNO_MASK);
-}
-
-/*
- * Argument arg_num of the call site whose spec is spec (NULL: -ESRCH) into
- * *res, with registers from src; see bpf_usdt_arg().
- */
-static __always_inline int __usdt_read(const void *src, int from_ctx,
-				       const struct usdt_spec *spec,
-				       __u64 arg_num, long *res)
-{
-	const struct usdt_arg_spec *a;
-
-	if (!res)
-		return -EINVAL;
-	if (!spec)
-		return -ESRCH;
-	/* One register, checked and then indexed with: clang would reload
-	 * a spilled arg_num for each, and verifiers before 6.3 or so do
-	 * not carry the bound from one reload to the next. */
-	asm volatile("" : "+r"(arg_num));
-	if (arg_num >= USDT_MAX_ARG_CNT || arg_num >= spec->arg_cnt)
-		return -ENOENT;
-	/* The argument's address, kept in one register: clang would
-	 * otherwise compute it again from spec and arg_num at each use. */
-	a = &spec->args[arg_num];
-	asm volatile("" : "+r"(a));
-	return __usdt_read_arg(src, from_ctx, a, res);
-}
-
-/* The window's bytes (usdt_spec.h), as words. */
-struct usdt__win_buf {
-	__u64 w[USDT_WIN_MAX / 8];
-};
-
-/*
- * Argument a from the window read into b, at byte offset pos of it (pos
- * plus its size within the window), kept to its size as its fast code
- * says. Two words, shifted, the second in two steps (a shift of 0 gives 0,
- * not an undefined shift by 64); the indexes masked for the verifier
- * (where the second wraps to word 0, every byte of the value is in the
- * first, and the second's land above them and are cut).
- */
-static __always_inline __u64 __usdt_win_val(const struct usdt__win_buf *b,
-					    __u32 pos,
-					    const struct usdt_arg_spec *a)
-{
-	__u32 i = pos / 8, sh = (pos & 7) * 8;
-	__u64 v = b->w[i & (USDT_WIN_MAX / 8 - 1)];
-	__u64 hi = b->w[(i + 1) & (USDT_WIN_MAX / 8 - 1)];
-
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = v << sh | hi >> (63 - sh) >> 1;
-	/* The value's bytes are the top size bytes. */
-	v >>= (64 - 8 * a->size) & 63;
-#else
-	v = v >> sh | hi << (63 - sh) << 1;
-#endif
-	return __usdt_trunc(v, a->fast);
-}
-
-/*
- * Argument a's value from the window read into win, at its place aw
- * (arg_win); a function of its own, like the general reader, for the same
- * reason. It returns the value, which its caller stores: a function whose
- * return value nobody reads may exit with whatever r0 last held (clang
- * drops the return), here a pointer into the caller's stack, which older
- * verifiers refuse ("cannot return stack pointer to the caller": Linux
- * 6.1 on s390x, verifying per call).
- */
-static __noinline __u64 __usdt_read_win(const struct usdt__win_buf *win,
-					__u64 aw,
-					const struct usdt_arg_spec *a)
-{
-	return __usdt_win_val(win, aw & USDT_WIN_POS_MASK, a);
-}
-
-/*
- * Argument a from a copy of the context by the general reader, kept to its
- * size; a function of its own, so that usdt__read() saves no register
- * for it when the argument is a register.
- */
-static __noinline int __usdt_read_general(const struct usdt__regs *regs,
-					  const struct usdt_arg_spec *a,
-					  long *res)
-{
-	__u64 v;
-
-	if (__usdt_value(regs, 0, a, &v))
-		return 0;
-	*res = (long)__usdt_trunc(v, a->fast);
-	return 0;
-}
-
-/*
- * Argument a from a copy of the context (BPF_USDT()): from the window
- * read into win where aw (its arg_win byte, 0 when the window was not
- * read) says it is there, a whole register in a few instructions where
- * its fast code says so, else by the general reader. Global functions
- * like this one are verified once, whatever their callers do. Returns
- * nothing useful (BPF_USDT() has no use for an error): what cannot be
- * read leaves *res alone.
- */
-__USDT_FN int usdt__read(const struct usdt__regs *regs,
-			 const struct usdt_arg_spec *a, long *res,
-			 const struct usdt__win_buf *win, __u64 aw)
-{
-	__u32 fast;
-	__u64 v;
-
-	if (!regs || !a || !res)
-		return 0;
-	fast = a->fast;
-	/* One compare (clang would test the byte's sign bit in three
-	 * instructions). A register is never in a window: tested first, it
-	 * costs what it did before windows. */
-	asm volatile("" : "+r"(fast));
-	if (fast < USDT_FAST_REG) {
-		if (!aw)
-			return __usdt_read_general(regs, a, res);
-		/* Tested here, off a register argument's path. */
-		if (win)
-			*res = (long)__usdt_read_win(win, aw, a);
-		return 0;
-	}
-	if (!__usdt_reg(regs, a->base_off, &v))
-		*res = (long)__usdt_trunc(v, fast);
-	return 0;
-}
-
-/* The global functions behind libbpf's names. */
-__USDT_FN int usdt__arg(__USDT_CTX *ctx, __u64 arg_num, long *res)
-{
-	return __usdt_read(ctx, 1, __usdt_spec(ctx, ctx, 1), arg_num, res);
-}
-
-__USDT_FN int usdt__arg_cnt(__USDT_CTX *ctx)
-{
-	const struct usdt_spec *spec = __usdt_spec(ctx, ctx, 1);
-
-	return spec ? spec->arg_cnt : -ESRCH;
-}
-
-__USDT_FN int usdt__arg_size(__USDT_CTX *ctx, __u64 arg_num)
-{
-	const struct usdt_spec *spec = __usdt_spec(ctx, ctx, 1);
-	const struct usdt_arg_spec *a;
-
-	if (!spec)
-		return -ESRCH;
-	if (arg_num >= USDT_MAX_ARG_CNT || arg_num >= spec->arg_cnt)
-		return -ENOENT;
-	a = &spec->args[arg_num];
-	/* The size the note wrote (usdt_spec.h). */
-	if (a->kind == USDT_SPEC_UNSUPPORTED)
-		return (int)a->val_off;
-	return a->flags & USDT_SPEC_F_TRUNC ? 16 : a->size;
-}
-
-__USDT_FN long usdt__cookie(__USDT_CTX *ctx)
-{
-	const struct usdt_spec *spec = __usdt_spec(ctx, ctx, 1);
-
-	return spec ? (long)spec->usr_cookie : 0;
-}
-
-/* BPF_USDT()'s arguments, 0 where unreadable. */
-struct usdt__vals {
-	long v[USDT_MAX_ARG_CNT];
-};
-
-/*
- * The spec's window into *win with one bpf_probe_read_user(). Returns the
- * mask BPF_USDT() applies to each argument's arg_win byte: all ones, but
- * 0 when the read faults (say, the window runs into an unmapped page while
- * each argument alone is readable), so that every argument is then read
- * alone. A spec without a window has every arg_win 0 (usdt_spec.h).
- * *win is zeroed first either way: kernels before 6.5 want the memory
- * behind a global function's pointer argument initialised.
- *
- * The mask is computed from the helper's return without a branch, so the
- * verifier walks the arguments once for a read that faults or not, and
- * once more at most (a subset: all ones) without a window.
- */
-static __always_inline __u64 __usdt_win_read(const struct usdt__regs *regs,
-					     const struct usdt_spec *spec,
-					     struct usdt__win_buf *win)
-{
-	__u64 base, len;
-	long err;
-
-	__builtin_memset(win, 0, sizeof(*win));
-	/* A base register past the context gives the window's arguments
-	 * 0 from the zeroed window, as reading each alone would. */
-	if (!spec->win_cnt || __usdt_reg(regs, spec->wins[0].base_off, &base))
-		return -1ULL;
-	/* 1 to USDT_WIN_MAX bytes whatever the map holds (the manager
-	 * writes 2 to USDT_WIN_MAX), masked in asm for older verifiers. */
-	len = spec->wins[0].len - 1;
-	asm volatile("%[l] &= %[m]" : [l] "+r"(len) : [m] "i"(USDT_WIN_MAX - 1));
-	err = bpf_probe_read_user(win, len + 1,
-				  (void *)(base + (__s64)spec->wins[0].off));
-	/* 0 or a negative errno: all ones or 0. */
-	return ((__u64)err >> 63) - 1;
-}
-
-/*
- * The spec's arg_win bytes into aws, each masked by ok (__usdt_win_read()):
- * 0 for every argument when the window read faulted, so that each is read
- * alone. Copied once, so that the loop over the arguments keeps four
- * registers across its calls (BPF has four), not six. As 32-bit words
- * (arg_win is 4-aligned), each masked in asm with the word as the
- * destination: 6.18's verifier forks a state on an AND into a register
- * known to be -1 or 0.
- */
-static __always_inline void __usdt_arg_wins(const struct usdt_spec *spec,
-					    __u64 ok, __u32 *aws)
-{
-	const __u32 *src = (const __u32 *)spec->arg_win;
-	__u64 x;
-
-#define __USDT_AW(k)                                                        \
-	x = src[k];                                                         \
-	asm volatile("%[x] &= %[ok]" : [x] "+r"(x) : [ok] "r"(ok));         \
-	aws[k] = (__u32)x;
-	__USDT_AW(0)
-	__USDT_AW(1)
-	__USDT_AW(2)
-#undef __USDT_AW
-}
-_Static_assert(USDT_MAX_ARG_CNT == 12 &&
-		       __builtin_offsetof(struct usdt_spec, arg_win) % 4 == 0,
-	       "arg_win is three aligned words");
-
-/*
- * The first cnt arguments into vals, for BPF_USDT(): one context copy and
- * one spec lookup for all of them. Always returns 0 (BPF_USDT() has no
- * use for an error, and one return value saves a stack slot and three
- * instructions).
- */
-__USDT_FN int usdt__args(__USDT_CTX *ctx, struct usdt__vals *vals, __u64 cnt)
-{
-	const struct usdt_arg_spec *a;
-	const struct usdt_spec *spec;
-	__u32 aws[USDT_MAX_ARG_CNT / 4];
-	struct usdt__win_buf win;
-	struct usdt__regs regs;
-	const __u8 *aw;
-	__s64 n;
-	long *v;
-
-	/* Nothing to tell the caller: what cannot be read stays 0. */
-	if (!vals || __usdt_copy_regs(ctx, &regs))
-		return 0;
-	spec = __usdt_spec(ctx, &regs, 0);
-	if (!spec)
-		return 0;
-	n = spec->arg_cnt;
-	if (n > cnt)
-		n = cnt;
-	if (n > USDT_MAX_ARG_CNT)
-		n = USDT_MAX_ARG_CNT;
-	/*
-	 * Counted down in 64 bits (no zero-extension for the verifier to
-	 * lose the bound in at -mcpu=v1), signed (n > 0 bounds n in the
-	 * loop, where the verifier of 6.1 does not learn n >= 1 from
-	 * n != 0), with moving pointers: three registers the calls keep,
-	 * no spill. The empty asm hides n's sign from clang, which would
-	 * otherwise test n + 1 > 1 (an instruction more).
-	 */
-	__usdt_arg_wins(spec, __usdt_win_read(&regs, spec, &win), aws);
-	a = spec->args;
-	aw = (const __u8 *)aws;
-	v = vals->v;
-	while (n > 0) {
-		usdt__read(&regs, a++, v++, &win, *aw++);
-		n--;
-		asm volatile("" : "+r"(n));
-	}
-	return 0;
-}
-
-#ifdef USDT_STORAGE_TYPE
-/*
- * Per-attach storage: one USDT_STORAGE_TYPE value per link (or per call
- * site of a link, usdt_attach_opts.storage_per_site), set from
- * usdt_attach_opts.storage before the first hit and zeroed when the link
- * goes. The values are slots of mmapable arrays of about a page each,
- * created by the manager as slots are handed out, which user space reads
- * and writes in place (usdt_link__storage()); the cookie's high 32 bits,
- * or the IP map's value, carry the slot + 1 (see usdt_spec.h). Objects
- * that do not define USDT_STORAGE_TYPE have neither the map nor the code.
- */
-#define __USDT_STORAGE_PER USDT_STORAGE_CHUNK(sizeof(USDT_STORAGE_TYPE))
+/* Storage values (bpf_usdt_storage()): 1024 chunks of about a page. */
 #ifndef USDT_MAX_STORAGE_CNT
 #define USDT_MAX_STORAGE_CNT (1024 * __USDT_STORAGE_PER)
 #endif
 
-/* Slot -> value, in chunks of about a page that the manager creates and
- * maps as slots are handed out. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, (USDT_MAX_STORAGE_CNT + __USDT_STORAGE_PER - 1) /
-				    __USDT_STORAGE_PER);
-	__type(key, __u32);
-	__array(values, struct {
-		__uint(type, BPF_MAP_TYPE_ARRAY);
-		__uint(map_flags, 1U << 10); /* BPF_F_MMAPABLE, 5.5 */
-		__uint(max_entries, __USDT_STORAGE_PER);
-		__type(key, __u32);
-		/* As bytes, like the IP map's value. */
-		__type(value, char[sizeof(USDT_STORAGE_TYPE)]);
-	});
-} usdt__storage SEC(".maps") __weak;
+/* Arguments a probe has at most, as libbpf's header names it: 12. */
+#define BPF_USDT_MAX_ARG_CNT USDT_MAX_ARG_CNT
 
-const volatile __u32 usdt__max_storage __weak = USDT_MAX_STORAGE_CNT;
-
-/* The storage slot of the call site that fired, or -1. */
-__USDT_FN int usdt__slot(__USDT_CTX *ctx)
-{
-	struct usdt_ip_val *v;
-	__u64 cookie = 0;
-
-	if (LINUX_HAS_BPF_COOKIE)
-		cookie = bpf_get_attach_cookie(ctx);
-	if (cookie & USDT_COOKIE_ID_MASK)
-		return (int)(cookie >> USDT_COOKIE_SLOT_SHIFT) - 1;
-	if (!usdt__ip_map)
-		return -1;
-	v = __usdt_ip_val(ctx, 1);
-	return v ? (int)v->slot - 1 : -1;
-}
-
-/*
- * This attach's storage value, readable and writable, or NULL where the
- * attach has none. Costs the cookie (or the IP-map lookup without
- * cookies) and two array lookups (chunk, then value), which the kernel
- * inlines.
- */
-static __always_inline USDT_STORAGE_TYPE *bpf_usdt_storage(struct pt_regs *ctx)
-{
-	int slot = usdt__slot((void *)ctx);
-	__u32 chunk, idx;
-	void *vals;
-
-	if (slot < 0)
-		return 0;
-	chunk = (__u32)slot / __USDT_STORAGE_PER;
-	idx = (__u32)slot % __USDT_STORAGE_PER;
-	vals = bpf_map_lookup_elem(&usdt__storage, &chunk);
-	return vals ? bpf_map_lookup_elem(vals, &idx) : 0;
-}
-#endif /* USDT_STORAGE_TYPE */
+#include "usdt_impl.bpf.h"
 
 /* The number of arguments of the probe, or -ESRCH. */
 static __always_inline int bpf_usdt_arg_cnt(struct pt_regs *ctx)
@@ -1040,28 +122,27 @@ static __always_inline int bpf_usdt_arg_size(struct pt_regs *ctx,
  * low 8 bytes, which are in *res (as BPF_USDT() passes them). libbpf
  * refuses to attach to such probes, so no libbpf program meets either.
  * bpf_usdt_arg_size() gives the size written.
- * (Zeroed here first too: kernels before 6.5 want the memory behind a
- * global function's pointer argument initialised.)
+ *
+ * One function, and a macro of its name over it that adds only a hint to
+ * clang, in the caller's own branch, that an error is unlikely:
+ * `if (bpf_usdt_arg(...))` stays one branch (after `err =
+ * bpf_usdt_arg(...)`, write `if (__builtin_expect(err, 0))`), where clang
+ * would make the checks selects that have the verifier walk every
+ * combination of failures (twelve at -mcpu=v1/v2: ~37,000 instructions,
+ * not ~600). The function alone cannot give the hint: clang drops one on
+ * a return value, and one on a branch inside does not reach the caller's.
+ * The macro breaks a declaration of the name after this header, and the
+ * call is a long, not an int; &bpf_usdt_arg, #undef and USDT_NO_ARG_HINT
+ * get the function, without the hint (docs/bench.md).
  */
 static __always_inline int bpf_usdt_arg(struct pt_regs *ctx, __u64 arg_num,
 					long *res)
 {
+	/* Zeroed here first too: kernels before 6.5 want the memory behind
+	 * a global function's pointer argument initialised. */
 	*res = 0;
 	return usdt__arg((void *)ctx, arg_num, res);
 }
-
-/*
- * Also a macro, which tells clang in the caller's own branch that an error
- * is unlikely: `if (bpf_usdt_arg(...))` stays one branch (after `err =
- * bpf_usdt_arg(...)`, write `if (__builtin_expect(err, 0))`), where clang
- * would make the checks selects that have the verifier walk every
- * combination of failures (twelve at -mcpu=v1/v2: ~37,000 instructions,
- * not ~600). A function cannot: clang drops a hint on a return value, and
- * one on a branch inside does not reach the caller's. It breaks a
- * declaration of the name after this header, and the call is a long, not
- * an int; &bpf_usdt_arg, #undef and USDT_NO_ARG_HINT get the function,
- * without the hint (docs/bench.md).
- */
 #ifndef USDT_NO_ARG_HINT
 #define bpf_usdt_arg(ctx, arg_num, res)                                     \
 	__builtin_expect(bpf_usdt_arg(ctx, arg_num, res), 0)
@@ -1076,36 +157,14 @@ static __always_inline long bpf_usdt_cookie(struct pt_regs *ctx)
 
 /*
  * BPF_USDT(name, type1 arg1, ...) defines a program whose arguments are the
- * probe's, read with bpf_usdt_arg() (0 when unreadable):
+ * probe's, read as bpf_usdt_arg() reads them (0 when unreadable):
  *
  *	SEC("usdt")
  *	int BPF_USDT(on_request, int fd, const char *path) { ... }
  *
- * The spec is looked up once for all the arguments.
+ * The spec is looked up once for all the arguments (usdt__args()), and the
+ * program's body is the always-inline __usdt_body_<name>().
  */
-#define __USDT_NTH(_0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, N, \
-		   ...) N
-#define __USDT_NARGS(...)                                                   \
-	__USDT_NTH(_, ##__VA_ARGS__, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
-#define __USDT_JOIN2(a, b) a##b
-#define __USDT_JOIN(a, b) __USDT_JOIN2(a, b)
-
-#define __USDT_GET(n) ((void *)__usdt_vals.v[n])
-#define __USDT_A0() ctx
-#define __USDT_A1(x) __USDT_A0(), __USDT_GET(0)
-#define __USDT_A2(x, a...) __USDT_A1(a), __USDT_GET(1)
-#define __USDT_A3(x, a...) __USDT_A2(a), __USDT_GET(2)
-#define __USDT_A4(x, a...) __USDT_A3(a), __USDT_GET(3)
-#define __USDT_A5(x, a...) __USDT_A4(a), __USDT_GET(4)
-#define __USDT_A6(x, a...) __USDT_A5(a), __USDT_GET(5)
-#define __USDT_A7(x, a...) __USDT_A6(a), __USDT_GET(6)
-#define __USDT_A8(x, a...) __USDT_A7(a), __USDT_GET(7)
-#define __USDT_A9(x, a...) __USDT_A8(a), __USDT_GET(8)
-#define __USDT_A10(x, a...) __USDT_A9(a), __USDT_GET(9)
-#define __USDT_A11(x, a...) __USDT_A10(a), __USDT_GET(10)
-#define __USDT_A12(x, a...) __USDT_A11(a), __USDT_GET(11)
-#define __USDT_ARGS(a...) __USDT_JOIN(__USDT_A, __USDT_NARGS(a))(a)
-
 #define BPF_USDT(name, args...)                                             \
 	name(struct pt_regs *ctx);                                          \
 	static __always_inline typeof(name(0))                              \
@@ -1124,5 +183,24 @@ static __always_inline long bpf_usdt_cookie(struct pt_regs *ctx)
 	}                                                                   \
 	static __always_inline typeof(name(0))                              \
 	__usdt_body_##name(struct pt_regs *ctx, ##args)
+
+#ifdef USDT_STORAGE_TYPE
+/*
+ * Per-attach storage, with `#define USDT_STORAGE_TYPE struct my_state`
+ * before the include: this attach's value, readable and writable, or NULL
+ * where the attach has none. One value per link (or per call site of a
+ * link, usdt_attach_opts.storage_per_site), set from
+ * usdt_attach_opts.storage before the first hit, read and written in place
+ * by user space (usdt_link__storage()), zeroed when the link goes. Costs
+ * the cookie (or the IP-map lookup without cookies) and two array lookups,
+ * which the kernel inlines. Without the define, neither the storage map
+ * nor its code is in the object; USDT_MAX_STORAGE_CNT (above) caps the
+ * values.
+ */
+static __always_inline USDT_STORAGE_TYPE *bpf_usdt_storage(struct pt_regs *ctx)
+{
+	return __usdt_storage((void *)ctx);
+}
+#endif
 
 #endif /* __LIBUSDT_USDT_BPF_H */

@@ -2,8 +2,8 @@
 /*
  * Layout of a USDT call-site spec as the BPF side reads it from the spec
  * array map. Shared, byte for byte, by the user-space library (src/) and the
- * BPF-side header (bpf/usdt.bpf.h). Installed, but not an API: only
- * libusdt writes these and only bpf/usdt.bpf.h reads them.
+ * BPF side (bpf/usdt_impl.bpf.h, behind bpf/usdt.bpf.h). Installed, but not
+ * an API: only libusdt writes these and only its BPF side reads them.
  *
  * Every field has a fixed width and fixed offset, and no bitfields are used,
  * so the layout is the same on either byte order; the static asserts at the
@@ -53,7 +53,7 @@
  * idx_off index: its size (of the kernel's struct pt_regs, the uapi part
  * that holds every register an operand can name: bpf_user_pt_regs_t where
  * the arch has one) and where in it the PC is, 8 bytes. The library's
- * arch tables (src/arch/, which check them against the host's own headers
+ * arch tables (src/reader/arch/, which check them against the host's own headers
  * in native builds) and the BPF side both take them from here. Facts of
  * the kernel, not of this layout: they never change USDT_SPEC_LAYOUT.
  */

@@ -17,7 +17,7 @@ pcdir="$dest$prefix/lib/pkgconfig"
 test -f "$pcdir/libusdt.pc"
 # Every public header under <usdt/...>, none loose in includedir, where
 # another project's usdt.h could be.
-for h in usdt.h usdt_version.h usdt.bpf.h usdt_spec.h; do
+for h in usdt.h usdt_version.h usdt.bpf.h usdt_impl.bpf.h usdt_spec.h; do
 	test -f "$dest$prefix/include/usdt/$h"
 	if [ -e "$dest$prefix/include/$h" ]; then
 		echo "consumer: $h installed outside include/usdt/" >&2

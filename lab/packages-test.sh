@@ -124,7 +124,8 @@ ma=$(dpkg-query -L libusdt0 | sed -n "s|^/usr/lib/\([^/]*\)/libusdt\.so\.0$|\1|p
 for f in /usr/lib/$ma/libusdt.so.0 /usr/lib/$ma/libusdt.so /usr/lib/$ma/libusdt.a \
 	/usr/lib/$ma/pkgconfig/libusdt.pc /usr/include/usdt/usdt.h \
 	/usr/include/usdt/usdt_version.h /usr/include/usdt/usdt.bpf.h \
-	/usr/include/usdt/usdt_spec.h /usr/bin/usdt /usr/share/man/man1/usdt.1.gz; do
+	/usr/include/usdt/usdt_impl.bpf.h /usr/include/usdt/usdt_spec.h \
+	/usr/bin/usdt /usr/share/man/man1/usdt.1.gz; do
 	[ -e "$f" ] || fail "$f is missing"
 	echo "$f"
 done

@@ -1,734 +1,205 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The USDT manager: one per bpf_object.
- *
- * Theory of operation
- * -------------------
- * A USDT probe is a nop in the program plus a note in .note.stapsdt that
- * gives the nop's address, an optional semaphore (a counter the program
- * tests before computing expensive arguments; the kernel raises it for us
- * through the uprobe's ref_ctr_offset), and where each argument lives at
- * the nop: "-4@%edi 8@-16(%rbp)". The note reader (noteidx.c) and the arch
- * parsers (arch/) turn that into one struct usdt_spec per call site: the
- * BPF side (bpf/usdt.bpf.h) can read every argument from it and the
- * program's registers.
- *
- * Specs live in an array of maps (bpf/usdt_spec.h): chunks of 256 specs,
- * mmapable arrays that chunks.c creates when the first ID in them is
- * handed out and writes in place, so an object attaching a few probes
- * holds one chunk and one attaching 65536 distinct specs needs no option.
- * Many call sites share one spec (an inlined probe often compiles to the
- * same operands at each site), so IDs are deduplicated by content,
- * including the user's cookie: identical specs share one ID, counted by
- * reference across every link of this manager. A hash of the content
- * (its buckets doubling as live IDs grow) finds an existing ID in O(1).
- * When the last reference goes, the spec is zeroed (a stale cookie then
- * reads as "no spec") and the ID is pushed on a free list, which is popped
- * before any never-used ID, so live IDs stay packed at the bottom. The
- * free list has room for every ID of every chunk, and zeroing is a store
- * into the mapping: giving an ID back cannot fail. Past the object's limit
- * (the outer array's size) or usdt_manager_opts.max_specs: -E2BIG, with
- * nothing taken. One manager per object: a chunk already in the outer
- * array belongs to another manager, and taking its place is refused
- * (-EBUSY).
- *
- * How the BPF side finds a call site's spec ID: where the kernel gives
- * uprobes a bpf_cookie (5.15), the cookie is ID + 1. Without cookies, or
- * when asked to, the cookie is 0 and an IP map gives the ID from the
- * call site's run-time address; that needs the address the file is mapped
- * at, hence a pid for PIEs and shared libraries. The IP map is a hash
- * that ipmap.c creates at the first such attach and doubles as needed.
- *
- * Kernel links: one uprobe_multi link (6.6) per attach when the program
- * was loaded for it, one perf uprobe per call site otherwise. A
- * uprobe_multi program cannot be attached as a perf uprobe, so a manager
- * created before load decides, for all the object's "usdt" programs.
+ * The manager's face: usdt_manager__new() and usdt_manager__free() around
+ * the store (src/store/store.c), and the programs in SEC("usdt/PATH:PROVIDER:
+ * NAME"), libbpf's auto-attach syntax, of an object that has a manager:
+ * usdt_manager__attach_all() attaches them, the manager owns those links
+ * and usdt_manager__free() destroys them. Their auto-attach is turned off,
+ * so that the skeleton's __attach() leaves them to the manager; an object
+ * without a manager gets them attached by __attach() through libusdt's
+ * section handler (src/libbpf/progh.c), into skel->links.
  */
-#include <fcntl.h>
-#include <pthread.h>
-#include <sys/syscall.h>
-#include <sys/utsname.h>
-#include <unistd.h>
+#include <limits.h>
 
-#include <bpf/bpf.h>
-#include <bpf/btf.h>
-#include <linux/bpf.h>
+#include "attach/attach.h"
+#include "libbpf/object.h"
+#include "libbpf/progh.h"
 
-#include "arch_ops.h"
-#include "hash.h"
-#include "manager.h"
-
-/* ---------------------------------------------------------------------- */
-/* Spec IDs                                                               */
-
-static uint32_t spec_hash(const struct usdt_spec *spec)
-{
-	return usdt__hash_bytes(spec, sizeof(*spec));
-}
-
-static struct usdt__spec_aux *spec_aux(const struct usdt_manager *man,
-				       uint32_t id)
-{
-	return usdt__chunks_aux(&man->specs, id);
-}
-
-/*
- * Twice the buckets when live IDs reach half their number, so that chains
- * stay short however many specs come. Without memory for it, the chains
- * just get longer.
- */
-static void buckets_grow(struct usdt_manager *man)
-{
-	uint32_t n = man->bucket_cnt ? man->bucket_cnt * 2 : 64, i, h;
-	int32_t *b;
-
-	if (man->bucket_cnt && man->specs.live_cnt < man->bucket_cnt / 2)
-		return;
-	b = malloc(n * sizeof(*b));
-	if (!b)
-		return;
-	for (i = 0; i < n; i++)
-		b[i] = -1;
-	for (i = 0; i < man->specs.next; i++) {
-		struct usdt__spec_aux *aux = spec_aux(man, i);
-
-		if (!aux->refcnt)
-			continue;
-		h = aux->hash & (n - 1);
-		aux->next = b[h];
-		b[h] = (int32_t)i;
-	}
-	free(man->buckets);
-	man->buckets = b;
-	man->bucket_cnt = n;
-}
-
-/* At the first attach, once the maps exist: the chunks and the hash. */
-static int specs_init(struct usdt_manager *man)
-{
-	int err;
-
-	if (man->specs_map)
-		man->specs_outer = usdt__outer_of(man->specs_map);
-	err = usdt__chunks_open(&man->specs, &man->specs_outer,
-				sizeof(struct usdt_spec), USDT_SPEC_CHUNK,
-				sizeof(struct usdt__spec_aux), man->max_specs,
-				false);
-	if (err)
-		return err;
-	buckets_grow(man);
-	if (!man->buckets) {
-		usdt__chunks_close(&man->specs, false);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-int usdt__spec_get(struct usdt_manager *man, const struct usdt_spec *spec)
-{
-	struct usdt__spec_aux *aux;
-	struct usdt_spec old;
-	uint32_t hash, h, id;
-	int32_t cur;
-	int err;
-
-	_Static_assert(sizeof(old) <= USDT__CHUNK_VALUE_MAX, "spec size");
-	if (!man->specs.mem && (err = specs_init(man)))
-		return err;
-	hash = spec_hash(spec);
-	h = hash & (man->bucket_cnt - 1);
-	for (cur = man->buckets[h]; cur >= 0; cur = aux->next) {
-		aux = spec_aux(man, (uint32_t)cur);
-		if (aux->hash == hash &&
-		    !usdt__chunks_read(&man->specs, (uint32_t)cur, &old) &&
-		    !memcmp(&old, spec, sizeof(*spec))) {
-			aux->refcnt++;
-			return cur;
-		}
-	}
-
-	err = usdt__chunks_take(&man->specs, &id);
-	if (err)
-		return err;
-	/* No uprobe refers to the ID yet. */
-	err = usdt__chunks_write(&man->specs, id, spec);
-	if (err) {
-		usdt__chunks_give(&man->specs, id);
-		return err;
-	}
-	aux = spec_aux(man, id);
-	aux->refcnt = 1;
-	aux->hash = hash;
-	aux->next = man->buckets[h];
-	man->buckets[h] = (int32_t)id;
-	buckets_grow(man);
-	return (int)id;
-}
-
-bool usdt__spec_room(struct usdt_manager *man, size_t n)
-{
-	if (man->specless || n == 0)
-		return true;
-	if (!man->specs.mem && specs_init(man))
-		return true;	/* usdt__spec_get() says why */
-	return usdt__chunks_room_left(&man->specs) >= n;
-}
-
-void usdt__spec_reserve(struct usdt_manager *man, size_t n, uint32_t max_new)
-{
-	if (man->specs.mem)
-		usdt__chunks_reserve(&man->specs, n, max_new);
-}
-
-int usdt__store_flush(struct usdt_manager *man)
-{
-	int err = usdt__chunks_flush(&man->specs), e = 0;
-
-	if (man->storage.slots.mem)
-		e = usdt__chunks_flush(&man->storage.slots);
-	return err ? err : e;
-}
-
-int usdt__spec_put(struct usdt_manager *man, int id)
-{
-	struct usdt__spec_aux *aux;
-	int32_t *link;
-
-	if (id < 0 || (uint32_t)id >= man->specs.next)
-		return 0;
-	aux = spec_aux(man, (uint32_t)id);
-	if (!aux->refcnt || --aux->refcnt)
-		return 0;
-	for (link = &man->buckets[aux->hash & (man->bucket_cnt - 1)];
-	     *link >= 0; link = &spec_aux(man, (uint32_t)*link)->next) {
-		if (*link == id) {
-			*link = aux->next;
-			break;
-		}
-	}
-	/* Zeroed (a stale cookie reads "no spec") and freed. */
-	usdt__chunks_give(&man->specs, (uint32_t)id);
-	return 0;
-}
-
-/* ---------------------------------------------------------------------- */
-/* The manager                                                            */
-
-/* SEC("usdt"), SEC("usdt/..."), and the same sleepable: "usdt.s". */
-static bool is_usdt_prog(const struct bpf_program *prog)
+/* Is prog's section "usdt/..." or "usdt.s/..."? Its target, or NULL. */
+static const char *usdt_target(const struct bpf_program *prog)
 {
 	const char *sec = bpf_program__section_name(prog);
 
-	if (bpf_program__type(prog) != BPF_PROG_TYPE_KPROBE || !sec ||
-	    strncmp(sec, "usdt", 4))
-		return false;
-	sec += 4;
-	if (!strncmp(sec, ".s", 2))
-		sec += 2;
-	return !*sec || *sec == '/';
+	if (!sec || bpf_program__type(prog) != BPF_PROG_TYPE_KPROBE)
+		return NULL;
+	if (!strncmp(sec, "usdt/", 5))
+		return sec + 5;
+	if (!strncmp(sec, "usdt.s/", 7))
+		return sec + 7;
+	return NULL;
 }
 
-/*
- * Where the BPF header's .rodata variable `name` is: its map, and its
- * offset in that map's initial image (read-only after load). -ENOENT when
- * the object has no such 4-byte variable.
- */
-static int rodata_var(struct bpf_object *obj, const char *name,
-		      struct bpf_map **mapp, size_t *offp)
+static void skel_prepare(struct bpf_object *obj)
 {
-	const struct btf_var_secinfo *vs;
-	const struct btf_type *sec, *var;
-	struct bpf_map *map;
-	unsigned int i, vlen;
-	struct btf *btf;
-	size_t size;
-	int id;
+	struct bpf_program *prog;
 
-	btf = bpf_object__btf(obj);
-	if (!btf)
-		return -ENOENT;
-	id = btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC);
-	if (id < 0)
-		return -ENOENT;
-	sec = btf__type_by_id(btf, id);
-	bpf_object__for_each_map(map, obj) {
-		const char *mname = bpf_map__name(map);
-		size_t len = strlen(mname);
-
-		if (len >= 7 && !strcmp(mname + len - 7, ".rodata"))
-			break;
-	}
-	if (!map || !bpf_map__initial_value(map, &size))
-		return -ENOENT;
-	vs = btf_var_secinfos(sec);
-	/* btf_vlen() is __u16 up to libbpf 1.7 and __u32 after. */
-	vlen = btf_vlen(sec);
-	for (i = 0; i < vlen; i++, vs++) {
-		var = btf__type_by_id(btf, vs->type);
-		if (strcmp(btf__name_by_offset(btf, var->name_off), name))
-			continue;
-		if (vs->size != sizeof(uint32_t) || vs->offset + 4 > size)
-			return -ENOENT;
-		*mapp = map;
-		*offp = vs->offset;
-		return 0;
-	}
-	return -ENOENT;
+	bpf_object__for_each_program(prog, obj)
+		if (usdt_target(prog))
+			bpf_program__set_autoattach(prog, false);
 }
 
-/* The value of the BPF header's .rodata variable name. */
-static int rodata_u32(struct bpf_object *obj, const char *name, uint32_t *v)
+static int own_link(struct usdt_manager *man, struct usdt_link *link)
 {
-	struct bpf_map *map;
-	size_t off, size;
+	struct usdt_link **v;
 
-	if (rodata_var(obj, name, &map, &off))
-		return -ENOENT;
-	memcpy(v, (const char *)bpf_map__initial_value(map, &size) + off,
-	       sizeof(*v));
+	if (man->owned_cnt == man->owned_cap) {
+		size_t cap = man->owned_cap ? man->owned_cap * 2 : 8;
+
+		v = usdt__reallocarray(man->owned, cap, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		man->owned = v;
+		man->owned_cap = cap;
+	}
+	man->owned[man->owned_cnt++] = link;
 	return 0;
 }
 
-/*
- * The maps must be the arrays of maps of this layout: chunks of
- * USDT_SPEC_CHUNK specs (an object whose header was edited, or a
- * hand-written one, could say layout 3 and have other maps).
- */
-static int check_maps(struct usdt_manager *man)
+/* Destroy the owned links from index from on, all at once: one by one,
+ * the kernel's grace period per link makes a thousand take a minute. */
+static void drop_owned(struct usdt_manager *man, size_t from)
 {
-	struct btf *btf = bpf_object__btf(man->obj);
-	uint32_t per = 0, sz = 0, ip_per, ip_sz;
+	if (man->owned_cnt > from)
+		usdt_links__destroy(man->owned + from, man->owned_cnt - from);
+	man->owned_cnt = from;
+}
 
-	if (bpf_map__type(man->specs_map) != BPF_MAP_TYPE_ARRAY_OF_MAPS ||
-	    bpf_map__type(man->ip_map) != BPF_MAP_TYPE_ARRAY_OF_MAPS ||
-	    usdt__inner_def(btf, "usdt__specs", &per, &sz) ||
-	    usdt__inner_def(btf, "usdt__ip2spec", &ip_per, &ip_sz) ||
-	    per != USDT_SPEC_CHUNK || sz != sizeof(struct usdt_spec) ||
-	    ip_sz != sizeof(struct usdt_ip_val)) {
-		pr_warn("BPF object '%s': usdt__specs/usdt__ip2spec are not the maps of this libusdt's usdt.bpf.h: rebuild it with that header\n",
-			bpf_object__name(man->obj));
-		return -EPROTO;
+static int attach_one(struct usdt_manager *man, const struct bpf_program *prog,
+		      const char *target, pid_t pid,
+		      const struct usdt_attach_opts *opts)
+{
+	const char *path, *provider, *name;
+	char buf[PATH_MAX + 256];
+	struct usdt_link *link;
+	int err;
+
+	if (usdt__split_target(target, buf, sizeof(buf), &path, &provider,
+			       &name)) {
+		pr_warn("program '%s': section '%s' is not usdt/PATH:PROVIDER:NAME\n",
+			bpf_program__name(prog),
+			bpf_program__section_name(prog));
+		return -EINVAL;
 	}
-	return 0;
-}
-
-/*
- * The object must read specs the way this library writes them: its
- * usdt.bpf.h wrote its layout version into usdt__layout.
- */
-static int check_layout(struct usdt_manager *man)
-{
-	uint32_t layout;
-
-	if (rodata_u32(man->obj, "usdt__layout", &layout)) {
-		pr_warn("BPF object '%s' has no usdt__layout: built with another libusdt's usdt.bpf.h? Rebuild it with this one's\n",
-			bpf_object__name(man->obj));
-		return -EPROTO;
-	}
-	if (layout != USDT_SPEC_LAYOUT) {
-		pr_warn("BPF object '%s' reads spec layout %u, this libusdt writes layout %u: rebuild it with this libusdt's usdt.bpf.h\n",
-			bpf_object__name(man->obj), layout, USDT_SPEC_LAYOUT);
-		return -EPROTO;
-	}
-	return check_maps(man);
-}
-
-/* A 4-byte .rodata variable of the BPF header and the value to load. */
-struct rodata_val {
-	const char *name;
-	uint32_t val;
-};
-
-/*
- * Write the values into .rodata's initial image; variables the object
- * lacks are passed over.
- */
-static void rodata_set(struct usdt_manager *man, const struct rodata_val *vals,
-		       size_t n)
-{
-	struct bpf_map *map = NULL;
-	size_t off, size, i;
-	const void *init;
-	char *data;
-
-	for (i = 0; i < n && !map; i++)
-		if (rodata_var(man->obj, vals[i].name, &map, &off))
-			map = NULL;
-	if (!map)
-		return;
-	init = bpf_map__initial_value(map, &size);
-	/* libbpf hands out the image read-only: write a copy back. */
-	data = malloc(size);
-	if (!data)
-		return;
-	memcpy(data, init, size);
-	for (i = 0; i < n; i++)
-		if (!rodata_var(man->obj, vals[i].name, &map, &off))
-			memcpy(data + off, &vals[i].val, sizeof(vals[i].val));
-	if (bpf_map__set_initial_value(map, data, size))
-		pr_warn("cannot set the usdt__ variables in .rodata\n");
-	free(data);
-}
-
-/*
- * Before load: without __TARGET_ARCH_xxx the BPF side learns where the PC
- * is and how big the context is from usdt__ip_off and usdt__ctx_sz. With
- * bpf_cookie and keep_ip_map unset, usdt__ip_map = 0 lets the verifier
- * drop the IP-map path of every program.
- */
-static void set_load_vars(struct usdt_manager *man, bool keep_ip_map)
-{
-	const struct usdt__arch_ops *arch = usdt__arch_host();
-	struct rodata_val vals[3];
-	size_t n = 0;
-
-	if (arch) {
-		vals[n++] = (struct rodata_val){ "usdt__ip_off", arch->ip_off };
-		vals[n++] = (struct rodata_val){ "usdt__ctx_sz",
-						 arch->pt_regs_size };
-	}
-	if (usdt__features()->bpf_cookie && !keep_ip_map)
-		vals[n++] = (struct rodata_val){ "usdt__ip_map", 0 };
-	rodata_set(man, vals, n);
-}
-
-bool usdt__ip_map_kept(struct usdt_manager *man)
-{
-	uint32_t v;
-
-	/* Objects without the variable always have the path, and so do
-	 * those that no manager set up before load. */
-	return !man->obj || rodata_u32(man->obj, "usdt__ip_map", &v) || v;
-}
-
-/*
- * Does this libbpf load every SEC("usdt") program for uprobe_multi links
- * when the kernel has them, whatever its expected attach type says? From
- * 1.3 on it does (libbpf commit "libbpf: Add uprobe multi link support to
- * bpf_program__attach_usdt").
- */
-static bool libbpf_forces_multi(void)
-{
-	return libbpf_major_version() > 1 || libbpf_minor_version() >= 3;
-}
-
-/*
- * The programs managers prepared, for the section handler (src/progh.c),
- * which leaves them as they are at load.
- */
-static pthread_mutex_t managed_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct managed_prog {
-	const struct bpf_program *prog;
-	const struct usdt_manager *man;
-} *managed;
-static size_t managed_cnt, managed_cap;
-
-static int managed_add(const struct usdt_manager *man,
-		       const struct bpf_program *prog)
-{
-	struct managed_prog *v;
-	int err = 0;
-
-	pthread_mutex_lock(&managed_lock);
-	if (managed_cnt == managed_cap) {
-		size_t cap = managed_cap ? managed_cap * 2 : 16;
-
-		v = usdt__reallocarray(managed, cap, sizeof(*v));
-		if (v) {
-			managed = v;
-			managed_cap = cap;
-		} else {
-			err = -ENOMEM;
-		}
-	}
-	if (!err)
-		managed[managed_cnt++] = (struct managed_prog){ prog, man };
-	pthread_mutex_unlock(&managed_lock);
+	link = usdt_manager__attach(man, prog, pid, path, provider, name,
+				    opts);
+	if (!link)
+		return -errno;
+	err = own_link(man, link);
+	if (err)
+		usdt_link__destroy(link);
 	return err;
 }
 
-static void managed_drop(const struct usdt_manager *man)
+int usdt_manager__attach_all(struct usdt_manager *man, pid_t pid,
+			     const struct usdt_attach_opts *opts)
 {
-	size_t i, n = 0;
-
-	pthread_mutex_lock(&managed_lock);
-	for (i = 0; i < managed_cnt; i++)
-		if (managed[i].man != man)
-			managed[n++] = managed[i];
-	managed_cnt = n;
-	pthread_mutex_unlock(&managed_lock);
-}
-
-struct usdt_manager *usdt__prog_manager(const struct bpf_program *prog)
-{
-	const struct usdt_manager *man = NULL;
-	size_t i;
-
-	pthread_mutex_lock(&managed_lock);
-	for (i = 0; i < managed_cnt && !man; i++)
-		if (managed[i].prog == prog)
-			man = managed[i].man;
-	pthread_mutex_unlock(&managed_lock);
-	return (struct usdt_manager *)man;
-}
-
-bool usdt__handler_active;
-
-/*
- * Before load, choose for each SEC("usdt") program the kind of link it
- * will take: its expected attach type says it at attach time.
- *
- * Each is recorded as managed: libusdt's own section handler (src/progh.c)
- * then keeps that type at load. Where that handler is not the program's
- * (another registered "usdt+" first), libbpf's own is, and from 1.3 on it
- * loads every program for uprobe_multi where the kernel has it: per-site
- * uprobes cannot be had then, and are refused here rather than at attach.
- */
-static int prepare_progs(struct usdt_manager *man, bool want_multi)
-{
-	bool multi = want_multi && usdt__features()->uprobe_multi;
 	struct bpf_program *prog;
-	int err;
+	const char *target;
+	int err, cnt = 0;
 
-	if (!usdt__handler_active && !multi && usdt__features()->uprobe_multi &&
-	    libbpf_forces_multi()) {
-		pr_warn("per-site uprobes: libbpf %d.%d loads SEC(\"usdt\") programs for uprobe_multi, and libusdt's section handler is not registered\n",
-			(int)libbpf_major_version(), (int)libbpf_minor_version());
-		return -EOPNOTSUPP;
+	if (!man || man->freed || pid < -1 || !OPTS_VALID(opts, usdt_attach_opts))
+		return usdt__err(-EINVAL);
+	/*
+	 * Only this function adds owned links, all or none of them: any
+	 * means a call already attached every program. Again would run each
+	 * twice per hit, and a silent no-op would drop another pid's or
+	 * options' request; usdt_manager__attach() attaches more.
+	 */
+	if (man->owned_cnt) {
+		pr_warn("usdt_manager__attach_all(): the programs are already attached\n");
+		return usdt__err(-EALREADY);
 	}
 	bpf_object__for_each_program(prog, man->obj) {
-		if (!is_usdt_prog(prog))
+		target = usdt_target(prog);
+		if (!target || !bpf_program__autoload(prog))
 			continue;
-		err = managed_add(man, prog);
-		if (!err && multi)
-			err = bpf_program__set_expected_attach_type(
-				prog, USDT__TRACE_UPROBE_MULTI);
-		if (err)
-			return err;
+		err = attach_one(man, prog, target, pid, opts);
+		if (err) {
+			drop_owned(man, 0);
+			return usdt__err(err);
+		}
+		cnt++;
 	}
-	return 0;
-}
-
-/* What the user set, else the object's exact limit (its USDT_MAX_xxx in
- * .rodata), else 0: as many as the outer array holds. */
-static uint32_t cap_of(struct usdt_manager *man, uint32_t opt,
-		       const char *var)
-{
-	uint32_t v = opt;
-
-	if (!v && (!man->obj || rodata_u32(man->obj, var, &v)))
-		v = 0;
-	return v;
+	return cnt;
 }
 
 /*
- * The caps: spec and storage chunks are capped by their outer array's
- * size too. At most 2^30 IP-map entries (default 4 * 65536), which keeps
- * the arithmetic of growing the map in 32 bits.
+ * Where the only live links left are libbpf's (usdt_program__attach(),
+ * records in ext[]), the store goes back to an implicit manager of the
+ * object, as if no manager had been made: a later usdt_program__attach()
+ * takes the IDs those links do not use (it would find the chunks taken,
+ * EBUSY), and the records are swept as before. man is freed. False: man
+ * is as it was.
  */
-static void set_caps(struct usdt_manager *man, uint32_t max_specs,
-		     uint32_t max_ips, uint32_t max_storage)
+static bool hand_back(struct usdt_manager *man)
 {
-	uint32_t ips = cap_of(man, max_ips, "usdt__max_ips");
+	struct usdt__outer ips;
+	struct usdt_manager *imp;
 
-	man->max_specs = cap_of(man, max_specs, "usdt__max_specs");
-	man->ips.cap = !ips ? 4 * 65536 : ips > (1U << 30) ? 1U << 30 : ips;
-	man->storage.cap = cap_of(man, max_storage, "usdt__max_storage");
+	/* ext[] is filled by attaches, which set specs_outer first. */
+	if (!man->ext_cnt || man->refcnt != man->ext_cnt + 1 || !man->ip_map ||
+	    usdt__manager_forked(man))
+		return false;
+	ips = usdt__outer_of(man->ip_map);
+	imp = usdt__manager_implicit(&man->specs_outer, &ips, man->specs_id);
+	if (!imp)
+		return false;
+	usdt__file_cache_clear(man);
+	usdt__manager_unface(man);
+	usdt__manager_adopt(imp, man);
+	if (!usdt__store_give(imp))
+		return true;
+	/* No room in the list: kept in the maps, as for a pinned link. */
+	usdt__ext_drop(imp);
+	usdt__store_put(imp);
+	return true;
 }
 
-/* Before load: outer arrays just big enough for the caps the user set. */
-static int size_maps(struct usdt_manager *man, uint32_t max_specs,
-		     uint32_t max_storage)
+/* True when man is gone with its store given back (hand_back()). */
+static bool skel_release(struct usdt_manager *man)
 {
-	const struct usdt__storage *st = &man->storage;
-	int err;
-
-	if (max_specs &&
-	    (err = bpf_map__set_max_entries(man->specs_map,
-			(max_specs - 1) / USDT_SPEC_CHUNK + 1)))
-		return err;
-	if (max_storage && st->per &&
-	    (err = bpf_map__set_max_entries(st->map,
-					    (max_storage - 1) / st->per + 1)))
-		return err;
-	return 0;
+	drop_owned(man, 0);
+	free(man->owned);
+	man->owned = NULL;
+	man->owned_cap = 0;
+	/* The records of libbpf's links (usdt_program__attach()): what the
+	 * live ones use stays in the maps, as for a pinned link. */
+	usdt__ext_sweep(man);
+	if (hand_back(man))
+		return true;
+	if (man->ext_cnt)
+		man->pinned_cnt++;
+	usdt__ext_drop(man);
+	return false;
 }
 
-/* A loaded object's programs are the manager's too: usdt_program__attach()
- * of one uses its store (src/progh.c). */
-static int manage_loaded(struct usdt_manager *man)
-{
-	struct bpf_program *prog;
-	int err;
-
-	bpf_object__for_each_program(prog, man->obj)
-		if (is_usdt_prog(prog) && (err = managed_add(man, prog)))
-			return err;
-	return 0;
-}
-
-/* The spec ID of a loaded object's spec map, for usdt__store_take(). */
-static int specs_id_of(struct usdt_manager *man)
-{
-	struct bpf_map_info info;
-	__u32 len = sizeof(info);
-
-	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(bpf_map__fd(man->specs_map), &info, &len))
-		return -errno;
-	man->specs_id = info.id;
-	return 0;
-}
-
-void usdt__store_move(struct usdt_manager *man, struct usdt_manager *imp)
-{
-	uint32_t ip_cap = man->ips.cap;
-
-	man->specs_outer = imp->specs_outer;
-	man->specs = imp->specs;
-	if (man->max_specs && man->specs.cap > man->max_specs)
-		man->specs.cap = man->max_specs;
-	man->buckets = imp->buckets;
-	man->bucket_cnt = imp->bucket_cnt;
-	man->live_cnt = imp->live_cnt;
-	man->ips = imp->ips;
-	man->ips.cap = ip_cap > imp->ips.cnt ? ip_cap : imp->ips.cnt;
-	man->pinned_cnt = imp->pinned_cnt;
-	man->link_cnt = imp->link_cnt;
-	free(imp);
-}
-
-struct usdt_manager *usdt__manager_new(struct bpf_object *obj,
+struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 				       const struct usdt_manager_opts *opts)
 {
-	uint32_t max_specs, max_ips, max_storage;
-	struct usdt_manager *man;
-	bool loaded;
-	int err;
-
-	if (!obj || !OPTS_VALID(opts, usdt_manager_opts))
-		return usdt__err_ptr(-EINVAL);
-	max_specs = OPTS_GET(opts, max_specs, 0);
-	max_ips = OPTS_GET(opts, max_ips, 0);
-	max_storage = OPTS_GET(opts, max_storage, 0);
-
-	man = calloc(1, sizeof(*man));
-	if (!man)
-		return usdt__err_ptr(-ENOMEM);
-	man->obj = obj;
-	man->owner = getpid();
-	man->ips.outer_fd = man->ips.fd = -1;
-	man->specs_map = bpf_object__find_map_by_name(obj, "usdt__specs");
-	man->ip_map = bpf_object__find_map_by_name(obj, "usdt__ip2spec");
-	if (!man->specs_map || !man->ip_map) {
-		pr_warn("BPF object '%s' has no usdt__specs/usdt__ip2spec maps: does it include usdt.bpf.h and call bpf_usdt_arg()?\n",
-			bpf_object__name(obj));
-		err = -ESRCH;
-		goto err_out;
-	}
-	err = check_layout(man);
-	if (err)
-		goto err_out;
-	usdt__storage_find(&man->storage, obj);
-	if (max_storage && !man->storage.map) {
-		pr_warn("max_storage set, but BPF object '%s' has no usdt__storage map (USDT_STORAGE_TYPE)\n",
-			bpf_object__name(obj));
-		err = -EINVAL;
-		goto err_out;
-	}
-
-	loaded = bpf_map__fd(man->specs_map) >= 0;
-	if (loaded && (max_specs || max_ips || max_storage)) {
-		pr_warn("map sizes can only be set before bpf_object__load()\n");
-		err = -EINVAL;
-		goto err_out;
-	}
-	set_caps(man, max_specs, max_ips, max_storage);
-	if (loaded) {
-		err = manage_loaded(man);
-		if (!err)
-			err = specs_id_of(man);
-		if (err)
-			goto err_out;
-	} else {
-		err = size_maps(man, max_specs, max_storage);
-		if (err)
-			goto err_out;
-		set_load_vars(man, OPTS_GET(opts, keep_ip_map, false));
-		if (!usdt__handler_active &&
-		    !usdt__ctx_funcs_fit(bpf_object__btf(obj), usdt__features()))
-			pr_warn("BPF object '%s': this kernel will not take the context argument of usdt.bpf.h's functions, and libusdt's section handler, which would load them without function info, is not registered\n",
-				bpf_object__name(obj));
-		err = prepare_progs(man, !OPTS_GET(opts, no_uprobe_multi,
-						   false));
-		if (err)
-			goto err_out;
-	}
-	return man;
-
-err_out:
-	managed_drop(man);
-	free(man);
-	return usdt__err_ptr(err);
-}
-
-struct usdt_manager *usdt__manager_implicit(const struct usdt__outer *specs,
-					    const struct usdt__outer *ips,
-					    uint32_t specs_id)
-{
-	struct usdt_manager *man = calloc(1, sizeof(*man));
+	struct usdt_manager *man = usdt__manager_new(obj, opts);
+	struct usdt_manager *imp;
 
 	if (!man)
 		return NULL;
-	man->owner = getpid();
-	man->ips.outer_fd = man->ips.fd = -1;
-	man->specs_outer = *specs;
-	man->ip_outer = *ips;
-	man->specs_id = specs_id;
-	man->implicit = true;
-	set_caps(man, 0, 0, 0);
+	skel_prepare(obj);
+	/* Loaded: what __attach() or usdt_program__attach() attached
+	 * through the object's implicit store is this manager's now. */
+	imp = man->specs_id ? usdt__store_take(man->specs_id) : NULL;
+	if (imp)
+		usdt__manager_adopt(man, imp);
 	return man;
 }
 
-struct usdt_manager *usdt__manager_specless(void)
+/*
+ * The links of usdt_manager__attach_all() go first. Links the user still
+ * holds keep the bookkeeping they need, and the manager's own map
+ * descriptors: the last one frees it. Neither touches the bpf_object
+ * again, which the user may close at once.
+ */
+void usdt_manager__free(struct usdt_manager *man)
 {
-	struct usdt__outer none = { .fd = -1 };
-	struct usdt_manager *man = usdt__manager_implicit(&none, &none, 0);
-
-	if (man)
-		man->specless = true;
-	return man;
-}
-
-void usdt__manager_release(struct usdt_manager *man)
-{
-	/* Pinned links go on reading the chunks, and so do the parent's
-	 * links after a fork() and the links of libbpf's that an implicit
-	 * store served: their maps are no one else's to replace. Nothing
-	 * waits for a grace period here (src/chunks.c). */
-	bool reusable = !man->pinned_cnt && !usdt__manager_forked(man) &&
-			!man->implicit;
-
-	usdt__chunks_close(&man->specs, reusable);
-	usdt__ipmap_close(&man->ips, reusable);
-	usdt__storage_release(&man->storage, reusable);
-	free(man->ext);
-	free(man->buckets);
-	free(man);
-}
-
-void usdt__manager_unface(struct usdt_manager *man)
-{
-	managed_drop(man);
-	usdt__storage_release(&man->storage, !man->pinned_cnt);
-}
-
-void usdt__manager_retire(struct usdt_manager *man)
-{
-	managed_drop(man);
-	man->freed = true;
-	man->obj = NULL;
-	man->specs_map = man->ip_map = man->storage.map = NULL;
-	if (!man->link_cnt)
-		usdt__manager_release(man);
+	if (!man || skel_release(man))
+		return;
+	usdt__file_cache_clear(man);
+	usdt__manager_retire(man);
 }

@@ -9,27 +9,17 @@
  *  - a path through /proc/PID/root/ looked up inside that root by the one
  *    resolver (openpath.h);
  *  - provider:name patterns matched by the matcher attach uses (match.h);
- *  - a file the tool opened and checked read from that descriptor.
+ *  - a file the tool opened and checked read from that descriptor
+ *    (reader/adopt.h).
  * Nothing here includes internal.h: these headers include system headers
  * only, and nothing else of the library's is the tool's to use.
  */
 #ifndef __LIBUSDT_USDT_TOOL_H
 #define __LIBUSDT_USDT_TOOL_H
 
-#include "match.h"
-#include "openpath.h"
-#include "procmap.h"
-
-struct usdt_file;
-
-/*
- * usdt_file__open() of the regular file open at fd (taken over: the file
- * keeps it, or it is closed on error), so that a caller who checked that
- * descriptor (usdt__open_mapping()) reads, and gives the kernel, that
- * very file rather than whatever its path reaches by then. path names it
- * (usdt_file__path(), messages). Returns the file, or NULL with errno as
- * usdt_file__open().
- */
-struct usdt_file *usdt__file_adopt(int fd, const char *path);
+#include "base/match.h"
+#include "base/openpath.h"
+#include "proc/procmap.h"
+#include "reader/adopt.h"
 
 #endif /* __LIBUSDT_USDT_TOOL_H */

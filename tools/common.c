@@ -2,7 +2,7 @@
 /*
  * What both subcommands need: messages, probe patterns, finding the file a
  * user named, the files a process has mapped (by the library's maps
- * parser, src/procmap.h), and JSON strings.
+ * parser, src/proc/procmap.h), and JSON strings.
  */
 #include <ctype.h>
 #include <elf.h>
@@ -560,7 +560,7 @@ int targets_of_pid(pid_t pid, struct target **out)
 
 /*
  * A target of targets_of_pid() is opened as the library opens a mapping's
- * file (usdt__open_mapping(), src/procmap.c): /proc/PID/map_files/
+ * file (usdt__open_mapping(), src/proc/procmap.c): /proc/PID/map_files/
  * START-END, the mapping itself, as root; else the first of
  * /proc/PID/root/PATH and /proc/PID/root/REST (a process chrooted in our
  * mount namespace shows our paths: ROOT/REST), looked up inside the
@@ -569,7 +569,7 @@ int targets_of_pid(pid_t pid, struct target **out)
  * opened again by its path, which its owner may point elsewhere meanwhile;
  * the path that reached it names it. Any other target's /proc/PID/root/
  * path is opened inside that root too, by the library's one resolver
- * (src/openpath.c).
+ * (src/base/openpath.c).
  */
 struct usdt_file *target_open(const struct target *t)
 {

@@ -4,13 +4,14 @@
 # The tool is built the way a user's program would be: the public header,
 # the static library, libbpf, and a bpftool skeleton of its BPF program.
 # Only /proc/PID/maps and its patterns it reads with the library's own code
-# (src/procmap.h, src/match.h: tools/tool.h says why).
+# (src/proc/procmap.h, src/base/match.h: tools/tool.h says why).
 
 TOOL := $(OBJDIR)/usdt
 TOOL_SRCS := tools/usdt.c tools/common.c tools/list.c tools/trace_cmd.c \
 	tools/trace_fmt.c tools/trace_filter.c tools/trace_sum.c tools/trace_files.c \
-	tools/trace_watch.c tools/trace_all.c tools/trace_stack.c tools/trace_table.c tools/trace_load.c \
-	tools/trace_peek.c tools/trace_prom.c tools/trace_http.c
+	tools/trace_watch.c tools/trace_all.c tools/trace_stack.c tools/trace_table.c \
+	tools/trace_load.c tools/trace_peek.c tools/trace_prom.c tools/trace_http.c \
+	tools/trace_time.c
 TOOL_SKEL := $(OBJDIR)/skel/tools/usdt_trace.skel.h
 TOOL_CFLAGS := $(ALL_CFLAGS) -I$(OBJDIR)/skel/tools -Itools
 TOOL_OBJS := $(patsubst %.c,$(OBJDIR)/%.o,$(TOOL_SRCS))
@@ -18,7 +19,7 @@ TOOL_OBJS := $(patsubst %.c,$(OBJDIR)/%.o,$(TOOL_SRCS))
 tools: $(TOOL)
 
 $(OBJDIR)/tools/%.o: tools/%.c tools/tool.h tools/trace.h tools/trace_event.h \
-		include/usdt.h src/procmap.h src/match.h $(TOOL_SKEL)
+		include/usdt.h src/proc/procmap.h src/base/match.h $(TOOL_SKEL)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(TOOL_CFLAGS) -c $< -o $@

@@ -5,8 +5,10 @@
  * (trace_watch.c) and those of every process, -a (trace_all.c), loading
  * and attaching (trace_load.c), the per-probe formats and event printing
  * (trace_fmt.c), the filter expression (trace_filter.c), the in-kernel
- * summaries (trace_sum.c), and --listen's server (trace_http.c) of their
- * Prometheus text (trace_prom.c).
+ * summaries (trace_sum.c), --listen's server (trace_http.c) of their
+ * Prometheus text (trace_prom.c), and beneath them the clocks and times
+ * as they print (trace_time.c).
+ * Calls go one way: no two of these files need each other.
  */
 #ifndef __USDT_TRACE_H
 #define __USDT_TRACE_H
@@ -111,7 +113,7 @@ struct trace_ctx {
 	int time_digits;	/* --time-unit: 0 ns, 3 us, 6 ms, 9 s */
 	unsigned int str_size;	/* -s */
 	/* Strings read again from user space (trace_fmt.c's refetch()). */
-	char refetched[TRACE_MAX_ARGS][TRACE_STR_MAX + 1];
+	char refetched[TRACE_MAX_VALS][TRACE_STR_MAX + 1];
 	struct stack_state *stacks;	/* trace_stack.c's, made at first use */
 	int write_err;		/* errno of a failed write to stdout */
 	/* CLOCK_REALTIME - CLOCK_MONOTONIC (bpf_ktime_get_ns()'s), in ns,
@@ -153,7 +155,8 @@ int fmt_parse(const char *s, struct probe_fmt *out, char *why, size_t len);
  * A FORMAT word: fmt_parse()'s, or bcc's way, '"FMT", EXPR, ...' where
  * each conversion takes the value of its EXPR: argN, or a typed load
  * *(TYPE *)argN or *(TYPE *)(argN + K) (TYPE int8..int64, uint8..uint64,
- * or char, short, int, long, unsigned ...; at most TRACE_MAX_LOADS).
+ * or char, short, int, long, unsigned ...; at most TRACE_MAX_LOADS),
+ * an 8-byte one also a string's pointer for %s, or in str(LOAD).
  * Returns 0 or -EINVAL with why; out->text is then to be freed.
  */
 int fmt_parse_word(const char *w, struct probe_fmt *out, char *why,
@@ -168,19 +171,28 @@ int fmt_cfg_merge(struct trace_probe_cfg *into,
 int probe_err(const struct probe_ent *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int on_hit(void *data, void *raw, size_t len);
+/* The types of the site an event came from; 0 if the file is unknown. */
+const struct arg_fmt *site_args(struct trace_ctx *ctx, struct probe_ent *p,
+				const struct usdt_hit *e, int *cnt);
+int output_check(struct trace_ctx *ctx);
+
+/* trace_time.c: clocks and times as they print (--time-unit's digits of
+ * fraction: 0 ns, 3 us, 6 ms, 9 s). */
 /* ns since the epoch as a JSON string, RFC 3339 in UTC with nanoseconds:
  * "2026-12-03T16:56:21.123456789Z". */
 void print_wall(FILE *f, int64_t ns);
 /* ns in text as --time-unit says: digits 0 (ns), 3 (us), 6 (ms) or 9 (s)
  * of fraction, "1234.567891" for 1234567891 ns in ms. */
 void print_time(FILE *f, uint64_t ns, int digits);
+/* The same into buf; returns buf. */
+#define TIME_TEXT_LEN 48
+char *time_text(char buf[TIME_TEXT_LEN], uint64_t ns, int digits);
+/* The unit's name ("ns", "us", "ms", "s") and its length in ns. */
+const char *time_unit_name(int digits);
+uint64_t time_unit_ns(int digits);
 /* Now, in ns since the epoch; and CLOCK_REALTIME - CLOCK_MONOTONIC. */
 int64_t wall_now(void);
 int64_t wall_offset(void);
-/* The types of the site an event came from; 0 if the file is unknown. */
-const struct arg_fmt *site_args(struct trace_ctx *ctx, struct probe_ent *p,
-				const struct usdt_hit *e, int *cnt);
-int output_check(struct trace_ctx *ctx);
 
 /* trace_filter.c */
 /*
@@ -259,6 +271,10 @@ struct prom_hist {
 	bool neg;		/* a bucket for negatives (signed values) */
 	double sum;
 	double scale;
+	/* 0 or 1: the slots count the values themselves; else value v of
+	 * a slot stands for [v * step, (v + 1) * step) of the unit that
+	 * scale divides and sum is in (--latency's --time-unit). */
+	uint64_t step;
 };
 void prom_hist(struct prom_buf *b, const struct prom_hist *h);
 
@@ -382,7 +398,8 @@ struct trace_run {
 	} ws;
 };
 
-/* trace_cmd.c: the signal that stops the run, 0 until one comes. */
+/* trace_time.c: the signal that stops the run (trace_cmd.c's handler
+ * sets it), 0 until one comes. */
 extern volatile sig_atomic_t trace_stop_signal;
 /* trace_files.c: open a file to trace; 0, or -errno of the open. */
 int trace_open_file(struct trace_file *f);

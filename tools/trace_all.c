@@ -81,14 +81,14 @@ struct all_key {
 struct all_id {
 	struct all_key key;
 	uint32_t refs;
-	int file;		/* in r->files, or -1: no matching probe */
+	int file; /* in r->files, or -1: no matching probe */
 	bool attached;
 };
 
 struct all_proc {
 	pid_t pid;
-	uint64_t sig;		/* 0: read its maps at the next look */
-	unsigned long look;	/* the last look that updated it */
+	uint64_t sig;	    /* 0: read its maps at the next look */
+	unsigned long look; /* the last look that updated it */
 	struct all_key *keys;
 	size_t key_cnt;
 };
@@ -98,8 +98,8 @@ struct all_state {
 	size_t proc_cnt;
 	struct all_id *ids;
 	size_t id_cnt, id_cap;
-	unsigned int parses, opens;	/* this look's */
-	unsigned long looks;		/* before this one */
+	unsigned int parses, opens; /* this look's */
+	unsigned long looks;	    /* before this one */
 	/* What processes listed before this look's change of them: let go
 	 * of at its end, so that a file going from one process to another
 	 * (an exit and an exec in one look) stays attached. */
@@ -151,7 +151,7 @@ static struct all_id *id_insert(struct all_state *s, const struct all_key *k,
 	size_t at;
 
 	if (id_find(s, k, &at))
-		return NULL;	/* cannot be: looked for first */
+		return NULL; /* cannot be: looked for first */
 	if (s->id_cnt == s->id_cap) {
 		size_t cap = s->id_cap ? s->id_cap * 2 : 256;
 
@@ -205,7 +205,8 @@ static void id_ref(struct trace_run *r, struct all_id *id, pid_t pid)
 	r->attached += n;
 	id->attached = true;
 	if (n && !r->o.quiet)
-		fprintf(stderr, "%s: tracing %zu probe%s in %s again, mapped by pid %d\n",
+		fprintf(stderr,
+			"%s: tracing %zu probe%s in %s again, mapped by pid %d\n",
 			tool_name, n, n == 1 ? "" : "s",
 			r->files[id->file].target.shown, (int)pid);
 }
@@ -232,7 +233,8 @@ static void id_unref(struct trace_run *r, const struct all_key *k)
 	r->attached -= n;
 	id->attached = false;
 	if (n && !r->o.quiet)
-		fprintf(stderr, "%s: no process maps %s any more: detached its %zu probe%s\n",
+		fprintf(stderr,
+			"%s: no process maps %s any more: detached its %zu probe%s\n",
 			tool_name, r->files[id->file].target.shown, n,
 			n == 1 ? "" : "s");
 }
@@ -268,7 +270,7 @@ static int id_read(struct trace_run *r, pid_t pid,
 			usdt_file__close(f.file);
 			return -1 - err;
 		}
-		if (!f.target.shown)	/* moved into r->files */
+		if (!f.target.shown) /* moved into r->files */
 			fi = r->file_cnt - 1;
 		target_free(&f.target);
 	}
@@ -294,7 +296,7 @@ static int keys_add(struct all_key **keys, size_t *cnt, size_t *cap,
 	struct all_key *v;
 
 	if (*cnt && !key_cmp(&(*keys)[*cnt - 1], k))
-		return 0;	/* a file's mappings are most often together */
+		return 0; /* a file's mappings are most often together */
 	if (*cnt == *cap) {
 		*cap = *cap ? *cap * 2 : 32;
 		v = realloc(*keys, *cap * sizeof(*v));
@@ -327,8 +329,7 @@ static size_t keys_unique(struct all_key *keys, size_t cnt)
  * btrfs's) is that asked; where map_files/ cannot be read (no
  * CAP_SYS_ADMIN), maps's pair is all there is.
  */
-static void key_of(pid_t pid, const struct usdt__mapping *m,
-		   struct all_key *k)
+static void key_of(pid_t pid, const struct usdt__mapping *m, struct all_key *k)
 {
 	char path[64];
 	struct statfs sfs;
@@ -337,9 +338,8 @@ static void key_of(pid_t pid, const struct usdt__mapping *m,
 	*k = (struct all_key){ .dev = m->dev, .ino = m->ino };
 	if (major(m->dev))
 		return;
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx",
-		 (int)pid, (unsigned long long)m->start,
-		 (unsigned long long)m->end);
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
 	if (!statfs(path, &sfs) &&
 	    (unsigned long)sfs.f_type == ALL_BTRFS_MAGIC && !stat(path, &st))
 		k->sub = st.st_dev;
@@ -421,7 +421,7 @@ static int proc_sig(pid_t pid, uint64_t *sig)
 	if (n <= 0)
 		return -1;
 	buf[n] = '\0';
-	p = strrchr(buf, ')');	/* the name may hold anything */
+	p = strrchr(buf, ')'); /* the name may hold anything */
 	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
 		return p ? 0 : -1;
 	p += 3;
@@ -486,9 +486,8 @@ static int proc_update(struct trace_run *r, struct all_proc *p)
 	}
 	if (sig == p->sig)
 		return 0;
-	if (r->as->looks &&
-	    (r->as->parses >= TRACE_ALL_PARSES ||
-	     r->as->opens >= TRACE_ALL_OPENS)) {
+	if (r->as->looks && (r->as->parses >= TRACE_ALL_PARSES ||
+			     r->as->opens >= TRACE_ALL_OPENS)) {
 		p->sig = 0;
 		return 0;
 	}
@@ -504,7 +503,7 @@ static int proc_update(struct trace_run *r, struct all_proc *p)
 		err = 0;
 	for (i = 0; i < cnt; i++)
 		id_ref(r, id_find(r->as, &keys[i], NULL), p->pid);
-	proc_drop(r, p);	/* after: a file it still maps stays */
+	proc_drop(r, p); /* after: a file it still maps stays */
 	p->keys = keys;
 	p->key_cnt = cnt;
 	p->sig = err ? 0 : sig;
@@ -582,7 +581,7 @@ static int merge_procs(struct trace_run *r, const pid_t *pids, size_t n)
 	}
 	while (i < s->proc_cnt || j < n) {
 		if (j == n || (i < s->proc_cnt && old[i].pid < pids[j])) {
-			proc_drop(r, &old[i++]);	/* gone */
+			proc_drop(r, &old[i++]); /* gone */
 			continue;
 		}
 		if (i < s->proc_cnt && old[i].pid == pids[j])

@@ -75,8 +75,10 @@ static const char trace_usage[] =
 "%.3f), length modifiers (%hhu %hd %ld), %.*s (exactly as many bytes as the\n"
 "argument before the string says, no NUL needed; for (pointer, length)\n"
 "write %1$.*2$s) and numbered arguments\n"
-"(%2$d); or bcc's '\"FMT\", EXPR, ...' with typed loads such as\n"
-"*(int32 *)(arg2 + 16), and str(arg0, arg1) for %s: the string of arg1's\n"
+"(%2$d); or bcc's '\"FMT\", EXPR, ...' with up to 8 typed loads such as\n"
+"*(int32 *)(arg2 + 16) (an 8-byte one is a pointer for %s: '\"%s\",\n"
+"*(uint64 *)(arg0 + 8)', a struct's char * field, or str(*(uint64 *)arg0)),\n"
+"and str(arg0, arg1) for %s: the string of arg1's\n"
 "count of bytes arg0 points to, no NUL needed (HotSpot's names), up to\n"
 "-s less one. Arguments count from arg0, as in bpftrace (bcc's\n"
 "arg1 is arg0 here). Without a pattern every probe of TARGET is traced.\n"
@@ -155,8 +157,9 @@ static const char trace_usage[] =
 "                       --by KEY read at START (bcc's dbslower)\n"
 "  -i, --interval SECS  print summaries every SECS seconds, not only at the end\n"
 "      --listen [ADDR:]PORT\n"
-"                       with --count, --hist or --latency, also serve the\n"
-"                       totals at http://ADDR:PORT/metrics in Prometheus's\n"
+"                       with --count, --hist or --latency (and --by: a\n"
+"                       series per key), also serve the totals at\n"
+"                       http://ADDR:PORT/metrics in Prometheus's\n"
 "                       text format, until a signal or -d ends the trace\n"
 "                       (the traced command or process ending does not);\n"
 "                       ADDR defaults to 127.0.0.1 (this machine only),\n"
@@ -166,9 +169,12 @@ static const char trace_usage[] =
 "  -b, --buffer-size N  the ring buffer's size in bytes (K and M suffixes;\n"
 "                       rounded up to a power of two; default 8M)\n"
 "  -q, --quiet          no \"tracing N probes\" line on stderr at the start\n"
-"      --ustack         each hit's user stack, a frame a line\n"
-"      --time-unit UNIT the times of lines (TIME_NS, --slower-than's) in\n"
-"                       us, ms or s (decimals: 1234.567891 ms), not ns\n"
+"      --ustack         each hit's user stack, a frame a line (C++ names\n"
+"                       demangled with the system's libstdc++, if any)\n"
+"      --time-unit UNIT the times of lines (TIME_NS, --slower-than's,\n"
+"                       --latency --by's total and mean) in us, ms or s\n"
+"                       (decimals: 1234.567891 ms), not ns; --latency's\n"
+"                       histogram in powers of two of the unit\n"
 "      --text-only      print only each hit's FORMAT text (or its arguments),\n"
 "                       without TIME_NS PID TID COMM PROVIDER:NAME: output\n"
 "                       a script reads as the program's own\n"
@@ -210,12 +216,12 @@ static const char trace_usage[] =
 "  usdt trace --count --by-pid -i 1 /usr/bin/python3 'python:*'\n"
 "  usdt trace --hist 2 /usr/bin/python3 python:function__entry\n"
 "  usdt trace --count --by-pid --listen 9100 /usr/bin/python3 'python:*'\n"
+"  usdt trace --latency mysql:query__start mysql:query__done \\\n"
+"      --by 'str(arg0)' --listen 9100 -p 1234 /usr/sbin/mysqld\n"
 "  usdt trace --latency python:gc__start python:gc__done /usr/bin/python3\n"
 "  usdt trace --latency mysql:query__start mysql:query__done \\\n"
 "      --by 'str(arg0)' --slower-than 10ms -p 1234 /usr/sbin/mysqld\n"
 "  usdt trace --filter 'arg2 > 100 && pid == 42' ./app myapp:request\n";
-
-volatile sig_atomic_t trace_stop_signal;
 
 static void on_signal(int sig)
 {
@@ -561,8 +567,6 @@ static int check_opts(const struct trace_opts *o, struct trace_ctx *ctx)
 	if (o->sum.by_cnt && o->sum.mode != TRACE_COUNT &&
 	    o->sum.mode != TRACE_LATENCY)
 		return tool_err("trace: --by goes with --count or --latency");
-	if (o->sum.by_cnt && o->sum.mode == TRACE_LATENCY && o->listen)
-		return tool_err("trace: --listen does not serve --latency --by's totals (yet): leave one out");
 	if (o->sum.sum_arg >= 0 && o->sum.mode != TRACE_COUNT)
 		return tool_err("trace: --sum goes with --count");
 	if (o->sum.slower_ns && o->sum.mode != TRACE_LATENCY)

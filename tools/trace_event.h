@@ -14,7 +14,7 @@
 #endif
 
 #define TRACE_MAX_ARGS 12
-#define TRACE_MAX_LOADS 4	/* typed loads per probe */
+#define TRACE_MAX_LOADS 8	/* typed loads per probe */
 /* A hit's values: its arguments, then its loads. */
 #define TRACE_MAX_VALS (TRACE_MAX_ARGS + TRACE_MAX_LOADS)
 #define TRACE_COMM_LEN 16
@@ -56,16 +56,19 @@ struct trace_site_key {
 /* Attached only for its semaphore (--enable): its hits are dropped. */
 #define TRACE_ROLE_QUIET 8u
 struct trace_probe_cfg {
-	__u32 str_mask;		/* bit i: argument i points to a string */
+	/* Bit i: value i points to a string: argument i, or (from
+	 * TRACE_MAX_ARGS on) an 8-byte typed load, *(uint64 *)(arg0 + 8),
+	 * read first. The arrays below are per value too. */
+	__u32 str_mask;
 	__u32 role;		/* TRACE_ROLE_* */
 	/* Bit i: string i need not end in a NUL (%.*s): exactly as many
 	 * bytes as argument len_arg[i] says are read, clamped to 0 ..
 	 * str_size - 1, with bpf_probe_read_user(). */
 	__u32 fixed_mask;
-	__u8 len_arg[TRACE_MAX_ARGS];
+	__u8 len_arg[TRACE_MAX_VALS];
 	/* String i (NUL-terminated): at most this many bytes, the NUL
 	 * included (%.Ns: N + 1); 0: str_size. */
-	__u16 str_max[TRACE_MAX_ARGS];
+	__u16 str_max[TRACE_MAX_VALS];
 	/* A format's typed loads, *(int32 *)(arg2 + 16): value
 	 * TRACE_MAX_ARGS + k of the hit is loads[k] read. */
 	__u32 load_cnt;
@@ -181,14 +184,14 @@ struct usdt_hit {
 	/* For string arguments: bytes of str[] used, with the NUL; 0 when
 	 * the string could not be read (errs[] says why). The strings
 	 * follow the record, at sizeof(struct usdt_hit), one after another
-	 * in argument order. */
-	__u16 str_len[TRACE_MAX_ARGS];
+	 * in value order. */
+	__u16 str_len[TRACE_MAX_VALS];
 	__u32 str_total;	/* bytes of str[] sent */
 	/* The types of the call site that fired, from its spec (valid when
 	 * arg_cnt >= 0; sizes[] are their sizes): so every hit prints with
 	 * its own site's types, without finding which site it was. */
-	__u16 signed_mask;	/* bit i: argument i is signed */
-	__u16 float_mask;	/* bit i: argument i is a float */
+	__u32 signed_mask;	/* bit i: value i is signed */
+	__u32 float_mask;	/* bit i: argument i is a float */
 	/* --ustack: bytes of user stack (u64 return addresses, innermost
 	 * first) TRACE_STR_AREA bytes past the record (after the strings'
 	 * area); 0 without or when it failed. */
@@ -198,10 +201,10 @@ struct usdt_hit {
 
 #define TRACE_STACK_MAX (127 * 8)	/* --ustack: 127 frames */
 
-_Static_assert(sizeof(struct usdt_hit) == 272, "usdt_hit layout");
+_Static_assert(sizeof(struct usdt_hit) == 336, "usdt_hit layout");
 _Static_assert(TRACE_STR_AREA + TRACE_STACK_MAX <= 2 * TRACE_STR_AREA,
 	       "the stack fits after the strings");
-_Static_assert(sizeof(struct trace_probe_cfg) == 84, "trace_probe_cfg layout");
+_Static_assert(sizeof(struct trace_probe_cfg) == 140, "trace_probe_cfg layout");
 _Static_assert(sizeof(struct trace_by_key) == 168, "trace_by_key layout");
 _Static_assert(sizeof(struct trace_slow) == 216, "trace_slow layout");
 

@@ -252,8 +252,18 @@ static int fmt_conv(struct fmt_parse_state *st, const char **p,
 	return 0;
 }
 
+/* Value v for messages, in buf: "argument N (%N+1$)" or "typed load K". */
+static const char *val_name(char buf[32], int v)
+{
+	if (v < TRACE_MAX_ARGS)
+		snprintf(buf, 32, "argument %d (%%%d$)", v, v + 1);
+	else
+		snprintf(buf, 32, "typed load %d", v - TRACE_MAX_ARGS);
+	return buf;
+}
+
 /*
- * Which arguments the BPF side reads as strings: %s up to a NUL, at most
+ * Which values the BPF side reads as strings: %s up to a NUL, at most
  * the longest precision given (none: -s); %.*s exactly its length
  * argument's count of bytes. One argument cannot be both.
  */
@@ -261,6 +271,7 @@ static int fmt_strings(struct fmt_parse_state *st, struct probe_fmt *out)
 {
 	struct trace_probe_cfg *c = &out->str_cfg;
 	uint32_t unbounded = 0;
+	char name[32];
 	int i;
 
 	for (i = 0; i < out->conv_cnt; i++) {
@@ -273,13 +284,13 @@ static int fmt_strings(struct fmt_parse_state *st, struct probe_fmt *out)
 			continue;
 		if (c->str_mask & bit &&
 		    !(c->fixed_mask & bit) != (cv->prec_arg < 0)) {
-			snprintf(st->why, st->len, "argument %d (%%%d$) is a string both with a length argument (%%.*s) and without",
-				 cv->arg, cv->arg + 1);
+			snprintf(st->why, st->len, "%s is a string both with a length argument (%%.*s) and without",
+				 val_name(name, cv->arg));
 			return -EINVAL;
 		}
 		if (c->fixed_mask & bit && c->len_arg[cv->arg] != cv->prec_arg) {
-			snprintf(st->why, st->len, "argument %d (%%%d$) is a string with two length arguments",
-				 cv->arg, cv->arg + 1);
+			snprintf(st->why, st->len, "%s is a string with two length arguments",
+				 val_name(name, cv->arg));
 			return -EINVAL;
 		}
 		c->str_mask |= bit;
@@ -292,7 +303,7 @@ static int fmt_strings(struct fmt_parse_state *st, struct probe_fmt *out)
 			c->str_max[cv->arg] = (uint16_t)max;
 		}
 	}
-	for (i = 0; i < TRACE_MAX_ARGS; i++)
+	for (i = 0; i < TRACE_MAX_VALS; i++)
 		if (unbounded & (1u << i))
 			c->str_max[i] = 0;
 	return 0;
@@ -432,7 +443,8 @@ static int expr_off(const char **p, int32_t *off)
 }
 
 /* One EXPR at *p: its value index (an argument, or TRACE_MAX_ARGS + k
- * for a new load k of c); -1 if it is none of them. */
+ * for a new load k of c); -1 if it is none of them, -2 for a load past
+ * TRACE_MAX_LOADS. */
 static int expr_parse(const char **p, struct trace_probe_cfg *c)
 {
 	struct trace_load l = { 0 };
@@ -444,8 +456,10 @@ static int expr_parse(const char **p, struct trace_probe_cfg *c)
 		*p = q;
 		return a;
 	}
-	if (expr_cast(&q, &l) || c->load_cnt == TRACE_MAX_LOADS)
+	if (expr_cast(&q, &l))
 		return -1;
+	if (c->load_cnt == TRACE_MAX_LOADS)
+		return -2;
 	q = ws(q);
 	paren = *q == '(';
 	if (paren)
@@ -504,8 +518,9 @@ static int remap_convs(struct probe_fmt *out, const int *map, int n,
 			}
 			*v[j] = (int8_t)map[*v[j]];
 		}
-		if (cv->c == 's' && cv->arg >= TRACE_MAX_ARGS) {
-			snprintf(why, len, "%%s of a typed load: a load is a number (use argN)");
+		if (cv->c == 's' && cv->arg >= TRACE_MAX_ARGS &&
+		    out->str_cfg.loads[cv->arg - TRACE_MAX_ARGS].size != 8) {
+			snprintf(why, len, "%%s of a typed load takes a pointer: an 8-byte load, *(uint64 *)(argN + K)");
 			return -EINVAL;
 		}
 	}
@@ -559,12 +574,14 @@ static int apply_strs(struct probe_fmt *out, const int8_t *conv_vals,
 	return 0;
 }
 
-/* One value of a quoted format at *p: str(...) (its argument, and in
- * *str_len what apply_strs() takes), or expr_parse()'s. */
+/* One value of a quoted format at *p: str(...) of an argument or of a
+ * typed load (its value, and in *str_len what apply_strs() takes), or
+ * expr_parse()'s. */
 static int value_parse(const char **p, struct trace_probe_cfg *loads,
 		       int *str_len)
 {
 	const char *q = ws(*p);
+	uint32_t cnt = loads->load_cnt;
 	int a;
 
 	*str_len = -2;
@@ -573,6 +590,19 @@ static int value_parse(const char **p, struct trace_probe_cfg *loads,
 		return a;
 	}
 	*str_len = -2;
+	if (!strncmp(q, "str(", 4) && *ws(q + 4) == '*') {
+		q += 4;
+		a = expr_parse(&q, loads);
+		if (a < 0)
+			return a;
+		if (*(q = ws(q)) != ')') {
+			loads->load_cnt = cnt;
+			return -1;
+		}
+		*p = q + 1;
+		*str_len = -1;
+		return a;
+	}
 	return expr_parse(p, loads);
 }
 
@@ -596,9 +626,13 @@ int fmt_parse_word(const char *w, struct probe_fmt *out, char *why,
 	while (*(p = ws(p)) == ',' && n < TRACE_MAX_ARGS) {
 		p++;
 		map[n] = value_parse(&p, &loads, &strs[n]);
+		if (map[n] == -2)
+			snprintf(why, len, "value %d: more than %d typed loads in one format",
+				 n + 1, TRACE_MAX_LOADS);
+		else if (map[n] < 0)
+			snprintf(why, len, "cannot parse value %d at '%.24s': want argN, str(argN), str(argN, argM), *(TYPE *)argN, *(TYPE *)(argN + K) or str(*(uint64 *)(argN + K))",
+				 n + 1, ws(p));
 		if (map[n++] < 0) {
-			snprintf(why, len, "cannot parse value %d at '%.24s': want argN, str(argN), str(argN, argM), *(TYPE *)argN or *(TYPE *)(argN + K), at most %d loads",
-				 n, ws(p), TRACE_MAX_LOADS);
 			free(text);
 			return -EINVAL;
 		}
@@ -915,7 +949,7 @@ int fmt_cfg_merge(struct trace_probe_cfg *into,
 	uint32_t both = into->str_mask & from->str_mask, bit;
 	int i;
 
-	for (i = 0; i < TRACE_MAX_ARGS; i++) {
+	for (i = 0; i < TRACE_MAX_VALS; i++) {
 		bit = 1u << i;
 		if ((both & bit) &&
 		    (((into->fixed_mask ^ from->fixed_mask) & bit) ||
@@ -923,7 +957,7 @@ int fmt_cfg_merge(struct trace_probe_cfg *into,
 		      into->len_arg[i] != from->len_arg[i])))
 			return -EINVAL;
 	}
-	for (i = 0; i < TRACE_MAX_ARGS; i++) {
+	for (i = 0; i < TRACE_MAX_VALS; i++) {
 		bit = 1u << i;
 		if (!(from->str_mask & bit))
 			continue;
@@ -1007,7 +1041,9 @@ static const char *unreadable_why(const struct probe_ent *p, int i, int err)
 	return tool_strerror(err);
 }
 
-static void warn_unreadable(struct probe_ent *p, int i, int err)
+/* Value i could not be read (a load that was, whose string was not:
+ * str). */
+static void warn_unreadable(struct probe_ent *p, int i, int err, bool str)
 {
 	if (i >= TRACE_MAX_VALS || (p->warned & (1u << i)))
 		return;
@@ -1015,16 +1051,17 @@ static void warn_unreadable(struct probe_ent *p, int i, int err)
 	 * another writer to the same pipe (the -c command). */
 	p->warned |= 1u << i;
 	if (i >= TRACE_MAX_ARGS) {
-		probe_err(p, "typed load %d cannot be read: %s",
-			  i - TRACE_MAX_ARGS, unreadable_why(p, i, err));
+		probe_err(p, "typed load %d%s cannot be read: %s",
+			  i - TRACE_MAX_ARGS, str ? "'s string" : "",
+			  unreadable_why(p, i, err));
 		return;
 	}
 	probe_err(p, "argument %d cannot be read: %s", i,
 		  unreadable_why(p, i, err));
 }
 
-/* Where each string argument's text is in the event, or NULL (and for
- * every load). */
+/* Where each string value's text (an argument's or a load's) is in the
+ * event, or NULL. */
 static void find_strings(const struct usdt_hit *e, size_t len,
 			 const char *strs[TRACE_MAX_VALS])
 {
@@ -1032,11 +1069,9 @@ static void find_strings(const struct usdt_hit *e, size_t len,
 	size_t off = 0, avail = len - sizeof(*e);
 	int i;
 
-	for (i = TRACE_MAX_ARGS; i < TRACE_MAX_VALS; i++)
-		strs[i] = NULL;
 	if (avail > e->str_total)
 		avail = e->str_total;
-	for (i = 0; i < TRACE_MAX_ARGS; i++) {
+	for (i = 0; i < TRACE_MAX_VALS; i++) {
 		size_t n = e->str_len[i];
 
 		strs[i] = NULL;
@@ -1045,56 +1080,6 @@ static void find_strings(const struct usdt_hit *e, size_t len,
 		strs[i] = base + off;
 		off += n;
 	}
-}
-
-int64_t wall_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-int64_t wall_offset(void)
-{
-	struct timespec m;
-	int64_t w = wall_now();
-
-	clock_gettime(CLOCK_MONOTONIC, &m);
-	return w - ((int64_t)m.tv_sec * 1000000000 + m.tv_nsec);
-}
-
-void print_time(FILE *f, uint64_t ns, int digits)
-{
-	uint64_t div = 1;
-	int i;
-
-	for (i = 0; i < digits; i++)
-		div *= 10;
-	if (div == 1)
-		fprintf(f, "%" PRIu64, ns);
-	else
-		fprintf(f, "%" PRIu64 ".%0*" PRIu64, ns / div, digits,
-			ns % div);
-}
-
-void print_wall(FILE *f, int64_t ns)
-{
-	time_t s = (time_t)(ns / 1000000000);
-	long frac = (long)(ns % 1000000000);
-	char buf[32];
-	struct tm tm;
-
-	if (frac < 0) {
-		frac += 1000000000;
-		s--;
-	}
-	if (!gmtime_r(&s, &tm) ||
-	    !strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm)) {
-		fputs("null", f);
-		return;
-	}
-	fprintf(f, "\"%s.%09ldZ\"", buf, frac);
 }
 
 static void print_head(struct trace_ctx *ctx, const struct usdt_hit *e,
@@ -1199,7 +1184,8 @@ static void print_formatted(struct trace_ctx *ctx, struct probe_ent *p,
 		bad = conv_bad_arg(cv, e, strs);
 		if (bad >= 0) {
 			fputs(json ? "null" : "?", f);
-			warn_unreadable(p, bad, e->errs[bad]);
+			warn_unreadable(p, bad, e->errs[bad],
+					bad >= TRACE_MAX_ARGS && e->args[bad]);
 			continue;
 		}
 		print_conv(f, cv, e, val_fmt(pf, fmts, fcnt, cv->arg, &tmp),
@@ -1211,7 +1197,7 @@ static void print_formatted(struct trace_ctx *ctx, struct probe_ent *p,
 
 /* The arguments of a hit, with format pf (the user's) or as they are. */
 /*
- * String argument i of hit e, which the BPF side could not read (EFAULT:
+ * String value i of hit e, which the BPF side could not read (EFAULT:
  * its page is not in memory, and a uprobe's read may not fault it in),
  * read again here from the process's memory, which may: a literal in a
  * page the program has not touched yet, the first probe users write. The
@@ -1289,31 +1275,42 @@ static int refetch_load(const struct probe_fmt *pf, struct usdt_hit *h,
 /* The hit with its unread strings and loads read again where they can
  * be: a copy of e's header, strs filled in. A value still unread keeps
  * its error, or takes the re-read's where that timed out (so that the
- * warning says the process held it). */
+ * warning says the process held it). A load read again here that is a
+ * string's pointer: the BPF side read no string for it, and that is
+ * read here too. */
 static void refetch_all(struct trace_ctx *ctx, const struct probe_fmt *pf,
 			struct usdt_hit *h, const char *strs[TRACE_MAX_VALS])
 {
-	uint32_t k;
+	uint32_t k, reread = 0;
 	int i, err;
 
 	for (k = 0; k < pf->str_cfg.load_cnt && k < TRACE_MAX_LOADS; k++) {
 		uint32_t bit = 1u << (TRACE_MAX_ARGS + k);
 
-		if (!(h->err_mask & bit) ||
+		/* (A load that was read has a value: its string failed.) */
+		if (!(h->err_mask & bit) || h->args[TRACE_MAX_ARGS + k] ||
 		    h->errs[TRACE_MAX_ARGS + k] != EFAULT)
 			continue;
 		err = refetch_load(pf, h, (int)k);
 		if (!err)
 			h->err_mask &= ~bit;
-		else if (err == ETIMEDOUT)
+		if (!err && (pf->str_cfg.str_mask & bit)) {
+			reread |= bit;
+			h->err_mask |= bit;	/* now its string's */
+		} else if (err == ETIMEDOUT)
 			h->errs[TRACE_MAX_ARGS + k] = ETIMEDOUT;
 	}
-	for (i = 0; i < TRACE_MAX_ARGS; i++) {
+	for (i = 0; i < TRACE_MAX_VALS; i++) {
 		uint32_t bit = 1u << i;
 
 		if (!(pf->str_cfg.str_mask & bit) || strs[i] ||
-		    !(h->err_mask & bit) || h->errs[i] != EFAULT || !h->args[i])
+		    !(h->err_mask & bit) || h->errs[i] != EFAULT)
 			continue;
+		if (!h->args[i]) {
+			if (reread & bit)	/* a NULL pointer read again */
+				h->err_mask &= ~bit;
+			continue;
+		}
 		strs[i] = refetch(ctx, pf, h, i, &err);
 		if (strs[i])
 			h->err_mask &= ~bit;
@@ -1384,7 +1381,7 @@ static void print_args(struct trace_ctx *ctx, struct probe_ent *p,
 		      i || !ctx->text_only ? " " : "", stdout);
 		if (e->err_mask & (1u << i)) {
 			fputs(ctx->json ? "null" : "?", stdout);
-			warn_unreadable(p, i, e->errs[i]);
+			warn_unreadable(p, i, e->errs[i], false);
 		} else {
 			print_value(stdout, i < fcnt ? &fmts[i] : &unknown,
 				    e->sizes[i], e->args[i], ctx->json);

@@ -293,6 +293,7 @@ static int configure(struct trace_run *r)
 	skel->rodata->by_pid = r->o.sum.by_pid;
 	skel->rodata->hist_arg = (uint32_t)r->o.sum.hist_arg;
 	skel->rodata->slower_ns = r->o.sum.slower_ns;
+	skel->rodata->lat_unit = time_unit_ns(r->o.sum.time_digits);
 	skel->rodata->sum_arg = r->o.sum.sum_arg >= 0 ?
 				(uint32_t)r->o.sum.sum_arg : TRACE_BY_NONE;
 	skel->rodata->keep_sum = r->o.listen != NULL;

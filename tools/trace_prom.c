@@ -174,11 +174,15 @@ void prom_hist(struct prom_buf *b, const struct prom_hist *h)
 	}
 	for (k = 0; k < 64; k++) {
 		cum += h->slots[k];
-		if (h->scale == 1)
+		if (h->scale == 1 && h->step <= 1)
 			snprintf(le, sizeof(le), "%" PRIu64, slot_le(k));
-		else
+		else if (h->step <= 1)
 			snprintf(le, sizeof(le), "%.15g",
 				 (double)slot_le(k) / h->scale);
+		else	/* the last base unit of the slot's last step */
+			snprintf(le, sizeof(le), "%.15g",
+				 (((double)slot_le(k) + 1) * (double)h->step - 1) /
+				 h->scale);
 		prom_le(b, h, le, cum);
 	}
 	/* Slot 64, [2^63, 2^64), only in +Inf; a negative value of an

@@ -7,8 +7,10 @@
  * function symbols (.symtab, else .dynsym), each file read once. Files come
  * from other users: a file is opened as the library opens a mapping's file
  * (usdt__open_mapping(): a regular file only, checked by device and inode),
- * and at most STACK_SYMS symbols of it are kept.
+ * and at most STACK_SYMS symbols of it are kept. C++ names print
+ * demangled, by the system's libstdc++ where it has one (see demangler()).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <gelf.h>
 #include <inttypes.h>
@@ -30,7 +32,64 @@
 struct stack_sym {
 	uint64_t start, size;
 	char *name;
+	bool demangled;		/* name has been through sym_name() */
 };
+
+/* Mangled names up to this long are demangled (the demangler's work and
+ * memory grow with its input, which other users' files choose); a
+ * demangled name is cut to STACK_NAME_MAX bytes, "..." included. */
+#define STACK_DEMANGLE_IN 1024
+#define STACK_NAME_MAX 512
+
+typedef char *(*cxa_demangle_fn)(const char *mangled, char *buf,
+				 size_t *len, int *status);
+
+/*
+ * __cxa_demangle() of the system's libstdc++, loaded at the first C++
+ * name from the system's library path, not linked: the tool does not
+ * need a C++ runtime to run. NULL where there is none (names then print
+ * mangled).
+ */
+static cxa_demangle_fn demangler(void)
+{
+	static cxa_demangle_fn fn;
+	static bool tried;
+	void *h;
+
+	if (tried)
+		return fn;
+	tried = true;
+	h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+	if (h)
+		fn = (cxa_demangle_fn)dlsym(h, "__cxa_demangle");
+	return fn;
+}
+
+/* A symbol's name as it prints: demangled (once, kept) if it is a C++
+ * one and the demangler takes it, else as the file has it. */
+static const char *sym_name(struct stack_sym *sym)
+{
+	cxa_demangle_fn fn;
+	int status = -1;
+	char *out;
+
+	if (sym->demangled)
+		return sym->name;
+	sym->demangled = true;
+	if (strncmp(sym->name, "_Z", 2) ||
+	    strlen(sym->name) > STACK_DEMANGLE_IN || !(fn = demangler()))
+		return sym->name;
+	out = fn(sym->name, NULL, NULL, &status);
+	if (!out || status) {
+		free(out);
+		return sym->name;
+	}
+	if (strlen(out) >= STACK_NAME_MAX)
+		memcpy(out + STACK_NAME_MAX - 4, "...", 4);
+	free(sym->name);
+	sym->name = out;
+	return out;
+}
 
 struct stack_file {
 	dev_t dev;
@@ -108,6 +167,7 @@ static int read_syms(Elf *elf, Elf_Scn *scn, struct stack_file *f)
 		}
 		f->syms[f->cnt].start = sym.st_value;
 		f->syms[f->cnt].size = sym.st_size;
+		f->syms[f->cnt].demangled = false;
 		f->syms[f->cnt].name = strdup(name);
 		if (!f->syms[f->cnt].name)
 			return -ENOMEM;
@@ -240,8 +300,8 @@ static const struct usdt__mapping *map_at(struct stack_state *st, pid_t pid,
 
 /* The function of file f that holds file offset off, and the offset in
  * it; NULL if none. */
-static const char *sym_at(const struct stack_file *f, uint64_t off,
-			  uint64_t *in)
+static struct stack_sym *sym_at(struct stack_file *f, uint64_t off,
+				uint64_t *in)
 {
 	uint64_t vaddr = 0;
 	size_t lo = 0, hi = f->cnt;
@@ -265,7 +325,7 @@ static const char *sym_at(const struct stack_file *f, uint64_t off,
 		    vaddr >= f->syms[lo - 1].start + f->syms[lo - 1].size))
 		return NULL;
 	*in = vaddr - f->syms[lo - 1].start;
-	return f->syms[lo - 1].name;
+	return &f->syms[lo - 1];
 }
 
 /* One frame, as text ("    name+0x1f (path)") or a JSON string. */
@@ -273,11 +333,12 @@ static void print_frame(struct stack_state *st, pid_t pid, uint64_t addr,
 			bool json, bool first)
 {
 	const struct usdt__mapping *m = map_at(st, pid, addr);
-	const struct stack_file *f = m ? file_of(st, m) : NULL;
+	struct stack_file *f = m ? file_of(st, m) : NULL;
 	uint64_t in = 0, off = m ? addr - m->start + m->off : 0;
-	const char *name = f ? sym_at(f, off, &in) : NULL;
+	struct stack_sym *sym = f ? sym_at(f, off, &in) : NULL;
+	const char *name = sym ? sym_name(sym) : NULL;
 	const char *del = m && m->deleted ? " (deleted)" : "";
-	char buf[512];
+	char buf[STACK_NAME_MAX + PATH_MAX + 64];
 
 	/* The file as maps shows it, " (deleted)" and all. */
 	if (name)

@@ -488,7 +488,7 @@ static uint64_t open_starts(int fd)
 }
 
 /* --latency --by: a line per key of START's arguments, most pairs
- * first: the pairs, their total and mean time (ns). */
+ * first: the pairs, their total and mean time (in --time-unit's unit). */
 static void print_latency_keys(const struct sum_state *s)
 {
 	struct count_line *lines = calloc(s->cur_cnt + 1, sizeof(*lines));
@@ -506,17 +506,18 @@ static void print_latency_keys(const struct sum_state *s)
 		fputs("\"keys\": [", stdout);
 	for (i = 0; i < n; i++) {
 		uint64_t total = sum_of(s, lines[i].e);
+		char tot[TIME_TEXT_LEN], mean[TIME_TEXT_LEN];
 
+		time_text(tot, total, s->cfg.time_digits);
+		time_text(mean, total / lines[i].d, s->cfg.time_digits);
 		if (s->cfg.json) {
 			printf("%s{\"count\": %" PRIu64, i ? ", " : "",
 			       lines[i].d);
 			print_by(s, lines[i].e);
-			printf(", \"total\": %" PRIu64 ", \"mean\": %" PRIu64 "}",
-			       total, total / lines[i].d);
+			printf(", \"total\": %s, \"mean\": %s}", tot, mean);
 			continue;
 		}
-		printf("%12" PRIu64 " %14" PRIu64 " %14" PRIu64, lines[i].d,
-		       total, total / lines[i].d);
+		printf("%12" PRIu64 " %14s %14s", lines[i].d, tot, mean);
 		print_by(s, lines[i].e);
 		fputc('\n', stdout);
 	}
@@ -551,7 +552,7 @@ static void print_latency(const struct sum_state *s, bool final,
 		json_str(stdout, s->cfg.lat_start);
 		fputs(", \"end\": ", stdout);
 		json_str(stdout, s->cfg.lat_end);
-		fputs(", \"unit\": \"ns\", ", stdout);
+		printf(", \"unit\": \"%s\", ", time_unit_name(s->cfg.time_digits));
 		if (s->cfg.by_cnt)
 			print_latency_keys(s);
 		else
@@ -565,10 +566,11 @@ static void print_latency(const struct sum_state *s, bool final,
 	fputs(" -> ", stdout);
 	print_escaped(stdout, s->cfg.lat_end, strlen(s->cfg.lat_end));
 	if (s->cfg.by_cnt) {
-		fputs(" (ns): count, total, mean, key\n", stdout);
+		printf(" (%s): count, total, mean, key\n",
+		       time_unit_name(s->cfg.time_digits));
 		print_latency_keys(s);
 	} else {
-		fputs(" (ns)\n", stdout);
+		printf(" (%s)\n", time_unit_name(s->cfg.time_digits));
 		print_hist(s, from, to);
 	}
 	printf("unmatched starts: %" PRIu64 ", unmatched ends: %" PRIu64 "\n",
@@ -578,7 +580,6 @@ static void print_latency(const struct sum_state *s, bool final,
 int sum_print_slow(const struct sum_state *s, const struct trace_slow *e,
 		   int64_t wall_off)
 {
-	static const char *const units[] = { "ns", "us", "ms", "s" };
 	struct sum_ent ent = { .key = e->key };
 	char comm[TRACE_COMM_LEN + 1];
 
@@ -611,7 +612,7 @@ int sum_print_slow(const struct sum_state *s, const struct trace_slow *e,
 	print_escaped(stdout, s->cfg.lat_end, strlen(s->cfg.lat_end));
 	fputc(' ', stdout);
 	print_time(stdout, e->ns, s->cfg.time_digits);
-	printf(" %s", units[s->cfg.time_digits / 3]);
+	printf(" %s", time_unit_name(s->cfg.time_digits));
 	if (s->cfg.by_cnt)
 		print_by(s, &ent);
 	fputc('\n', stdout);
@@ -793,11 +794,49 @@ static void metrics_hists(const struct sum_state *s, struct prom_buf *b)
 	free(labels.p);
 }
 
+/* The total (TRACE_AUX_SUM) of entry e since the start; 0 if none. */
+static uint64_t total_of(const struct sum_state *s, const struct sum_ent *e)
+{
+	struct sum_ent k = *e;
+	const struct sum_ent *f;
+
+	k.key.aux |= TRACE_AUX_SUM;
+	f = bsearch(&k, s->cur, s->cur_cnt, sizeof(k), ent_cmp);
+	return f ? f->val : 0;
+}
+
+/* --latency --by: a summary (no quantiles: the BPF side keeps each key's
+ * count and total only), _sum and _count per key of START's arguments,
+ * labelled start, end and each part as --count --by labels them. */
+static void metrics_latency_keys(const struct sum_state *s,
+				 struct prom_buf *b, const char *labels)
+{
+	static const char name[] = "usdt_latency_seconds";
+	const struct sum_ent *e;
+	size_t i;
+
+	prom_head(b, name, "summary", "Time from probe START to the next END on the same thread (--latency), per --by key of START's arguments.");
+	for (i = 0; i < s->cur_cnt; i++) {
+		e = &s->cur[i];
+		if (e->key.cookie != TRACE_LAT_KEY || e->key.aux)
+			continue;
+		prom_printf(b, "%s_sum{%s", name, labels);
+		metric_by(b, s, e);
+		prom_printf(b, "} %.9f\n", (double)total_of(s, e) / 1e9);
+		prom_printf(b, "%s_count{%s", name, labels);
+		metric_by(b, s, e);
+		prom_printf(b, "} %" PRIu64 "\n", e->val);
+	}
+}
+
+/* --latency: the histogram (its slots in --time-unit's unit), or with
+ * --by a summary per key; and the unmatched counters. */
 static void metrics_latency(const struct sum_state *s, struct prom_buf *b)
 {
 	uint64_t slots[TRACE_SLOTS], sum, um[2] = { 0, 0 };
 	struct prom_hist h = { .name = "usdt_latency_seconds", .slots = slots,
-			       .scale = 1e9 };
+			       .scale = 1e9,
+			       .step = time_unit_ns(s->cfg.time_digits) };
 	struct prom_buf labels = { 0 };
 	size_t i, from = s->cur_cnt, to = s->cur_cnt;
 
@@ -812,13 +851,17 @@ static void metrics_latency(const struct sum_state *s, struct prom_buf *b)
 			from = i;
 		to = i + 1;
 	}
-	hist_slots(s, from, to, slots, &sum);
-	h.sum = (double)sum;
 	prom_label(&labels, "start", s->cfg.lat_start, strlen(s->cfg.lat_start));
 	prom_label(&labels, "end", s->cfg.lat_end, strlen(s->cfg.lat_end));
 	h.labels = labels.oom ? "" : labels.p;
-	prom_head(b, h.name, "histogram", "Time from probe START to the next END on the same thread (--latency).");
-	prom_hist(b, &h);
+	if (s->cfg.by_cnt) {
+		metrics_latency_keys(s, b, h.labels);
+	} else {
+		hist_slots(s, from, to, slots, &sum);
+		h.sum = (double)sum;
+		prom_head(b, h.name, "histogram", "Time from probe START to the next END on the same thread (--latency).");
+		prom_hist(b, &h);
+	}
 	prom_head(b, "usdt_latency_unmatched_starts_total", "counter", "STARTs that another START replaced before an END.");
 	prom_printf(b, "usdt_latency_unmatched_starts_total{%s} %" PRIu64 "\n",
 		    h.labels, um[0]);

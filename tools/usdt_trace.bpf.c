@@ -38,6 +38,10 @@ const volatile __u32 hist_arg = 0;	/* TRACE_HIST: the argument */
 /* TRACE_LATENCY --slower-than: send a trace_slow for each pair that took
  * this many ns or more; 0: none. */
 const volatile __u64 slower_ns = 0;
+/* TRACE_LATENCY: the histogram's unit in ns (--time-unit: 1000 for us),
+ * so that its buckets are powers of two of that unit; sums and
+ * --slower-than stay in ns. */
+const volatile __u64 lat_unit = 1;
 /* TRACE_COUNT --sum: also add up this argument per key (TRACE_AUX_SUM);
  * TRACE_BY_NONE: no. */
 const volatile __u32 sum_arg = TRACE_BY_NONE;
@@ -197,11 +201,11 @@ __noinline int trace_fault_in(__u64 addr, __u32 n)
 	return 0;
 }
 
-/* The bytes trace_read_str() reads of argument i's string, at most. */
+/* The bytes trace_read_str() reads of value i's string, at most. */
 static __always_inline __u32 str_bytes(const struct trace_probe_cfg *cfg,
 				       __u32 i)
 {
-	__u32 n = str_size, max = i < TRACE_MAX_ARGS ? cfg->str_max[i] : 0;
+	__u32 n = str_size, max = i < TRACE_MAX_VALS ? cfg->str_max[i] : 0;
 
 	if (max && max < n)
 		n = max;
@@ -215,6 +219,25 @@ static __always_inline void fault_arg(struct pt_regs *ctx, __u32 i,
 
 	if (!bpf_usdt_arg(ctx, i, &v) && v)
 		trace_fault_in((__u64)v + (__u64)off, n);
+}
+
+/* Typed load k's string (an 8-byte load used as %s): the pointer, just
+ * faulted in by fault_all(), read here, and the string it points to
+ * faulted in. */
+static __always_inline void fault_load_str(struct pt_regs *ctx,
+					   const struct trace_probe_cfg *cfg,
+					   __u32 k)
+{
+	const struct trace_load *l = &cfg->loads[k];
+	__u64 ptr = 0;
+	long v = 0;
+
+	if (!(cfg->str_mask & (1u << (TRACE_MAX_ARGS + k))) ||
+	    bpf_usdt_arg(ctx, l->arg, &v) || !v ||
+	    bpf_probe_read_user(&ptr, sizeof(ptr),
+				(const void *)((__u64)v + (__s64)l->off)))
+		return;
+	trace_fault_in(ptr, str_bytes(cfg, TRACE_MAX_ARGS + k));
 }
 
 /*
@@ -245,10 +268,12 @@ static __always_inline void fault_all(struct pt_regs *ctx, __u32 key)
 		if (cfg->str_mask & (1u << i))
 			fault_arg(ctx, i, 0, str_bytes(cfg, i));
 	for (i = 0; i < TRACE_MAX_LOADS; i++)
-		if (i < cfg->load_cnt && cfg->loads[i].arg < TRACE_MAX_ARGS)
+		if (i < cfg->load_cnt && cfg->loads[i].arg < TRACE_MAX_ARGS) {
 			fault_arg(ctx, cfg->loads[i].arg,
 				  (__s64)cfg->loads[i].off,
 				  cfg->loads[i].size);
+			fault_load_str(ctx, cfg, i);
+		}
 }
 
 /*
@@ -535,7 +560,8 @@ static __always_inline void lat_add(__u32 tid, __u64 d)
 	struct trace_by_key *k;
 
 	if (!by_cnt) {
-		sum_add(TRACE_LAT_KEY, log2_slot((__s64)d), 1);
+		sum_add(TRACE_LAT_KEY,
+			log2_slot((__s64)(lat_unit > 1 ? d / lat_unit : d)), 1);
 		if (keep_sum)
 			sum_add(TRACE_LAT_KEY, TRACE_SUM_AUX, d);
 		return;
@@ -672,17 +698,19 @@ static __always_inline __s64 probe_by_offset(struct pt_regs *ctx, __u64 id)
 	return *idx;
 }
 
-/* Bytes of argument i's string to read when it need not end in a NUL
+/* Bytes of value i's string to read when it need not end in a NUL
  * (%.*s): what its length argument says, clamped to 0 .. n - 1, so that a
  * negative or huge length never reads past the room for it. */
 static __always_inline __u32 fixed_len(const struct scratch *s,
 				       const struct trace_probe_cfg *cfg,
 				       __u32 i, __u32 n)
 {
-	__u32 k = cfg->len_arg[i];
+	__u32 k = TRACE_MAX_VALS;
 	__s64 want = 0;
 
-	if (k < TRACE_MAX_ARGS)
+	if (i < TRACE_MAX_VALS)
+		k = cfg->len_arg[i];
+	if (k < TRACE_MAX_VALS)
 		want = (__s64)s->hit.args[k];
 	if (want < 0)
 		want = 0;
@@ -706,9 +734,10 @@ static __always_inline long read_fixed(struct scratch *s, __u32 o, __u32 len,
 }
 
 /*
- * Read argument i's string into the scratch area at hit.str_total: up to
+ * Read value i's string (an argument's, or a typed load's from
+ * TRACE_MAX_ARGS on) into the scratch area at hit.str_total: up to
  * its NUL, or (fixed_mask) exactly fixed_len() bytes, then a NUL of ours.
- * A global function, verified once rather than at each of the twelve
+ * A global function, verified once rather than at each of the
  * calls with every mix of lengths and failures before it. It takes
  * scalars only (probe key, argument) and looks its maps up itself:
  * Linux 6.1 takes no map value pointer as a global function's argument.
@@ -724,7 +753,7 @@ __noinline int trace_read_str(__u32 key, __u32 i)
 
 	s = bpf_map_lookup_elem(&scratch, &zero);
 	cfg = bpf_map_lookup_elem(&probe_cfg, &key);
-	if (!s || !cfg || i >= TRACE_MAX_ARGS)
+	if (!s || !cfg || i >= TRACE_MAX_VALS)
 		return 0;
 	o = s->hit.str_total;
 	max = cfg->str_max[i];
@@ -815,6 +844,7 @@ __noinline int trace_load(__u32 key, __u32 k)
 	a = l->arg;
 	s->hit.args[v] = 0;
 	s->hit.errs[v] = 0;
+	s->hit.str_len[v] = 0;
 	s->hit.sizes[v] = l->size;
 	if (a >= TRACE_MAX_ARGS || (s->hit.err_mask & (1u << a)) ||
 	    (__s32)a >= s->hit.arg_cnt) {
@@ -860,6 +890,26 @@ __noinline int trace_load(__u32 key, __u32 k)
 	return 0;
 }
 
+/* --ustack: the user stack into the scratch, TRACE_STR_AREA bytes past
+ * the strings (at a fixed offset: a variable one is refused by older
+ * verifiers, arm64 6.12). Returns the bytes after the header to send:
+ * off, the strings', or up to the stack's end. */
+static __always_inline __u32 hit_stack(struct pt_regs *ctx,
+				       struct scratch *s, __u32 off)
+{
+	long n;
+
+	s->hit.stack_len = 0;
+	if (!ustack)
+		return off;
+	n = bpf_get_stack(ctx, &s->str[TRACE_STR_AREA], TRACE_STACK_MAX,
+			  BPF_F_USER_STACK);
+	if (n <= 0 || n > TRACE_STACK_MAX)
+		return off;
+	s->hit.stack_len = (__u32)n;
+	return TRACE_STR_AREA + (__u32)n;
+}
+
 static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
 				      __u64 cookie,
 				      struct trace_probe_cfg *cfg)
@@ -887,6 +937,9 @@ static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
 		s->hit.errs[i] = 0;
 		s->hit.sizes[i] = 0;
 		s->hit.str_len[i] = 0;
+		/* Loads' too: the scratch keeps the last hit's. */
+		if (i < TRACE_MAX_VALS - TRACE_MAX_ARGS)
+			s->hit.str_len[TRACE_MAX_ARGS + i] = 0;
 		if (i >= cnt)
 			continue;
 		val = 0;
@@ -903,30 +956,21 @@ static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
 	for (i = 0; cfg && i < TRACE_MAX_LOADS; i++)
 		if (i < cfg->load_cnt)
 			trace_load((__u32)cookie, (__u32)i);
-	/* After every argument: a string's length may be a later one. A
-	 * NULL pointer is not read (the tool prints "(null)"). The offset
-	 * into the strings is hit.str_total. */
+	/* After every argument and load: a string's length may be a later
+	 * one. A NULL pointer is not read (the tool prints "(null)"). The
+	 * offset into the strings is hit.str_total. */
 	s->hit.str_total = 0;
-	for (i = 0; cfg && i < TRACE_MAX_ARGS; i++)
-		if (i < cnt && (str_mask & (1u << i)) &&
+	for (i = 0; cfg && i < TRACE_MAX_VALS; i++)
+		if ((i < TRACE_MAX_ARGS ? i < cnt :
+		     i - TRACE_MAX_ARGS < cfg->load_cnt) &&
+		    (str_mask & (1u << i)) &&
 		    !(s->hit.err_mask & (1u << i)) && s->hit.args[i])
 			trace_read_str((__u32)cookie, (__u32)i);
 	off = s->hit.str_total;
 	if (off > TRACE_STR_AREA)
 		off = TRACE_STR_AREA;
 	s->hit.str_total = off;
-	s->hit.stack_len = 0;
-	if (ustack) {
-		/* At a fixed offset past the strings' area: a variable one
-		 * is refused by older verifiers (arm64 6.12). */
-		long n = bpf_get_stack(ctx, &s->str[TRACE_STR_AREA],
-				       TRACE_STACK_MAX, BPF_F_USER_STACK);
-
-		if (n > 0 && n <= TRACE_STACK_MAX) {
-			s->hit.stack_len = (__u32)n;
-			off = TRACE_STR_AREA + (__u32)n;
-		}
-	}
+	off = hit_stack(ctx, s, off);
 	/* The size bounded against a constant the compiler keeps (see
 	 * trace_read_str()): with the stack, 6.1's verifier lost it. */
 	size = sizeof(s->hit) + (__u64)off;

@@ -6,7 +6,7 @@
 # big-endian s390x in particular.
 #
 # What is built, per target TRIPLET, into build/cross/TRIPLET/:
-#   - the library without manager.c, attach.c, skel.c, progh.c, kfeatures.c
+#   - the library without store.c, attach/, manager.c, progh.c, object.c, kfeatures.c
 #     and linkids.c (they need libbpf and a kernel): the note reader (codec, probe builder,
 #     index, file object, matcher), the ELF layer, the
 #     arch parsers, argument and path resolution, process maps, the
@@ -39,9 +39,9 @@
 CROSS_TRIPLETS ?= aarch64-linux-gnu s390x-linux-gnu riscv64-linux-gnu
 CROSS_DIR := build/cross
 
-CROSS_LIB_SRCS := $(filter-out src/manager.c src/attach.c src/skel.c \
-	src/progh.c src/linkids.c src/kfeatures.c,$(LIB_SRCS))
-# They need libbpf: the spec-ID allocator (manager.c), the BPF-side header
+CROSS_LIB_SRCS := $(filter-out src/store/store.c src/attach/%.c src/manager.c \
+	src/libbpf/progh.c src/libbpf/object.c src/kernel/linkids.c src/kernel/kfeatures.c,$(LIB_SRCS))
+# They need libbpf: the spec-ID allocator (store.c), the BPF-side header
 # (compiles BPF with the host's clang), `usdt list` (the host-built tool),
 # the libbpf a test runs with, the section handler (test_header_link); and
 # the host build's libusdt.pc.

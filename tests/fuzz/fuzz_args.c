@@ -21,9 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-#include "arch_ops.h"
-#include "symtab.h"
+#include "base/internal.h"
+#include "reader/arch_ops.h"
+#include "reader/symtab.h"
 
 static const struct usdt__arch_ops *const arches[4] = {
 	&usdt__arch_x86_64,

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * libFuzzer target for the instruction walks that read a compiler-local
- * label's low bits before a call site (src/arch/arm64_code.c,
- * src/arch/riscv64_code.c).
+ * label's low bits before a call site (src/reader/arch/arm64_code.c,
+ * src/reader/arch/riscv64_code.c).
  *
  * Input: one control byte, then the code before the site. The control
  * byte picks
@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-#include "arch_ops.h"
+#include "base/internal.h"
+#include "reader/arch_ops.h"
 
 #define CHECK(c)                                                             \
 	do {                                                                 \

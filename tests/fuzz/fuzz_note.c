@@ -17,10 +17,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "internal.h"
-#include "args.h"
-#include "file.h"
-#include "noteidx.h"
+#include "base/internal.h"
+#include "reader/args.h"
+#include "reader/file.h"
+#include "reader/noteidx.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -21,7 +21,7 @@
  * bpf_map_copy_value()): about 10 ms each, on the host as in the guests of
  * `make vm-check`. So the helpers here look up as few outer entries as
  * they can: the library fills the chunks of an array of maps densely,
- * from entry 0 on (src/chunks.c), so the first empty entry ends them.
+ * from entry 0 on (src/store/chunks.c), so the first empty entry ends them.
  */
 
 /* A descriptor of entry k of an array of maps (close it), or -1 if the

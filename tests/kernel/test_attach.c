@@ -16,10 +16,10 @@
 
 #include "test_util.h"
 #include "chunk_util.h"
-#include "attach.h"
-#include "arch_ops.h"
-#include "file.h"
-#include "arch/arch.h"
+#include "attach/attach.h"
+#include "reader/arch_ops.h"
+#include "reader/file.h"
+#include "reader/arch/arch.h"
 #include "skel_fixture.h"
 #include "usdt_test_noarch.skel.h"
 
@@ -744,7 +744,7 @@ static void check_lib_hits(struct usdt_test *skel, int x)
 	assert_int_equal(h->args[0], x);
 	/* lib_hidden, 1000 plus one per call: on arm64 gcc -O2 writes it as
 	 * [x1, #:lo12:.LANCHOR0], a section anchor whose low 12 bits come
-	 * from the instructions before the site (src/arch/arm64_code.c). */
+	 * from the instructions before the site (src/reader/arch/arm64_code.c). */
 	assert_int_equal(h->rc[1], 0);
 	assert_int_equal(h->args[1], 1000 + lib_fire_cnt);
 	assert_int_equal(h->rc[2], 0);
@@ -1220,7 +1220,7 @@ static void test_chunk_rlimit(void **state)
 	 * The first attach opens the spec map and makes its first chunk.
 	 * From Linux 6.8 it makes chunks for the whole file ahead of need,
 	 * with at most half the descriptors the soft limit leaves it
-	 * (src/attach.c): under this limit, 3 are left (the spec map's
+	 * (src/attach/attach.c): under this limit, 3 are left (the spec map's
 	 * comes first), and one chunk is made.
 	 */
 	free_fd = dup(0);

@@ -22,8 +22,8 @@
 
 #include "test_util.h"
 #include "chunk_util.h"
-#include "manager.h"
-#include "args.h"
+#include "store/store.h"
+#include "reader/args.h"
 #include "capacity_test.skel.h"
 
 /* tests/kernel/cap_sites.S */
@@ -362,7 +362,7 @@ static void test_second_manager_busy(void **state)
 /*
  * A manager's free waits for no RCU grace period: its chunks stay in the
  * maps, and the next manager of the object, told by the first that they
- * are free (src/chunks.c), puts its own in their place, and its hits read
+ * are free (src/store/chunks.c), puts its own in their place, and its hits read
  * its specs. Storage too.
  */
 static void test_free_no_wait(void **state)

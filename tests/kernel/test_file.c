@@ -33,10 +33,10 @@
 
 #include "test_util.h"
 #include "chunk_util.h"
-#include "manager.h"
-#include "arch_ops.h"
-#include "file.h"
-#include "procmap.h"
+#include "store/store.h"
+#include "reader/arch_ops.h"
+#include "reader/file.h"
+#include "proc/procmap.h"
 #include "skel_fixture.h"
 #include "tool_run.h"
 

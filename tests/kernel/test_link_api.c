@@ -13,7 +13,7 @@
 #include <bpf/bpf.h>
 
 #include "test_util.h"
-#include "manager.h"
+#include "store/store.h"
 #include "usdt_skel.skel.h"
 
 #define LINK_TYPE_UPROBE_MULTI 12	/* enum bpf_link_type, 6.6 */

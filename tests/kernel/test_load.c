@@ -14,8 +14,8 @@
 
 #include "test_util.h"
 #include "chunk_util.h"
-#include "kfeatures.h"
-#include "manager.h"
+#include "kernel/kfeatures.h"
+#include "store/store.h"
 #include "usdt_test.h"
 #include "usdt_test.skel.h"
 #include "skel_fixture.h"
@@ -154,7 +154,7 @@ static bool kernel_at_least(int maj, int min)
 
 /*
  * The facts test_features checks the library's probes against, each found
- * here another way than src/kfeatures.c finds it: by doing the thing
+ * here another way than src/kernel/kfeatures.c finds it: by doing the thing
  * (loading the helper, making the link, counting the semaphore) or by the
  * kernel's own tables (kallsyms, BTF through libbpf).
  */

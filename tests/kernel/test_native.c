@@ -19,8 +19,8 @@
 #include <bpf/bpf.h>
 
 #include "test_util.h"
-#include "linkids.h"
-#include "attach.h"
+#include "kernel/linkids.h"
+#include "attach/attach.h"
 #include "native.skel.h"
 #include "sleepable.skel.h"
 #include "nospec.skel.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * libbpf's own flow (src/progh.c) when a system call fails: the library's
+ * libbpf's own flow (src/libbpf/progh.c) when a system call fails: the library's
  * calls of the kernel (through libbpf), and its readlink(), mmap() and
  * fcntl(), are wrapped (-Wl,--wrap, tests/kernel/kernel.mk) so that the
  * Nth one fails with ENOMEM, EIO or EINTR, for N from 0 until a call
@@ -24,7 +24,7 @@
 #include <bpf/libbpf_version.h>
 
 #include "test_util.h"
-#include "kfeatures.h"
+#include "kernel/kfeatures.h"
 #include "usdt.h"
 #include "native.skel.h"
 

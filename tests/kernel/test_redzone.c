@@ -22,8 +22,8 @@
 
 #include "test_util.h"
 #include "tool_run.h"
-#include "arch_ops.h"
-#include "attach.h"
+#include "reader/arch_ops.h"
+#include "attach/attach.h"
 
 #ifdef __x86_64__
 #include "redzone.skel.h"

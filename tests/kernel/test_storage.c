@@ -14,7 +14,7 @@
 
 #include "test_util.h"
 #include "chunk_util.h"
-#include "manager.h"
+#include "store/store.h"
 #include "shapes.h"
 #include "storage_test.h"
 #include "storage_test.skel.h"

@@ -1479,9 +1479,6 @@ static void test_latency_by(void **state)
 	assert_int_equal(count_str(r.out, ", \"value\": 1}\n"), 1);
 	assert_int_equal(count_str(r.out, ", \"value\": 2}\n"), 1);
 	run_result_free(&r);
-	run_fails(&r, "usdt: trace: --listen does not serve --latency --by's totals",
-		  "trace", "--latency", "tt:one", "tt:two", "--by", "arg0",
-		  "--listen", "19999", TT);
 }
 
 static void test_count_by(void **state)

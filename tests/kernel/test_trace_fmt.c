@@ -8,6 +8,7 @@
  * Needs root and BPF.
  */
 #include <bpf/bpf.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
@@ -478,6 +479,54 @@ static void test_time_unit(void **state)
 		  "trace", "--time-unit", "h", TF);
 }
 
+/*
+ * --time-unit and --latency: the histogram's buckets are powers of two of
+ * the unit (20 ms pairs in [16, 32) ms), and --by's total and mean
+ * columns are in the unit, with its decimals (tf:str to tf:done: one
+ * pair a round, 20 ms apart, under str(arg1), "round").
+ */
+static void test_time_unit_latency(void **state)
+{
+	unsigned long long cnt, tot, tot_f, mean, mean_f;
+	struct run_result r;
+	const char *p;
+
+	run_ok(&r, "trace", "-q", "--time-unit", "ms", "--latency", "tf:start",
+	       "tf:done", "-c", TF " 3 20", TF);
+	expect_in(r.out, "latency tf:start -> tf:done (ms)\n");
+	/* Three pairs of 20 ms and a bit: [16, 32) ms, or above on a
+	 * loaded machine; never below. */
+	p = strstr(r.out, "(ms)\n  [");
+	assert_non_null(p);
+	assert_true(atoi(p + 8) >= 16);
+	expect_in(r.out, "unmatched starts: 1, unmatched ends: 0\n");
+	run_result_free(&r);
+
+	run_ok(&r, "trace", "-q", "-j", "--time-unit", "us", "--latency",
+	       "tf:start", "tf:done", "-c", TF " 2 20", TF);
+	expect_in(r.out, "\"unit\": \"us\", \"buckets\": [{\"low\": ");
+	p = strstr(r.out, "{\"low\": ");
+	/* 20 ms is in [16384, 32768) us. */
+	assert_true(strtoull(p + 8, NULL, 10) >= 16384);
+	run_result_free(&r);
+
+	run_ok(&r, "trace", "-q", "--time-unit", "ms", "--latency", "tf:str",
+	       "tf:done", "--by", "str(arg1)", "-c", TF " 3 20", TF);
+	expect_in(r.out, "latency tf:str -> tf:done (ms): count, total, mean, key\n");
+	p = strstr(r.out, "key\n");
+	assert_int_equal(sscanf(p + 4, "%llu %llu.%llu %llu.%llu round\n", &cnt,
+				&tot, &tot_f, &mean, &mean_f), 5);
+	assert_int_equal(cnt, 3);
+	assert_true(tot >= 60 && mean >= 20 && mean < 2000);
+	assert_int_equal(strspn(strchr(p + 4, '.') + 1, "0123456789"), 6);
+	run_result_free(&r);
+
+	run_ok(&r, "trace", "-q", "-j", "--time-unit", "s", "--latency",
+	       "tf:str", "tf:done", "--by", "str(arg1)", "-c", TF " 1 20", TF);
+	expect_in(r.out, "\"unit\": \"s\", \"keys\": [{\"count\": 1, \"value\": \"round\", \"total\": 0.0");
+	run_result_free(&r);
+}
+
 /* Numbered arguments, in any order and more than once. */
 static void test_format_numbered(void **state)
 {
@@ -745,6 +794,99 @@ static void test_format_loads(void **state)
 	       "\"%d %d\", arg2, *(int64 *)arg2");
 	expect_in(r.out, " tf:str 1 ?\n");
 	expect_in(r.err, "tf:str: typed load 0 cannot be read: Bad address\n");
+	run_result_free(&r);
+}
+
+/*
+ * %s of a pointer loaded from memory, *(uint64 *)(arg0 + K): tf:obj's
+ * struct fields, read in the kernel with -s's bound; "cold" is in a page
+ * the process never touched (read again from user space), and NULL
+ * prints as such. str() of a load is the same string.
+ */
+static void test_format_load_strings(void **state)
+{
+	struct run_result r;
+
+	/* 300 ms after each hit for the read again (fire_obj()). */
+	run_ok(&r, "trace", "-q", "-c", TF " 2 300", TF, "tf:obj",
+	       "\"%s|%s|%s|%.3s|%d\", *(uint64 *)arg0, *(uint64 *)(arg0 + 8), "
+	       "*(uint64 *)(arg0 + 16), str(*(u64 *)arg0), arg1");
+	assert_int_equal(count_str(r.out, " tf:obj objname|cold|(null)|obj|1\n"), 1);
+	assert_int_equal(count_str(r.out, " tf:obj objname|cold|(null)|obj|2\n"), 1);
+	assert_string_equal(r.err, "");
+	run_result_free(&r);
+
+	run_ok(&r, "trace", "-q", "-s", "4", "-j", "-c", TF " 1", TF, "tf:obj",
+	       "\"%s %s\", *(uint64 *)arg0, str(*(uint64 *)(arg0 + 16))");
+	expect_in(r.out, "\"text\": \"obj (null)\", \"args\": [\"obj\", null]}\n");
+	run_result_free(&r);
+
+	/* Fields 24 to 31 (-7, -300, 5) are no pointer: the string cannot
+	 * be read; nor a load through arg1, the round (1, 2). Each said
+	 * once. */
+	run_ok(&r, "trace", "-q", "-c", TF " 2", TF, "tf:obj",
+	       "\"%s|%s|%d\", *(uint64 *)(arg0 + 24), "
+	       "*(uint64 *)(arg1 + 8), arg1");
+	assert_int_equal(count_str(r.out, " tf:obj ?|?|1\n"), 1);
+	assert_int_equal(count_str(r.out, " tf:obj ?|?|2\n"), 1);
+	assert_string_equal(r.err, "usdt: trace: tf:obj: typed load 0's string cannot be read: Bad address\n"
+				   "usdt: trace: tf:obj: typed load 1 cannot be read: Bad address\n");
+	run_result_free(&r);
+
+	run_fails(&r, "%s of a typed load takes a pointer: an 8-byte load",
+		  "trace", TF, "tf:obj", "\"%s\", *(int32 *)(arg0 + 24)");
+	run_fails(&r, "value 1 is str(): a string, for %s only", "trace", TF,
+		  "tf:obj", "\"%d\", str(*(uint64 *)arg0)");
+}
+
+/*
+ * Eight typed loads in one format (libbpf's usdt selftest structs_by_ref
+ * takes seven): every field of tf:obj; a ninth is refused.
+ */
+static void test_format_eight_loads(void **state)
+{
+	struct run_result r;
+
+	run_ok(&r, "trace", "-q", "-c", TF " 1 300", TF, "tf:obj",
+	       "\"%s %s %s %d %d %d %d %u\", *(uint64 *)arg0, "
+	       "*(uint64 *)(arg0 + 8), *(uint64 *)(arg0 + 16), "
+	       "*(int32 *)(arg0 + 24), *(int16 *)(arg0 + 28), "
+	       "*(int8 *)(arg0 + 30), *(int64 *)(arg0 + 32), "
+	       "*(uint64 *)(arg0 + 40)");
+	expect_in(r.out, " tf:obj objname cold (null) -7 -300 5 -1099511627776 9223372036854775809\n");
+	run_result_free(&r);
+
+	run_fails(&r, "*(int *)arg0': value 9: more than 8 typed loads in one format\n",
+		  "trace", TF, "tf:obj",
+		  "\"%d%d%d%d%d%d%d%d%d\", *(int *)arg0, *(int *)arg0, "
+		  "*(int *)arg0, *(int *)arg0, *(int *)arg0, *(int *)arg0, "
+		  "*(int *)arg0, *(int *)arg0, *(int *)arg0");
+}
+
+/*
+ * --ustack of a C++ method: tf:obj fires in tf::object::fire(int) (its
+ * symbol g++'s _ZN2tf6object4fireEi), which prints demangled with the
+ * system's libstdc++; mangled where there is none (the QEMU guests'
+ * busybox userland). The target waits 300 ms after the hit, so that its
+ * maps can still be read.
+ */
+static void test_ustack_demangled(void **state)
+{
+	bool have = dlopen("libstdc++.so.6", RTLD_LAZY);
+	const char *want = have ? "\n    tf::object::fire(int)+0x" :
+				  "\n    _ZN2tf6object4fireEi+0x";
+	struct run_result r;
+
+	run_ok(&r, "trace", "-q", "--ustack", "-c", TF " 2 300", TF, "tf:obj");
+	if (strstr(r.err, "warning: the kernel gives no user stack")) {
+#if !defined(__s390x__)
+		fail_msg("no user stack here:\n%s", r.err);
+#endif
+		assert_int_equal(count_str(r.out, "\n    "), 0);
+	} else {
+		assert_int_equal(count_str(r.out, want), 2);
+		assert_true(count_str(r.out, "/trace_fmt_target)\n") >= 2);
+	}
 	run_result_free(&r);
 }
 
@@ -1419,6 +1561,7 @@ int main(void)
 		cmocka_unit_test(test_text_only),
 		cmocka_unit_test(test_swapped_hint),
 		cmocka_unit_test(test_time_unit),
+		cmocka_unit_test(test_time_unit_latency),
 		cmocka_unit_test(test_format_null),
 		cmocka_unit_test(test_memory_widths),
 		cmocka_unit_test(test_types_per_site),
@@ -1432,6 +1575,9 @@ int main(void)
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_filter_strings),
 		cmocka_unit_test(test_format_loads),
+		cmocka_unit_test(test_format_load_strings),
+		cmocka_unit_test(test_format_eight_loads),
+		cmocka_unit_test(test_ustack_demangled),
 		cmocka_unit_test(test_filter_errors),
 		cmocka_unit_test(test_filter_range),
 		cmocka_unit_test(test_many_probes),

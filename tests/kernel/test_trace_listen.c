@@ -409,6 +409,63 @@ static void test_listen_hist(void **state)
 	assert_int_equal(bg_stop(&tool), 0);
 }
 
+/*
+ * --latency pm:req pm:size: each round's last pm:req (its name "bad" and
+ * U+FFFD) pairs with its pm:size, the three before it are replaced
+ * (unmatched). With --by str(arg0), a summary per key: ROUNDS pairs
+ * under the last name, a total above 0; with --time-unit ms, a histogram
+ * whose buckets are whole milliseconds. promtool passes both.
+ */
+static void test_listen_latency(void **state)
+{
+	int port = free_port();
+	char where[32], cmd[300], *ans;
+	const char *by_argv[] = { USDT_BIN, "trace", "-q", "--latency",
+				  "pm:req", "pm:size", "--by", "str(arg0)",
+				  "--listen", where, "-c", cmd, PT, NULL };
+	const char *ms_argv[] = { USDT_BIN, "trace", "-q", "--latency",
+				  "pm:req", "pm:size", "--time-unit", "ms",
+				  "--listen", where, "-c", cmd, PT, NULL };
+	const char *p;
+	struct bg tool;
+
+	(void)state;
+	if (!have("promtool"))
+		skip();	/* scripts/deps.sh prometheus; a failure under CI */
+	snprintf(where, sizeof(where), "127.0.0.1:%d", port);
+	snprintf(cmd, sizeof(cmd), PT " %d", ROUNDS);
+	bg_start(&tool, tmp_dir, "latency_by", by_argv);
+	wait_file(tool.out, "done\n", 60, &tool);
+	assert_int_equal(http_get(port, "/metrics", &ans), 200);
+	expect_in(ans, "# TYPE usdt_latency_seconds summary\n");
+	expect_in(ans, "\nusdt_latency_seconds_count{start=\"pm:req\",end=\"pm:size\",arg0=\"bad\xef\xbf\xbd\"} 50\n");
+	p = strstr(ans, "\nusdt_latency_seconds_sum{start=\"pm:req\",end=\"pm:size\",arg0=\"bad\xef\xbf\xbd\"} ");
+	assert_non_null(p);
+	assert_true(strtod(strstr(p, "} ") + 2, NULL) > 0);
+	assert_int_equal(count_str(ans, "\nusdt_latency_seconds_count{"), 1);
+	expect_in(ans, "\nusdt_latency_unmatched_starts_total{start=\"pm:req\",end=\"pm:size\"} 150\n");
+	expect_in(ans, "\nusdt_latency_unmatched_ends_total{start=\"pm:req\",end=\"pm:size\"} 0\n");
+	promtool_passes(body_of(ans));
+	free(ans);
+	assert_int_equal(bg_stop(&tool), 0);
+
+	port = free_port();
+	snprintf(where, sizeof(where), "127.0.0.1:%d", port);
+	bg_start(&tool, tmp_dir, "latency_ms", ms_argv);
+	wait_file(tool.out, "done\n", 60, &tool);
+	assert_int_equal(http_get(port, "/metrics", &ans), 200);
+	expect_in(ans, "# TYPE usdt_latency_seconds histogram\n");
+	/* [0, 1) ms, [1, 2) ms: up to the last ns of each. */
+	expect_in(ans, "\nusdt_latency_seconds_bucket{start=\"pm:req\",end=\"pm:size\",le=\"0.000999999\"} ");
+	expect_in(ans, "\nusdt_latency_seconds_bucket{start=\"pm:req\",end=\"pm:size\",le=\"0.001999999\"} ");
+	expect_in(ans, "\nusdt_latency_seconds_bucket{start=\"pm:req\",end=\"pm:size\",le=\"+Inf\"} 50\n");
+	expect_in(ans, "\nusdt_latency_seconds_count{start=\"pm:req\",end=\"pm:size\"} 50\n");
+	assert_int_equal(count_str(ans, "\nusdt_latency_seconds_bucket{"), 65);
+	promtool_passes(body_of(ans));
+	free(ans);
+	assert_int_equal(bg_stop(&tool), 0);
+}
+
 /* A connection to 127.0.0.1:port that sends what it is given and then
  * nothing: its socket. */
 static int idle_client(int port, const char *send_first)
@@ -650,6 +707,7 @@ int main(void)
 		cmocka_unit_test(test_listen_usage),
 		cmocka_unit_test_teardown(test_listen_count, kill_started),
 		cmocka_unit_test_teardown(test_listen_hist, kill_started),
+		cmocka_unit_test_teardown(test_listen_latency, kill_started),
 		cmocka_unit_test_teardown(test_listen_slow_clients,
 					  kill_started),
 		cmocka_unit_test_teardown(test_listen_pid_ends, kill_started),

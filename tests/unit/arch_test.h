@@ -12,9 +12,9 @@
 #define __LIBUSDT_ARCH_TEST_H
 
 #include "test_util.h"
-#include "internal.h"
-#include "arch_ops.h"
-#include "symtab.h"
+#include "base/internal.h"
+#include "reader/arch_ops.h"
+#include "reader/symtab.h"
 
 /* Shorthands for the tables. */
 #define NONE USDT_REG_NONE

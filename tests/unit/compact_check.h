@@ -10,9 +10,9 @@
 #ifndef USDT_COMPACT_CHECK_H
 #define USDT_COMPACT_CHECK_H
 
-#include "file.h"
-#include "match.h"
-#include "noteidx.h"
+#include "reader/file.h"
+#include "base/match.h"
+#include "reader/noteidx.h"
 
 static void compact_probe_eq(const struct usdt_probe *a,
 			     const struct usdt_probe *b)

@@ -99,7 +99,7 @@ static void test_bad(void **state)
 /*
  * Every ABI name, and xN, against struct user_regs_struct (pc, ra, sp, gp,
  * tp, t0-t2, s0, s1, a0-a7, s2-s11, t3-t6), written out independently of
- * src/arch/riscv64.c.
+ * src/reader/arch/riscv64.c.
  */
 static void test_all_names(void **state)
 {

@@ -374,7 +374,7 @@ static void test_no_symtab(void **state)
 /*
  * Every name of every general-purpose register, in every width, against
  * the pt_regs offsets of the kernel's x86_64 struct pt_regs (r15 at 0 up
- * to ss at 160), written out here independently of src/arch/x86_64.c.
+ * to ss at 160), written out here independently of src/reader/arch/x86_64.c.
  */
 static void test_all_names(void **state)
 {

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * bpf/usdt.bpf.h compiles with clang -target bpf and libbpf's headers
- * alone, with or without __TARGET_ARCH_xxx; brings what libbpf's header
- * brings; collides loudly with libbpf's header, in one file or in two
- * linked together; two files of one object share its maps; the functions
- * that take the context are those the library lists, and fit the kernel's
- * idea of it; and the manager refuses an object that reads another spec
- * layout. No kernel needed (vmlinux.h is generated from the kernel's BTF
+ * bpf/usdt.bpf.h is the API, short, with the machinery behind it in
+ * bpf/usdt_impl.bpf.h, which is refused on its own and sits beside it in
+ * the public include directory; it compiles with clang -target bpf and
+ * libbpf's headers alone, with or without __TARGET_ARCH_xxx; brings what
+ * libbpf's header brings; collides loudly with libbpf's header, in one
+ * file or in two linked together; two files of one object share its maps;
+ * the functions that take the context are those the library lists, and
+ * fit the kernel's idea of it; and the manager refuses an object that
+ * reads another spec layout. No kernel needed (vmlinux.h is generated from the kernel's BTF
  * by the build).
  */
 #include <sys/wait.h>
@@ -14,11 +16,11 @@
 #include <bpf/libbpf.h>
 
 #include "test_util.h"
-#include "manager.h"
+#include "store/store.h"
 #include "usdt.h"
 #include "usdt_spec.h"
-#include "manager.h"
-#include "args.h"
+#include "store/store.h"
+#include "reader/args.h"
 
 #define OUT USDT_OBJDIR "/tests/unit/bpf"
 
@@ -29,15 +31,77 @@ static int run(const char *cmd)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static int compile(const char *src, const char *out, const char *extra)
+/* tests/unit/bpf/src into OUT/out, with the headers of inc. */
+static int compile_inc(const char *src, const char *out, const char *extra,
+		       const char *inc)
 {
 	char cmd[1024];
 
 	snprintf(cmd, sizeof(cmd),
 		 "mkdir -p " OUT " && " USDT_CLANG " -g -O2 -target bpf -mcpu=v3 -Wall -Werror %s "
-		 "-I" USDT_OBJDIR " -Ibpf -c tests/unit/bpf/%s -o " OUT "/%s 2>" OUT "/%s.err",
-		 extra, src, out, out);
+		 "-I" USDT_OBJDIR " %s -c tests/unit/bpf/%s -o " OUT "/%s 2>" OUT "/%s.err",
+		 extra, inc, src, out, out);
 	return run(cmd);
+}
+
+/* With the tree's bpf/, as the project's own programs are built. */
+static int compile(const char *src, const char *out, const char *extra)
+{
+	return compile_inc(src, out, extra, "-Ibpf");
+}
+
+/* The lines of a file, or -1. */
+static int count_lines(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int c, n = 0;
+
+	if (!f)
+		return -1;
+	while ((c = getc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+/*
+ * The header a user reads is the API and no more: at most 400 lines,
+ * comments included (libbpf's is 322). The machinery is the other file's.
+ */
+static void test_public_header_short(void **state)
+{
+	int n = count_lines("bpf/usdt.bpf.h");
+
+	assert_true(n > 0);
+	assert_true(n <= 400);
+	assert_true(count_lines("bpf/usdt_impl.bpf.h") > n);
+}
+
+/* The machinery alone is refused, naming the header to include. */
+static void test_impl_alone_refused(void **state)
+{
+	assert_int_not_equal(compile("impl.bpf.c", "impl.o", "-D__TARGET_ARCH_x86"), 0);
+	assert_int_equal(run("grep -q 'include <usdt/usdt.bpf.h>' " OUT "/impl.o.err"), 0);
+}
+
+/*
+ * A user's program with the whole API (storage too) builds from the public
+ * include directory alone: OBJDIR/include has the layout `make install`
+ * gives INCLUDEDIR, with every header usdt.bpf.h includes.
+ */
+static void test_public_include_dir(void **state)
+{
+	struct bpf_object *obj;
+
+	assert_int_equal(compile_inc("public.bpf.c", "public.o",
+				     "-D__TARGET_ARCH_x86 -DUSDT_STORAGE_TYPE=long",
+				     "-I" USDT_OBJDIR "/include"),
+			 0);
+	obj = bpf_object__open_file(OUT "/public.o", NULL);
+	assert_non_null(obj);
+	assert_non_null(bpf_object__find_program_by_name(obj, "prog_public"));
+	assert_non_null(bpf_object__find_map_by_name(obj, "usdt__storage"));
+	bpf_object__close(obj);
 }
 
 static void test_without_target_arch(void **state)
@@ -341,6 +405,9 @@ static void test_two_files_share_maps(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_public_header_short),
+		cmocka_unit_test(test_impl_alone_refused),
+		cmocka_unit_test(test_public_include_dir),
 		cmocka_unit_test(test_without_target_arch),
 		cmocka_unit_test(test_with_target_arch),
 		cmocka_unit_test(test_both_headers_collide),

@@ -12,10 +12,10 @@
 #include <unistd.h>
 
 #include "test_util.h"
-#include "reader.h"
-#include "arch_ops.h"
-#include "file.h"
-#include "noteidx.h"
+#include "reader/reader.h"
+#include "reader/arch_ops.h"
+#include "reader/file.h"
+#include "reader/noteidx.h"
 #include "elf_builder.h"
 #include "compact_check.h"
 

@@ -24,8 +24,8 @@
 #include <sys/stat.h>
 
 #include "test_util.h"
-#include "internal.h"
-#include "arch_ops.h"
+#include "base/internal.h"
+#include "reader/arch_ops.h"
 #include "compact_check.h"
 
 /*

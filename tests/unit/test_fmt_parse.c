@@ -13,9 +13,7 @@
 #include "../../tools/trace_filter.c"
 #include "../../tools/trace_stack.c"
 #include "../../tools/trace_peek.c"
-
-/* trace_cmd.c's, which trace_peek.c reads. */
-volatile sig_atomic_t trace_stop_signal;
+#include "../../tools/trace_time.c"
 
 /* trace_sum.c's, which on_hit() hands --slower-than's records to. */
 int sum_print_slow(const struct sum_state *s, const struct trace_slow *e,
@@ -290,6 +288,22 @@ static void test_parse_loads(void **state)
 	assert_int_equal(f.arg_need, 6);
 	assert_int_equal(f.str_cfg.loads[0].size, 2);
 	free(f.text);
+
+	/* %s of a pointer load, and str() of one: value TRACE_MAX_ARGS + k
+	 * is a string; eight loads fit. */
+	if (fmt_parse_word("\"%s %.5s %d %d %d %d %d %d\", *(uint64 *)(arg1 + 8), "
+			   "str(*(u64 *)arg0), *(int *)arg0, *(int *)arg0, "
+			   "*(int *)arg0, *(int *)arg0, *(int *)arg0, *(int *)arg0",
+			   &f, why, sizeof(why)))
+		fail_msg("%s", why);
+	assert_int_equal(f.str_cfg.load_cnt, 8);
+	assert_int_equal(f.str_cfg.str_mask, 3u << TRACE_MAX_ARGS);
+	assert_int_equal(f.str_cfg.str_max[TRACE_MAX_ARGS], 0);
+	assert_int_equal(f.str_cfg.str_max[TRACE_MAX_ARGS + 1], 6);
+	assert_int_equal(f.str_cfg.loads[0].off, 8);
+	assert_int_equal(f.str_cfg.loads[1].arg, 0);
+	assert_int_equal(f.arg_need, 2);
+	free(f.text);
 }
 
 static void test_parse_load_errors(void **state)
@@ -299,8 +313,11 @@ static void test_parse_load_errors(void **state)
 		"\"%d\", *(int *)(arg0 * 2)", "\"%d %d\", arg0",
 		"\"%s\", *(int *)arg0", "\"%d\" arg0",
 		"\"%d\", *(int *)(arg0 + 99999999999)",
-		/* A fifth load: at most four. */
-		"\"%d%d%d%d%d\", *(int *)arg0, *(int *)arg0, *(int *)arg0, *(int *)arg0, *(int *)arg0",
+		/* A ninth load: at most eight. */
+		"\"%d%d%d%d%d%d%d%d%d\", *(int *)arg0, *(int *)arg0, *(int *)arg0, *(int *)arg0, *(int *)arg0, *(int *)arg0, *(int *)arg0, *(int *)arg0, *(int *)arg0",
+		/* %s of a load narrower than a pointer; str() of one. */
+		"\"%s\", *(uint32 *)arg0", "\"%s\", str(*(int16 *)arg0)",
+		"\"%s\", str(*(uint64 *)arg0", "\"%d\", str(*(uint64 *)arg0)",
 	};
 	char why[256];
 	size_t i;
@@ -415,6 +432,83 @@ static void test_parse_str_values(void **state)
 				      sizeof(why)), -EINVAL);
 }
 
+/* sym_name() of a copy of name: what --ustack prints for it (free()). */
+static char *printed_name(const char *name)
+{
+	struct stack_sym sym = { .name = strdup(name) };
+	const char *got;
+
+	assert_non_null(sym.name);
+	got = sym_name(&sym);
+	assert_ptr_equal(got, sym.name);
+	assert_true(sym.demangled);
+	return sym.name;
+}
+
+/* "_ZN" and n identifiers of len bytes each (a, b, c...), "Ev": the
+ * method a::b::...() of the mangling g++ uses. */
+static char *nested_name(int n, int len)
+{
+	char *s = malloc(4 + (size_t)n * ((size_t)len + 8) + 3), *p = s;
+	int i;
+
+	assert_non_null(s);
+	p += sprintf(p, "_ZN");
+	for (i = 0; i < n; i++) {
+		p += sprintf(p, "%d", len);
+		memset(p, 'a' + i, (size_t)len);
+		p += len;
+	}
+	strcpy(p, "Ev");
+	return s;
+}
+
+/*
+ * --ustack's C++ names: demangled by the system's libstdc++ where it has
+ * one (Debian always has: apt needs it), cut to STACK_NAME_MAX bytes;
+ * left as they are without it, for C names, for what does not demangle
+ * and past STACK_DEMANGLE_IN bytes.
+ */
+static void test_demangle(void **state)
+{
+	bool have = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_NOLOAD) ||
+		    dlopen("libstdc++.so.6", RTLD_LAZY);
+	char *n, *in;
+
+	(void)state;
+	n = printed_name("_ZN2tf6object4fireEi");
+	assert_string_equal(n, have ? "tf::object::fire(int)" :
+				      "_ZN2tf6object4fireEi");
+	free(n);
+	n = printed_name("main");
+	assert_string_equal(n, "main");
+	free(n);
+	n = printed_name("_Zgarbage");
+	assert_string_equal(n, "_Zgarbage");
+	free(n);
+	/* 3 * 200 bytes and "::" twice and "()": cut, with "...". */
+	in = nested_name(3, 200);
+	assert_true(strlen(in) <= STACK_DEMANGLE_IN);
+	n = printed_name(in);
+	if (have) {
+		assert_int_equal(strlen(n), STACK_NAME_MAX - 1);
+		assert_int_equal(strspn(n, "a"), 200);
+		assert_int_equal(strncmp(n + 200, "::bb", 4), 0);
+		assert_string_equal(n + STACK_NAME_MAX - 4, "...");
+	} else {
+		assert_string_equal(n, in);
+	}
+	free(n);
+	free(in);
+	/* Too long to demangle at all. */
+	in = nested_name(5, 250);
+	assert_true(strlen(in) > STACK_DEMANGLE_IN);
+	n = printed_name(in);
+	assert_string_equal(n, in);
+	free(n);
+	free(in);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -427,6 +521,7 @@ int main(void)
 		cmocka_unit_test(test_parse_load_errors),
 		cmocka_unit_test(test_str_expr),
 		cmocka_unit_test(test_parse_str_values),
+		cmocka_unit_test(test_demangle),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

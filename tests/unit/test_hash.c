@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The tables' hash (src/hash.c): SipHash-2-4 against the reference
+ * The tables' hash (src/base/hash.c): SipHash-2-4 against the reference
  * vectors, and names chosen to collide under the FNV-1a hash it replaced
  * spread out under it.
  */
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "test_util.h"
-#include "hash.h"
+#include "base/hash.h"
 
 static uint64_t ref_hash(size_t len)
 {

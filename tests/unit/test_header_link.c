@@ -11,7 +11,7 @@
 #include "usdt.h"
 
 int **header_second_ref(void);
-extern bool usdt__handler_active;	/* src/manager.h */
+extern bool usdt__handler_active;	/* src/libbpf/object.h */
 
 static void test_one_anchor(void **state)
 {

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The kernel-BTF reader (src/kbtf.c) on small BTF files written here, and
+ * The kernel-BTF reader (src/kernel/kbtf.c) on small BTF files written here, and
  * on this machine's /sys/kernel/btf/vmlinux against libbpf's loader.
  */
 #include "test_util.h"
-#include "manager.h"
+#include "store/store.h"
 
 #include <bpf/btf.h>
 #include <linux/btf.h>

@@ -2,16 +2,16 @@
 /*
  * Compiler-local labels in ":lo12:" and "%lo()" operands ("[x1,
  * #:lo12:.LANCHOR0]", "%lo(.LANCHOR0)(a5)"): the arm64 and riscv64 walks
- * over the instructions before a site (src/arch/arm64_code.c,
- * riscv64_code.c), on hand-encoded code, each way they succeed or refuse; and resolution around it (src/args.c): the reason for each
+ * over the instructions before a site (src/reader/arch/arm64_code.c,
+ * riscv64_code.c), on hand-encoded code, each way they succeed or refuse; and resolution around it (src/reader/args.c): the reason for each
  * cause, the same on every arch, and the check that the address found is
  * inside the file. tests/unit/test_fixtures.c checks real gcc output.
  */
 #include "test_util.h"
-#include "internal.h"
-#include "arch_ops.h"
-#include "arch/arch.h"
-#include "arch/code.h"
+#include "base/internal.h"
+#include "reader/arch_ops.h"
+#include "reader/arch/arch.h"
+#include "reader/arch/code.h"
 
 /* Encoders for the few instructions the cases use (constant
  * expressions, for the table). */

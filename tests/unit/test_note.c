@@ -9,10 +9,10 @@
 #include <sys/stat.h>
 
 #include "test_util.h"
-#include "internal.h"
-#include "reader.h"
-#include "symtab.h"
-#include "file.h"
+#include "base/internal.h"
+#include "reader/reader.h"
+#include "reader/symtab.h"
+#include "reader/file.h"
 #include "elf_builder.h"
 #include "compact_check.h"
 

@@ -12,8 +12,8 @@
 
 #include "test_util.h"
 #include "oom_wrap.h"
-#include "internal.h"
-#include "file.h"
+#include "base/internal.h"
+#include "reader/file.h"
 #include "elf_builder.h"
 
 typedef struct usdt_file *(*open_fn)(const void *arg);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The one resolver of paths into a process's root (src/openpath.c): which
+ * The one resolver of paths into a process's root (src/base/openpath.c): which
  * paths are taken for /proc/PID/root/ (any other is opened as it is), and
  * opening through our own root: a regular file is opened, a FIFO is
  * refused without blocking, a magic link is not followed. That a link
@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 
 #include "test_util.h"
-#include "internal.h"
-#include "openpath.h"
+#include "base/internal.h"
+#include "base/openpath.h"
 
 struct split_case {
 	const char *path;

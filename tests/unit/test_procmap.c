@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The one /proc/PID/maps parser (src/procmap.c), without a process: lines
+ * The one /proc/PID/maps parser (src/proc/procmap.c), without a process: lines
  * as the kernel writes them (with a path, with none, deleted, with spaces,
  * very long) and lines it never writes, which are passed over.
  */
@@ -9,8 +9,8 @@
 #include <sys/sysmacros.h>
 
 #include "test_util.h"
-#include "internal.h"
-#include "procmap.h"
+#include "base/internal.h"
+#include "proc/procmap.h"
 
 struct maps_case {
 	const char *line;

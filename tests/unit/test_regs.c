@@ -24,8 +24,8 @@
 #include <asm/bpf_perf_event.h>	/* bpf_user_pt_regs_t */
 #endif
 
-#include "internal.h"
-#include "arch_ops.h"
+#include "base/internal.h"
+#include "reader/arch_ops.h"
 
 struct host_reg {
 	const char *name;
@@ -101,7 +101,7 @@ static const struct host_reg host_regs[] = {
 	PR("rip", rip, 8),
 };
 
-/* uapi struct pt_regs is the BPF context (src/arch/x86_64.c checks the
+/* uapi struct pt_regs is the BPF context (src/reader/arch/x86_64.c checks the
  * table and usdt_spec.h against it); user_regs_struct (ptrace) has the
  * same layout for the part we use. */
 _Static_assert(offsetof(struct user_regs_struct, rip) ==

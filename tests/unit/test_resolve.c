@@ -3,9 +3,9 @@
 #include <elf.h>
 
 #include "test_util.h"
-#include "internal.h"
-#include "arch_ops.h"
-#include "symtab.h"
+#include "base/internal.h"
+#include "reader/arch_ops.h"
+#include "reader/symtab.h"
 
 static void parse(const struct usdt__site_ctx *site, const char *s,
 		  struct usdt__arg *arg)
@@ -335,7 +335,7 @@ static void test_s390x_symbols(void **state)
 /*
  * s390x with STAP_SDT_ARG_CONSTRAINT=g: a bare "sym" is the value at sym
  * (a PC-relative memory operand) or its address (an immediate), written
- * alike. The rule of bare_symbol() in src/arch/s390x.c, case by case
+ * alike. The rule of bare_symbol() in src/reader/arch/s390x.c, case by case
  * (gcc -O2 -fno-section-anchors prints all of these for tests/fixtures/
  * shapes.c).
  */

@@ -5,8 +5,8 @@
  * be made to fail. No kernel needed.
  */
 #include "test_util.h"
-#include "manager.h"
-#include "args.h"
+#include "store/store.h"
+#include "reader/args.h"
 
 #include <unistd.h>
 
@@ -175,6 +175,7 @@ static int setup(void **state)
 	/* Never dereferenced: the wrapped calls ignore it. */
 	man->specs_map = (struct bpf_map *)man;
 	man->owner = getpid();
+	man->refcnt = 1;
 	man->ips.outer_fd = man->ips.fd = -1;
 	for (k = 0; k < FAKE_CHUNKS; k++)
 		chunk_fd[k] = -1;
@@ -190,7 +191,7 @@ static int teardown(void **state)
 
 	/* The chunks stay in the outer map when the manager goes (no grace
 	 * period), for the next manager to replace. */
-	usdt__manager_release(*state);
+	usdt__store_put(*state);	/* its only reference: released */
 	for (k = 0; k < FAKE_CHUNKS; k++) {
 		if (chunk_fd[k] >= 0)
 			close(chunk_fd[k]);
@@ -361,13 +362,14 @@ static void test_chunk0_taken_busy(void **state)
 	assert_non_null(man2);
 	man2->specs_map = man->specs_map;
 	man2->owner = getpid();
+	man2->refcnt = 1;
 	man2->ips.outer_fd = man2->ips.fd = -1;
 	assert_int_equal(usdt__spec_get(man, &a), 0);
 	assert_int_equal(usdt__chunks_flush(&man->specs), 0);
 	assert_int_equal(usdt__spec_get(man2, &b), -EBUSY);
 	assert_int_equal(man2->specs.live_cnt, 0);
 	assert_int_equal(man2->specs.cnt, 0);
-	usdt__manager_release(man2);
+	usdt__store_put(man2);
 	assert_true(chunk_fd[0] >= 0);	/* man's stays */
 }
 

@@ -3,8 +3,8 @@
 #include <elf.h>
 
 #include "test_util.h"
-#include "internal.h"
-#include "arch_ops.h"
+#include "base/internal.h"
+#include "reader/arch_ops.h"
 
 struct split_case {
 	const char *str;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* The symbol table resolution uses (src/symtab.c). */
+/* The symbol table resolution uses (src/reader/symtab.c). */
 #include "test_util.h"
-#include "internal.h"
-#include "symtab.h"
+#include "base/internal.h"
+#include "reader/symtab.h"
 
 static void test_basic(void **state)
 {

@@ -21,8 +21,8 @@ valgrind: $(UNIT_BINS) $(TEST_DEPS)
 # test_fmt_parse compiles the tool's format and filter code into itself.
 $(OBJDIR)/tests/unit/test_fmt_parse: tools/common.c tools/trace_fmt.c \
 	tools/trace_filter.c \
-	tools/trace_stack.c tools/trace_peek.c tools/trace.h tools/trace_event.h \
-	tools/tool.h
+	tools/trace_stack.c tools/trace_peek.c tools/trace_time.c tools/trace.h \
+	tools/trace_event.h tools/tool.h
 
 # test_tool_names compiles the tool's common code into itself.
 $(OBJDIR)/tests/unit/test_tool_names: tools/common.c tools/tool.h
@@ -34,3 +34,7 @@ $(OBJDIR)/tests/unit/test_prom: tools/common.c tools/trace_prom.c \
 # test_header_link: a second file of the program that includes usdt.h.
 LDFLAGS_test_header_link := tests/unit/header_second.c
 $(OBJDIR)/tests/unit/test_header_link: tests/unit/header_second.c
+
+# test_bpf_header builds a user's program from the public include
+# directory (OBJDIR/include) alone.
+$(OBJDIR)/tests/unit/test_bpf_header: $(PUBLIC_LINKS)

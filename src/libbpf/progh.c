@@ -1,0 +1,492 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * libusdt inside libbpf's own flow, through its public extension point.
+ *
+ * A section handler for SEC("usdt...") programs, registered with
+ * libbpf_register_prog_handler() when libusdt is loaded (before any
+ * bpf_object__open(): libbpf picks a program's handler at open), so that a
+ * skeleton's __attach() attaches SEC("usdt/PATH:PROVIDER:NAME") programs
+ * into skel->links, and usdt_program__attach(), which is
+ * bpf_program__attach_usdt() with the same arguments for programs built on
+ * bpf/usdt.bpf.h. Both return libbpf's own struct bpf_link.
+ *
+ * What a program needs shows in the maps its loaded instructions name
+ * (ld_imm64 of a map fd). One that names libbpf's (__bpf_usdt_*) was built
+ * on libbpf's header and gets libbpf's behaviour: the expected attach type
+ * libbpf's own handler gives it at load, and bpf_program__attach_usdt().
+ * One that names our spec map reads specs from its object's store. One
+ * that names no spec map (it counts hits, or reads only its storage,
+ * which only a manager gives) reads nothing a store holds, whichever
+ * header it was built on: it is attached by the store of no maps
+ * (usdt__manager_specless()), cookies 0, no IP-map entry. No guess at a
+ * header is made: what the program reads decides, and every program gets
+ * uprobe_multi links where the kernel has them, unless it is libbpf's.
+ *
+ * An object with no usdt_manager gets an implicit one (a spec store made
+ * from its maps' fds, src/store/store.c), found by its spec map's kernel ID
+ * and freed once the object's fd definitely no longer names that map
+ * (stores_gc(): not on an error that says nothing). Its records of
+ * the links the user holds are swept as src/attach/ext.c says. A program a
+ * manager prepared, or one of a loaded object that has a manager, uses
+ * that manager's store (a manager's programs are not auto-attached: it
+ * attaches them). A manager made for a loaded object adopts the object's
+ * implicit store, records and all (usdt__store_take()), and gives it back
+ * when it is freed with only such links alive (usdt__store_give()).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+
+#include "attach/attach.h"
+#include "libbpf/object.h"
+#include "libbpf/progh.h"
+
+/* The maps a program's instructions name, and so what it reads. */
+struct prog_maps {
+	struct usdt__outer specs, ips;
+	uint32_t specs_id;
+	bool libbpf_hdr;
+};
+
+/* The store of programs that name no spec map, made at the first such
+ * attach (under stores_lock). */
+static struct usdt_manager *specless;
+
+/* 0, or the kernel's error: a map unread could be one of ours. */
+static int note_map(struct prog_maps *pm, int fd)
+{
+	struct bpf_map_info info;
+	__u32 len = sizeof(info);
+	int err;
+
+	memset(&info, 0, sizeof(info));
+	err = bpf_obj_get_info_by_fd(fd, &info, &len);
+	if (err)
+		return err;
+	if (!strcmp(info.name, "usdt__specs") &&
+	    info.type == BPF_MAP_TYPE_ARRAY_OF_MAPS) {
+		pm->specs = (struct usdt__outer){ fd, info.max_entries,
+						  "usdt__specs" };
+		pm->specs_id = info.id;
+	} else if (!strcmp(info.name, "usdt__ip2spec") &&
+		   info.type == BPF_MAP_TYPE_ARRAY_OF_MAPS) {
+		pm->ips = (struct usdt__outer){ fd, info.max_entries,
+						"usdt__ip2spec" };
+	} else if (!strncmp(info.name, "__bpf_usdt_", 11)) {
+		pm->libbpf_hdr = true;
+	}
+	return 0;
+}
+
+/*
+ * After relocation (at load and later): the maps prog names. 0, or the
+ * error of reading one: a program whose maps are not all known is not
+ * told apart from another header's.
+ */
+static int prog_maps(const struct bpf_program *prog, struct prog_maps *pm)
+{
+	const struct bpf_insn *insn = bpf_program__insns(prog);
+	size_t i, n = bpf_program__insn_cnt(prog);
+	int last = -1, err;
+
+	memset(pm, 0, sizeof(*pm));
+	pm->specs.fd = pm->ips.fd = -1;
+	for (i = 0; insn && i + 1 < n; i++) {
+		if (insn[i].code != (BPF_LD | BPF_DW | BPF_IMM))
+			continue;
+		if ((insn[i].src_reg == BPF_PSEUDO_MAP_FD ||
+		     insn[i].src_reg == BPF_PSEUDO_MAP_VALUE) &&
+		    insn[i].imm != last) {
+			last = insn[i].imm;
+			err = note_map(pm, last);
+			if (err)
+				return err;
+		}
+		i++;	/* its second half */
+	}
+	return 0;
+}
+
+
+/* ---------------------------------------------------------------------- */
+/* Implicit managers                                                      */
+
+static pthread_mutex_t stores_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct usdt_manager **stores;
+static size_t store_cnt, store_cap;
+
+/*
+ * Free the stores of closed objects (their live links keep the maps):
+ * those whose object's fd definitely no longer is the spec map of that ID
+ * (usdt__fd_is_bpf()), and a parent's after fork(). Where the kernel gives
+ * no answer (ENOMEM, ...), the store stays as it is: freeing the store of
+ * a live object would leave its chunks in the maps for a new store to
+ * find taken (EBUSY), and the next call asks again.
+ */
+static void stores_gc(void)
+{
+	size_t i, n = 0;
+	int is;
+
+	for (i = 0; i < store_cnt; i++) {
+		struct usdt_manager *m = stores[i];
+
+		is = usdt__fd_is_bpf(m->specs_outer.fd, false, m->specs_id);
+		if (is < 0)
+			pr_debug("cannot tell whether the object of spec map %u is closed: %s\n",
+				 m->specs_id, usdt__errstr(is));
+		if (is != 0 && !usdt__manager_forked(m)) {
+			stores[n++] = m;
+			continue;
+		}
+		usdt__ext_drop(m);
+		usdt__file_cache_clear(m);
+		usdt__store_put(m);	/* the list's */
+	}
+	store_cnt = n;
+}
+
+/* Room for one more store in the list. 0, or -ENOMEM. */
+static int stores_room(void)
+{
+	struct usdt_manager **v;
+	size_t cap = store_cap ? store_cap * 2 : 4;
+
+	if (store_cnt < store_cap)
+		return 0;
+	v = usdt__reallocarray(stores, cap, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	stores = v;
+	store_cap = cap;
+	return 0;
+}
+
+/* The store of no maps, made if none (again in a child of its maker,
+ * whose records are the parent's); NULL and errno. */
+static struct usdt_manager *specless_store(void)
+{
+	if (specless && usdt__manager_forked(specless)) {
+		usdt__ext_drop(specless);
+		usdt__store_put(specless);
+		specless = NULL;
+	}
+	if (!specless)
+		specless = usdt__manager_specless();
+	return specless ? specless : usdt__err_ptr(-ENOMEM);
+}
+
+/* The implicit manager of pm's maps, made if none; NULL and errno. */
+static struct usdt_manager *store_of(const struct prog_maps *pm)
+{
+	struct usdt_manager *m;
+	size_t i;
+
+	if (pm->specs.fd < 0)
+		return specless_store();
+	stores_gc();
+	for (i = 0; i < store_cnt; i++)
+		if (stores[i]->specs_id == pm->specs_id)
+			return stores[i];
+	if (stores_room())
+		return usdt__err_ptr(-ENOMEM);
+	m = usdt__manager_implicit(&pm->specs, &pm->ips, pm->specs_id);
+	if (!m)
+		return usdt__err_ptr(-ENOMEM);
+	stores[store_cnt++] = m;
+	return m;
+}
+
+int usdt__store_give(struct usdt_manager *imp)
+{
+	int err;
+
+	pthread_mutex_lock(&stores_lock);
+	stores_gc();
+	err = stores_room();
+	if (!err)
+		stores[store_cnt++] = imp;
+	pthread_mutex_unlock(&stores_lock);
+	return err;
+}
+
+struct usdt_manager *usdt__store_take(uint32_t specs_id)
+{
+	struct usdt_manager *m = NULL;
+	size_t i;
+
+	pthread_mutex_lock(&stores_lock);
+	stores_gc();
+	for (i = 0; i < store_cnt && !m; i++) {
+		if (stores[i]->specs_id != specs_id)
+			continue;
+		m = stores[i];
+		stores[i] = stores[--store_cnt];
+	}
+	pthread_mutex_unlock(&stores_lock);
+	return m;
+}
+
+struct bpf_link *usdt_program__attach(const struct bpf_program *prog,
+				      pid_t pid, const char *binary_path,
+				      const char *usdt_provider,
+				      const char *usdt_name,
+				      const struct bpf_usdt_opts *opts)
+{
+	struct usdt_manager *man;
+	struct prog_maps pm;
+	struct bpf_link *l;
+	int err;
+
+	if (!prog || !binary_path || !usdt_provider || !usdt_name ||
+	    pid < -1 || !OPTS_VALID(opts, bpf_usdt_opts))
+		return usdt__err_ptr(-EINVAL);
+	if (bpf_program__fd(prog) < 0) {
+		pr_warn("%s:%s: program '%s' is not loaded\n", usdt_provider,
+			usdt_name, bpf_program__name(prog));
+		return usdt__err_ptr(-EINVAL);
+	}
+	err = prog_maps(prog, &pm);
+	if (err) {
+		pr_warn("%s:%s: cannot read the maps of program '%s': %s\n",
+			usdt_provider, usdt_name, bpf_program__name(prog),
+			usdt__errstr(err));
+		return usdt__err_ptr(err);
+	}
+	if (pm.libbpf_hdr)
+		return bpf_program__attach_usdt(prog, pid, binary_path,
+						usdt_provider, usdt_name, opts);
+	if (pm.specs.fd >= 0 && pm.ips.fd < 0) {
+		pr_warn("%s:%s: program '%s' names usdt__specs and not usdt__ip2spec: is it built on bpf/usdt.bpf.h?\n",
+			usdt_provider, usdt_name, bpf_program__name(prog));
+		return usdt__err_ptr(-EINVAL);
+	}
+	pthread_mutex_lock(&stores_lock);
+	/* A manager's programs use its store. */
+	man = usdt__prog_manager(prog);
+	if (!man)
+		man = store_of(&pm);
+	l = man ? usdt__attach_ext(man, prog, pid, binary_path, usdt_provider,
+				   usdt_name, OPTS_GET(opts, usdt_cookie, 0)) :
+		  NULL;
+	err = l ? 0 : -errno;
+	pthread_mutex_unlock(&stores_lock);
+	return l ? l : usdt__err_ptr(err);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The section handler                                                    */
+
+/* From libbpf's own rule (1.3+): a SEC("usdt") program loads for
+ * uprobe_multi links where the kernel has them. */
+static bool libbpf_uses_multi(void)
+{
+	return (libbpf_major_version() > 1 || libbpf_minor_version() >= 3) &&
+	       usdt__features()->uprobe_multi;
+}
+
+static int handler_setup(struct bpf_program *prog, long cookie)
+{
+	/* "usdt.s": sleepable, as libbpf's own handler makes it. */
+	if (cookie)
+		return bpf_program__set_flags(prog, bpf_program__flags(prog) |
+							    BPF_F_SLEEPABLE);
+	return 0;
+}
+
+/*
+ * Would the kernel refuse a global function of the loaded BTF btf_fd for
+ * its context argument (usdt__ctx_funcs_fit())? Read through the fd, which
+ * needs no privilege; the last BTF's answer is kept, as an object's
+ * programs load one after the other. Where the BTF cannot be read (out of
+ * memory), the answer is yes: a load without function info is verified
+ * per call, which every kernel takes, where a wrong "no" fails the load.
+ */
+static bool btf_unfit(int btf_fd)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static __u32 last_id;
+	static bool last_unfit;
+	struct bpf_btf_info info;
+	__u32 len = sizeof(info), size;
+	struct btf *btf = NULL;
+	bool unfit = false;
+	void *data = NULL;
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(btf_fd, &info, &len))
+		return true;
+	if (!info.btf_size)
+		return false;
+	pthread_mutex_lock(&lock);
+	if (info.id && info.id == last_id) {
+		unfit = last_unfit;
+		goto out;
+	}
+	size = info.btf_size;
+	data = malloc(size);
+	memset(&info, 0, sizeof(info));
+	info.btf = (__u64)(uintptr_t)data;
+	info.btf_size = size;
+	len = sizeof(info);
+	if (data && !bpf_obj_get_info_by_fd(btf_fd, &info, &len))
+		btf = btf__new(data, size);
+	if (btf && !libbpf_get_error(btf)) {
+		unfit = !usdt__ctx_funcs_fit(btf, usdt__features());
+		last_id = info.id;
+		last_unfit = unfit;
+		btf__free(btf);
+	} else {
+		unfit = true;	/* not kept: the next load reads it again */
+	}
+out:
+	pthread_mutex_unlock(&lock);
+	free(data);
+	return unfit;
+}
+
+/*
+ * The header's global functions that take the context, where the kernel
+ * would not take it (no kernel BTF, or an object built for another arch's
+ * context type): verified per call instead, as static functions are: the
+ * load goes without the BTF's function and line info, so that every
+ * function is.
+ */
+static void fit_load(const struct bpf_program *prog,
+		     struct bpf_prog_load_opts *opts)
+{
+	if (opts->prog_btf_fd <= 0 || !opts->func_info_cnt ||
+	    !btf_unfit(opts->prog_btf_fd))
+		return;
+	pr_debug("program '%s': loaded without its BTF function and line info, so that the kernel verifies usdt.bpf.h's functions per call (it would not take their context argument)\n",
+		 bpf_program__name(prog));
+	opts->func_info = NULL;
+	opts->func_info_cnt = opts->func_info_rec_size = 0;
+	opts->line_info = NULL;
+	opts->line_info_cnt = opts->line_info_rec_size = 0;
+}
+
+/*
+ * At load: the link kind the program will take. A program that a manager
+ * prepared before load (src/store/store.c) keeps the type the manager set.
+ * Every program of ours loads with the function info the kernel takes.
+ */
+static int handler_prepare(struct bpf_program *prog,
+			   struct bpf_prog_load_opts *opts, long cookie)
+{
+	enum bpf_attach_type multi =
+		(enum bpf_attach_type)USDT__TRACE_UPROBE_MULTI;
+	struct prog_maps pm;
+	bool want;
+	int err;
+
+	(void)cookie;
+	err = prog_maps(prog, &pm);
+	if (err) {
+		pr_warn("program '%s': cannot read its maps: %s\n",
+			bpf_program__name(prog), usdt__errstr(err));
+		return err;
+	}
+	/* Any program of our header's, whichever of its maps it names (one
+	 * may read its storage only): fit_load() looks for the functions. */
+	if (!pm.libbpf_hdr)
+		fit_load(prog, opts);
+	if (usdt__prog_manager(prog))
+		return 0;
+	want = pm.libbpf_hdr ? libbpf_uses_multi() :
+			       usdt__features()->uprobe_multi;
+	if (want) {
+		opts->expected_attach_type = multi;
+		return bpf_program__set_expected_attach_type(prog, multi);
+	}
+	return 0;
+}
+
+/*
+ * Split "PATH:PROVIDER:NAME" into buf (PATH may hold ':'; the provider and
+ * the name may not, as in sys/sdt.h). 0, or -EINVAL.
+ */
+int usdt__split_target(const char *target, char *buf, size_t size,
+		       const char **path, const char **provider,
+		       const char **name)
+{
+	char *c1, *c2;
+
+	if ((size_t)snprintf(buf, size, "%s", target) >= size)
+		return -EINVAL;
+	c2 = strrchr(buf, ':');
+	if (!c2)
+		return -EINVAL;
+	*c2 = '\0';
+	c1 = strrchr(buf, ':');
+	if (!c1)
+		return -EINVAL;
+	*c1 = '\0';
+	*path = buf;
+	*provider = c1 + 1;
+	*name = c2 + 1;
+	return **path && **provider && **name ? 0 : -EINVAL;
+}
+
+/* Auto-attach: SEC("usdt/PATH:PROVIDER:NAME"); a bare SEC("usdt") is
+ * attached by the program's code, as with libbpf. */
+static int handler_attach(const struct bpf_program *prog, long cookie,
+			  struct bpf_link **link)
+{
+	const char *sec = bpf_program__section_name(prog);
+	const char *target = strchr(sec, '/');
+	const char *path, *provider, *name;
+	char buf[4096 + 512];
+
+	(void)cookie;
+	*link = NULL;
+	if (!target)
+		return 0;
+	if (usdt__split_target(target + 1, buf, sizeof(buf), &path, &provider,
+			 &name)) {
+		pr_warn("program '%s': section '%s' is not usdt/PATH:PROVIDER:NAME\n",
+			bpf_program__name(prog), sec);
+		return -EINVAL;
+	}
+	*link = usdt_program__attach(prog, -1, path, provider, name, NULL);
+	return *link ? 0 : -errno;
+}
+
+static int handler_ids[2];
+
+__attribute__((constructor)) static void handler_register(void)
+{
+	static const char *const secs[2] = { "usdt+", "usdt.s+" };
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		LIBBPF_OPTS(libbpf_prog_handler_opts, ho, .cookie = i,
+			    .prog_setup_fn = handler_setup,
+			    .prog_prepare_load_fn = handler_prepare,
+			    .prog_attach_fn = handler_attach);
+
+		handler_ids[i] = libbpf_register_prog_handler(
+			secs[i], BPF_PROG_TYPE_KPROBE, 0, &ho);
+	}
+	usdt__handler_active = handler_ids[0] > 0 && handler_ids[1] > 0;
+}
+
+__attribute__((destructor)) static void handler_unregister(void)
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (handler_ids[i] > 0)
+			libbpf_unregister_prog_handler(handler_ids[i]);
+}
+
+/* Referenced by include/usdt.h, so that a static link keeps this file. */
+int usdt__handler_anchor;
