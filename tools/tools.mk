@@ -9,8 +9,9 @@
 TOOL := $(OBJDIR)/usdt
 TOOL_SRCS := tools/usdt.c tools/common.c tools/list.c tools/trace_cmd.c \
 	tools/trace_fmt.c tools/trace_filter.c tools/trace_sum.c tools/trace_files.c \
-	tools/trace_watch.c tools/trace_stack.c tools/trace_table.c tools/trace_load.c \
-	tools/trace_peek.c tools/trace_prom.c tools/trace_http.c tools/trace_time.c
+	tools/trace_watch.c tools/trace_all.c tools/trace_stack.c tools/trace_table.c \
+	tools/trace_load.c tools/trace_peek.c tools/trace_prom.c tools/trace_http.c \
+	tools/trace_time.c
 TOOL_SKEL := $(OBJDIR)/skel/tools/usdt_trace.skel.h
 TOOL_CFLAGS := $(ALL_CFLAGS) -I$(OBJDIR)/skel/tools -Itools
 TOOL_OBJS := $(patsubst %.c,$(OBJDIR)/%.o,$(TOOL_SRCS))

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The parts of `usdt trace`: the options and the run (trace_cmd.c), the
- * probe table (trace_table.c), loading and attaching (trace_load.c), the
- * per-probe formats and event printing (trace_fmt.c), the filter
- * expression (trace_filter.c), the in-kernel summaries (trace_sum.c),
- * --listen's server (trace_http.c) of their Prometheus text (trace_prom.c),
- * and beneath them the clocks and times as they print (trace_time.c).
+ * probe table (trace_table.c), the files a process maps later
+ * (trace_watch.c) and those of every process, -a (trace_all.c), loading
+ * and attaching (trace_load.c), the per-probe formats and event printing
+ * (trace_fmt.c), the filter expression (trace_filter.c), the in-kernel
+ * summaries (trace_sum.c), --listen's server (trace_http.c) of their
+ * Prometheus text (trace_prom.c), and beneath them the clocks and times
+ * as they print (trace_time.c).
  * Calls go one way: no two of these files need each other.
  */
 #ifndef __USDT_TRACE_H
@@ -305,6 +307,7 @@ struct trace_opts {
 	bool red_zone;		/* --allow-red-zone-writes */
 	bool fault_in;		/* --fault-in */
 	bool text_only;		/* --text-only */
+	bool all;		/* -a: every process, by the patterns */
 	const char *listen;	/* --listen [ADDR:]PORT */
 	char **enables;		/* --enable's patterns */
 	int enable_cnt;
@@ -375,6 +378,11 @@ struct trace_run {
 	bool follow;
 	int follow_cnt;
 	double next_follow;
+	/* -a: the files of every process that have matching probes, found
+	 * and let go by trace_all.c's looks at /proc. */
+	bool all;
+	struct all_state *as;
+	double next_all;
 	struct watch_state {
 		bool started;
 		/* The maps text last read: its length and hash. */
@@ -460,11 +468,24 @@ void stack_free(struct stack_state *st);
  * files it mapped since; 0 or the exit status (out of memory). */
 int trace_watch_scan(struct trace_run *r);
 void trace_watch_free(struct trace_run *r);
+/* Trace the matching probes of f (opened, not yet in r->files), which
+ * moves into r->files if it has any (*f zeroed); how ends the line that
+ * says so. 0 or the exit status (out of memory). */
+int trace_add_file(struct trace_run *r, struct trace_file *f,
+		   const char *how);
 /* Paths followed when replaced on disk, in all; probes kept room for. */
 #define TRACE_FOLLOW_MAX 8
 #define TRACE_FOLLOW_SPARE 256
 /* Follow the named files' paths to the files they name now, where they
  * changed; 0 or the exit status (out of memory). */
 int trace_follow_scan(struct trace_run *r);
+
+/* trace_all.c: -a, the matching files of every process. */
+/* A look at /proc every TRACE_ALL_MS at most (see trace_all.c). */
+#define TRACE_ALL_MS 200
+/* Look at every process again: attach the matching files mapped since,
+ * detach those no process maps any more. 0 or the exit status. */
+int trace_all_scan(struct trace_run *r);
+void trace_all_free(struct trace_run *r);
 
 #endif /* __USDT_TRACE_H */

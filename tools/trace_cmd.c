@@ -27,7 +27,8 @@
  * 1's table in trace_table.c, 2 (the held command) and 5 here, 3 and 4 in
  * trace_load.c; the formats in trace_fmt.c, the filter in trace_filter.c,
  * summaries in trace_sum.c, stacks in trace_stack.c, the targets in
- * trace_files.c, the files a process maps later in trace_watch.c, and
+ * trace_files.c, the files a process maps later in trace_watch.c, those
+ * of every process (-a) in trace_all.c, and
  * --listen's HTTP server and Prometheus text in trace_http.c and
  * trace_prom.c.
  */
@@ -60,6 +61,7 @@
 static const char trace_usage[] =
 "Usage: usdt trace [OPTIONS] TARGET [PROVIDER[:NAME] [FORMAT]]... [TARGET...]\n"
 "       usdt trace [OPTIONS] -p PID [PROVIDER[:NAME] [FORMAT]]...\n"
+"       usdt trace [OPTIONS] -a PROVIDER[:NAME] [FORMAT] [PROVIDER[:NAME]...]\n"
 "\n"
 "Print one line per hit of the matching probes of TARGET (a binary or a\n"
 "library, by path or by bare name such as libc.so.6 or python3, found as\n"
@@ -92,11 +94,22 @@ static const char trace_usage[] =
 "maps a file of that name. Without -p or -c, a TARGET that a\n"
 "package upgrade replaces on disk is followed: processes started after it\n"
 "are traced in the new file (said on stderr).\n"
+"With -a, the matching probes of every process are traced, those started\n"
+"later too (bpftrace's usdt:*:PROVIDER:NAME): each file with such probes\n"
+"is attached once, while some process maps it.\n"
 "A later TARGET is a path with a '/' (./b); the patterns after a TARGET\n"
 "are its own. A quoted glob TARGET ('/usr/lib/*/libfoo*.so') names every\n"
 "file it matches.\n"
 "\n"
 "  -p, --pid PID        trace only process PID (and its threads)\n"
+"  -a, --all-processes  trace the probes the patterns match in every\n"
+"                       process's files, without a TARGET: every process\n"
+"                       is looked at every 0.2 s (more apart on a host\n"
+"                       where that costs over 5% of a CPU), a file read\n"
+"                       once; hits before the look that finds a newly\n"
+"                       mapped file are missed. Each pattern names a\n"
+"                       provider (python:function__entry; python alone is\n"
+"                       python:*); a bare word is a provider here\n"
 "  -c, --command CMD    run CMD (split into words at blanks, with ' \" and \\\n"
 "                       quoting, no expansions), trace only it, and exit\n"
 "                       with its status\n"
@@ -182,6 +195,8 @@ static const char trace_usage[] =
 "  usdt trace -c './app -v' ./app 'myapp:*'\n"
 "  usdt trace ./app -n 1\n"
 "  usdt trace -p 1234 --count\n"
+"  usdt trace -a -e python:line python:function__entry '%s %s:%d'\n"
+"  usdt trace -a --count --by-pid python:function__entry\n"
 "  usdt trace -p 1234 -e python:line /usr/bin/python3 \\\n"
 "      python:function__entry '%s %s:%d'\n"
 "  usdt trace -p 1234 libjvm.so hotspot:method__entry '%2$.*3$s.%4$.*5$s'\n"
@@ -499,6 +514,9 @@ static int parse_opt(struct trace_opts *o, struct trace_ctx *ctx, int c,
 	case 'c':
 		o->cmd = arg;
 		return 0;
+	case 'a':
+		o->all = true;
+		return 0;
 	case 'j':
 		ctx->json = o->sum.json = true;
 		return 0;
@@ -540,6 +558,10 @@ static int check_opts(const struct trace_opts *o, struct trace_ctx *ctx)
 {
 	if (o->pid && o->cmd)
 		return tool_err("trace: -p and -c cannot be used together");
+	if (o->all && (o->pid || o->cmd))
+		return tool_err("trace: -a traces every process: it goes with neither -p nor -c");
+	if (o->all && o->sum.mode == TRACE_LATENCY)
+		return tool_err("trace: -a does not go with --latency (its probes are needed at the start)");
 	if (o->sum.by_pid && o->sum.mode != TRACE_COUNT)
 		return tool_err("trace: --by-pid goes with --count");
 	if (o->sum.by_cnt && o->sum.mode != TRACE_COUNT &&
@@ -570,6 +592,7 @@ static int parse_args(int argc, char **argv, struct trace_opts *o,
 {
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
+		{ "all-processes", no_argument, NULL, 'a' },
 		{ "command", required_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "limit", required_argument, NULL, 'n' },
@@ -603,7 +626,7 @@ static int parse_args(int argc, char **argv, struct trace_opts *o,
 	if (!o->enables)
 		return tool_err("trace: out of memory");
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:c:jn:d:i:f:s:m:b:qe:h", longopts,
+	while ((c = getopt_long(argc, argv, "p:ac:jn:d:i:f:s:m:b:qe:h", longopts,
 				NULL)) != -1) {
 		if (c == 'h') {
 			fputs(trace_usage, stdout);
@@ -627,6 +650,10 @@ static int parse_args(int argc, char **argv, struct trace_opts *o,
 			    (strchr(o->pos[0], ':') || strchr(o->pos[0], '%') ||
 			     !target_is_mapped(o->pos[0], o->pid)))))
 		o->pat_from = 0;
+	if (o->all && !o->pos_cnt && o->sum.mode != TRACE_LATENCY)
+		return tool_err("trace: -a needs a pattern that names a provider, as in -a python:function__entry");
+	if (o->all)
+		o->pat_from = 0;	/* no TARGET: patterns alone */
 	if (!o->pos_cnt && o->pat_from) {
 		fputs(trace_usage, stderr);
 		return 2;
@@ -883,6 +910,21 @@ static int print_sums(struct trace_run *r, double t0, bool final)
 	return err ? 1 : 0;
 }
 
+/* -a: a look at every process (trace_all.c), the next one due
+ * TRACE_ALL_MS later, or 20 times as long as this one took: the looks
+ * take at most 5% of a CPU. 0 or the exit status. */
+static int all_look(struct trace_run *r)
+{
+	double t0 = now_s(), every = TRACE_ALL_MS / 1000.0, t;
+	int err = trace_all_scan(r);
+
+	t = now_s();
+	if ((t - t0) * 20 > every)
+		every = (t - t0) * 20;
+	r->next_all = t + every;
+	return err;
+}
+
 /* Poll until the end; returns the exit status. */
 static int trace_loop(struct trace_run *r)
 {
@@ -911,6 +953,11 @@ static int trace_loop(struct trace_run *r)
 			if (err)
 				return err;
 			r->next_scan = now_s() + wait_ms(r) * 2 / 1000.0;
+		}
+		if (r->all && now_s() >= r->next_all) {
+			err = all_look(r);
+			if (err)
+				return err;
 		}
 		if (r->follow && now_s() >= r->next_follow) {
 			err = trace_follow_scan(r);
@@ -988,6 +1035,13 @@ static int trace_start(struct trace_run *r)
 			return tool_err("trace: out of memory");
 		r->ctx.sums = r->sums;
 	}
+	if (r->all)
+		err = all_look(r);
+	if (err)
+		return err;
+	if (r->all && !r->attached)
+		fprintf(stderr, "%s: trace: every process: no matching probes yet; waiting for processes that map them\n",
+			tool_name);
 	if (trace_stop_signal)
 		return 128 + trace_stop_signal;
 	trace_say_attached(r);
@@ -1116,12 +1170,38 @@ static const char *first_waiting(const struct trace_run *r)
 	return "";
 }
 
+/*
+ * -a reads every file of every process that a pattern could match: one
+ * that names no provider ('*', '*:NAME') would take every file with USDT
+ * notes (libc's, in every process), so it is refused. 0 or the exit
+ * status.
+ */
+static int all_check_patterns(const struct trace_run *r)
+{
+	const struct selection *sel = &r->groups[0].sel;
+	const char *prov;
+	int i;
+
+	for (i = 0; i < sel->pat_cnt; i++) {
+		prov = sel->pats[i].provider;
+		if (prov[strspn(prov, "*?")])
+			continue;
+		return tool_err("trace: -a: '%s:%s' names no provider: every file with USDT probes in every process would be traced; name one, as in -a python:function__entry",
+				prov, sel->pats[i].name);
+	}
+	return 0;
+}
+
 /* The files to trace, with their probes in the table; 0 or the exit
  * status. */
 static int open_files(struct trace_run *r)
 {
 	int err, i;
 
+	if (r->o.all) {
+		r->shown = "every process";
+		return all_check_patterns(r);
+	}
 	if (!r->o.pat_from) {
 		snprintf(r->shown_buf, sizeof(r->shown_buf), "pid %d",
 			 (int)r->o.pid);
@@ -1174,6 +1254,9 @@ static int make_groups(struct trace_run *r)
 	for (i = o->pat_from; i < o->pos_cnt; i++) {
 		if (!is_target_word(o->pos[i]))
 			continue;
+		if (o->all)
+			return tool_err("trace: '%s': -a takes patterns, no TARGET (every process's files are looked at)",
+					o->pos[i]);
 		if (!o->pat_from)
 			return tool_err("trace: '%s': a TARGET comes first (with -p PID and patterns alone, every file the process maps is traced)",
 					o->pos[i]);
@@ -1289,6 +1372,13 @@ static int trace_prepare(struct trace_run *r)
 		err = open_files(r);
 	if (err)
 		return err;
+	/* -a: the files come with the first look, once the BPF side is in
+	 * (trace_start()). */
+	r->all = r->o.all;
+	if (r->all) {
+		r->attach_pid = -1;	/* every process */
+		return 0;
+	}
 	sel = &r->groups[0].sel;
 	/* -p PID alone: files it maps later are traced too (not with
 	 * --latency, whose roles are fixed at the start). */
@@ -1388,6 +1478,7 @@ static void trace_cleanup(struct trace_run *r)
 		close(r->pid_fd);
 	free(r->ctx.probes);
 	trace_watch_free(r);
+	trace_all_free(r);
 	trace_files_free(r->files, r->file_cnt);
 	stack_free(r->ctx.stacks);
 	for (i = 0; r->groups && i < (size_t)r->group_cnt; i++)

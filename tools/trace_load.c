@@ -194,7 +194,7 @@ static bool reads_user_memory(const struct trace_run *r,
 {
 	size_t i;
 
-	if (r->watch)
+	if (r->watch || r->all)
 		return true;
 	for (i = 0; i < (size_t)r->o.sum.by_cnt; i++)
 		if (r->o.sum.by[i].str)
@@ -311,7 +311,8 @@ static int configure(struct trace_run *r)
 	skel->rodata->page_shift = (uint32_t)page_shift();
 	r->use_sites = r->by_pattern && !r->no_vma;
 	skel->rodata->use_sites = r->use_sites;
-	r->probe_cap = r->ctx.probe_cnt + (r->watch ? TRACE_WATCH_SPARE :
+	r->probe_cap = r->ctx.probe_cnt + (r->watch || r->all ?
+					   TRACE_WATCH_SPARE :
 				    r->follow ? TRACE_FOLLOW_SPARE : 0);
 	err = set_fault_in(r, &f);
 	if (!err)
@@ -769,7 +770,7 @@ int trace_attach_all(struct trace_run *r)
 					 trace_attach_why(r, p, err));
 		probe_err(p, "warning: skipped: %s", trace_attach_why(r, p, err));
 	}
-	if (!ok && !(r->watch && !r->ctx.probe_cnt))
+	if (!ok && !((r->watch || r->all) && !r->ctx.probe_cnt))
 		return tool_err("trace: %s: no probe could be attached",
 				r->shown);
 	r->attached = ok;

@@ -62,29 +62,28 @@ static size_t attach_new(struct trace_run *r, size_t from, size_t *sites)
 }
 
 /*
- * A file the last look did not see (or a followed path's new file): its
- * matching probes into the table, the BPF maps and links, and it into
- * r->files (*f then zeroed) if it has any that fit. 0 or the exit status
- * (out of memory).
+ * A file opened to be traced (one the watch or -a found mapped, or a
+ * followed path's new file): its matching probes into the table, the BPF
+ * maps and links, and it into r->files (*f then zeroed) if it has any
+ * that fit; how ends the line that says so ("mapped since"). 0 or the
+ * exit status (out of memory).
  */
-static int add_mapped(struct trace_run *r, struct trace_file *f)
+int trace_add_file(struct trace_run *r, struct trace_file *f, const char *how)
 {
 	size_t from = r->ctx.probe_cnt, sites_from = r->ctx.site_cnt;
 	size_t sites = 0, ok;
 	int fi = r->file_cnt;
 	struct trace_file *v;
 
-	if (trace_open_file(f))
-		return 0;	/* not a file of ours */
 	if (trace_build_table(f, fi, &r->groups[f->group].sel, &r->ctx))
 		return tool_err("trace: out of memory");
 	if (r->ctx.probe_cnt > r->probe_cap) {
 		if (!r->watch_full)
 			tool_err("trace: warning: %s: no room for its probes (more than %d probes of files %s since the start)",
 				 f->target.shown,
-				 r->watch ? TRACE_WATCH_SPARE :
-					    TRACE_FOLLOW_SPARE,
-				 r->watch ? "mapped" : "replaced");
+				 r->watch || r->all ? TRACE_WATCH_SPARE :
+						      TRACE_FOLLOW_SPARE,
+				 r->watch || r->all ? "mapped" : "replaced");
 		r->watch_full = true;
 		r->ctx.probe_cnt = from;
 	}
@@ -102,16 +101,25 @@ static int add_mapped(struct trace_run *r, struct trace_file *f)
 	v[fi] = *f;
 	memset(f, 0, sizeof(*f));
 	r->file_cnt++;
-	if (name_set_add(&r->ws.kept, v[fi].target.shown) < 0)
+	if (r->watch && name_set_add(&r->ws.kept, v[fi].target.shown) < 0)
 		return tool_err("trace: out of memory");
 	ok = attach_new(r, from, &sites);
 	r->attached += ok;
 	if (ok && !r->o.quiet)
-		fprintf(stderr, "%s: tracing %zu more probe%s (%zu call site%s) in %s, %s since\n",
+		fprintf(stderr, "%s: tracing %zu more probe%s (%zu call site%s) in %s, %s\n",
 			tool_name, ok, ok == 1 ? "" : "s", sites,
-			sites == 1 ? "" : "s", r->files[fi].target.shown,
-			r->watch ? "mapped" : "replaced on disk");
+			sites == 1 ? "" : "s", r->files[fi].target.shown, how);
 	return 0;
+}
+
+/* A file the last look did not see: opened, then as trace_add_file().
+ * 0 or the exit status. */
+static int add_mapped(struct trace_run *r, struct trace_file *f)
+{
+	if (trace_open_file(f))
+		return 0;	/* not a file of ours */
+	return trace_add_file(r, f, r->watch ? "mapped since" :
+					       "replaced on disk since");
 }
 
 /* Stop following: said once, with why. */

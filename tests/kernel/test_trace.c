@@ -783,12 +783,14 @@ static void into_root(void *dir)
 /*
  * A process chrooted in our mount namespace (chroot, unshare --root): its
  * maps show its files by our paths, which /proc/PID/root/ does not reach.
- * `usdt list -p` and `usdt trace -p` still find and trace them.
+ * `usdt list -p`, `usdt trace -p` and `usdt trace -a` still find and trace
+ * them.
  */
 static void test_chrooted_process(void **state)
 {
 	char dir[] = "/tmp/usdt_root_XXXXXX", pid_s[16], buf[64] = { 0 };
-	struct run_result r, r2;
+	char filter[32], attached[96];
+	struct run_result r, r2, r3;
 	const char *argv[] = { "/tf", "100000", "20", NULL };
 	int fd;
 	pid_t pid;
@@ -802,16 +804,25 @@ static void test_chrooted_process(void **state)
 	/* Both runs first: the target goes before any assertion. */
 	run_tool(&r, "list", "-p", pid_s);
 	run_tool(&r2, "trace", "-p", pid_s, "-n", "2", "tf:val");
+	/* Other runs' trace_fmt_target have tf:val too. */
+	snprintf(filter, sizeof(filter), "pid == %d", (int)pid);
+	run_tool(&r3, "trace", "-a", "-n", "2", "-f", filter, "tf:val");
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	close(fd);
-	if (r.status || r2.status)
-		fail_msg("list status %d, trace status %d, stderr:\n%s%s",
-			 r.status, r2.status, r.err, r2.err);
+	if (r.status || r2.status || r3.status)
+		fail_msg("list status %d, trace -p status %d, trace -a status %d, stderr:\n%s%s%s",
+			 r.status, r2.status, r3.status, r.err, r2.err,
+			 r3.err);
 	expect_in(r.out, "tf:val");
 	assert_int_equal(count_str(r2.out, " tf:val "), 2);
+	assert_int_equal(count_str(r3.out, " tf:val "), 2);
+	snprintf(attached, sizeof(attached), "in %s/tf, mapped by pid %d\n",
+		 dir, (int)pid);
+	expect_in(r3.err, attached);
 	run_result_free(&r);
 	run_result_free(&r2);
+	run_result_free(&r3);
 	snprintf(buf, sizeof(buf), "rm -rf '%s'", dir);
 	assert_int_equal(system(buf), 0);
 	assert_nothing_left();
@@ -1268,6 +1279,156 @@ static void test_watch_forgets(void **state)
 	close(to_child[0]);
 	close(from_child[0]);
 	close(from_child[1]);
+	close(u_in);
+	close(u_out);
+	close(u_err);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+	assert_nothing_left();
+}
+
+/* Read fd on after what buf holds until it holds needle (or EOF). */
+static void read_on(int fd, char *buf, size_t size, const char *needle)
+{
+	size_t len = strlen(buf);
+	ssize_t n;
+
+	while (!strstr(buf, needle) && len + 1 < size) {
+		n = read(fd, buf + len, size - 1 - len);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		buf[len] = '\0';
+	}
+}
+
+/* The count --count --by-pid printed for pid's probe, or -1. */
+static long pid_count(const char *out, const char *pid, const char *probe)
+{
+	char p[16], name[64];
+	const char *line;
+	long n;
+
+	for (line = out; line && *line; line = strchr(line, '\n'),
+	     line = line ? line + 1 : NULL)
+		if (sscanf(line, "%ld %15s %63s", &n, p, name) == 3 &&
+		    !strcmp(p, pid) && !strcmp(name, probe))
+			return n;
+	return -1;
+}
+
+/* Start dlopen_target LIB ROUNDS hold: its pid into pid, once it maps
+ * LIB and waits for the byte that starts its rounds. */
+static pid_t start_held_dlopen(const char *lib, const char *rounds,
+			       char pid[16], int *in, int *out)
+{
+	char buf[256];
+	pid_t p = spawn_piped((const char *const[]){ DLT, lib, rounds, "hold",
+						     NULL },
+			      in, out, NULL);
+
+	read_until(*out, buf, sizeof(buf), "\n");
+	assert_int_equal(sscanf(buf, "pid %15s", pid), 1);
+	assert_int_equal(write(*in, "g", 1), 1);
+	read_until(*out, buf, sizeof(buf), "mapped\n");
+	expect_in(buf, "mapped\n");
+	return p;
+}
+
+/*
+ * -a: every process, by probe name. A copy of libtracelib.so mapped by a
+ * process started before the tool, another copy mapped by one started
+ * after, and a hard link to the first copy (the same file by another
+ * path) mapped by a third: each file is attached once, and every hit of
+ * each process counted, exactly; a process of another binary with
+ * probes of another provider (cold_target's ct:cold) is not attached;
+ * as the processes exit, each file is detached, and the tool says so.
+ */
+static void test_all_processes(void **state)
+{
+	char dir[] = "/tmp/usdt-all-XXXXXX", lib1[64], lib2[64], link1[64];
+	char cmd[512], buf[256], err[16384], out[8192], needle[160];
+	char pa[16], pb[16], pc[16], pd[16];
+	int a_in, a_out, b_in, b_out, c_in, c_out, d_in, d_out;
+	int u_in, u_out, u_err, st;
+	pid_t a, b, c, d, tool;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(lib1, sizeof(lib1), "%s/lib1.so", dir);
+	snprintf(lib2, sizeof(lib2), "%s/lib2.so", dir);
+	snprintf(link1, sizeof(link1), "%s/link1.so", dir);
+	snprintf(cmd, sizeof(cmd), "cp %s %s && cp %s %s && ln %s %s",
+		 TRACELIB, lib1, TRACELIB, lib2, lib1, link1);
+	assert_int_equal(system(cmd), 0);
+	c = spawn_piped((const char *const[]){ FIXTURE_DIR "/cold_target",
+					       "100000", NULL },
+			&c_in, &c_out, NULL);
+	read_until(c_out, buf, sizeof(buf), "\n");
+	assert_int_equal(sscanf(buf, "pid %15s", pc), 1);
+	a = start_held_dlopen(lib1, "3", pa, &a_in, &a_out);
+	tool = spawn_piped((const char *const[]){ USDT_BIN, "trace", "-a",
+						  "--count", "--by-pid",
+						  "tracelib:hit", NULL },
+			   &u_in, &u_out, &u_err);
+	err[0] = '\0';
+	read_on(u_err, err, sizeof(err), "Ctrl-C to stop\n");
+	snprintf(needle, sizeof(needle), "(1 call site) in %s, mapped by pid %s\n",
+		 lib1, pa);
+	expect_in(err, needle);
+	/* Started after the tool: found by a later look at /proc. */
+	b = start_held_dlopen(lib2, "5", pb, &b_in, &b_out);
+	snprintf(needle, sizeof(needle), "(1 call site) in %s, mapped by pid %s\n",
+		 lib2, pb);
+	read_on(u_err, err, sizeof(err), needle);
+	expect_in(err, needle);
+	/* lib1 again, by another path: attached already. */
+	d = start_held_dlopen(link1, "2", pd, &d_in, &d_out);
+	assert_int_equal(write(a_in, "g", 1), 1);
+	assert_int_equal(write(b_in, "g", 1), 1);
+	assert_int_equal(write(d_in, "g", 1), 1);
+	assert_int_equal(waitpid(a, &st, 0), a);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(waitpid(b, &st, 0), b);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(waitpid(d, &st, 0), d);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* Nothing maps the copies any more: both let go of. */
+	snprintf(needle, sizeof(needle), "no process maps %s any more: detached its 1 probe\n",
+		 lib1);
+	read_on(u_err, err, sizeof(err), needle);
+	expect_in(err, needle);
+	snprintf(needle, sizeof(needle), "no process maps %s any more: detached its 1 probe\n",
+		 lib2);
+	read_on(u_err, err, sizeof(err), needle);
+	expect_in(err, needle);
+	kill(tool, SIGINT);
+	out[0] = '\0';
+	read_on(u_out, out, sizeof(out), "\x01");	/* to EOF */
+	assert_int_equal(waitpid(tool, &st, 0), tool);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(pid_count(out, pa, "tracelib:hit"), 3);
+	assert_int_equal(pid_count(out, pb, "tracelib:hit"), 5);
+	assert_int_equal(pid_count(out, pd, "tracelib:hit"), 2);
+	snprintf(needle, sizeof(needle), " %s ", pc);
+	if (strstr(out, needle))
+		fail_msg("cold_target (pid %s) counted:\n%s", pc, out);
+	/* Each copy attached once; the link and cold_target never. */
+	snprintf(needle, sizeof(needle), "in %s, mapped by", lib1);
+	assert_int_equal(count_str(err, needle), 1);
+	snprintf(needle, sizeof(needle), "in %s, mapped by", lib2);
+	assert_int_equal(count_str(err, needle), 1);
+	if (strstr(err, "link1.so") || strstr(err, "cold_target"))
+		fail_msg("attached more than the two copies:\n%s", err);
+	kill(c, SIGKILL);
+	assert_int_equal(waitpid(c, NULL, 0), c);
+	close(a_in);
+	close(a_out);
+	close(b_in);
+	close(b_out);
+	close(c_in);
+	close(c_out);
+	close(d_in);
+	close(d_out);
 	close(u_in);
 	close(u_out);
 	close(u_err);
@@ -2216,6 +2377,15 @@ static void test_errors(void **state)
 		{ { "trace", "-c", "/nonexistent/cmd", TT, "tt:one" },
 		  "cannot run /nonexistent/cmd" },
 		{ { "trace", "-n", "0", TT }, "bad count" },
+		{ { "trace", "-a" }, "-a needs a pattern that names a provider" },
+		{ { "trace", "-a", "*:hit" }, "'*:hit' names no provider" },
+		{ { "trace", "-a", "-e", "*", "tt:one" },
+		  "'*:*' names no provider" },
+		{ { "trace", "-a", TT, "tt:one" }, "-a takes patterns, no TARGET" },
+		{ { "trace", "-a", "-p", "1", "tt:one" },
+		  "-a traces every process: it goes with neither -p nor -c" },
+		{ { "trace", "-a", "--latency", "tt:one", "tt:two" },
+		  "-a does not go with --latency" },
 	};
 	size_t i;
 
@@ -2255,6 +2425,7 @@ int main(void)
 		cmocka_unit_test(test_dlopen_later),
 		cmocka_unit_test(test_file_replaced),
 		cmocka_unit_test(test_watch_forgets),
+		cmocka_unit_test(test_all_processes),
 		cmocka_unit_test(test_count_by),
 		cmocka_unit_test(test_latency_by),
 		cmocka_unit_test(test_ustack),
