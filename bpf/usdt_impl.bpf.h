@@ -31,7 +31,7 @@
  * checked bpf_usdt_arg() loads the words it needs from the context, and
  * BPF_USDT() looks the spec up once and copies the context once per hit
  * (that copy takes the context's size of BPF stack in usdt__args(): 160
- * bytes on x86, 272 on arm64, out of the 512 the program has in all). The
+ * bytes on x86, 264 on arm64, out of the 512 the program has in all). The
  * manager precomputes per argument what the readers do with the value
  * (usdt_arg_spec.fast: the size kept, the sign, and whether it is a whole
  * register), so a register argument costs BPF_USDT() a dozen instructions.
@@ -193,7 +193,8 @@ const volatile __u32 usdt__ip_map __weak = 1;
 /*
  * For targets whose arch this header was not told about (no
  * __TARGET_ARCH_xxx), the manager writes before load where the PC is in
- * the program's context and how big the context is. 0xffff / 0: unknown;
+ * the program's context and how much of it to read (usdt_spec.h's
+ * USDT_CTX_SZ_<ARCH>). 0xffff / 0: unknown;
  * then IP-map lookups fail with -ESRCH, IP-relative arguments with
  * -EOPNOTSUPP, and registers past the smallest context of all
  * (USDT_CTX_SZ_MIN, s390x's) with -EOPNOTSUPP.
@@ -225,9 +226,7 @@ __weak __noinline int __bpf_usdt_specs(void)
  * __USDT_IP_OFF where the PC is in it (both from usdt_spec.h).
  */
 #if defined(__TARGET_ARCH_x86)
-/* All words but the last, ss, which no operand names
- * (src/reader/arch/x86_64.c). */
-#define __USDT_CTX_SLOTS (USDT_CTX_SZ_X86_64 / 8 - 1)
+#define __USDT_CTX_SLOTS (USDT_CTX_SZ_X86_64 / 8)
 #define __USDT_IP_OFF USDT_PC_OFF_X86_64
 #elif defined(__TARGET_ARCH_arm64)
 #define __USDT_CTX_SLOTS (USDT_CTX_SZ_ARM64 / 8)
@@ -244,11 +243,20 @@ __weak __noinline int __bpf_usdt_specs(void)
 #define __USDT_CTX_SZ (__USDT_CTX_SLOTS * 8)
 _Static_assert(__USDT_IP_OFF / 8 < __USDT_CTX_SLOTS, "the PC is read");
 #else
-/* Room for the largest context; usdt__ctx_sz bytes of it are copied. */
+/* Room for the largest context; usdt__ctx_sz bytes of it are copied, at
+ * most the room (a manager of another version may know a bigger one, as
+ * arm64's 272 bytes before pstate was left out: words no operand names). */
 #define __USDT_CTX_SLOTS (USDT_CTX_SZ_MAX / 8)
-#define __USDT_CTX_SZ                                                       \
-	(usdt__ctx_sz && usdt__ctx_sz <= USDT_CTX_SZ_MAX ? usdt__ctx_sz :   \
-							   USDT_CTX_SZ_MIN)
+#define __USDT_CTX_SZ __usdt_ctx_sz()
+static __always_inline __u32 __usdt_ctx_sz(void)
+{
+	__u32 sz = usdt__ctx_sz;
+
+	/* One load: read for each use, the clamp costs instructions. */
+	if (!sz)
+		return USDT_CTX_SZ_MIN;
+	return sz < USDT_CTX_SZ_MAX ? sz : USDT_CTX_SZ_MAX;
+}
 #endif
 
 struct usdt__regs {
