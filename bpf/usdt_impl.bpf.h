@@ -521,7 +521,7 @@ static __always_inline __u64 __usdt_trunc(__u64 v, __u32 fast)
 
 static __always_inline int __usdt_value(const void *src, int from_ctx,
 					const struct usdt_arg_spec *a,
-					__u64 *res)
+					long *res)
 {
 	__u32 size, flags, kind, base;
 	__u64 val, reg;
@@ -571,28 +571,31 @@ static __always_inline int __usdt_value(const void *src, int from_ctx,
 	}
 
 	if (__USDT_FIELD(kind, kind) == USDT_SPEC_MEM) {
-		/* Its own variable: val, whose address is never taken, stays
-		 * in a register. */
-		__u64 mem[2] = { 0, 0 };
 		__u64 n = __USDT_FIELD(size, size);
 
-		/* size is 1 to 8 here, but clang passes a copy whose bound
-		 * older verifiers (6.1, 6.12) do not know. Mask the length
-		 * in asm, which clang cannot fold away, to at most 15, and
-		 * read into 16 bytes: any length the verifier sees fits. */
-		asm volatile("%[n] &= 15" : [n] "+r"(n));
+		/* Straight into *res: no buffer of its own on the stack.
+		 * size is 1 to 8 here, but clang passes a copy whose bound
+		 * older verifiers (6.1, 6.12) do not know. Bring the length
+		 * to 1 to 8 in asm, which clang cannot fold away (any size
+		 * from 1 to 8 is kept): any length the verifier sees fits
+		 * the 8 bytes of *res. */
+		asm volatile("%[n] += -1\n\t%[n] &= 7\n\t%[n] += 1"
+			     : [n] "+r"(n));
 		/* Tested at the helper's own width (narrowing it to an int
 		 * costs three instructions before -mcpu=v3): its only error
-		 * is -EFAULT. */
-		if (bpf_probe_read_user(mem, n, (void *)val))
+		 * is -EFAULT, after which those bytes of *res are 0 (the
+		 * helper zeroes them). The bytes past size keep *res's old
+		 * ones: shifted out below on big-endian targets, cut by the
+		 * caller's __usdt_trunc() on little-endian ones. */
+		if (bpf_probe_read_user(res, n, (void *)val))
 			return -EFAULT;
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-		/* The bytes read sit in the high end of mem[0]. */
-		mem[0] >>= (8 - size) * 8;
+		/* The bytes read sit in the high end of *res. */
+		*res = (long)((__u64)*res >> (8 - size) * 8);
 #endif
-		val = mem[0];
+		return 0;
 	}
-	*res = val;
+	*res = (long)val;
 	return 0;
 }
 
@@ -601,7 +604,7 @@ static __always_inline int __usdt_read_arg(const void *src, int from_ctx,
 					   const struct usdt_arg_spec *a,
 					   long *res)
 {
-	__u64 val;
+	long val;
 	int err = __usdt_value(src, from_ctx, a, &val);
 
 	if (err)
@@ -694,11 +697,10 @@ static __noinline int __usdt_read_general(const struct usdt__regs *regs,
 					  const struct usdt_arg_spec *a,
 					  long *res)
 {
-	__u64 v;
-
-	if (__usdt_value(regs, 0, a, &v))
-		return 0;
-	*res = (long)__usdt_trunc(v, a->fast);
+	/* In *res itself: a local would take stack, from the 512 bytes
+	 * BPF_USDT()'s program shares with usdt__args()'s context copy. */
+	if (!__usdt_value(regs, 0, a, res))
+		*res = (long)__usdt_trunc(*res, a->fast);
 	return 0;
 }
 
@@ -709,7 +711,8 @@ static __noinline int __usdt_read_general(const struct usdt__regs *regs,
  * its fast code says so, else by the general reader. Global functions
  * like this one are verified once, whatever their callers do. Returns
  * nothing useful (BPF_USDT() has no use for an error): what cannot be
- * read leaves *res alone.
+ * read leaves *res alone (BPF_USDT()'s 0; a memory read that faults
+ * zeroes it).
  */
 __USDT_FN int usdt__read(const struct usdt__regs *regs,
 			 const struct usdt_arg_spec *a, long *res,
