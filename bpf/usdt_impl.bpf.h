@@ -31,7 +31,7 @@
  * checked bpf_usdt_arg() loads the words it needs from the context, and
  * BPF_USDT() looks the spec up once and copies the context once per hit
  * (that copy takes the context's size of BPF stack in usdt__args(): 160
- * bytes on x86, 272 on arm64, out of the 512 the program has in all). The
+ * bytes on x86, 264 on arm64, out of the 512 the program has in all). The
  * manager precomputes per argument what the readers do with the value
  * (usdt_arg_spec.fast: the size kept, the sign, and whether it is a whole
  * register), so a register argument costs BPF_USDT() a dozen instructions.
@@ -193,7 +193,8 @@ const volatile __u32 usdt__ip_map __weak = 1;
 /*
  * For targets whose arch this header was not told about (no
  * __TARGET_ARCH_xxx), the manager writes before load where the PC is in
- * the program's context and how big the context is. 0xffff / 0: unknown;
+ * the program's context and how much of it to read (usdt_spec.h's
+ * USDT_CTX_SZ_<ARCH>). 0xffff / 0: unknown;
  * then IP-map lookups fail with -ESRCH, IP-relative arguments with
  * -EOPNOTSUPP, and registers past the smallest context of all
  * (USDT_CTX_SZ_MIN, s390x's) with -EOPNOTSUPP.
@@ -225,9 +226,7 @@ __weak __noinline int __bpf_usdt_specs(void)
  * __USDT_IP_OFF where the PC is in it (both from usdt_spec.h).
  */
 #if defined(__TARGET_ARCH_x86)
-/* All words but the last, ss, which no operand names
- * (src/reader/arch/x86_64.c). */
-#define __USDT_CTX_SLOTS (USDT_CTX_SZ_X86_64 / 8 - 1)
+#define __USDT_CTX_SLOTS (USDT_CTX_SZ_X86_64 / 8)
 #define __USDT_IP_OFF USDT_PC_OFF_X86_64
 #elif defined(__TARGET_ARCH_arm64)
 #define __USDT_CTX_SLOTS (USDT_CTX_SZ_ARM64 / 8)
@@ -244,11 +243,20 @@ __weak __noinline int __bpf_usdt_specs(void)
 #define __USDT_CTX_SZ (__USDT_CTX_SLOTS * 8)
 _Static_assert(__USDT_IP_OFF / 8 < __USDT_CTX_SLOTS, "the PC is read");
 #else
-/* Room for the largest context; usdt__ctx_sz bytes of it are copied. */
+/* Room for the largest context; usdt__ctx_sz bytes of it are copied, at
+ * most the room (a manager of another version may know a bigger one, as
+ * arm64's 272 bytes before pstate was left out: words no operand names). */
 #define __USDT_CTX_SLOTS (USDT_CTX_SZ_MAX / 8)
-#define __USDT_CTX_SZ                                                       \
-	(usdt__ctx_sz && usdt__ctx_sz <= USDT_CTX_SZ_MAX ? usdt__ctx_sz :   \
-							   USDT_CTX_SZ_MIN)
+#define __USDT_CTX_SZ __usdt_ctx_sz()
+static __always_inline __u32 __usdt_ctx_sz(void)
+{
+	__u32 sz = usdt__ctx_sz;
+
+	/* One load: read for each use, the clamp costs instructions. */
+	if (!sz)
+		return USDT_CTX_SZ_MIN;
+	return sz < USDT_CTX_SZ_MAX ? sz : USDT_CTX_SZ_MAX;
+}
 #endif
 
 struct usdt__regs {
@@ -513,7 +521,7 @@ static __always_inline __u64 __usdt_trunc(__u64 v, __u32 fast)
 
 static __always_inline int __usdt_value(const void *src, int from_ctx,
 					const struct usdt_arg_spec *a,
-					__u64 *res)
+					long *res)
 {
 	__u32 size, flags, kind, base;
 	__u64 val, reg;
@@ -563,28 +571,31 @@ static __always_inline int __usdt_value(const void *src, int from_ctx,
 	}
 
 	if (__USDT_FIELD(kind, kind) == USDT_SPEC_MEM) {
-		/* Its own variable: val, whose address is never taken, stays
-		 * in a register. */
-		__u64 mem[2] = { 0, 0 };
 		__u64 n = __USDT_FIELD(size, size);
 
-		/* size is 1 to 8 here, but clang passes a copy whose bound
-		 * older verifiers (6.1, 6.12) do not know. Mask the length
-		 * in asm, which clang cannot fold away, to at most 15, and
-		 * read into 16 bytes: any length the verifier sees fits. */
-		asm volatile("%[n] &= 15" : [n] "+r"(n));
+		/* Straight into *res: no buffer of its own on the stack.
+		 * size is 1 to 8 here, but clang passes a copy whose bound
+		 * older verifiers (6.1, 6.12) do not know. Bring the length
+		 * to 1 to 8 in asm, which clang cannot fold away (any size
+		 * from 1 to 8 is kept): any length the verifier sees fits
+		 * the 8 bytes of *res. */
+		asm volatile("%[n] += -1\n\t%[n] &= 7\n\t%[n] += 1"
+			     : [n] "+r"(n));
 		/* Tested at the helper's own width (narrowing it to an int
 		 * costs three instructions before -mcpu=v3): its only error
-		 * is -EFAULT. */
-		if (bpf_probe_read_user(mem, n, (void *)val))
+		 * is -EFAULT, after which those bytes of *res are 0 (the
+		 * helper zeroes them). The bytes past size keep *res's old
+		 * ones: shifted out below on big-endian targets, cut by the
+		 * caller's __usdt_trunc() on little-endian ones. */
+		if (bpf_probe_read_user(res, n, (void *)val))
 			return -EFAULT;
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-		/* The bytes read sit in the high end of mem[0]. */
-		mem[0] >>= (8 - size) * 8;
+		/* The bytes read sit in the high end of *res. */
+		*res = (long)((__u64)*res >> (8 - size) * 8);
 #endif
-		val = mem[0];
+		return 0;
 	}
-	*res = val;
+	*res = (long)val;
 	return 0;
 }
 
@@ -593,7 +604,7 @@ static __always_inline int __usdt_read_arg(const void *src, int from_ctx,
 					   const struct usdt_arg_spec *a,
 					   long *res)
 {
-	__u64 val;
+	long val;
 	int err = __usdt_value(src, from_ctx, a, &val);
 
 	if (err)
@@ -686,11 +697,10 @@ static __noinline int __usdt_read_general(const struct usdt__regs *regs,
 					  const struct usdt_arg_spec *a,
 					  long *res)
 {
-	__u64 v;
-
-	if (__usdt_value(regs, 0, a, &v))
-		return 0;
-	*res = (long)__usdt_trunc(v, a->fast);
+	/* In *res itself: a local would take stack, from the 512 bytes
+	 * BPF_USDT()'s program shares with usdt__args()'s context copy. */
+	if (!__usdt_value(regs, 0, a, res))
+		*res = (long)__usdt_trunc(*res, a->fast);
 	return 0;
 }
 
@@ -701,7 +711,8 @@ static __noinline int __usdt_read_general(const struct usdt__regs *regs,
  * its fast code says so, else by the general reader. Global functions
  * like this one are verified once, whatever their callers do. Returns
  * nothing useful (BPF_USDT() has no use for an error): what cannot be
- * read leaves *res alone.
+ * read leaves *res alone (BPF_USDT()'s 0; a memory read that faults
+ * zeroes it).
  */
 __USDT_FN int usdt__read(const struct usdt__regs *regs,
 			 const struct usdt_arg_spec *a, long *res,
@@ -874,6 +885,10 @@ __USDT_FN int usdt__args(__USDT_CTX *ctx, struct usdt__vals *vals, __u64 cnt)
 	a = spec->args;
 	aw = (const __u8 *)aws;
 	v = vals->v;
+	/* Not unrolled: GCC's BPF backend makes four copies of the loop,
+	 * whose registers then spill (24 to 32 bytes more of the stack the
+	 * context copy shares). Clang keeps it as it is either way. */
+#pragma GCC unroll 1
 	while (n > 0) {
 		usdt__read(&regs, a++, v++, &win, *aw++);
 		n--;

@@ -50,16 +50,21 @@
 
 /*
  * The BPF program's context on each architecture, which base_off and
- * idx_off index: its size (of the kernel's struct pt_regs, the uapi part
- * that holds every register an operand can name: bpf_user_pt_regs_t where
- * the arch has one) and where in it the PC is, 8 bytes. The library's
- * arch tables (src/reader/arch/, which check them against the host's own headers
- * in native builds) and the BPF side both take them from here. Facts of
- * the kernel, not of this layout: they never change USDT_SPEC_LAYOUT.
+ * idx_off index: the part of it the BPF side reads (of the kernel's struct
+ * pt_regs, the uapi part that holds every register an operand can name:
+ * bpf_user_pt_regs_t where the arch has one), from its start to the last
+ * word an operand names or the PC, and where in it the PC is, 8 bytes.
+ * A last word no operand names is left out (x86's ss, arm64's pstate):
+ * BPF_USDT() copies this much of the context to the BPF stack, where a
+ * word less leaves the program's own code more of its 512 bytes. The
+ * library's arch tables (src/reader/arch/, which check them against the
+ * host's own headers in native builds) and the BPF side both take them
+ * from here. Facts of the kernel, not of this layout: they never change
+ * USDT_SPEC_LAYOUT (the BPF side bounds usdt__ctx_sz by its own largest).
  */
-#define USDT_CTX_SZ_X86_64 168	/* struct pt_regs: r15 ... ss */
+#define USDT_CTX_SZ_X86_64 160	/* struct pt_regs: r15 ... rsp, not ss */
 #define USDT_PC_OFF_X86_64 128	/* rip */
-#define USDT_CTX_SZ_ARM64 272	/* user_pt_regs: regs[31], sp, pc, pstate */
+#define USDT_CTX_SZ_ARM64 264	/* user_pt_regs: regs[31], sp, pc; no pstate */
 #define USDT_PC_OFF_ARM64 256	/* pc */
 #define USDT_CTX_SZ_S390X 152	/* user_pt_regs: args[1], psw, gprs[16] */
 #define USDT_PC_OFF_S390X 16	/* psw.addr */
@@ -160,7 +165,7 @@ struct usdt_arg_spec {
  * reads each argument alone, as before layout 6.
  *
  * One window of 32 bytes: BPF_USDT() holds it on the BPF stack beside its
- * copy of the context (272 bytes on arm64) and the arguments, out of 512
+ * copy of the context (264 bytes on arm64) and the arguments, out of 512
  * in all; a second window, or a wider one, would leave the program's own
  * code too little. The manager picks the base register with the most
  * arguments in one span.

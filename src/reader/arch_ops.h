@@ -60,7 +60,8 @@ struct usdt__arch_ops {
 	 */
 	int (*label_lo)(const struct usdt__code *code, int base_off,
 			int64_t *lo, uint64_t *page, const char **why);
-	/* The BPF context's size and where the PC is in it: usdt_spec.h's
+	/* The size of the BPF context's part that holds every register an
+	 * operand names and the PC, and where the PC is in it: usdt_spec.h's
 	 * USDT_CTX_SZ_<ARCH> and USDT_PC_OFF_<ARCH>. */
 	uint16_t pt_regs_size;
 	uint16_t ip_off;

@@ -177,7 +177,7 @@ static void test_ops(void **state)
 
 	assert_ptr_equal(usdt__arch_find(EM_AARCH64), ops);
 	assert_string_equal(ops->name, "aarch64");
-	assert_int_equal(ops->pt_regs_size, 272);
+	assert_int_equal(ops->pt_regs_size, 264);
 	assert_int_equal(ops->ip_off, 256);
 }
 

@@ -507,7 +507,7 @@ static void test_ops(void **state)
 
 	assert_ptr_equal(usdt__arch_find(EM_X86_64), ops);
 	assert_string_equal(ops->name, "x86_64");
-	assert_int_equal(ops->pt_regs_size, 168);
+	assert_int_equal(ops->pt_regs_size, 160);
 	assert_int_equal(ops->ip_off, 128);
 	assert_int_equal(ops->reg_off("rip", 3, &w), 128);
 	assert_int_equal(w, 8);

@@ -38,21 +38,24 @@
  * which starts with struct user_pt_regs (arch/arm64/include/uapi/asm/
  * ptrace.h: u64 regs[31]; u64 sp; u64 pc; u64 pstate;), the type that
  * <asm/bpf_perf_event.h> names bpf_user_pt_regs_t. Everything we read lies
- * in that prefix, so its size is the size we claim (usdt_spec.h's, with
- * the PC's offset). xN is at N * 8.
+ * in that prefix, up to the PC: no name here reads pstate, the last word,
+ * so the part the BPF side reads ends with the PC (usdt_spec.h's size,
+ * with the PC's offset). xN is at N * 8.
  */
 enum {
 	ARM64_SP = 31 * 8,
+	ARM64_PSTATE = USDT_PC_OFF_ARM64 + 8,
 };
 _Static_assert(ARM64_SP + 8 == USDT_PC_OFF_ARM64 &&
-		       USDT_PC_OFF_ARM64 + 16 == USDT_CTX_SZ_ARM64,
-	       "regs[31], sp, pc, pstate");
+		       USDT_PC_OFF_ARM64 + 8 == USDT_CTX_SZ_ARM64,
+	       "regs[31], sp, pc read; pstate not");
 #ifdef __aarch64__
 _Static_assert(offsetof(struct user_pt_regs, regs) == 0 &&
 		       offsetof(struct user_pt_regs, sp) == ARM64_SP &&
-		       offsetof(struct user_pt_regs, pc) == USDT_PC_OFF_ARM64,
+		       offsetof(struct user_pt_regs, pc) == USDT_PC_OFF_ARM64 &&
+		       offsetof(struct user_pt_regs, pstate) == ARM64_PSTATE,
 	       "the host's user_pt_regs");
-_Static_assert(sizeof(bpf_user_pt_regs_t) == USDT_CTX_SZ_ARM64,
+_Static_assert(sizeof(bpf_user_pt_regs_t) == ARM64_PSTATE + 8,
 	       "the host's bpf_user_pt_regs_t is the context");
 #endif
 

@@ -26,10 +26,10 @@
  * Offsets in the kernel's struct pt_regs for x86_64, which is also the
  * uapi <asm/ptrace.h> struct pt_regs (arch/x86/include/uapi/asm/ptrace.h):
  * r15 r14 r13 r12 rbp rbx r11 r10 r9 r8 rax rcx rdx rsi rdi orig_rax rip
- * cs eflags rsp ss, each 8 bytes; its size and rip's offset are
- * usdt_spec.h's. No name here reads ss, the last word, which the BPF side
- * therefore does not copy. Checked against the host's header below when
- * built on x86_64, and by tests/unit/test_regs.c.
+ * cs eflags rsp ss, each 8 bytes. No name here reads ss, the last word:
+ * the part the BPF side reads, r15 to rsp, and rip's offset are
+ * usdt_spec.h's. Checked against the host's header below when built on
+ * x86_64, and by tests/unit/test_regs.c.
  */
 enum {
 	X86_R15 = 0,
@@ -56,7 +56,8 @@ enum {
 };
 _Static_assert(X86_ORIG_RAX + 8 == X86_RIP && X86_RIP + 8 == X86_CS,
 	       "rip between orig_rax and cs");
-_Static_assert(X86_SS + 8 == USDT_CTX_SZ_X86_64, "ss ends the context");
+_Static_assert(X86_RSP + 8 == USDT_CTX_SZ_X86_64 && X86_SS == X86_RSP + 8,
+	       "rsp ends the part read, ss the context");
 
 #ifdef __x86_64__
 #define X86_AT(off, field) (offsetof(struct pt_regs, field) == (off))
@@ -73,7 +74,7 @@ _Static_assert(X86_AT(X86_RAX, rax) && X86_AT(X86_RCX, rcx) &&
 		       X86_AT(X86_EFLAGS, eflags) && X86_AT(X86_RSP, rsp) &&
 		       X86_AT(X86_SS, ss),
 	       "the host's pt_regs, rax to ss");
-_Static_assert(sizeof(struct pt_regs) == USDT_CTX_SZ_X86_64,
+_Static_assert(sizeof(struct pt_regs) == X86_SS + 8,
 	       "the host's struct pt_regs is the context");
 #endif
 
