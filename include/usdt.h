@@ -384,8 +384,9 @@ USDT_API struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
  * back their spec IDs and IP-map entries. They reach the maps through
  * descriptors of their own, never through the bpf_object, so the object
  * may be closed right after this call (its maps then live on in the
- * kernel until the last link is destroyed). The manager's memory goes with
- * its last link. No new attach can be made with it. Where the only links
+ * kernel until the last link is destroyed). The manager is freed at once:
+ * its links hold the spec store it made, whose memory goes with the last
+ * of them; no new attach can be made with the manager. Where the only links
  * left are usdt_program__attach()'s (a manager made on a loaded object
  * takes those over), the spec store goes back to the object, so that its
  * next usdt_program__attach() works as without a manager. Apart from

@@ -96,7 +96,7 @@ int usdt_manager__attach_all(struct usdt_manager *man, pid_t pid,
 	const char *target;
 	int err, cnt = 0;
 
-	if (!man || man->freed || pid < -1 || !OPTS_VALID(opts, usdt_attach_opts))
+	if (!man || pid < -1 || !OPTS_VALID(opts, usdt_attach_opts))
 		return usdt__err(-EINVAL);
 	/*
 	 * Only this function adds owned links, all or none of them: any
@@ -124,51 +124,54 @@ int usdt_manager__attach_all(struct usdt_manager *man, pid_t pid,
 
 /*
  * Where the only live links left are libbpf's (usdt_program__attach(),
- * records in ext[]), the store goes back to an implicit manager of the
- * object, as if no manager had been made: a later usdt_program__attach()
- * takes the IDs those links do not use (it would find the chunks taken,
- * EBUSY), and the records are swept as before. man is freed. False: man
- * is as it was.
+ * records in ext[]), the store becomes the object's implicit one, as if
+ * no manager had been made: a later usdt_program__attach() takes the IDs
+ * those links do not use (it would find the chunks taken, EBUSY), and the
+ * records are swept as before. man is freed. False: man is as it was.
  */
 static bool hand_back(struct usdt_manager *man)
 {
-	struct usdt__outer ips;
-	struct usdt_manager *imp;
+	struct usdt__store *st = man->store;
 
-	/* ext[] is filled by attaches, which set specs_outer first. */
-	if (!man->ext_cnt || man->refcnt != man->ext_cnt + 1 || !man->ip_map ||
-	    usdt__manager_forked(man))
+	/* ext[] is filled by attaches, which bound the outer maps first. */
+	if (!st->ext_cnt || st->refcnt != st->ext_cnt + 1 ||
+	    usdt__store_forked(st))
 		return false;
-	ips = usdt__outer_of(man->ip_map);
-	imp = usdt__manager_implicit(&man->specs_outer, &ips, man->specs_id);
-	if (!imp)
-		return false;
-	usdt__file_cache_clear(man);
+	usdt__file_cache_clear(st);
 	usdt__manager_unface(man);
-	usdt__manager_adopt(imp, man);
-	if (!usdt__store_give(imp))
-		return true;
-	/* No room in the list: kept in the maps, as for a pinned link. */
-	usdt__ext_drop(imp);
-	usdt__store_put(imp);
+	/* The store is the object's implicit one now; the manager's
+	 * reference, the list's. */
+	st->implicit = true;
+	st->ip_map_kept = true;
+	man->store = NULL;
+	if (usdt__store_give(st)) {
+		/* No room in the list: kept in the maps, as for a pinned
+		 * link. */
+		usdt__ext_drop(st);
+		usdt__store_put(st);
+	}
+	free(man->owned);
+	free(man);
 	return true;
 }
 
 /* True when man is gone with its store given back (hand_back()). */
 static bool skel_release(struct usdt_manager *man)
 {
+	struct usdt__store *st = man->store;
+
 	drop_owned(man, 0);
 	free(man->owned);
 	man->owned = NULL;
 	man->owned_cap = 0;
 	/* The records of libbpf's links (usdt_program__attach()): what the
 	 * live ones use stays in the maps, as for a pinned link. */
-	usdt__ext_sweep(man);
+	usdt__ext_sweep(st);
 	if (hand_back(man))
 		return true;
-	if (man->ext_cnt)
-		man->pinned_cnt++;
-	usdt__ext_drop(man);
+	if (st->ext_cnt)
+		st->pinned_cnt++;
+	usdt__ext_drop(st);
 	return false;
 }
 
@@ -176,16 +179,17 @@ struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 				       const struct usdt_manager_opts *opts)
 {
 	struct usdt_manager *man = usdt__manager_new(obj, opts);
-	struct usdt_manager *imp;
+	struct usdt__store *imp;
 
 	if (!man)
 		return NULL;
 	skel_prepare(obj);
 	/* Loaded: what __attach() or usdt_program__attach() attached
 	 * through the object's implicit store is this manager's now. */
-	imp = man->specs_id ? usdt__store_take(man->specs_id) : NULL;
+	imp = man->store->specs_id ? usdt__store_take(man->store->specs_id) :
+				     NULL;
 	if (imp)
-		usdt__manager_adopt(man, imp);
+		man->store = usdt__store_adopt(man->store, imp);
 	return man;
 }
 
@@ -199,6 +203,6 @@ void usdt_manager__free(struct usdt_manager *man)
 {
 	if (!man || skel_release(man))
 		return;
-	usdt__file_cache_clear(man);
+	usdt__file_cache_clear(man->store);
 	usdt__manager_retire(man);
 }

@@ -107,10 +107,10 @@ static int attach_prepare(struct attach_ctx *c,
 		return -EINVAL;
 	/* Its spec IDs would go to our maps and never be read. (An implicit
 	 * manager's maps are the program's own.) */
-	if (c->man->obj && !prog_of_object(c->prog, c->man->obj)) {
+	if (c->obj && !prog_of_object(c->prog, c->obj)) {
 		pr_warn("%s:%s: program '%s' is not of the manager's BPF object '%s'\n",
 			c->provider, c->name, pname,
-			bpf_object__name(c->man->obj));
+			bpf_object__name(c->obj));
 		return -EINVAL;
 	}
 	if (bpf_program__fd(c->prog) < 0) {
@@ -118,8 +118,8 @@ static int attach_prepare(struct attach_ctx *c,
 			c->name, pname);
 		return -EINVAL;
 	}
-	err = usdt__storage_check(&c->man->storage,
-				  c->man->obj ? bpf_object__name(c->man->obj) :
+	err = usdt__storage_check(&c->st->storage,
+				  c->obj ? bpf_object__name(c->obj) :
 						"(no manager)",
 				  c->storage, OPTS_GET(opts, storage_sz, 0),
 				  c->per_site);
@@ -135,11 +135,11 @@ static int attach_prepare(struct attach_ctx *c,
 	if (!c->feat->bpf_cookie)
 		c->use_ip = true;
 	/* A program that reads no spec needs no way to find one. */
-	if (c->man->specless)
+	if (c->st->specless)
 		c->use_ip = false;
 	/* Only force_ip_map gets here: without bpf_cookie the manager
 	 * always keeps the path. */
-	if (c->use_ip && !c->man->ip_map_kept) {
+	if (c->use_ip && !c->st->ip_map_kept) {
 		pr_warn("%s:%s: force_ip_map needs the IP-map path, and program '%s' was loaded without it: create the manager before load with usdt_manager_opts.keep_ip_map\n",
 			c->provider, c->name, pname);
 		return -EINVAL;
@@ -332,7 +332,7 @@ static int add_ip(const struct attach_ctx *c, struct usdt_link *link,
 		return err;
 	}
 	key = (long)abs;
-	err = usdt__ipmap_add(&c->man->ips, usdt__ip_outer_fd(c->man), key,
+	err = usdt__ipmap_add(&c->st->ips, usdt__ip_outer_fd(c->st), key,
 			      val);
 	if (err) {
 		pr_warn("%s:%s: cannot add IP 0x%lx to the IP map: %s%s\n",
@@ -359,13 +359,13 @@ static int site_slot(const struct attach_ctx *c, struct usdt_link *link,
 		*slot1 = link_slots(link)[0] + 1;
 		return 0;
 	}
-	err = usdt__storage_get(&c->man->storage, c->storage,
+	err = usdt__storage_get(&c->st->storage, c->storage,
 				&link_slots(link)[link->slot_cnt]);
 	if (err) {
 		if (err == -E2BIG)
 			pr_warn("%s:%s: out of storage slots (%u in use; raise usdt_manager_opts.max_storage or USDT_MAX_STORAGE_CNT)\n",
 				p->provider, p->name,
-				c->man->storage.slots.live_cnt);
+				c->st->storage.slots.live_cnt);
 		return err;
 	}
 	*slot1 = link_slots(link)[link->slot_cnt++] + 1;
@@ -385,7 +385,7 @@ static int site_spec(const struct attach_ctx *c, struct usdt__note_src *code,
 	skip = site_skip(c, code, p);
 	link_offsets(link)[i] = p->file_off + (uint64_t)skip;
 	refs[i] = p->sema_off;
-	if (c->man->specless)
+	if (c->st->specless)
 		return 0;	/* no spec, no slot: cookie 0 */
 	memset(&spec, 0, sizeof(spec));
 	spec.arg_cnt = (uint16_t)p->arg_cnt;
@@ -399,11 +399,11 @@ static int site_spec(const struct attach_ctx *c, struct usdt__note_src *code,
 	}
 	/* From the final fields, which dedup then compares too. */
 	usdt__spec_windows(&spec);
-	id = usdt__spec_get(c->man, &spec);
+	id = usdt__spec_get(c->st, &spec);
 	if (id < 0) {
 		if (id == -E2BIG)
 			pr_warn("%s:%s: out of spec IDs (%u in use; raise usdt_manager_opts.max_specs or USDT_MAX_SPEC_CNT)\n",
-				p->provider, p->name, c->man->specs.live_cnt);
+				p->provider, p->name, c->st->specs.live_cnt);
 		return id;
 	}
 	link_site_ids(link)[link->site_cnt++] = id;
@@ -460,11 +460,11 @@ static int attach_specs(struct attach_ctx *c, struct usdt_link *link,
 	int err = 0;
 
 	if (c->use_ip && (err = usdt__ipmap_reserve(
-				  &c->man->ips, usdt__ip_outer_fd(c->man), n))) {
+				  &c->st->ips, usdt__ip_outer_fd(c->st), n))) {
 		if (err == -E2BIG)
 			pr_warn("%s:%s: no room for %zu more IP-map entries (%u in use, at most %u: raise usdt_manager_opts.max_ips or USDT_MAX_IP_CNT)\n",
 				c->provider, c->name, c->matched,
-				c->man->ips.cnt, c->man->ips.cap);
+				c->st->ips.cnt, c->st->ips.cap);
 		return err;
 	}
 	batch = calloc(max, sizeof(*batch));
@@ -497,7 +497,7 @@ static void reserve_specs(const struct attach_ctx *c)
 	long used;
 
 	if (!c->feat->outer_batch_one_wait ||
-	    usdt__spec_room(c->man, c->matched))
+	    usdt__spec_room(c->st, c->matched))
 		return;
 	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
 	    (used = usdt__open_fds_below(rl.rlim_cur)) >= 0) {
@@ -508,7 +508,7 @@ static void reserve_specs(const struct attach_ctx *c)
 		left = left > sites ? left - sites : 0;
 		max_new = left / 2;
 	}
-	usdt__spec_reserve(c->man, want,
+	usdt__spec_reserve(c->st, want,
 			   max_new > UINT32_MAX ? UINT32_MAX : (uint32_t)max_new);
 }
 
@@ -535,7 +535,7 @@ static struct usdt_link *attach_sites(struct attach_ctx *c)
 	err = attach_specs(c, link, refs, cookies);
 	/* The new specs and storage are in the maps before any uprobe can
 	 * read them. */
-	if (!err && (err = usdt__store_flush(c->man)))
+	if (!err && (err = usdt__store_flush(c->st)))
 		pr_warn("%s:%s: cannot write the specs: %s\n", c->provider,
 			c->name, usdt__errstr(err));
 	if (!err)
@@ -548,7 +548,7 @@ static struct usdt_link *attach_sites(struct attach_ctx *c)
 	/* refs is no longer needed: it is big enough to sort IDs in. */
 	link->spec_cnt = count_distinct(link_site_ids(link), link->site_cnt,
 					(int *)refs);
-	usdt__store_get(c->man);
+	usdt__store_get(c->st);
 	pr_debug("attached '%s' to %zu sites of %s:%s in '%s' (%s, %u specs%s)\n",
 		 bpf_program__name(c->prog), c->cnt, c->provider, c->name,
 		 c->file->path, c->maker->what,
@@ -565,20 +565,40 @@ static bool attach_args_ok(const struct usdt_manager *man,
 			   const char *provider, const char *name,
 			   const struct usdt_attach_opts *opts)
 {
-	return man && prog && provider && name && pid >= -1 &&
-	       OPTS_VALID(opts, usdt_attach_opts) && !man->freed;
+	return man && man->store && prog && provider && name && pid >= -1 &&
+	       OPTS_VALID(opts, usdt_attach_opts);
 }
 
-/* -EBUSY, said, in a child of the manager's owner: its spec IDs and
+/* -EBUSY, said, in a child of the store's owner: its spec IDs and
  * storage slots are the parent's to give, which it goes on doing. */
-static int attach_forked(const struct usdt_manager *man, const char *provider,
+static int attach_forked(const struct usdt__store *st, const char *provider,
 			 const char *name)
 {
-	if (!usdt__manager_forked(man))
+	if (!usdt__store_forked(st))
 		return 0;
 	pr_warn("%s:%s: the manager belongs to process %d, of which this is a child: its maps are the parent's; make a BPF object and a manager here\n",
-		provider, name, (int)man->owner);
+		provider, name, (int)st->owner);
 	return -EBUSY;
+}
+
+struct usdt__store *usdt__manager_store(struct usdt_manager *man)
+{
+	if (man->specs_map && bpf_map__fd(man->specs_map) >= 0) {
+		struct usdt__outer specs = usdt__outer_of(man->specs_map);
+		struct usdt__outer ips = usdt__outer_of(man->ip_map);
+
+		usdt__store_bind(man->store, &specs, &ips);
+	}
+	return man->store;
+}
+
+static struct attach_ctx manager_ctx(struct usdt_manager *man,
+				     const struct bpf_program *prog, pid_t pid,
+				     const char *provider, const char *name)
+{
+	return (struct attach_ctx){ .st = usdt__manager_store(man),
+				    .obj = man->obj, .prog = prog, .pid = pid,
+				    .provider = provider, .name = name };
 }
 
 struct usdt_link *usdt_manager__attach_file(struct usdt_manager *man,
@@ -589,14 +609,14 @@ struct usdt_link *usdt_manager__attach_file(struct usdt_manager *man,
 					    const char *name,
 					    const struct usdt_attach_opts *opts)
 {
-	struct attach_ctx c = { .man = man, .prog = prog, .pid = pid,
-				.file = file, .provider = provider,
-				.name = name };
+	struct attach_ctx c;
 	int err;
 
 	if (!attach_args_ok(man, prog, pid, provider, name, opts) || !file)
 		return usdt__err_ptr(-EINVAL);
-	err = attach_forked(man, provider, name);
+	c = manager_ctx(man, prog, pid, provider, name);
+	c.file = file;
+	err = attach_forked(c.st, provider, name);
 	if (!err)
 		err = attach_prepare(&c, opts);
 	if (err)
@@ -613,7 +633,7 @@ struct usdt_link *usdt__attach_by_path(struct attach_ctx *c, const char *path,
 	char real_path[PATH_MAX];
 	int err, fd;
 
-	err = attach_forked(c->man, provider, name);
+	err = attach_forked(c->st, provider, name);
 	if (!err)
 		err = attach_prepare(c, opts);
 	if (err)
@@ -626,7 +646,7 @@ struct usdt_link *usdt__attach_by_path(struct attach_ctx *c, const char *path,
 					 usdt__errstr(fd));
 		return usdt__err_ptr(fd);
 	}
-	err = usdt__file_cached(c->man, fd, real_path, &file);
+	err = usdt__file_cached(c->st, fd, real_path, &file);
 	if (err) {
 		pr_warn("%s:%s: cannot read '%s': %s\n", provider, name,
 			real_path, usdt__errstr(err));
@@ -642,10 +662,10 @@ struct usdt_link *usdt_manager__attach(struct usdt_manager *man,
 				       const char *provider, const char *name,
 				       const struct usdt_attach_opts *opts)
 {
-	struct attach_ctx c = { .man = man, .prog = prog, .pid = pid,
-				.provider = provider, .name = name };
+	struct attach_ctx c;
 
 	if (!attach_args_ok(man, prog, pid, provider, name, opts) || !path)
 		return usdt__err_ptr(-EINVAL);
+	c = manager_ctx(man, prog, pid, provider, name);
 	return usdt__attach_by_path(&c, path, opts);
 }

@@ -6,16 +6,38 @@
 
 #include "store/store.h"
 
-/* Close the files the manager keeps. */
-void usdt__file_cache_clear(struct usdt_manager *man);
+/*
+ * A manager: the face of one bpf_object's store to its user. It holds a
+ * reference on the store, as each link made on it does, and owns the
+ * links of usdt_manager__attach_all(); the store outlives it while links
+ * do (usdt_manager__free()).
+ */
+struct usdt_manager {
+	struct usdt__store *store;
+	struct bpf_object *obj;		/* borrowed; NULL once freed */
+	struct bpf_map *specs_map;	/* borrowed from obj */
+	struct bpf_map *ip_map;
+	/* Links of usdt_manager__attach_all(), destroyed by free. */
+	struct usdt_link **owned;
+	size_t owned_cnt, owned_cap;
+};
+
+/* man's store, bound to the object's outer maps once they exist (the
+ * object is loaded before any attach). */
+struct usdt__store *usdt__manager_store(struct usdt_manager *man);
+
+/* Close the files the store keeps. */
+void usdt__file_cache_clear(struct usdt__store *st);
 
 /*
- * Links of libbpf's: attach as usdt_manager__attach() does,
- * into a struct bpf_link of libbpf's that the caller gets and destroys;
- * man keeps the record (its spec IDs and IP-map entries) in man->ext until
- * a sweep finds the kernel link gone. NULL and errno on error.
+ * Links of libbpf's: attach as usdt_manager__attach() does, on store st
+ * (obj: its object where known, for checks and messages), into a struct
+ * bpf_link of libbpf's that the caller gets and destroys; st keeps the
+ * record (its spec IDs and IP-map entries) in st->ext until a sweep finds
+ * the kernel link gone. NULL and errno on error.
  */
-struct bpf_link *usdt__attach_ext(struct usdt_manager *man,
+struct bpf_link *usdt__attach_ext(struct usdt__store *st,
+				  const struct bpf_object *obj,
 				  const struct bpf_program *prog, pid_t pid,
 				  const char *path, const char *provider,
 				  const char *name, uint64_t cookie);
@@ -28,17 +50,12 @@ struct bpf_link *usdt__attach_ext(struct usdt_manager *man,
  */
 int usdt__fd_is_bpf(int fd, bool link, uint32_t id);
 /* Give back what the records of gone kernel links hold. */
-void usdt__ext_sweep(struct usdt_manager *man);
+void usdt__ext_sweep(struct usdt__store *st);
 /* Free every record, leaving the maps as they are (the object is gone,
  * and live links read them). */
-void usdt__ext_drop(struct usdt_manager *man);
+void usdt__ext_drop(struct usdt__store *st);
 
 /* Where site i of a link has its uprobe (file offset), for tests. */
 uint64_t usdt__link_offset(const struct usdt_link *link, size_t i);
-
-/* A manager made for a loaded object takes over imp, the object's implicit
- * manager (usdt__store_take()): its records, then its store
- * (usdt__store_move()); imp is freed. */
-void usdt__manager_adopt(struct usdt_manager *man, struct usdt_manager *imp);
 
 #endif /* __LIBUSDT_ATTACH_H */

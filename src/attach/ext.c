@@ -327,87 +327,74 @@ static bool ext_alive(const struct usdt_link *link,
 	return *live_err || usdt__link_ids_has(live, link->ext_id);
 }
 
-void usdt__ext_sweep(struct usdt_manager *man)
+void usdt__ext_sweep(struct usdt__store *st)
 {
 	struct usdt__link_ids live = { 0 };
 	int live_err = 1;	/* not listed yet */
 	size_t i, n = 0;
 
-	for (i = 0; i < man->ext_cnt; i++) {
-		struct usdt_link *l = man->ext[i];
+	for (i = 0; i < st->ext_cnt; i++) {
+		struct usdt_link *l = st->ext[i];
 
 		if (ext_alive(l, &live, &live_err)) {
-			man->ext[n++] = l;
+			st->ext[n++] = l;
 			continue;
 		}
 		usdt__link_release(l);
-		usdt__store_put(man);	/* never its holder's */
+		usdt__store_put(st);	/* never its holder's */
 	}
-	man->ext_cnt = man->ext_swept = n;
+	st->ext_cnt = st->ext_swept = n;
 	usdt__link_ids_free(&live);
 }
 
-void usdt__manager_adopt(struct usdt_manager *man, struct usdt_manager *imp)
+void usdt__ext_drop(struct usdt__store *st)
 {
 	size_t i;
 
-	usdt__file_cache_clear(imp);
-	man->ext = imp->ext;
-	man->ext_cnt = imp->ext_cnt;
-	man->ext_cap = imp->ext_cap;
-	man->ext_swept = imp->ext_swept;
-	for (i = 0; i < man->ext_cnt; i++)
-		man->ext[i]->man = man;
-	usdt__store_move(man, imp);
-}
-
-void usdt__ext_drop(struct usdt_manager *man)
-{
-	size_t i;
-
-	for (i = 0; i < man->ext_cnt; i++) {
-		man->ext[i]->pinned = true;	/* the maps are left as they are */
-		usdt__link_release(man->ext[i]);
-		usdt__store_put(man);	/* never its holder's */
+	for (i = 0; i < st->ext_cnt; i++) {
+		st->ext[i]->pinned = true;	/* the maps are left as they are */
+		usdt__link_release(st->ext[i]);
+		usdt__store_put(st);	/* never its holder's */
 	}
-	man->ext_cnt = man->ext_swept = 0;
+	st->ext_cnt = st->ext_swept = 0;
 }
 
 /* Before an attach: room for its record, and the dead records' IDs back
  * when there are twice as many records as at the last sweep, or when the
  * spec IDs run short. */
-static int ext_room(struct usdt_manager *man)
+static int ext_room(struct usdt__store *st)
 {
-	const struct usdt__chunks *s = &man->specs;
+	const struct usdt__chunks *s = &st->specs;
 	struct usdt_link **v;
 	size_t cap;
 
-	if (man->ext_cnt >= 2 * man->ext_swept + 16 ||
+	if (st->ext_cnt >= 2 * st->ext_swept + 16 ||
 	    (s->cap && (uint64_t)s->live_cnt * 8 >= (uint64_t)s->cap * 7))
-		usdt__ext_sweep(man);
-	if (man->ext_cnt < man->ext_cap)
+		usdt__ext_sweep(st);
+	if (st->ext_cnt < st->ext_cap)
 		return 0;
-	cap = man->ext_cap ? man->ext_cap * 2 : 16;
-	v = usdt__reallocarray(man->ext, cap, sizeof(*v));
+	cap = st->ext_cap ? st->ext_cap * 2 : 16;
+	v = usdt__reallocarray(st->ext, cap, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	man->ext = v;
-	man->ext_cap = cap;
+	st->ext = v;
+	st->ext_cap = cap;
 	return 0;
 }
 
-struct bpf_link *usdt__attach_ext(struct usdt_manager *man,
+struct bpf_link *usdt__attach_ext(struct usdt__store *st,
+				  const struct bpf_object *obj,
 				  const struct bpf_program *prog, pid_t pid,
 				  const char *path, const char *provider,
 				  const char *name, uint64_t cookie)
 {
 	USDT_OPTS(usdt_attach_opts, o, .usdt_cookie = cookie);
-	struct attach_ctx c = { .man = man, .prog = prog, .pid = pid,
+	struct attach_ctx c = { .st = st, .obj = obj, .prog = prog, .pid = pid,
 				.provider = provider, .name = name,
 				.ext = true };
 	struct usdt_link *link;
 	struct bpf_link *out;
-	int err = ext_room(man);
+	int err = ext_room(st);
 
 	if (err)
 		return usdt__err_ptr(err);
@@ -416,6 +403,6 @@ struct bpf_link *usdt__attach_ext(struct usdt_manager *man,
 		return NULL;
 	out = link->ext_link;
 	link->ext_link = NULL;
-	man->ext[man->ext_cnt++] = link;
+	st->ext[st->ext_cnt++] = link;
 	return out;
 }

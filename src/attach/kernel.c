@@ -132,7 +132,7 @@ static int perf_detach(struct usdt_link *link)
 		 * shares with the parent: a child only closes its fd. The
 		 * perf event's own fd, when libbpf holds a second one,
 		 * stays open in the child: libbpf does not give it out. */
-		if (usdt__manager_forked(link->man)) {
+		if (usdt__store_forked(link->st)) {
 			bpf_link__disconnect(l);
 			close(bpf_link__fd(l));
 		}

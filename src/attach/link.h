@@ -25,7 +25,7 @@ struct usdt__link_maker;
  * Invariant: each of site_cnt sites holds one reference on site_ids[i];
  * ips[0..ip_cnt) are the IP-map keys this link wrote; the kernel side is
  * either multi_fd >= 0 or perf[0..perf_cnt). The link reaches the
- * maps only through man's own descriptors, never through the bpf_object.
+ * maps only through its store's own descriptors, never through the bpf_object.
  */
 /*
  * One allocation: the struct, then its arrays, each with room for cap
@@ -40,7 +40,7 @@ struct usdt__link_maker;
  *				(slot_per_site) or one for all; slot_cnt
  */
 struct usdt_link {
-	struct usdt_manager *man;
+	struct usdt__store *st;		/* a reference held */
 	int multi_fd;
 	uint32_t cap;
 	uint32_t perf_cnt;
@@ -89,7 +89,8 @@ static inline uint32_t *link_slots(const struct usdt_link *link)
 
 /* One attach call: what it was asked, and what it has found so far. */
 struct attach_ctx {
-	struct usdt_manager *man;
+	struct usdt__store *st;
+	const struct bpf_object *obj;	/* the store's object, where known */
 	const struct bpf_program *prog;
 	const struct usdt_file *file;
 	const struct usdt__arch_ops *host;
@@ -157,7 +158,7 @@ int usdt__link_unwind(struct usdt_link *link);
 int usdt__runtime_addr(pid_t pid, const struct usdt_file *file, uint64_t off,
 		       uint64_t *addr);
 int usdt__check_process(const struct attach_ctx *c, bool *maps);
-int usdt__file_cached(struct usdt_manager *man, int fd, const char *path,
+int usdt__file_cached(struct usdt__store *st, int fd, const char *path,
 		      struct usdt_file **out);
 
 /* attach.c: c (manager, program, pid, probe) checked: the file at path

@@ -19,16 +19,16 @@ int usdt__link_detach(struct usdt_link *link)
 /* After usdt__link_detach(): give back the IP-map entries and spec IDs, free. */
 int usdt__link_release(struct usdt_link *link)
 {
-	struct usdt_manager *man = link->man;
+	struct usdt__store *st = link->st;
 	int err = 0, e;
 	size_t i;
 
 	/* A pinned kernel link goes on reading its specs and storage, and
 	 * after a fork() the parent's does. */
-	if (link->pinned || usdt__manager_forked(man))
+	if (link->pinned || usdt__store_forked(st))
 		link->ip_cnt = link->site_cnt = link->slot_cnt = 0;
 	for (i = 0; i < link->ip_cnt; i++) {
-		e = usdt__ipmap_del(&man->ips, link_ips(link)[i]);
+		e = usdt__ipmap_del(&st->ips, link_ips(link)[i]);
 		if (!e)
 			continue;
 		err = err ? err : e;
@@ -38,14 +38,14 @@ int usdt__link_release(struct usdt_link *link)
 	/* Last first: the free list is a stack, so the lowest IDs end up
 	 * on top and are reused first. */
 	for (i = link->site_cnt; i-- > 0;) {
-		e = usdt__spec_put(man, link_site_ids(link)[i]);
+		e = usdt__spec_put(st, link_site_ids(link)[i]);
 		err = err ? err : e;
 	}
 	/* The specs given back are zeroed, a batch per chunk. */
 	if (link->site_cnt)
-		(void)usdt__chunks_flush_writes(&man->specs);
+		(void)usdt__chunks_flush_writes(&st->specs);
 	for (i = link->slot_cnt; i-- > 0;)
-		usdt__storage_put(&man->storage, link_slots(link)[i]);
+		usdt__storage_put(&st->storage, link_slots(link)[i]);
 	free(link);		/* and its arrays */
 	return err;
 }
@@ -75,7 +75,7 @@ struct usdt_link *usdt__link_alloc(const struct attach_ctx *c)
 			       n * sizeof(int) + slots * sizeof(uint32_t));
 	if (!link)
 		return NULL;
-	link->man = c->man;
+	link->st = c->st;
 	link->multi_fd = -1;
 	link->cap = (uint32_t)n;
 	link->has_ips = ips;
@@ -88,14 +88,14 @@ struct usdt_link *usdt__link_alloc(const struct attach_ctx *c)
 
 int usdt_link__destroy(struct usdt_link *link)
 {
-	struct usdt_manager *man;
+	struct usdt__store *st;
 	int err;
 
 	if (!link)
 		return 0;
-	man = link->man;
+	st = link->st;
 	err = usdt__link_unwind(link);
-	usdt__store_put(man);	/* the link's reference */
+	usdt__store_put(st);	/* the link's reference */
 	return usdt__err(err);
 }
 
@@ -154,7 +154,7 @@ static int detach_all(struct usdt_link **links, size_t n)
 
 int usdt_links__destroy(struct usdt_link **links, size_t n)
 {
-	struct usdt_manager *man;
+	struct usdt__store *st;
 	int err, e;
 	size_t i;
 
@@ -166,10 +166,10 @@ int usdt_links__destroy(struct usdt_link **links, size_t n)
 	for (i = 0; i < n; i++) {
 		if (!links[i])
 			continue;
-		man = links[i]->man;
+		st = links[i]->st;
 		e = usdt__link_release(links[i]);
 		err = err ? err : e;
-		usdt__store_put(man);	/* the link's reference */
+		usdt__store_put(st);	/* the link's reference */
 		links[i] = NULL;
 	}
 	return usdt__err(err);
@@ -200,7 +200,7 @@ void *usdt_link__storage(const struct usdt_link *link, size_t site_index)
 		errno = ENOENT;
 		return NULL;
 	}
-	return usdt__storage_at(&link->man->storage,
+	return usdt__storage_at(&link->st->storage,
 				link_slots(link)[link->slot_per_site ? site_index : 0]);
 }
 
@@ -235,7 +235,7 @@ int usdt_link__pin(struct usdt_link *link, const char *path)
 		return usdt__err(err);
 	}
 	if (!link->pinned)
-		link->man->pinned_cnt++;
+		link->st->pinned_cnt++;
 	link->pinned = true;
 	return 0;
 }

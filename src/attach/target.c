@@ -128,31 +128,31 @@ static bool file_current(const struct usdt_file *file, const struct stat *st)
 }
 
 /*
- * The parsed file for the open fd (taken over): one the manager read
+ * The parsed file for the open fd (taken over): one the store read
  * before if it is the same inode, unchanged (size and mtime), else read
- * now and kept, the oldest kept file making room. The manager owns the
+ * now and kept, the oldest kept file making room. The store owns the
  * result.
  */
-int usdt__file_cached(struct usdt_manager *man, int fd, const char *path,
+int usdt__file_cached(struct usdt__store *st, int fd, const char *path,
 		       struct usdt_file **out)
 {
 	struct usdt_file *file;
-	struct stat st;
-	size_t i, n = USDT__ARRAY_SIZE(man->files);
+	struct stat sb;
+	size_t i, n = USDT__ARRAY_SIZE(st->files);
 	int err;
 
-	if (fstat(fd, &st)) {
+	if (fstat(fd, &sb)) {
 		err = -errno;
 		close(fd);
 		return err;
 	}
-	for (i = 0; i < n && man->files[i]; i++) {
-		file = man->files[i];
-		if (!file_current(file, &st))
+	for (i = 0; i < n && st->files[i]; i++) {
+		file = st->files[i];
+		if (!file_current(file, &sb))
 			continue;
 		/* Most recent first. */
-		memmove(&man->files[1], &man->files[0], i * sizeof(file));
-		man->files[0] = file;
+		memmove(&st->files[1], &st->files[0], i * sizeof(file));
+		st->files[0] = file;
 		close(fd);
 		*out = file;
 		return 0;
@@ -160,19 +160,19 @@ int usdt__file_cached(struct usdt_manager *man, int fd, const char *path,
 	err = usdt__file_open_fd(fd, path, &file);
 	if (err)
 		return err;
-	usdt_file__close(man->files[n - 1]);
-	memmove(&man->files[1], &man->files[0], (n - 1) * sizeof(file));
-	man->files[0] = file;
+	usdt_file__close(st->files[n - 1]);
+	memmove(&st->files[1], &st->files[0], (n - 1) * sizeof(file));
+	st->files[0] = file;
 	*out = file;
 	return 0;
 }
 
-void usdt__file_cache_clear(struct usdt_manager *man)
+void usdt__file_cache_clear(struct usdt__store *st)
 {
 	size_t i;
 
-	for (i = 0; i < USDT__ARRAY_SIZE(man->files); i++) {
-		usdt_file__close(man->files[i]);
-		man->files[i] = NULL;
+	for (i = 0; i < USDT__ARRAY_SIZE(st->files); i++) {
+		usdt_file__close(st->files[i]);
+		st->files[i] = NULL;
 	}
 }

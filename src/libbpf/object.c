@@ -329,7 +329,7 @@ static uint32_t cap_of(struct usdt_manager *man, uint32_t opt,
 static void set_caps(struct usdt_manager *man, uint32_t max_specs,
 		     uint32_t max_ips, uint32_t max_storage)
 {
-	usdt__store_caps(man, cap_of(man, max_specs, "usdt__max_specs"),
+	usdt__store_caps(man->store, cap_of(man, max_specs, "usdt__max_specs"),
 			 cap_of(man, max_ips, "usdt__max_ips"),
 			 cap_of(man, max_storage, "usdt__max_storage"));
 }
@@ -338,7 +338,7 @@ static void set_caps(struct usdt_manager *man, uint32_t max_specs,
 static int size_maps(struct usdt_manager *man, uint32_t max_specs,
 		     uint32_t max_storage)
 {
-	const struct usdt__storage *st = &man->storage;
+	const struct usdt__storage *st = &man->store->storage;
 	int err;
 
 	if (max_specs &&
@@ -374,7 +374,7 @@ static int specs_id_of(struct usdt_manager *man)
 	memset(&info, 0, sizeof(info));
 	if (bpf_obj_get_info_by_fd(bpf_map__fd(man->specs_map), &info, &len))
 		return -errno;
-	man->specs_id = info.id;
+	man->store->specs_id = info.id;
 	return 0;
 }
 
@@ -393,12 +393,13 @@ struct usdt_manager *usdt__manager_new(struct bpf_object *obj,
 	max_storage = OPTS_GET(opts, max_storage, 0);
 
 	man = calloc(1, sizeof(*man));
-	if (!man)
+	if (man)
+		man->store = usdt__store_new();
+	if (!man || !man->store) {
+		free(man);
 		return usdt__err_ptr(-ENOMEM);
+	}
 	man->obj = obj;
-	man->refcnt = 1;	/* the manager's: usdt__manager_retire() */
-	man->owner = getpid();
-	man->ips.outer_fd = man->ips.fd = -1;
 	man->specs_map = bpf_object__find_map_by_name(obj, "usdt__specs");
 	man->ip_map = bpf_object__find_map_by_name(obj, "usdt__ip2spec");
 	if (!man->specs_map || !man->ip_map) {
@@ -410,8 +411,8 @@ struct usdt_manager *usdt__manager_new(struct bpf_object *obj,
 	err = check_layout(man);
 	if (err)
 		goto err_out;
-	usdt__storage_find(&man->storage, obj);
-	if (max_storage && !man->storage.map) {
+	usdt__storage_find(&man->store->storage, obj);
+	if (max_storage && !man->store->storage.map) {
 		pr_warn("max_storage set, but BPF object '%s' has no usdt__storage map (USDT_STORAGE_TYPE)\n",
 			bpf_object__name(obj));
 		err = -EINVAL;
@@ -445,26 +446,33 @@ struct usdt_manager *usdt__manager_new(struct bpf_object *obj,
 		if (err)
 			goto err_out;
 	}
-	man->ip_map_kept = ip_map_kept(obj);
+	man->store->ip_map_kept = ip_map_kept(obj);
 	return man;
 
 err_out:
 	managed_drop(man);
+	usdt__store_put(man->store);
 	free(man);
 	return usdt__err_ptr(err);
 }
 
 void usdt__manager_unface(struct usdt_manager *man)
 {
+	struct usdt__storage *st = &man->store->storage;
+
 	managed_drop(man);
-	usdt__storage_release(&man->storage, !man->pinned_cnt);
+	/* No live link of the store uses it; an implicit store has none. */
+	usdt__storage_release(st, !man->store->pinned_cnt);
+	memset(st, 0, sizeof(*st));
 }
 
 void usdt__manager_retire(struct usdt_manager *man)
 {
 	managed_drop(man);
-	man->freed = true;
-	man->obj = NULL;
-	man->specs_map = man->ip_map = man->storage.map = NULL;
-	usdt__store_put(man);	/* the links left hold it */
+	/* The object may go now: nothing reaches it through the store. */
+	man->store->storage.map = NULL;
+	/* The links left hold the store. */
+	usdt__store_put(man->store);
+	free(man->owned);
+	free(man);
 }

@@ -18,7 +18,7 @@
  * that names no spec map (it counts hits, or reads only its storage,
  * which only a manager gives) reads nothing a store holds, whichever
  * header it was built on: it is attached by the store of no maps
- * (usdt__manager_specless()), cookies 0, no IP-map entry. No guess at a
+ * (usdt__store_specless()), cookies 0, no IP-map entry. No guess at a
  * header is made: what the program reads decides, and every program gets
  * uprobe_multi links where the kernel has them, unless it is libbpf's.
  *
@@ -58,7 +58,7 @@ struct prog_maps {
 
 /* The store of programs that name no spec map, made at the first such
  * attach (under stores_lock). */
-static struct usdt_manager *specless;
+static struct usdt__store *specless;
 
 /* 0, or the kernel's error: a map unread could be one of ours. */
 static int note_map(struct prog_maps *pm, int fd)
@@ -120,7 +120,7 @@ static int prog_maps(const struct bpf_program *prog, struct prog_maps *pm)
 /* Implicit managers                                                      */
 
 static pthread_mutex_t stores_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct usdt_manager **stores;
+static struct usdt__store **stores;
 static size_t store_cnt, store_cap;
 
 /*
@@ -137,13 +137,13 @@ static void stores_gc(void)
 	int is;
 
 	for (i = 0; i < store_cnt; i++) {
-		struct usdt_manager *m = stores[i];
+		struct usdt__store *m = stores[i];
 
 		is = usdt__fd_is_bpf(m->specs_outer.fd, false, m->specs_id);
 		if (is < 0)
 			pr_debug("cannot tell whether the object of spec map %u is closed: %s\n",
 				 m->specs_id, usdt__errstr(is));
-		if (is != 0 && !usdt__manager_forked(m)) {
+		if (is != 0 && !usdt__store_forked(m)) {
 			stores[n++] = m;
 			continue;
 		}
@@ -157,7 +157,7 @@ static void stores_gc(void)
 /* Room for one more store in the list. 0, or -ENOMEM. */
 static int stores_room(void)
 {
-	struct usdt_manager **v;
+	struct usdt__store **v;
 	size_t cap = store_cap ? store_cap * 2 : 4;
 
 	if (store_cnt < store_cap)
@@ -172,22 +172,22 @@ static int stores_room(void)
 
 /* The store of no maps, made if none (again in a child of its maker,
  * whose records are the parent's); NULL and errno. */
-static struct usdt_manager *specless_store(void)
+static struct usdt__store *specless_store(void)
 {
-	if (specless && usdt__manager_forked(specless)) {
+	if (specless && usdt__store_forked(specless)) {
 		usdt__ext_drop(specless);
 		usdt__store_put(specless);
 		specless = NULL;
 	}
 	if (!specless)
-		specless = usdt__manager_specless();
+		specless = usdt__store_specless();
 	return specless ? specless : usdt__err_ptr(-ENOMEM);
 }
 
-/* The implicit manager of pm's maps, made if none; NULL and errno. */
-static struct usdt_manager *store_of(const struct prog_maps *pm)
+/* The implicit store of pm's maps, made if none; NULL and errno. */
+static struct usdt__store *store_of(const struct prog_maps *pm)
 {
-	struct usdt_manager *m;
+	struct usdt__store *m;
 	size_t i;
 
 	if (pm->specs.fd < 0)
@@ -198,14 +198,14 @@ static struct usdt_manager *store_of(const struct prog_maps *pm)
 			return stores[i];
 	if (stores_room())
 		return usdt__err_ptr(-ENOMEM);
-	m = usdt__manager_implicit(&pm->specs, &pm->ips, pm->specs_id);
+	m = usdt__store_implicit(&pm->specs, &pm->ips, pm->specs_id);
 	if (!m)
 		return usdt__err_ptr(-ENOMEM);
 	stores[store_cnt++] = m;
 	return m;
 }
 
-int usdt__store_give(struct usdt_manager *imp)
+int usdt__store_give(struct usdt__store *imp)
 {
 	int err;
 
@@ -218,9 +218,9 @@ int usdt__store_give(struct usdt_manager *imp)
 	return err;
 }
 
-struct usdt_manager *usdt__store_take(uint32_t specs_id)
+struct usdt__store *usdt__store_take(uint32_t specs_id)
 {
-	struct usdt_manager *m = NULL;
+	struct usdt__store *m = NULL;
 	size_t i;
 
 	pthread_mutex_lock(&stores_lock);
@@ -241,7 +241,9 @@ struct bpf_link *usdt_program__attach(const struct bpf_program *prog,
 				      const char *usdt_name,
 				      const struct bpf_usdt_opts *opts)
 {
+	const struct bpf_object *obj = NULL;
 	struct usdt_manager *man;
+	struct usdt__store *st;
 	struct prog_maps pm;
 	struct bpf_link *l;
 	int err;
@@ -272,11 +274,13 @@ struct bpf_link *usdt_program__attach(const struct bpf_program *prog,
 	pthread_mutex_lock(&stores_lock);
 	/* A manager's programs use its store. */
 	man = usdt__prog_manager(prog);
-	if (!man)
-		man = store_of(&pm);
-	l = man ? usdt__attach_ext(man, prog, pid, binary_path, usdt_provider,
-				   usdt_name, OPTS_GET(opts, usdt_cookie, 0)) :
-		  NULL;
+	if (man)
+		obj = man->obj;
+	st = man ? usdt__manager_store(man) : store_of(&pm);
+	l = st ? usdt__attach_ext(st, obj, prog, pid, binary_path,
+				  usdt_provider, usdt_name,
+				  OPTS_GET(opts, usdt_cookie, 0)) :
+		 NULL;
 	err = l ? 0 : -errno;
 	pthread_mutex_unlock(&stores_lock);
 	return l ? l : usdt__err_ptr(err);

@@ -67,10 +67,10 @@ static uint32_t spec_hash(const struct usdt_spec *spec)
 	return usdt__hash_bytes(spec, sizeof(*spec));
 }
 
-static struct usdt__spec_aux *spec_aux(const struct usdt_manager *man,
+static struct usdt__spec_aux *spec_aux(const struct usdt__store *st,
 				       uint32_t id)
 {
-	return usdt__chunks_aux(&man->specs, id);
+	return usdt__chunks_aux(&st->specs, id);
 }
 
 /*
@@ -78,20 +78,20 @@ static struct usdt__spec_aux *spec_aux(const struct usdt_manager *man,
  * stay short however many specs come. Without memory for it, the chains
  * just get longer.
  */
-static void buckets_grow(struct usdt_manager *man)
+static void buckets_grow(struct usdt__store *st)
 {
-	uint32_t n = man->bucket_cnt ? man->bucket_cnt * 2 : 64, i, h;
+	uint32_t n = st->bucket_cnt ? st->bucket_cnt * 2 : 64, i, h;
 	int32_t *b;
 
-	if (man->bucket_cnt && man->specs.live_cnt < man->bucket_cnt / 2)
+	if (st->bucket_cnt && st->specs.live_cnt < st->bucket_cnt / 2)
 		return;
 	b = malloc(n * sizeof(*b));
 	if (!b)
 		return;
 	for (i = 0; i < n; i++)
 		b[i] = -1;
-	for (i = 0; i < man->specs.next; i++) {
-		struct usdt__spec_aux *aux = spec_aux(man, i);
+	for (i = 0; i < st->specs.next; i++) {
+		struct usdt__spec_aux *aux = spec_aux(st, i);
 
 		if (!aux->refcnt)
 			continue;
@@ -99,33 +99,31 @@ static void buckets_grow(struct usdt_manager *man)
 		aux->next = b[h];
 		b[h] = (int32_t)i;
 	}
-	free(man->buckets);
-	man->buckets = b;
-	man->bucket_cnt = n;
+	free(st->buckets);
+	st->buckets = b;
+	st->bucket_cnt = n;
 }
 
 /* At the first attach, once the maps exist: the chunks and the hash. */
-static int specs_init(struct usdt_manager *man)
+static int specs_init(struct usdt__store *st)
 {
 	int err;
 
-	if (man->specs_map)
-		man->specs_outer = usdt__outer_of(man->specs_map);
-	err = usdt__chunks_open(&man->specs, &man->specs_outer,
+	err = usdt__chunks_open(&st->specs, &st->specs_outer,
 				sizeof(struct usdt_spec), USDT_SPEC_CHUNK,
-				sizeof(struct usdt__spec_aux), man->max_specs,
+				sizeof(struct usdt__spec_aux), st->max_specs,
 				false);
 	if (err)
 		return err;
-	buckets_grow(man);
-	if (!man->buckets) {
-		usdt__chunks_close(&man->specs, false);
+	buckets_grow(st);
+	if (!st->buckets) {
+		usdt__chunks_close(&st->specs, false);
 		return -ENOMEM;
 	}
 	return 0;
 }
 
-int usdt__spec_get(struct usdt_manager *man, const struct usdt_spec *spec)
+int usdt__spec_get(struct usdt__store *st, const struct usdt_spec *spec)
 {
 	struct usdt__spec_aux *aux;
 	struct usdt_spec old;
@@ -134,81 +132,81 @@ int usdt__spec_get(struct usdt_manager *man, const struct usdt_spec *spec)
 	int err;
 
 	_Static_assert(sizeof(old) <= USDT__CHUNK_VALUE_MAX, "spec size");
-	if (!man->specs.mem && (err = specs_init(man)))
+	if (!st->specs.mem && (err = specs_init(st)))
 		return err;
 	hash = spec_hash(spec);
-	h = hash & (man->bucket_cnt - 1);
-	for (cur = man->buckets[h]; cur >= 0; cur = aux->next) {
-		aux = spec_aux(man, (uint32_t)cur);
+	h = hash & (st->bucket_cnt - 1);
+	for (cur = st->buckets[h]; cur >= 0; cur = aux->next) {
+		aux = spec_aux(st, (uint32_t)cur);
 		if (aux->hash == hash &&
-		    !usdt__chunks_read(&man->specs, (uint32_t)cur, &old) &&
+		    !usdt__chunks_read(&st->specs, (uint32_t)cur, &old) &&
 		    !memcmp(&old, spec, sizeof(*spec))) {
 			aux->refcnt++;
 			return cur;
 		}
 	}
 
-	err = usdt__chunks_take(&man->specs, &id);
+	err = usdt__chunks_take(&st->specs, &id);
 	if (err)
 		return err;
 	/* No uprobe refers to the ID yet. */
-	err = usdt__chunks_write(&man->specs, id, spec);
+	err = usdt__chunks_write(&st->specs, id, spec);
 	if (err) {
-		usdt__chunks_give(&man->specs, id);
+		usdt__chunks_give(&st->specs, id);
 		return err;
 	}
-	aux = spec_aux(man, id);
+	aux = spec_aux(st, id);
 	aux->refcnt = 1;
 	aux->hash = hash;
-	aux->next = man->buckets[h];
-	man->buckets[h] = (int32_t)id;
-	buckets_grow(man);
+	aux->next = st->buckets[h];
+	st->buckets[h] = (int32_t)id;
+	buckets_grow(st);
 	return (int)id;
 }
 
-bool usdt__spec_room(struct usdt_manager *man, size_t n)
+bool usdt__spec_room(struct usdt__store *st, size_t n)
 {
-	if (man->specless || n == 0)
+	if (st->specless || n == 0)
 		return true;
-	if (!man->specs.mem && specs_init(man))
+	if (!st->specs.mem && specs_init(st))
 		return true;	/* usdt__spec_get() says why */
-	return usdt__chunks_room_left(&man->specs) >= n;
+	return usdt__chunks_room_left(&st->specs) >= n;
 }
 
-void usdt__spec_reserve(struct usdt_manager *man, size_t n, uint32_t max_new)
+void usdt__spec_reserve(struct usdt__store *st, size_t n, uint32_t max_new)
 {
-	if (man->specs.mem)
-		usdt__chunks_reserve(&man->specs, n, max_new);
+	if (st->specs.mem)
+		usdt__chunks_reserve(&st->specs, n, max_new);
 }
 
-int usdt__store_flush(struct usdt_manager *man)
+int usdt__store_flush(struct usdt__store *st)
 {
-	int err = usdt__chunks_flush(&man->specs), e = 0;
+	int err = usdt__chunks_flush(&st->specs), e = 0;
 
-	if (man->storage.slots.mem)
-		e = usdt__chunks_flush(&man->storage.slots);
+	if (st->storage.slots.mem)
+		e = usdt__chunks_flush(&st->storage.slots);
 	return err ? err : e;
 }
 
-int usdt__spec_put(struct usdt_manager *man, int id)
+int usdt__spec_put(struct usdt__store *st, int id)
 {
 	struct usdt__spec_aux *aux;
 	int32_t *link;
 
-	if (id < 0 || (uint32_t)id >= man->specs.next)
+	if (id < 0 || (uint32_t)id >= st->specs.next)
 		return 0;
-	aux = spec_aux(man, (uint32_t)id);
+	aux = spec_aux(st, (uint32_t)id);
 	if (!aux->refcnt || --aux->refcnt)
 		return 0;
-	for (link = &man->buckets[aux->hash & (man->bucket_cnt - 1)];
-	     *link >= 0; link = &spec_aux(man, (uint32_t)*link)->next) {
+	for (link = &st->buckets[aux->hash & (st->bucket_cnt - 1)];
+	     *link >= 0; link = &spec_aux(st, (uint32_t)*link)->next) {
 		if (*link == id) {
 			*link = aux->next;
 			break;
 		}
 	}
 	/* Zeroed (a stale cookie reads "no spec") and freed. */
-	usdt__chunks_give(&man->specs, (uint32_t)id);
+	usdt__chunks_give(&st->specs, (uint32_t)id);
 	return 0;
 }
 
@@ -218,89 +216,106 @@ int usdt__spec_put(struct usdt_manager *man, int id)
  * too. At most 2^30 IP-map entries (default 4 * 65536), which keeps the
  * arithmetic of growing the map in 32 bits.
  */
-void usdt__store_caps(struct usdt_manager *man, uint32_t max_specs,
+void usdt__store_caps(struct usdt__store *st, uint32_t max_specs,
 		      uint32_t max_ips, uint32_t max_storage)
 {
-	man->max_specs = max_specs;
-	man->ips.cap = !max_ips ? 4 * 65536 :
+	st->max_specs = max_specs;
+	st->ips.cap = !max_ips ? 4 * 65536 :
 		       max_ips > (1U << 30) ? 1U << 30 : max_ips;
-	man->storage.cap = max_storage;
+	st->storage.cap = max_storage;
 }
 
-void usdt__store_move(struct usdt_manager *man, struct usdt_manager *imp)
+struct usdt__store *usdt__store_adopt(struct usdt__store *fresh,
+				      struct usdt__store *imp)
 {
-	uint32_t ip_cap = man->ips.cap;
+	uint32_t ip_cap = fresh->ips.cap;
 
-	man->specs_outer = imp->specs_outer;
-	man->specs = imp->specs;
-	if (man->max_specs && man->specs.cap > man->max_specs)
-		man->specs.cap = man->max_specs;
-	man->buckets = imp->buckets;
-	man->bucket_cnt = imp->bucket_cnt;
-	man->live_cnt = imp->live_cnt;
-	man->ips = imp->ips;
-	man->ips.cap = ip_cap > imp->ips.cnt ? ip_cap : imp->ips.cnt;
-	man->pinned_cnt = imp->pinned_cnt;
-	/* imp's links are man's now; imp's holder goes with imp. */
-	man->refcnt += imp->refcnt - 1;
-	free(imp);
+	imp->implicit = false;
+	imp->max_specs = fresh->max_specs;
+	if (imp->max_specs && imp->specs.cap > imp->max_specs)
+		imp->specs.cap = imp->max_specs;
+	imp->ips.cap = ip_cap > imp->ips.cnt ? ip_cap : imp->ips.cnt;
+	imp->ip_map_kept = fresh->ip_map_kept;
+	/* An implicit store has no storage: its manager's goes with it. */
+	imp->storage = fresh->storage;
+	memset(&fresh->storage, 0, sizeof(fresh->storage));
+	usdt__store_put(fresh);
+	return imp;
 }
 
-struct usdt_manager *usdt__manager_implicit(const struct usdt__outer *specs,
-					    const struct usdt__outer *ips,
-					    uint32_t specs_id)
+struct usdt__store *usdt__store_new(void)
 {
-	struct usdt_manager *man = calloc(1, sizeof(*man));
+	struct usdt__store *st = calloc(1, sizeof(*st));
 
-	if (!man)
+	if (!st)
 		return NULL;
-	man->refcnt = 1;
-	man->owner = getpid();
-	man->ips.outer_fd = man->ips.fd = -1;
-	man->specs_outer = *specs;
-	man->ip_outer = *ips;
-	man->specs_id = specs_id;
-	man->implicit = true;
-	man->ip_map_kept = true;
-	usdt__store_caps(man, 0, 0, 0);
-	return man;
+	st->refcnt = 1;
+	st->owner = getpid();
+	st->ips.outer_fd = st->ips.fd = -1;
+	st->specs_outer.fd = st->ip_outer.fd = -1;
+	return st;
 }
 
-struct usdt_manager *usdt__manager_specless(void)
+void usdt__store_bind(struct usdt__store *st, const struct usdt__outer *specs,
+		      const struct usdt__outer *ips)
+{
+	st->specs_outer = *specs;
+	st->ip_outer = *ips;
+}
+
+struct usdt__store *usdt__store_implicit(const struct usdt__outer *specs,
+					 const struct usdt__outer *ips,
+					 uint32_t specs_id)
+{
+	struct usdt__store *st = usdt__store_new();
+
+	if (!st)
+		return NULL;
+	st->specs_outer = *specs;
+	st->ip_outer = *ips;
+	st->specs_id = specs_id;
+	st->implicit = true;
+	st->ip_map_kept = true;
+	usdt__store_caps(st, 0, 0, 0);
+	return st;
+}
+
+struct usdt__store *usdt__store_specless(void)
 {
 	struct usdt__outer none = { .fd = -1 };
-	struct usdt_manager *man = usdt__manager_implicit(&none, &none, 0);
+	struct usdt__store *st = usdt__store_implicit(&none, &none, 0);
 
-	if (man)
-		man->specless = true;
-	return man;
+	if (st)
+		st->specless = true;
+	return st;
 }
 
-static void store_release(struct usdt_manager *man)
+static void store_release(struct usdt__store *st)
 {
 	/* Pinned links go on reading the chunks, and so do the parent's
 	 * links after a fork() and the links of libbpf's that an implicit
 	 * store served: their maps are no one else's to replace. Nothing
 	 * waits for a grace period here (src/store/chunks.c). */
-	bool reusable = !man->pinned_cnt && !usdt__manager_forked(man) &&
-			!man->implicit;
+	bool reusable = !st->pinned_cnt && !usdt__store_forked(st) &&
+			!st->implicit;
 
-	usdt__chunks_close(&man->specs, reusable);
-	usdt__ipmap_close(&man->ips, reusable);
-	usdt__storage_release(&man->storage, reusable);
-	free(man->ext);
-	free(man->buckets);
-	free(man);
+	usdt__chunks_close(&st->specs, reusable);
+	usdt__ipmap_close(&st->ips, reusable);
+	usdt__storage_release(&st->storage, reusable);
+	for (size_t i = 0; i < USDT__ARRAY_SIZE(st->files); i++)
+		usdt_file__close(st->files[i]);
+	free(st->ext);
+	free(st->buckets);
+	free(st);
 }
 
-
-void usdt__store_get(struct usdt_manager *man)
+void usdt__store_get(struct usdt__store *st)
 {
-	man->refcnt++;
+	st->refcnt++;
 }
 
-void usdt__store_put(struct usdt_manager *man)
+void usdt__store_put(struct usdt__store *st)
 {
-	if (!--man->refcnt)
-		store_release(man);
+	if (!--st->refcnt)
+		store_release(st);
 }

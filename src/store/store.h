@@ -28,30 +28,42 @@ struct usdt__spec_aux {
 	int32_t next;		/* next live ID on this hash chain, -1 ends */
 };
 
-struct usdt_manager {
-	struct bpf_object *obj;		/* borrowed; NULL: implicit */
-	struct bpf_map *specs_map;	/* borrowed from obj */
-	struct bpf_map *ip_map;
+/*
+ * The spec store of one BPF object: its spec IDs and their chunks, its IP
+ * map and its storage, made by the object's manager (src/libbpf/object.c)
+ * or, for an object without one, by the section handler (an implicit
+ * store, src/libbpf/progh.c), and held by every link made on it.
+ */
+struct usdt__store {
 	/*
-	 * An implicit manager (usdt__manager_implicit()) is the spec store
-	 * of an object that has no manager of its own, made from its maps'
-	 * fds (borrowed, as the object holds them) by usdt_program__attach()
-	 * (src/libbpf/progh.c), which also frees it. Its records are links of
-	 * libbpf's that the user holds: ext[0..ext_cnt).
+	 * Its holders, each with one reference: its manager, or the section
+	 * handler's list of implicit stores, until that lets go; and each
+	 * live link made on it, the records of libbpf's links (ext[]) and
+	 * the manager's own links included. usdt__store_put() of the last
+	 * one releases it.
 	 */
-	struct usdt__outer specs_outer, ip_outer;
-	uint32_t specs_id;		/* the spec map's kernel ID */
-	struct usdt_link **ext;
-	size_t ext_cnt, ext_cap;
-	size_t ext_swept;		/* ext_cnt after the last sweep */
+	size_t refcnt;
+	/* The process that made the store. The maps are shared across
+	 * fork() and the kernel links live on in the parent, so a child's
+	 * copy only closes and frees, and attaches nothing. */
+	pid_t owner;
+	/* No manager: the section handler's, for an object without one. */
 	bool implicit;
+	/* The store of programs that name no spec map (usdt__store_specless()):
+	 * no maps, no spec IDs, no IP-map entries, cookies 0. */
+	bool specless;
 	/* Can the object's programs find specs through the IP map? Not when
 	 * the manager loaded them without (src/libbpf/object.c). */
 	bool ip_map_kept;
-	/* The store of programs that name no spec map (usdt__manager_specless()):
-	 * no maps, no spec IDs, no IP-map entries, cookies 0. */
-	bool specless;
-	/* The files read lately, newest first (see usdt_manager__attach()). */
+	/* The object's arrays of maps: given when made (implicit), or once
+	 * the object is loaded (usdt__store_bind()). */
+	struct usdt__outer specs_outer, ip_outer;
+	uint32_t specs_id;		/* the spec map's kernel ID */
+	/* Records of links of libbpf's that the user holds (src/attach/ext.c). */
+	struct usdt_link **ext;
+	size_t ext_cnt, ext_cap;
+	size_t ext_swept;		/* ext_cnt after the last sweep */
+	/* The files read lately, newest first (src/attach/target.c). */
 	struct usdt_file *files[USDT__FILE_CACHE];
 
 	/* Spec IDs: the chunks opened at the first attach. */
@@ -65,26 +77,6 @@ struct usdt_manager {
 	struct usdt__storage storage;
 
 	size_t pinned_cnt;		/* links pinned: their maps stay */
-
-/* Links of usdt_manager__attach_all(), destroyed by free. */
-	struct usdt_link **owned;
-	size_t owned_cnt, owned_cap;
-
-	/*
-	 * Its holders, each with one reference: the manager that made it,
-	 * or the section handler's list of implicit stores (src/libbpf/
-	 * progh.c), until usdt__manager_retire() or that list lets go; and
-	 * each live link made on it, the records of libbpf's links (ext[])
-	 * and the manager's own links included. usdt__store_put() of the
-	 * last one releases it (store.c).
-	 */
-	size_t refcnt;
-	/* The process that made the manager. The maps are shared across
-	 * fork() and the kernel links live on in the parent, so a child's
-	 * copy only closes and frees, and attaches nothing. */
-	pid_t owner;
-	bool freed;			/* usdt_manager__free() called: no
-					 * more attaches */
 };
 
 /*
@@ -92,55 +84,61 @@ struct usdt_manager {
  * (and writing the map) if none exists. Returns the ID, or -E2BIG past the
  * cap, or the error of creating a chunk; nothing is taken on error.
  */
-int usdt__spec_get(struct usdt_manager *man, const struct usdt_spec *spec);
+int usdt__spec_get(struct usdt__store *st, const struct usdt_spec *spec);
 /* Can n more specs be had without a new chunk? (Opens the chunks at the
  * first call; a store of no maps always can.) */
-bool usdt__spec_room(struct usdt_manager *man, size_t n);
+bool usdt__spec_room(struct usdt__store *st, size_t n);
 /* Room for n more specs, best effort, in at most max_new new chunks
  * (usdt__chunks_reserve()). */
-void usdt__spec_reserve(struct usdt_manager *man, size_t n, uint32_t max_new);
+void usdt__spec_reserve(struct usdt__store *st, size_t n, uint32_t max_new);
 /* The new chunks of specs and storage into their outer maps, and the
  * specs written: one batch each (usdt__chunks_flush()). */
-int usdt__store_flush(struct usdt_manager *man);
+int usdt__store_flush(struct usdt__store *st);
 /* Drop a reference; at zero the map entry is zeroed and the ID freed.
  * Returns 0. */
-int usdt__spec_put(struct usdt_manager *man, int id);
-/* The fd of the manager's IP map outer array (the object's, or the one an
- * implicit manager borrows); -1 before the object is loaded. */
-static inline int usdt__ip_outer_fd(const struct usdt_manager *man)
+int usdt__spec_put(struct usdt__store *st, int id);
+/* The fd of the store's IP map outer array (the object's, borrowed); -1
+ * before the object is loaded. */
+static inline int usdt__ip_outer_fd(const struct usdt__store *st)
 {
-	return man->ip_map ? bpf_map__fd(man->ip_map) : man->ip_outer.fd;
+	return st->ip_outer.fd;
 }
 
 /* Is this a copy of the manager in a child of its owner? */
-static inline bool usdt__manager_forked(const struct usdt_manager *man)
+static inline bool usdt__store_forked(const struct usdt__store *st)
 {
-	return getpid() != man->owner;
+	return getpid() != st->owner;
 }
 
-/* An implicit manager of the maps specs and ips (see struct usdt_manager);
+/* A store, holding one reference (its maker's), with no maps yet; NULL
+ * when out of memory. */
+struct usdt__store *usdt__store_new(void);
+/* An implicit store of the maps specs and ips (see struct usdt__store);
  * NULL when out of memory. Its holder's reference is the caller's, put
  * after its records are dropped (usdt__ext_drop()). */
-struct usdt_manager *usdt__manager_implicit(const struct usdt__outer *specs,
-					    const struct usdt__outer *ips,
-					    uint32_t specs_id);
-
-/* The implicit manager of programs that read no spec (src/libbpf/progh.c): no
- * maps; NULL when out of memory. Released as an implicit one. */
-struct usdt_manager *usdt__manager_specless(void);
-
-/* Move imp's store (chunks, spec IDs, IP map, counts) into man, a
- * manager of the same loaded object, and free imp (usdt__manager_adopt()). */
-void usdt__store_move(struct usdt_manager *man, struct usdt_manager *imp);
+struct usdt__store *usdt__store_implicit(const struct usdt__outer *specs,
+					 const struct usdt__outer *ips,
+					 uint32_t specs_id);
+/* The implicit store of programs that read no spec (src/libbpf/progh.c):
+ * no maps; NULL when out of memory. */
+struct usdt__store *usdt__store_specless(void);
+/* The outer maps of a loaded object, for a store made before load. */
+void usdt__store_bind(struct usdt__store *st, const struct usdt__outer *specs,
+		      const struct usdt__outer *ips);
+/* imp, an implicit store of the object that fresh, its manager's new
+ * store, serves, takes fresh's caps and storage and is its manager's
+ * from now on; fresh, which no link holds, is released. Returns imp. */
+struct usdt__store *usdt__store_adopt(struct usdt__store *fresh,
+				      struct usdt__store *imp);
 /* A reference on the store more (a link made on it), or one less: the
  * last put releases it, closing its chunks, IP map and storage (kept in
  * the maps where pinned links or a parent's links still read them) and
  * freeing its memory. */
-void usdt__store_get(struct usdt_manager *man);
-void usdt__store_put(struct usdt_manager *man);
+void usdt__store_get(struct usdt__store *st);
+void usdt__store_put(struct usdt__store *st);
 
 /* The caps (0: none; src/libbpf/object.c finds them). */
-void usdt__store_caps(struct usdt_manager *man, uint32_t max_specs,
+void usdt__store_caps(struct usdt__store *st, uint32_t max_specs,
 		      uint32_t max_ips, uint32_t max_storage);
 
 #endif /* __LIBUSDT_STORE_H */

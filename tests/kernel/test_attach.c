@@ -319,7 +319,7 @@ static void assert_specs_empty(struct usdt_test *skel, struct usdt_manager *man)
 {
 	uint32_t zero;
 
-	assert_int_equal(man->specs.live_cnt, 0);
+	assert_int_equal(man->store->specs.live_cnt, 0);
 	assert_int_equal(specs_used(bpf_map__fd(skel->maps.usdt__specs), &zero),
 			 0);
 	assert_int_equal(ip_cnt(bpf_map__fd(skel->maps.usdt__ip2spec)), 0);
@@ -602,7 +602,7 @@ static void test_index_extension(void **state)
 	assert_int_equal(f->skel->bss->hits[0].args[2], -1);
 
 	/* Its only spec, with the index extensions an arm64 parse sets. */
-	assert_int_equal(f->man->specs.live_cnt, 1);
+	assert_int_equal(f->man->store->specs.live_cnt, 1);
 	for (id = 0; id < USDT_SPEC_CHUNK; id++) {
 		assert_int_equal(spec_read(fd, id, &spec), 0);
 		if (spec.arg_cnt == 3)
@@ -920,7 +920,7 @@ static void test_many_specs_reattach(void **state)
 			   "test", "many", NULL);
 		assert_int_equal(usdt_link__site_cnt(l), 100);
 		assert_int_equal(usdt_link__spec_cnt(l), 100);
-		assert_int_equal(f->man->specs.live_cnt, 100);
+		assert_int_equal(f->man->store->specs.live_cnt, 100);
 		assert_ids_packed(f->skel, 100);
 		fire_many();
 		assert_int_equal(hits(f->skel), 100);
@@ -1158,7 +1158,7 @@ static void test_perf_rlimit(void **state)
 {
 	struct fix *f = *state;
 	struct usdt_test *skel = f->perf_skel;
-	size_t live = f->perf_man->specs.live_cnt;
+	size_t live = f->perf_man->store->specs.live_cnt;
 	struct rlimit before, after;
 	struct usdt_link *l;
 	rlim_t low;
@@ -1180,7 +1180,7 @@ static void test_perf_rlimit(void **state)
 	expect_warned("raise the soft limit to at least");
 	fire_many();
 	assert_int_equal(hits(skel), 0);
-	assert_int_equal(f->perf_man->specs.live_cnt, live);
+	assert_int_equal(f->perf_man->store->specs.live_cnt, live);
 
 	l = attach_at_nofile(f->perf_man, skel->progs.on_usdt, NULL, "many",
 			     low + 200, &after);
@@ -1229,8 +1229,8 @@ static void test_chunk_rlimit(void **state)
 	l = attach_at_nofile(man, skel->progs.on_usdt, file, "mix",
 			     (rlim_t)free_fd + 4, &after);
 	assert_non_null(l);
-	assert_int_equal(man->specs.cnt, 1);
-	live = man->specs.live_cnt;
+	assert_int_equal(man->store->specs.cnt, 1);
+	live = man->store->specs.live_cnt;
 	assert_int_equal(getrlimit(RLIMIT_NOFILE, &before), 0);
 	free_fd = dup(0);
 	assert_true(free_fd >= 0);
@@ -1245,7 +1245,7 @@ static void test_chunk_rlimit(void **state)
 	expect_warned("cannot create a chunk of usdt__specs: ");
 	expect_warned("the soft RLIMIT_NOFILE is ");
 	expect_warned("raise the soft limit");
-	assert_int_equal(man->specs.live_cnt, live);
+	assert_int_equal(man->store->specs.live_cnt, live);
 }
 
 /* Past a max_specs the user set: E2BIG, and every ID of the failed
@@ -1262,14 +1262,14 @@ static void e2big_past_cap(bool perf)
 	 * test:zero: a spec without arguments or cookie is all zeros). */
 	small = attach(man, skel->progs.on_usdt, -1, "/proc/self/exe", "test",
 		       "mix", NULL);
-	assert_int_equal(man->specs.live_cnt, 1);
+	assert_int_equal(man->store->specs.live_cnt, 1);
 	reset(skel);
 	errno = 0;
 	assert_null(usdt_manager__attach(man, skel->progs.on_usdt, -1,
 					 "/proc/self/exe", "test", "many300",
 					 NULL));
 	assert_int_equal(errno, E2BIG);
-	assert_int_equal(man->specs.live_cnt, 1);
+	assert_int_equal(man->store->specs.live_cnt, 1);
 	assert_ids_packed(skel, 1);
 	/* The outer array holds just the chunks for 200 IDs. */
 	assert_int_equal(bpf_map__max_entries(skel->maps.usdt__specs),
@@ -1295,9 +1295,9 @@ static void test_e2big_leaves_nothing(void **state)
 	assert_ids_packed(f->skel, 300);
 	assert_int_equal(inner_cnt(bpf_map__fd(f->skel->maps.usdt__specs)),
 			 usdt__features()->outer_batch_one_wait ?
-				 f->man->specs.cnt :
+				 f->man->store->specs.cnt :
 				 (300 + USDT_SPEC_CHUNK - 1) / USDT_SPEC_CHUNK);
-	assert_true(f->man->specs.cnt >= 2);
+	assert_true(f->man->store->specs.cnt >= 2);
 	release(l);
 	assert_specs_empty(f->skel, f->man);
 
@@ -1410,7 +1410,7 @@ static void test_shared_spec(void **state)
 		   "shared", NULL);
 	assert_int_equal(usdt_link__site_cnt(l), 400);
 	assert_int_equal(usdt_link__spec_cnt(l), 1);
-	assert_int_equal(f->man->specs.live_cnt, 1);
+	assert_int_equal(f->man->store->specs.live_cnt, 1);
 	assert_ids_packed(f->skel, 1);
 	fire_shared();
 	assert_int_equal(hits(f->skel), 400);
@@ -1570,7 +1570,7 @@ static void test_ip_collision(void **state)
 	assert_null(usdt_manager__attach(f->man, f->skel->progs.on_usdt3, 0,
 					 "/proc/self/exe", "test", "mix", &o2));
 	assert_int_equal(errno, EEXIST);
-	assert_int_equal(f->man->specs.live_cnt, 1);
+	assert_int_equal(f->man->store->specs.live_cnt, 1);
 	reset(f->skel);
 	call_mix();
 	assert_int_equal(hits(f->skel), 1);

@@ -23,7 +23,7 @@
 #include "oom_wrap.h"
 #include "chunk_util.h"
 #include "kernel/kfeatures.h"
-#include "store/store.h"
+#include "attach/attach.h"
 #include "usdt_test.h"
 #include "usdt_test.skel.h"
 #include "storage_test.h"
@@ -105,7 +105,7 @@ static void check_nothing_left(struct usdt_test *skel, struct usdt_manager *man)
 {
 	uint32_t zero;
 
-	assert_int_equal(man->specs.live_cnt, 0);
+	assert_int_equal(man->store->specs.live_cnt, 0);
 	assert_int_equal(specs_used(bpf_map__fd(skel->maps.usdt__specs), &zero),
 			 0);
 	assert_int_equal(ip_cnt(bpf_map__fd(skel->maps.usdt__ip2spec)), 0);
@@ -377,8 +377,8 @@ static void storage_nothing_left(void *arg)
 {
 	struct storage_ctx *t = arg;
 
-	assert_int_equal(t->man->specs.live_cnt, 0);
-	assert_int_equal(t->man->storage.slots.live_cnt, 0);
+	assert_int_equal(t->man->store->specs.live_cnt, 0);
+	assert_int_equal(t->man->store->storage.slots.live_cnt, 0);
 	fire_none(t->skel->bss->all_cnt);
 }
 
@@ -404,7 +404,7 @@ static void oom_storage(bool perf, bool ip)
 	t.man = man;
 	l = attach_oom(man, skel->progs.on_hit, &ao, storage_nothing_left, &t,
 		       &n);
-	assert_non_null(man->storage.slots.mem);
+	assert_non_null(man->store->storage.slots.mem);
 	check_mode(l, skel->progs.on_hit, perf);
 	print_message("storage, %s%s: %ld allocations, each failure clean\n",
 		      mode_name(perf), ip ? " + IP map" : "", n);
@@ -416,7 +416,7 @@ static void oom_storage(bool perf, bool ip)
 	assert_int_equal(((const struct storage_test_val *)
 				  usdt_link__storage(l, 1))->hits, 1);
 	usdt_link__destroy(l);
-	assert_int_equal(man->storage.slots.live_cnt, 0);
+	assert_int_equal(man->store->storage.slots.live_cnt, 0);
 	usdt_manager__free(man);
 	storage_test__destroy(skel);
 }

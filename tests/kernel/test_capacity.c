@@ -22,7 +22,7 @@
 
 #include "test_util.h"
 #include "chunk_util.h"
-#include "store/store.h"
+#include "attach/attach.h"
 #include "reader/args.h"
 #include "capacity_test.skel.h"
 
@@ -169,7 +169,7 @@ static void test_64k_specs_no_option(void **state)
 	open_loaded(&f);
 	big = attach(&f, -1, "big", &o);
 	assert_int_equal(usdt_link__spec_cnt(big), n);
-	assert_int_equal(f.man->specs.live_cnt, n);
+	assert_int_equal(f.man->store->specs.live_cnt, n);
 	assert_int_equal(inner_cnt(specs_fd(&f)), n / USDT_SPEC_CHUNK);
 	/* __u64 values: 512 a chunk. */
 	assert_int_equal(inner_cnt(bpf_map__fd(f.skel->maps.usdt__storage)),
@@ -187,18 +187,18 @@ static void test_64k_specs_no_option(void **state)
 	assert_null(usdt_manager__attach(f.man, f.skel->progs.on_site, -1,
 					 "/proc/self/exe", "cap", "more", NULL));
 	assert_int_equal(errno, E2BIG);
-	assert_int_equal(f.man->specs.live_cnt, n);
+	assert_int_equal(f.man->store->specs.live_cnt, n);
 	fire_checked(&f, cap_fire_more, 0, 0);
 
 	/* Destroyed, every spec is zero; the IDs come back lowest first. */
 	assert_int_equal(usdt_link__destroy(big), 0);
-	assert_int_equal(f.man->specs.live_cnt, 0);
-	assert_int_equal(f.man->storage.slots.live_cnt, 0);
+	assert_int_equal(f.man->store->specs.live_cnt, 0);
+	assert_int_equal(f.man->store->storage.slots.live_cnt, 0);
 	assert_int_equal(specs_used(specs_fd(&f), &first_zero), 0);
 	more = attach(&f, -1, "more", NULL);
 	assert_int_equal(specs_used(specs_fd(&f), &first_zero), 64);
 	assert_int_equal(first_zero, 64);
-	assert_int_equal(f.man->specs.next, n);
+	assert_int_equal(f.man->store->specs.next, n);
 	fire_checked(&f, cap_fire_more, 64, 64 * 100000 + 63 * 64 / 2);
 	usdt_link__destroy(more);
 	close_fix(&f);
@@ -295,10 +295,10 @@ static void test_ip_map_grows(void **state)
 	few = attach(&f, getpid(), "few", &o);
 	assert_int_equal(inner_cnt(ips), 1);
 	assert_int_equal(ip_cnt(ips), 3);
-	assert_int_equal(f.man->ips.size, 64);
+	assert_int_equal(f.man->store->ips.size, 64);
 	more = attach(&f, getpid(), "more", &o);
 	assert_int_equal(ip_cnt(ips), 67);
-	assert_int_equal(f.man->ips.size, 128);
+	assert_int_equal(f.man->store->ips.size, 128);
 	fire_checked(&f, fire_few, 3, 6);
 	fire_checked(&f, cap_fire_more, 64, 64 * 100000 + 63 * 64 / 2);
 	usdt_link__destroy(few);
@@ -334,7 +334,7 @@ static void test_second_manager_busy(void **state)
 	assert_null(usdt_manager__attach(man2, f.skel->progs.on_site, getpid(),
 					 "/proc/self/exe", "cap", "few", &o));
 	assert_int_equal(errno, EBUSY);
-	assert_int_equal(man2->specs.live_cnt, 0);
+	assert_int_equal(man2->store->specs.live_cnt, 0);
 	fire_checked(&f, fire_few, 3, 6);
 	fire_checked(&f, cap_fire_more, 0, 0);
 

@@ -33,7 +33,7 @@
 
 #include "test_util.h"
 #include "chunk_util.h"
-#include "store/store.h"
+#include "attach/attach.h"
 #include "reader/arch_ops.h"
 #include "reader/file.h"
 #include "proc/procmap.h"
@@ -534,7 +534,7 @@ static void test_zombie(void **state)
 		assert_int_equal(errno, ESRCH);
 	}
 	assert_int_equal(waitpid(pid, NULL, 0), pid);
-	assert_int_equal(f->man->specs.live_cnt, 0);
+	assert_int_equal(f->man->store->specs.live_cnt, 0);
 }
 
 /*
@@ -1108,7 +1108,7 @@ static void refused_for(struct fix *f, pid_t pid, const char *path,
 						 f->skel->progs.on_usdt, pid,
 						 path, provider, "fire", &o));
 		assert_int_equal(errno, ESRCH);
-		assert_int_equal(f->man->specs.live_cnt, 0);
+		assert_int_equal(f->man->store->specs.live_cnt, 0);
 	}
 }
 
@@ -1235,12 +1235,12 @@ static void test_btrfs_no_cap(void **state)
 		usdt_set_print(note_cannot_tell);
 		/* A child attaches nothing through its parent's manager:
 		 * this one takes it over (the parent waits). */
-		f->man->owner = getpid();
+		f->man->store->owner = getpid();
 		errno = 0;
 		if (usdt_manager__attach(f->man, f->skel->progs.on_usdt,
 					 fr.pid, path, "tf", "fire", NULL))
 			_exit(4);
-		_exit(errno != EPERM ? 5 : f->man->specs.live_cnt ? 6 :
+		_exit(errno != EPERM ? 5 : f->man->store->specs.live_cnt ? 6 :
 			  !said_cannot_tell ? 7 : 0);
 	}
 	assert_int_equal(waitpid(child, &status, 0), child);
@@ -1273,8 +1273,8 @@ static void test_program_of_other_object(void **state)
 					 -1, "/proc/self/exe", "tf", "fire",
 					 NULL));
 	assert_int_equal(errno, EINVAL);
-	assert_int_equal(f->man->specs.live_cnt, 0);
-	assert_int_equal(f->perf_man->specs.live_cnt, 0);
+	assert_int_equal(f->man->store->specs.live_cnt, 0);
+	assert_int_equal(f->perf_man->store->specs.live_cnt, 0);
 }
 
 /* Read an int at byte off of the .bss map through its fd. */
@@ -1351,7 +1351,7 @@ static void test_destroy_reports_error(void **state)
 	errno = 0;
 	assert_int_equal(usdt_link__destroy(l), -ENOENT);
 	assert_int_equal(errno, ENOENT);
-	assert_int_equal(f->man->specs.live_cnt, 0);
+	assert_int_equal(f->man->store->specs.live_cnt, 0);
 	reset(f->skel);
 	fire(3);
 	assert_int_equal(hits(f->skel), 0);

@@ -13,7 +13,7 @@
 #include <bpf/bpf.h>
 
 #include "test_util.h"
-#include "store/store.h"
+#include "attach/attach.h"
 #include "usdt_skel.skel.h"
 
 #define LINK_TYPE_UPROBE_MULTI 12	/* enum bpf_link_type, 6.6 */
@@ -193,13 +193,13 @@ static void test_pin(void **state)
 	lib_fire(42);
 	assert_int_equal(f->skel->bss->lib_x, 42);
 	assert_int_equal(f->skel->bss->lib_cookie, 0x77);
-	assert_int_equal(f->man->specs.live_cnt, 1);
+	assert_int_equal(f->man->store->specs.live_cnt, 1);
 	/* A new attach does not take the pinned link's spec ID. */
 	{
 		USDT_OPTS(usdt_attach_opts, ao2, .usdt_cookie = 0x88);
 		struct usdt_link *l2 = attach_lib(f, &ao2);
 
-		assert_int_equal(f->man->specs.live_cnt, 2);
+		assert_int_equal(f->man->store->specs.live_cnt, 2);
 		usdt_link__destroy(l2);
 	}
 	lib_fire(43);
@@ -253,11 +253,11 @@ static void fork_destroys(struct fix *f, bool ip)
 	assert_int_equal(f->skel->bss->lib_hits, hits + 1);
 	assert_int_equal(f->skel->bss->lib_x, 5);
 	assert_int_equal(f->skel->bss->lib_cookie, 0x55);
-	assert_int_equal(f->man->specs.live_cnt, 1);
-	assert_int_equal(f->man->ips.cnt, ip ? 1 : 0);
+	assert_int_equal(f->man->store->specs.live_cnt, 1);
+	assert_int_equal(f->man->store->ips.cnt, ip ? 1 : 0);
 	assert_int_equal(usdt_link__destroy(l), 0);
-	assert_int_equal(f->man->specs.live_cnt, 0);
-	assert_int_equal(f->man->ips.cnt, 0);
+	assert_int_equal(f->man->store->specs.live_cnt, 0);
+	assert_int_equal(f->man->store->ips.cnt, 0);
 	hits = f->skel->bss->lib_hits;
 	lib_fire(6);
 	assert_int_equal(f->skel->bss->lib_hits, hits);
@@ -291,10 +291,10 @@ static void test_program_attach(void **state)
 	lib_fire(1);
 	assert_int_equal(f->skel->bss->lib_hits, hits + 1);
 	assert_int_equal(f->skel->bss->lib_cookie, 0x99);
-	assert_int_equal(f->man->specs.live_cnt, 1);
+	assert_int_equal(f->man->store->specs.live_cnt, 1);
 
 	ml = attach_lib(f, &ao);
-	assert_int_equal(f->man->specs.live_cnt, 2);
+	assert_int_equal(f->man->store->specs.live_cnt, 2);
 	lib_fire(2);
 	assert_int_equal(f->skel->bss->lib_hits, hits + 3);
 	assert_int_equal(usdt_link__destroy(ml), 0);

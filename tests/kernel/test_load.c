@@ -15,7 +15,7 @@
 #include "test_util.h"
 #include "chunk_util.h"
 #include "kernel/kfeatures.h"
-#include "store/store.h"
+#include "attach/attach.h"
 #include "usdt_test.h"
 #include "usdt_test.skel.h"
 #include "skel_fixture.h"
@@ -39,8 +39,8 @@ static void test_load_and_verify(void **state)
 	assert_int_equal(bpf_map__type(skel->maps.usdt__specs),
 			 BPF_MAP_TYPE_ARRAY_OF_MAPS);
 	assert_int_equal(bpf_map__max_entries(skel->maps.usdt__ip2spec), 1);
-	assert_int_equal(man->max_specs, 65536);
-	assert_int_equal(man->ips.cap, 4 * 65536);
+	assert_int_equal(man->store->max_specs, 65536);
+	assert_int_equal(man->store->ips.cap, 4 * 65536);
 	assert_int_equal(inner_cnt(bpf_map__fd(skel->maps.usdt__specs)), 0);
 	assert_int_equal(inner_cnt(bpf_map__fd(skel->maps.usdt__ip2spec)), 0);
 	if (usdt__features()->uprobe_multi)
@@ -65,8 +65,8 @@ static void test_sizes_before_load(void **state)
 	/* Caps: chunks for 1000 specs (4 of 256), 1000 and 5000 exactly. */
 	assert_int_equal(bpf_map__max_entries(skel->maps.usdt__specs),
 			 (1000 + USDT_SPEC_CHUNK - 1) / USDT_SPEC_CHUNK);
-	assert_int_equal(man->max_specs, 1000);
-	assert_int_equal(man->ips.cap, 5000);
+	assert_int_equal(man->store->max_specs, 1000);
+	assert_int_equal(man->store->ips.cap, 5000);
 	/* no_uprobe_multi leaves the programs for perf uprobes. */
 	assert_int_not_equal(bpf_program__expected_attach_type(
 				     skel->progs.on_usdt),

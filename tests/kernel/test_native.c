@@ -138,18 +138,18 @@ static void test_manager_adopts(void **state)
 	man = usdt_manager__new(skel->obj, NULL);
 	if (!man)
 		fail_msg("usdt_manager__new: %s", strerror(errno));
-	assert_int_equal(man->specs.live_cnt, 1);	/* __attach()'s */
+	assert_int_equal(man->store->specs.live_cnt, 1);	/* __attach()'s */
 	ml = usdt_manager__attach(man, skel->progs.on_lib_fire, -1,
 				  "libusdttest.so", "testlib", "fire", &ao);
 	assert_non_null(ml);
-	assert_int_equal(man->specs.live_cnt, 2);
+	assert_int_equal(man->store->specs.live_cnt, 2);
 	lib_fire(4);
 	assert_int_equal(skel->bss->lib_hits, 3);	/* both links */
 
 	/* The adopted record goes with its link, at the manager's sweep. */
 	assert_int_equal(bpf_link__destroy(skel->links.on_lib_fire), 0);
-	usdt__ext_sweep(man);
-	assert_int_equal(man->specs.live_cnt, 1);
+	usdt__ext_sweep(man->store);
+	assert_int_equal(man->store->specs.live_cnt, 1);
 	lib_fire(5);
 	assert_int_equal(skel->bss->lib_hits, 4);
 	assert_int_equal(skel->bss->lib_cookie, 0x77);
@@ -159,9 +159,9 @@ static void test_manager_adopts(void **state)
 		skel->progs.on_lib_fire, -1, "libusdttest.so", "testlib",
 		"fire", &uo);
 	assert_non_null(skel->links.on_lib_fire);
-	assert_int_equal(man->specs.live_cnt, 2);
+	assert_int_equal(man->store->specs.live_cnt, 2);
 	assert_int_equal(usdt_link__destroy(ml), 0);
-	assert_int_equal(man->specs.live_cnt, 1);
+	assert_int_equal(man->store->specs.live_cnt, 1);
 	lib_fire(6);
 	assert_int_equal(skel->bss->lib_hits, 5);
 	assert_int_equal(skel->bss->lib_cookie, 0x66);

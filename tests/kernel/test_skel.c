@@ -11,7 +11,7 @@
 #include <bpf/bpf.h>
 
 #include "test_util.h"
-#include "store/store.h"
+#include "attach/attach.h"
 #include "usdt_skel.skel.h"
 
 void lib_fire(int x);
@@ -71,7 +71,7 @@ static void run(bool per_site)
 	/* One uprobe_multi link, or one perf link for its one site. */
 	assert_int_equal(prog_link_cnt(skel->progs.on_lib_fire), 1);
 	assert_int_equal(man->owned_cnt, 2);
-	assert_int_equal(man->specs.live_cnt, 2);
+	assert_int_equal(man->store->specs.live_cnt, 2);
 
 	/* Freeing the manager detaches everything it attached. */
 	usdt_manager__free(man);
@@ -102,8 +102,8 @@ static void test_all_or_nothing(void **state)
 	assert_int_equal(usdt_manager__attach_all(man, 0, NULL), -ENOENT);
 	assert_int_equal(errno, ENOENT);
 	assert_int_equal(man->owned_cnt, 0);
-	assert_int_equal(man->specs.live_cnt, 0);
-	assert_int_equal(man->refcnt, 1);	/* the manager's own */
+	assert_int_equal(man->store->specs.live_cnt, 0);
+	assert_int_equal(man->store->refcnt, 1);	/* the manager's own */
 	fire_all();
 	assert_int_equal(skel->bss->lib_hits, 0);
 	assert_int_equal(skel->bss->self_hits, 0);
@@ -119,7 +119,7 @@ static void test_malformed(void **state)
 
 	assert_int_equal(usdt_manager__attach_all(man, 0, NULL), -EINVAL);
 	assert_int_equal(man->owned_cnt, 0);
-	assert_int_equal(man->specs.live_cnt, 0);
+	assert_int_equal(man->store->specs.live_cnt, 0);
 	usdt_manager__free(man);
 	usdt_skel__destroy(skel);
 }

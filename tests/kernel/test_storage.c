@@ -14,7 +14,7 @@
 
 #include "test_util.h"
 #include "chunk_util.h"
-#include "store/store.h"
+#include "attach/attach.h"
 #include "shapes.h"
 #include "storage_test.h"
 #include "storage_test.skel.h"
@@ -144,7 +144,7 @@ static void isolation(const struct mode *m)
 
 	setup(&f, m, 0);
 	/* The object's USDT_MAX_STORAGE_CNT, exactly (chunks hold more). */
-	assert_int_equal(f.man->storage.cap, 64);
+	assert_int_equal(f.man->store->storage.cap, 64);
 	a = attach(&f, "a", &ia, true);
 	b = attach(&f, "b", &ib, false);
 	assert_non_null(a);
@@ -178,10 +178,10 @@ static void isolation(const struct mode *m)
 	((struct storage_test_val *)val(b, 0))->hits = 0;
 	fire_b();
 	check_val(val(b, 0), 201, 8, 1, 3);
-	assert_int_equal(f.man->storage.slots.live_cnt, 3);
+	assert_int_equal(f.man->store->storage.slots.live_cnt, 3);
 	usdt_link__destroy(a);
 	usdt_link__destroy(b);
-	assert_int_equal(f.man->storage.slots.live_cnt, 0);
+	assert_int_equal(f.man->store->storage.slots.live_cnt, 0);
 	teardown(&f);
 }
 
@@ -209,7 +209,7 @@ static void reuse(const struct mode *m)
 	assert_int_equal(usdt_link__destroy(l), 0);
 	/* Still mapped by the manager: the slot is free and zero. */
 	check_val(v, 0, 0, 0, 0);
-	assert_int_equal(f.man->storage.slots.free_cnt, 1);
+	assert_int_equal(f.man->store->storage.slots.free_cnt, 1);
 
 	l = attach(&f, "b", &i2, false);
 	assert_non_null(l);
@@ -262,18 +262,18 @@ static void e2big(const struct mode *m)
 	setup(&f, m, 2);
 	a = attach(&f, "a", &init, true);
 	assert_non_null(a);
-	specs = f.man->specs.live_cnt;
+	specs = f.man->store->specs.live_cnt;
 	errno = 0;
 	b = attach(&f, "never", &init, false);
 	assert_null(b);
 	assert_int_equal(errno, E2BIG);
-	assert_int_equal(f.man->specs.live_cnt, specs);
-	assert_int_equal(f.man->storage.slots.live_cnt, 2);
+	assert_int_equal(f.man->store->specs.live_cnt, specs);
+	assert_int_equal(f.man->store->storage.slots.live_cnt, 2);
 	fire_never();
 	assert_int_equal(f.skel->bss->all_cnt, 0);
 
 	usdt_link__destroy(a);
-	assert_int_equal(f.man->specs.live_cnt, 0);
+	assert_int_equal(f.man->store->specs.live_cnt, 0);
 	assert_int_equal(ip_cnt(bpf_map__fd(f.skel->maps.usdt__ip2spec)), 0);
 	b = attach(&f, "b", &init, false);
 	assert_non_null(b);
@@ -298,7 +298,7 @@ static void expect_einval(struct fixture *f, const void *init, size_t sz,
 	assert_null(usdt_manager__attach(f->man, f->skel->progs.on_hit, 0,
 					 "/proc/self/exe", "st", "b", &ao));
 	assert_int_equal(errno, EINVAL);
-	assert_int_equal(f->man->specs.live_cnt, 0);
+	assert_int_equal(f->man->store->specs.live_cnt, 0);
 }
 
 /* Sizes other than the BPF type's, per_site or a size without a value, a

@@ -16,10 +16,10 @@
 #include <bpf/libbpf.h>
 
 #include "test_util.h"
-#include "store/store.h"
+#include "attach/attach.h"
 #include "usdt.h"
 #include "usdt_spec.h"
-#include "store/store.h"
+#include "attach/attach.h"
 #include "reader/args.h"
 
 #define OUT USDT_OBJDIR "/tests/unit/bpf"
@@ -169,8 +169,8 @@ static void test_libbpf_names(void **state)
 			 (100 + USDT_SPEC_CHUNK - 1) / USDT_SPEC_CHUNK);
 	man = usdt_manager__new(obj, NULL);
 	assert_non_null(man);
-	assert_int_equal(man->max_specs, 100);
-	assert_int_equal(man->ips.cap, 300);
+	assert_int_equal(man->store->max_specs, 100);
+	assert_int_equal(man->store->ips.cap, 300);
 	usdt_manager__free(man);
 	btf = bpf_object__btf(obj);
 	assert_non_null(btf);

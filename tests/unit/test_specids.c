@@ -36,22 +36,6 @@ static bool is_chunk(int fd)
 	return false;
 }
 
-/* The manager dup()s the maps' descriptors: hand it a real one. */
-int __wrap_bpf_map__fd(const struct bpf_map *map)
-{
-	return STDERR_FILENO;
-}
-
-const char *__wrap_bpf_map__name(const struct bpf_map *map)
-{
-	return "usdt__specs";
-}
-
-__u32 __wrap_bpf_map__max_entries(const struct bpf_map *map)
-{
-	return FAKE_CHUNKS;
-}
-
 int __wrap_bpf_map_create(enum bpf_map_type type, const char *name,
 			  __u32 key_sz, __u32 value_sz, __u32 max,
 			  const struct bpf_map_create_opts *opts)
@@ -169,14 +153,14 @@ static struct usdt_spec spec_of(long v)
 
 static int setup(void **state)
 {
-	struct usdt_manager *man = calloc(1, sizeof(*man));
+	struct usdt__store *man = usdt__store_new();
 	int k;
 
-	/* Never dereferenced: the wrapped calls ignore it. */
-	man->specs_map = (struct bpf_map *)man;
-	man->owner = getpid();
-	man->refcnt = 1;
-	man->ips.outer_fd = man->ips.fd = -1;
+	assert_non_null(man);
+	/* The outer map: a real descriptor, which the store dup()s. */
+	man->specs_outer = (struct usdt__outer){ .fd = STDERR_FILENO,
+						 .max_entries = FAKE_CHUNKS,
+						 .name = "usdt__specs" };
 	for (k = 0; k < FAKE_CHUNKS; k++)
 		chunk_fd[k] = -1;
 	fail_creates = fail_inserts = 0;
@@ -209,7 +193,7 @@ static bool is_zero(const struct usdt_spec s)
 
 static void test_dedup_and_refcount(void **state)
 {
-	struct usdt_manager *man = *state;
+	struct usdt__store *man = *state;
 	struct usdt_spec a = spec_of(1), b = spec_of(2), f;
 
 	assert_int_equal(chunks(), 0);		/* nothing before the first */
@@ -247,7 +231,7 @@ static void test_dedup_and_refcount(void **state)
 
 static void test_free_list_reused_first(void **state)
 {
-	struct usdt_manager *man = *state;
+	struct usdt__store *man = *state;
 	struct usdt_spec s;
 	int i;
 
@@ -272,7 +256,7 @@ static void test_free_list_reused_first(void **state)
  * still dedups when full. */
 static void test_grows_then_e2big(void **state)
 {
-	struct usdt_manager *man = *state;
+	struct usdt__store *man = *state;
 	struct usdt_spec s;
 	int i;
 
@@ -302,7 +286,7 @@ static void test_grows_then_e2big(void **state)
 /* A cap the user set (max_specs) stops before the outer map is full. */
 static void test_cap(void **state)
 {
-	struct usdt_manager *man = *state;
+	struct usdt__store *man = *state;
 	struct usdt_spec s;
 	int i;
 
@@ -323,7 +307,7 @@ static void test_cap(void **state)
  * it in. */
 static void test_failed_chunk_takes_nothing(void **state)
 {
-	struct usdt_manager *man = *state;
+	struct usdt__store *man = *state;
 	struct usdt_spec a = spec_of(1), b = spec_of(2), f;
 
 	fail_creates = 1;
@@ -356,14 +340,11 @@ static void test_failed_chunk_takes_nothing(void **state)
  * chunk is refused, and takes nothing. */
 static void test_chunk0_taken_busy(void **state)
 {
-	struct usdt_manager *man = *state, *man2 = calloc(1, sizeof(*man2));
+	struct usdt__store *man = *state, *man2 = usdt__store_new();
 	struct usdt_spec a = spec_of(1), b = spec_of(2);
 
 	assert_non_null(man2);
-	man2->specs_map = man->specs_map;
-	man2->owner = getpid();
-	man2->refcnt = 1;
-	man2->ips.outer_fd = man2->ips.fd = -1;
+	man2->specs_outer = man->specs_outer;
 	assert_int_equal(usdt__spec_get(man, &a), 0);
 	assert_int_equal(usdt__chunks_flush(&man->specs), 0);
 	assert_int_equal(usdt__spec_get(man2, &b), -EBUSY);
@@ -375,7 +356,7 @@ static void test_chunk0_taken_busy(void **state)
 
 static void test_many_cycles_stay_compact(void **state)
 {
-	struct usdt_manager *man = *state;
+	struct usdt__store *man = *state;
 	int round, i, id;
 
 	for (round = 0; round < 100; round++) {

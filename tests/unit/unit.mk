@@ -2,10 +2,9 @@
 
 # The spec-ID allocator runs against a fake map: libbpf's map calls are
 # wrapped by the test.
-LDFLAGS_test_specids := -Wl,--wrap=bpf_map__fd \
-	-Wl,--wrap=bpf_map__max_entries -Wl,--wrap=bpf_map_update_elem \
+LDFLAGS_test_specids := -Wl,--wrap=bpf_map_update_elem \
 	-Wl,--wrap=bpf_map_create -Wl,--wrap=bpf_map_lookup_elem \
-	-Wl,--wrap=bpf_map_delete_elem -Wl,--wrap=bpf_map__name
+	-Wl,--wrap=bpf_map_delete_elem
 
 # test_version reads the pkg-config file. (Before the rule below, whose
 # prerequisites are expanded where it stands.)
