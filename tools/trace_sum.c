@@ -154,13 +154,18 @@ struct name_ref {
 	uint32_t cookie;
 };
 
+static int name_cmp(const struct name_ref *x, const struct name_ref *y)
+{
+	int c = strcmp(x->provider, y->provider);
+
+	return c ? c : strcmp(x->name, y->name);
+}
+
 static int name_ref_cmp(const void *a, const void *b)
 {
 	const struct name_ref *x = a, *y = b;
-	int c = strcmp(x->provider, y->provider);
+	int c = name_cmp(x, y);
 
-	if (!c)
-		c = strcmp(x->name, y->name);
 	if (!c && x->cookie != y->cookie)
 		c = x->cookie < y->cookie ? -1 : 1;
 	return c;
@@ -198,8 +203,7 @@ static int find_heads(struct sum_state *s)
 		uint32_t head = v[i].cookie;
 
 		shown[head] = false;
-		for (j = i; j < n && !strcmp(v[j].provider, v[i].provider) &&
-			    !strcmp(v[j].name, v[i].name); j++) {
+		for (j = i; j < n && !name_cmp(&v[j], &v[i]); j++) {
 			heads[v[j].cookie] = head;
 			shown[head] |= !(s->probes[v[j].cookie].role &
 					 TRACE_ROLE_QUIET);
