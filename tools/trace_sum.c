@@ -6,6 +6,16 @@
  * printed. The map is never cleared from user space (that would race
  * with the program's increments): counts are cumulative there, and the
  * last reading is kept here to take differences.
+ *
+ * Rows are per probe name: the table has an entry (a cookie) per
+ * provider:name per file, and the entries of one name in several files
+ * (two copies of a library, -a, a glob TARGET) are the one row the user
+ * sees. Each reading moves an entry's count to its name's first entry,
+ * its head (heads[]), and adds up what then has one key: one row, one
+ * histogram, one Prometheus series (a scrape with two of the same labels
+ * fails). The head is the smallest cookie of its name; the table only
+ * grows, so a name's head stays its head and differences between two
+ * readings stay right.
  */
 #include <bpf/bpf.h>
 #include <errno.h>
@@ -29,6 +39,12 @@ struct sum_state {
 	size_t probe_cnt;
 	struct sum_ent *prev, *cur;
 	size_t prev_cnt, cur_cnt, cap;
+	/* Per cookie, of the first headed_cnt probes: the head of its name,
+	 * and (at a head) whether any entry of the name is not --enable's
+	 * alone (TRACE_ROLE_QUIET), so has a row. */
+	uint32_t *heads;
+	bool *shown;
+	size_t headed_cnt;
 };
 
 uint32_t sum_map_size(const struct sum_cfg *cfg, size_t probe_cnt)
@@ -128,12 +144,102 @@ void sum_free(struct sum_state *s)
 		return;
 	free(s->prev);
 	free(s->cur);
+	free(s->heads);
+	free(s->shown);
 	free(s);
 }
 
-/* Read the whole map into cur, sorted, then turn values into the
- * difference from prev (cur keeps the totals for the next round in
- * prev). Returns 0 or -ENOMEM. */
+struct name_ref {
+	const char *provider, *name;
+	uint32_t cookie;
+};
+
+static int name_cmp(const struct name_ref *x, const struct name_ref *y)
+{
+	int c = strcmp(x->provider, y->provider);
+
+	return c ? c : strcmp(x->name, y->name);
+}
+
+static int name_ref_cmp(const void *a, const void *b)
+{
+	const struct name_ref *x = a, *y = b;
+	int c = name_cmp(x, y);
+
+	if (!c && x->cookie != y->cookie)
+		c = x->cookie < y->cookie ? -1 : 1;
+	return c;
+}
+
+/* heads[] and shown[] for the probes the table has now (sorted by name:
+ * n log n, whatever names the files have). 0 or -ENOMEM. */
+static int find_heads(struct sum_state *s)
+{
+	size_t i, j, n = s->probe_cnt;
+	struct name_ref *v;
+	uint32_t *heads;
+	bool *shown;
+
+	if (s->headed_cnt == n && s->heads)
+		return 0;
+	v = calloc(n + 1, sizeof(*v));
+	heads = realloc(s->heads, (n + 1) * sizeof(*heads));
+	if (heads)
+		s->heads = heads;
+	shown = realloc(s->shown, (n + 1) * sizeof(*shown));
+	if (shown)
+		s->shown = shown;
+	if (!v || !heads || !shown) {
+		free(v);
+		s->headed_cnt = 0;
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		v[i] = (struct name_ref){ s->probes[i].provider,
+					  s->probes[i].name, (uint32_t)i };
+	if (n)
+		qsort(v, n, sizeof(*v), name_ref_cmp);
+	for (i = 0; i < n; i = j) {
+		uint32_t head = v[i].cookie;
+
+		shown[head] = false;
+		for (j = i; j < n && !name_cmp(&v[j], &v[i]); j++) {
+			heads[v[j].cookie] = head;
+			shown[head] |= !(s->probes[v[j].cookie].role &
+					 TRACE_ROLE_QUIET);
+		}
+	}
+	free(v);
+	s->headed_cnt = n;
+	return 0;
+}
+
+/* cur's entries moved to their names' heads and added up where they then
+ * have one key; sorted. */
+static void merge_names(struct sum_state *s)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < s->cur_cnt; i++)
+		if (s->cur[i].key.cookie < s->headed_cnt)
+			s->cur[i].key.cookie = s->heads[s->cur[i].key.cookie];
+	/* Before the first hit cur is still NULL, and qsort() takes no NULL
+	 * even for no elements. */
+	if (!s->cur_cnt)
+		return;
+	qsort(s->cur, s->cur_cnt, sizeof(*s->cur), ent_cmp);
+	for (i = 1; i < s->cur_cnt; i++) {
+		if (!ent_cmp(&s->cur[n], &s->cur[i]))
+			s->cur[n].val += s->cur[i].val;
+		else
+			s->cur[++n] = s->cur[i];
+	}
+	s->cur_cnt = n + 1;
+}
+
+/* Read the whole map into cur, its entries merged by name (see the top)
+ * and sorted; delta() takes differences from prev, the last reading
+ * printed. Returns 0 or -ENOMEM. */
 static int sum_read(struct sum_state *s)
 {
 	struct sum_ent e, prev;
@@ -141,6 +247,8 @@ static int sum_read(struct sum_state *s)
 	bool first = true;
 
 	s->cur_cnt = 0;
+	if (find_heads(s))
+		return -ENOMEM;
 	while (!map_next(s, first ? NULL : &prev, &e)) {
 		first = false;
 		prev = e;
@@ -161,10 +269,7 @@ static int sum_read(struct sum_state *s)
 		}
 		s->cur[s->cur_cnt++] = e;
 	}
-	/* Before the first hit cur is still NULL, and qsort() takes no NULL
-	 * even for no elements. */
-	if (s->cur_cnt)
-		qsort(s->cur, s->cur_cnt, sizeof(*s->cur), ent_cmp);
+	merge_names(s);
 	return 0;
 }
 
@@ -712,7 +817,8 @@ static void metrics_entries(const struct sum_state *s, struct prom_buf *b,
 			metric_by(b, s, e);
 		metric_value(b, s, e->key.cookie, e->val, flag);
 	}
-	/* cur is sorted by cookie: one pass for both. */
+	/* cur is sorted by cookie, each a name's head: one pass for both,
+	 * a series per name, at its head. */
 	for (i = 0, k = 0; !keyed && k < s->probe_cnt; k++) {
 		uint64_t v = 0;
 
@@ -720,15 +826,15 @@ static void metrics_entries(const struct sum_state *s, struct prom_buf *b,
 			if (s->cur[i].key.cookie == k &&
 			    (s->cur[i].key.aux & TRACE_AUX_SUM) == flag)
 				v += s->cur[i].val;
-		if (s->probes[k].role & TRACE_ROLE_QUIET)
+		if (s->heads[k] != k || !s->shown[k])
 			continue;
 		metric_probe(b, name, &s->probes[k]);
 		metric_value(b, s, (uint32_t)k, v, flag);
 	}
 }
 
-/* Plain --count: every probe, 0 until it is hit; --by-pid and --by: each
- * key seen. --sum: its sums too. */
+/* Plain --count: every probe name, 0 until it is hit; --by-pid and --by:
+ * each key seen. --sum: its sums too. */
 static void metrics_counts(const struct sum_state *s, struct prom_buf *b)
 {
 	static const char name[] = "usdt_probe_hits_total";

@@ -1437,6 +1437,106 @@ static void test_all_processes(void **state)
 	assert_nothing_left();
 }
 
+/*
+ * Two copies of libtracelib.so, by a glob TARGET (every process), hit by
+ * a process each: 3 and 5 times, arg0 1..3 and 1..5. The tool, with opts
+ * (NULL-ended) before the TARGET, runs until both processes ended; its
+ * stdout into out, its stderr into err.
+ */
+static void run_two_copies(const char *dir, const char *const *opts,
+			   char *out, size_t out_size, char *err,
+			   size_t err_size)
+{
+	const char *argv[16] = { USDT_BIN, "trace" };
+	char glob[64], lib[64], buf[256];
+	static const char *const rounds[] = { "3", "5" };
+	int u_in, u_out, u_err, t_in, t_out, st, n = 2, i;
+	pid_t tool, t;
+
+	while (*opts && n < 13)
+		argv[n++] = *opts++;
+	snprintf(glob, sizeof(glob), "%s/lib*.so", dir);
+	argv[n++] = glob;
+	argv[n++] = "tracelib:hit";
+	tool = spawn_piped(argv, &u_in, &u_out, &u_err);
+	read_until(u_err, err, err_size, "Ctrl-C to stop\n");
+	expect_in(err, "usdt: tracing 2 probes (2 call sites) in 2 files");
+	for (i = 0; i < 2; i++) {
+		snprintf(lib, sizeof(lib), "%s/lib%d.so", dir, i + 1);
+		t = spawn_piped((const char *const[]){ DLT, lib, rounds[i],
+						       NULL },
+				&t_in, &t_out, NULL);
+		assert_int_equal(write(t_in, "g", 1), 1);
+		while (read(t_out, buf, sizeof(buf)) > 0)
+			;
+		assert_int_equal(waitpid(t, &st, 0), t);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		close(t_in);
+		close(t_out);
+	}
+	kill(tool, SIGINT);
+	read_until(u_out, out, out_size, "\x01");	/* to EOF */
+	assert_int_equal(waitpid(tool, &st, 0), tool);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(u_in);
+	close(u_out);
+	close(u_err);
+}
+
+/*
+ * The summaries are per probe name: the same probe in two files (two
+ * copies of a library, as -a, -p PID or a glob finds them) is one row of
+ * --count, its counts added up (and per --by key), and one histogram of
+ * --hist, its buckets added up. Before, each file had its own row, two
+ * lines "tracelib:hit" that looked alike.
+ */
+static void test_rows_per_name(void **state)
+{
+	static const char *const by_lines[] = {
+		"           2             -2 tracelib:hit 1\n",
+		"           2             -4 tracelib:hit 2\n",
+		"           2             -6 tracelib:hit 3\n",
+		"           1             -4 tracelib:hit 4\n",
+		"           1             -5 tracelib:hit 5\n",
+	};
+	char dir[] = "/tmp/usdt-rows-XXXXXX", cmd[256];
+	char out[8192], err[4096];
+	size_t i;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), "cp %s %s/lib1.so && cp %s %s/lib2.so",
+		 TRACELIB, dir, TRACELIB, dir);
+	assert_int_equal(system(cmd), 0);
+
+	run_two_copies(dir, (const char *const[]){ "--count", NULL }, out,
+		       sizeof(out), err, sizeof(err));
+	expect_in(out, "\n           8 tracelib:hit\n");
+	assert_int_equal(count_str(out, "tracelib:hit"), 1);
+
+	run_two_copies(dir, (const char *const[]){ "-j", "--count", NULL },
+		       out, sizeof(out), err, sizeof(err));
+	expect_in(out, "\"counts\": [{\"probe\": \"tracelib:hit\", \"count\": 8}]}\n");
+	assert_int_equal(count_str(out, "tracelib:hit"), 1);
+
+	/* Per key, with --sum of arg1 (-arg0). */
+	run_two_copies(dir, (const char *const[]){ "--count", "--by", "arg0",
+						   "--sum", "1", NULL },
+		       out, sizeof(out), err, sizeof(err));
+	for (i = 0; i < ARRAY_SIZE(by_lines); i++)
+		expect_in(out, by_lines[i]);
+	assert_int_equal(count_str(out, "tracelib:hit"), 5);
+
+	/* 1, 2 and 3 twice, 4 and 5 once. */
+	run_two_copies(dir, (const char *const[]){ "-j", "--hist", "0", NULL },
+		       out, sizeof(out), err, sizeof(err));
+	expect_in(out, "\"hists\": [{\"probe\": \"tracelib:hit\", \"arg\": 0, \"buckets\": [{\"low\": 1, \"high\": 2, \"count\": 2}, {\"low\": 2, \"high\": 4, \"count\": 4}, {\"low\": 4, \"high\": 8, \"count\": 2}]}]}\n");
+	assert_int_equal(count_str(out, "tracelib:hit"), 1);
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+	assert_nothing_left();
+}
+
 /* --count --by: counts per argument value (most first), or per string. */
 /*
  * --latency START END --by KEY: a line per key of START's arguments (tt:one's
@@ -2426,6 +2526,7 @@ int main(void)
 		cmocka_unit_test(test_file_replaced),
 		cmocka_unit_test(test_watch_forgets),
 		cmocka_unit_test(test_all_processes),
+		cmocka_unit_test(test_rows_per_name),
 		cmocka_unit_test(test_count_by),
 		cmocka_unit_test(test_latency_by),
 		cmocka_unit_test(test_ustack),
