@@ -838,7 +838,9 @@ static void metrics_entries(const struct sum_state *s, struct prom_buf *b,
 static void metrics_counts(const struct sum_state *s, struct prom_buf *b)
 {
 	static const char name[] = "usdt_probe_hits_total";
-	static const char sum_name[] = "usdt_probe_arg_sum";
+	/* Not "_sum": Prometheus keeps that for histograms and summaries
+	 * (promtool refuses a gauge so named). */
+	static const char sum_name[] = "usdt_probe_arg_summed";
 
 	prom_head(b, name, "counter", "Hits of a USDT probe since the trace started.");
 	metrics_entries(s, b, name, 0);

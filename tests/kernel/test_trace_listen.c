@@ -594,6 +594,14 @@ static void test_listen_two_files(void **state)
 	assert_int_equal(count_str(page, "\nusdt_probe_hits_total{"), 5);
 	free(page);
 
+	/* --sum: arg0's sum over both files' hits, 1+2+3 and 1+..+5. */
+	page = two_copies_page("copies_sum", (const char *const[]){
+					"--count", "--sum", "arg0", NULL });
+	expect_in(page, "# TYPE usdt_probe_arg_summed gauge\n");
+	expect_in(page, "\nusdt_probe_arg_summed{provider=\"tracelib\",probe=\"hit\"} 21\n");
+	assert_int_equal(count_str(page, "\nusdt_probe_arg_summed{"), 1);
+	free(page);
+
 	page = two_copies_page("copies_hist",
 			       (const char *const[]){ "--hist", "0", NULL });
 	for (i = 0; i < ARRAY_SIZE(hist); i++)
