@@ -106,8 +106,7 @@ static __always_inline int bpf_usdt_arg_cnt(struct pt_regs *ctx)
  * past the last one, or -ESRCH. A size-less operand (assembler probes) has
  * its register's width, else 8.
  */
-static __always_inline int bpf_usdt_arg_size(struct pt_regs *ctx,
-					     __u64 arg_num)
+static __always_inline int bpf_usdt_arg_size(struct pt_regs *ctx, __u64 arg_num)
 {
 	return usdt__arg_size((void *)ctx, arg_num);
 }
@@ -144,7 +143,7 @@ static __always_inline int bpf_usdt_arg(struct pt_regs *ctx, __u64 arg_num,
 	return usdt__arg((void *)ctx, arg_num, res);
 }
 #ifndef USDT_NO_ARG_HINT
-#define bpf_usdt_arg(ctx, arg_num, res)                                     \
+#define bpf_usdt_arg(ctx, arg_num, res) \
 	__builtin_expect(bpf_usdt_arg(ctx, arg_num, res), 0)
 #endif
 
@@ -165,24 +164,24 @@ static __always_inline long bpf_usdt_cookie(struct pt_regs *ctx)
  * The spec is looked up once for all the arguments (usdt__args()), and the
  * program's body is the always-inline __usdt_body_<name>().
  */
-#define BPF_USDT(name, args...)                                             \
-	name(struct pt_regs *ctx);                                          \
-	static __always_inline typeof(name(0))                              \
-	__usdt_body_##name(struct pt_regs *ctx, ##args);                    \
-	typeof(name(0)) name(struct pt_regs *ctx)                           \
-	{                                                                   \
-		struct usdt__vals __usdt_vals = {};                         \
-                                                                            \
-		if (__USDT_NARGS(args))                                     \
-			usdt__args((void *)ctx, &__usdt_vals,               \
-				   __USDT_NARGS(args));                     \
-		_Pragma("GCC diagnostic push")                              \
-		_Pragma("GCC diagnostic ignored \"-Wint-conversion\"")      \
-		return __usdt_body_##name(__USDT_ARGS(args));               \
-		_Pragma("GCC diagnostic pop")                               \
-	}                                                                   \
-	static __always_inline typeof(name(0))                              \
-	__usdt_body_##name(struct pt_regs *ctx, ##args)
+#define BPF_USDT(name, args...)                                                                           \
+	name(struct pt_regs *ctx);                                                                        \
+	static __always_inline typeof(name(                                                               \
+		0)) __usdt_body_##name(struct pt_regs *ctx, ##args);                                      \
+	typeof(name(0)) name(struct pt_regs *ctx)                                                         \
+	{                                                                                                 \
+		struct usdt__vals __usdt_vals = {};                                                       \
+                                                                                                          \
+		if (__USDT_NARGS(args))                                                                   \
+			usdt__args((void *)ctx, &__usdt_vals,                                             \
+				   __USDT_NARGS(args));                                                   \
+		_Pragma("GCC diagnostic push")                                                            \
+			_Pragma("GCC diagnostic ignored \"-Wint-conversion\"") return __usdt_body_##name( \
+				__USDT_ARGS(args));                                                       \
+		_Pragma("GCC diagnostic pop")                                                             \
+	}                                                                                                 \
+	static __always_inline typeof(name(                                                               \
+		0)) __usdt_body_##name(struct pt_regs *ctx, ##args)
 
 #ifdef USDT_STORAGE_TYPE
 /*

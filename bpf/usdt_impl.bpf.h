@@ -137,6 +137,7 @@
  * as IDs are handed out (usdt_spec.h): an object attaching a few probes
  * holds one chunk. Written only by libusdt.
  */
+/* clang-format off */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
 	__uint(max_entries,
@@ -151,12 +152,14 @@ struct {
 		__type(value, char[sizeof(struct usdt_spec)]);
 	});
 } usdt__specs SEC(".maps") __weak;
+/* clang-format on */
 
 /*
  * Run-time IP of a call site -> spec ID (and storage slot), for attaches
  * without cookies: entry 0 is a hash the manager creates at the first such
  * attach and replaces by a bigger one as it fills, up to usdt__max_ips.
  */
+/* clang-format off */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
 	__uint(max_entries, 1);
@@ -172,6 +175,7 @@ struct {
 		__type(value, char[sizeof(struct usdt_ip_val)]);
 	});
 } usdt__ip2spec SEC(".maps") __weak;
+/* clang-format on */
 
 /* The limits, exact (the outer arrays hold whole chunks); the manager
  * reads them, and usdt_manager_opts overrides them before load. */
@@ -264,10 +268,12 @@ struct usdt__regs {
 };
 
 /* X(n) for every 8-byte word a context of any arch has. */
+/* clang-format off */
 #define __USDT_EACH_SLOT(X)                                                 \
 	X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)       \
 	X(12) X(13) X(14) X(15) X(16) X(17) X(18) X(19) X(20) X(21) X(22)   \
 	X(23) X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31) X(32) X(33)
+/* clang-format on */
 #define __USDT_ONE(n) +1
 _Static_assert(0 __USDT_EACH_SLOT(__USDT_ONE) >= USDT_CTX_SZ_MAX / 8,
 	       "__USDT_EACH_SLOT() names every word of the largest context");
@@ -279,11 +285,11 @@ _Static_assert(0 __USDT_EACH_SLOT(__USDT_ONE) >= USDT_CTX_SZ_MAX / 8,
  * nanoseconds, and clang may not merge them into a loop over a computed
  * context pointer, which the verifier refuses.
  */
-#define __USDT_CP(n)                                                        \
-	if ((n) < __USDT_CTX_SLOTS)                                         \
-		asm volatile("%0 = *(u64 *)(%1 + %2)"                       \
-			     : "=r"(regs->r[(n) % __USDT_CTX_SLOTS])        \
-			     : "r"(ctx), "i"((n) * 8));
+#define __USDT_CP(n)                                                 \
+	if ((n) < __USDT_CTX_SLOTS)                                  \
+		asm volatile("%0 = *(u64 *)(%1 + %2)"                \
+			     : "=r"(regs->r[(n) % __USDT_CTX_SLOTS]) \
+			     : "r"(ctx), "i"((n)*8));
 
 static __always_inline int __usdt_copy_regs(__USDT_CTX *ctx,
 					    struct usdt__regs *regs)
@@ -335,69 +341,70 @@ static __always_inline int __usdt_reg(const struct usdt__regs *regs, __u64 off,
  * names.
  */
 #define __USDT_LAST (__USDT_CTX_SLOTS - 1)
-#define __USDT_T1(a)                                                        \
-	{                                                                   \
-		asm volatile("%0 = *(u64 *)(%1 + %2)"                       \
-			     : "=r"(v)                                      \
-			     : "r"(ctx), "i"(((a) < __USDT_LAST ?           \
-					      (a) : __USDT_LAST) * 8));     \
-		return v;                                                   \
+#define __USDT_T1(a)                                                         \
+	{                                                                    \
+		asm volatile("%0 = *(u64 *)(%1 + %2)"                        \
+			     : "=r"(v)                                       \
+			     : "r"(ctx),                                     \
+			       "i"(((a) < __USDT_LAST ? (a) : __USDT_LAST) * \
+				   8));                                      \
+		return v;                                                    \
 	}
 /* Words a to a + 2h - 1, from two subtrees of h words; written out per
  * level (a macro does not expand inside itself). */
-#define __USDT_T2(a)                                                       \
-	{                                                                   \
-		if ((a) + 1 > __USDT_LAST)                                 \
-			__USDT_T1(a)                                        \
-		else if (n < (a) + 1)                                      \
-			__USDT_T1(a)                                        \
-		else                                                        \
-			__USDT_T1((a) + 1)                                 \
+#define __USDT_T2(a)                       \
+	{                                  \
+		if ((a) + 1 > __USDT_LAST) \
+			__USDT_T1(a)       \
+		else if (n < (a) + 1)      \
+			__USDT_T1(a)       \
+		else                       \
+			__USDT_T1((a) + 1) \
 	}
-#define __USDT_T4(a)                                                       \
-	{                                                                   \
-		if ((a) + 2 > __USDT_LAST)                                 \
-			__USDT_T2(a)                                        \
-		else if (n < (a) + 2)                                      \
-			__USDT_T2(a)                                        \
-		else                                                        \
-			__USDT_T2((a) + 2)                                 \
+#define __USDT_T4(a)                       \
+	{                                  \
+		if ((a) + 2 > __USDT_LAST) \
+			__USDT_T2(a)       \
+		else if (n < (a) + 2)      \
+			__USDT_T2(a)       \
+		else                       \
+			__USDT_T2((a) + 2) \
 	}
-#define __USDT_T8(a)                                                       \
-	{                                                                   \
-		if ((a) + 4 > __USDT_LAST)                                 \
-			__USDT_T4(a)                                        \
-		else if (n < (a) + 4)                                      \
-			__USDT_T4(a)                                        \
-		else                                                        \
-			__USDT_T4((a) + 4)                                 \
+#define __USDT_T8(a)                       \
+	{                                  \
+		if ((a) + 4 > __USDT_LAST) \
+			__USDT_T4(a)       \
+		else if (n < (a) + 4)      \
+			__USDT_T4(a)       \
+		else                       \
+			__USDT_T4((a) + 4) \
 	}
-#define __USDT_T16(a)                                                       \
-	{                                                                   \
-		if ((a) + 8 > __USDT_LAST)                                 \
-			__USDT_T8(a)                                        \
-		else if (n < (a) + 8)                                      \
-			__USDT_T8(a)                                        \
-		else                                                        \
-			__USDT_T8((a) + 8)                                 \
+#define __USDT_T16(a)                      \
+	{                                  \
+		if ((a) + 8 > __USDT_LAST) \
+			__USDT_T8(a)       \
+		else if (n < (a) + 8)      \
+			__USDT_T8(a)       \
+		else                       \
+			__USDT_T8((a) + 8) \
 	}
-#define __USDT_T32(a)                                                       \
-	{                                                                   \
-		if ((a) + 16 > __USDT_LAST)                                 \
-			__USDT_T16(a)                                        \
-		else if (n < (a) + 16)                                      \
-			__USDT_T16(a)                                        \
-		else                                                        \
-			__USDT_T16((a) + 16)                                 \
+#define __USDT_T32(a)                        \
+	{                                    \
+		if ((a) + 16 > __USDT_LAST)  \
+			__USDT_T16(a)        \
+		else if (n < (a) + 16)       \
+			__USDT_T16(a)        \
+		else                         \
+			__USDT_T16((a) + 16) \
 	}
-#define __USDT_T64(a)                                                       \
-	{                                                                   \
-		if ((a) + 32 > __USDT_LAST)                                 \
-			__USDT_T32(a)                                        \
-		else if (n < (a) + 32)                                      \
-			__USDT_T32(a)                                        \
-		else                                                        \
-			__USDT_T32((a) + 32)                                 \
+#define __USDT_T64(a)                        \
+	{                                    \
+		if ((a) + 32 > __USDT_LAST)  \
+			__USDT_T32(a)        \
+		else if (n < (a) + 32)       \
+			__USDT_T32(a)        \
+		else                         \
+			__USDT_T32((a) + 32) \
 	}
 
 _Static_assert(__USDT_CTX_SLOTS <= 64, "__USDT_T64() has a leaf per word");
@@ -411,8 +418,7 @@ __USDT_FN __u64 usdt__ctx_word(__USDT_CTX *ctx, __u64 n)
 
 /* The word at byte offset off (a multiple of 8) of the context into *v,
  * or -EOPNOTSUPP past its end. */
-static __always_inline int __usdt_ctx_word(const void *ctx, __u64 off,
-					   __u64 *v)
+static __always_inline int __usdt_ctx_word(const void *ctx, __u64 off, __u64 *v)
 {
 	if (off & 7 || off > __USDT_CTX_SZ - 8)
 		return -EOPNOTSUPP;
@@ -420,8 +426,7 @@ static __always_inline int __usdt_ctx_word(const void *ctx, __u64 off,
 	return 0;
 }
 #else
-static __always_inline int __usdt_ctx_word(const void *ctx, __u64 off,
-					   __u64 *v)
+static __always_inline int __usdt_ctx_word(const void *ctx, __u64 off, __u64 *v)
 {
 	if (off > __USDT_CTX_SZ - 8 ||
 	    bpf_probe_read_kernel(v, sizeof(*v), ctx + off))
@@ -431,8 +436,8 @@ static __always_inline int __usdt_ctx_word(const void *ctx, __u64 off,
 #endif
 
 /* A register: from the context (from_ctx, a constant) or from its copy. */
-static __always_inline int __usdt_word(const void *src, int from_ctx,
-				       __u64 off, __u64 *v)
+static __always_inline int __usdt_word(const void *src, int from_ctx, __u64 off,
+				       __u64 *v)
 {
 	if (from_ctx)
 		return __usdt_ctx_word(src, off, v);
@@ -682,8 +687,7 @@ static __always_inline __u64 __usdt_win_val(const struct usdt__win_buf *b,
  * 6.1 on s390x, verifying per call).
  */
 static __noinline __u64 __usdt_read_win(const struct usdt__win_buf *win,
-					__u64 aw,
-					const struct usdt_arg_spec *a)
+					__u64 aw, const struct usdt_arg_spec *a)
 {
 	return __usdt_win_val(win, aw & USDT_WIN_POS_MASK, a);
 }
@@ -810,7 +814,9 @@ static __always_inline __u64 __usdt_win_read(const struct usdt__regs *regs,
 	/* 1 to USDT_WIN_MAX bytes whatever the map holds (the manager
 	 * writes 2 to USDT_WIN_MAX), masked in asm for older verifiers. */
 	len = spec->wins[0].len - 1;
-	asm volatile("%[l] &= %[m]" : [l] "+r"(len) : [m] "i"(USDT_WIN_MAX - 1));
+	asm volatile("%[l] &= %[m]"
+		     : [l] "+r"(len)
+		     : [m] "i"(USDT_WIN_MAX - 1));
 	err = bpf_probe_read_user(win, len + 1,
 				  (void *)(base + (__s64)spec->wins[0].off));
 	/* 0 or a negative errno: all ones or 0. */
@@ -832,9 +838,9 @@ static __always_inline void __usdt_arg_wins(const struct usdt_spec *spec,
 	const __u32 *src = (const __u32 *)spec->arg_win;
 	__u64 x;
 
-#define __USDT_AW(k)                                                        \
-	x = src[k];                                                         \
-	asm volatile("%[x] &= %[ok]" : [x] "+r"(x) : [ok] "r"(ok));         \
+#define __USDT_AW(k)                                                \
+	x = src[k];                                                 \
+	asm volatile("%[x] &= %[ok]" : [x] "+r"(x) : [ok] "r"(ok)); \
 	aws[k] = (__u32)x;
 	__USDT_AW(0)
 	__USDT_AW(1)
@@ -911,6 +917,7 @@ __USDT_FN int usdt__args(__USDT_CTX *ctx, struct usdt__vals *vals, __u64 cnt)
 
 /* Slot -> value, in chunks of about a page that the manager creates and
  * maps as slots are handed out. */
+/* clang-format off */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
 	__uint(max_entries, (USDT_MAX_STORAGE_CNT + __USDT_STORAGE_PER - 1) /
@@ -925,6 +932,7 @@ struct {
 		__type(value, char[sizeof(USDT_STORAGE_TYPE)]);
 	});
 } usdt__storage SEC(".maps") __weak;
+/* clang-format on */
 
 const volatile __u32 usdt__max_storage __weak = USDT_MAX_STORAGE_CNT;
 
@@ -970,8 +978,9 @@ static __always_inline USDT_STORAGE_TYPE *__usdt_storage(__USDT_CTX *ctx)
  * integer one with -Wint-conversion off (BPF_USDT() turns it off).
  */
 #define __USDT_NTH(_0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, N, \
-		   ...) N
-#define __USDT_NARGS(...)                                                   \
+		   ...)                                                      \
+	N
+#define __USDT_NARGS(...) \
 	__USDT_NTH(_, ##__VA_ARGS__, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
 #define __USDT_JOIN2(a, b) a##b
 #define __USDT_JOIN(a, b) __USDT_JOIN2(a, b)

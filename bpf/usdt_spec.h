@@ -41,9 +41,10 @@
 #define USDT_SPEC_CHUNK 256
 #define USDT_STORAGE_PAGE 4096
 #define USDT_STORAGE_STRIDE(sz) (((sz) + 7) & ~7UL)
-#define USDT_STORAGE_CHUNK(sz)                                              \
-	(USDT_STORAGE_STRIDE(sz) >= USDT_STORAGE_PAGE ?                     \
-		 1 : USDT_STORAGE_PAGE / USDT_STORAGE_STRIDE(sz))
+#define USDT_STORAGE_CHUNK(sz)                          \
+	(USDT_STORAGE_STRIDE(sz) >= USDT_STORAGE_PAGE ? \
+		 1 :                                    \
+		 USDT_STORAGE_PAGE / USDT_STORAGE_STRIDE(sz))
 
 /* No register: the base or index slot is unused. */
 #define USDT_REG_NONE 0xffff
@@ -68,7 +69,7 @@
 #define USDT_PC_OFF_ARM64 256	/* pc */
 #define USDT_CTX_SZ_S390X 152	/* user_pt_regs: args[1], psw, gprs[16] */
 #define USDT_PC_OFF_S390X 16	/* psw.addr */
-#define USDT_CTX_SZ_RISCV64 256	/* user_regs_struct: pc, x1 ... x31 */
+#define USDT_CTX_SZ_RISCV64 256 /* user_regs_struct: pc, x1 ... x31 */
 #define USDT_PC_OFF_RISCV64 0	/* pc */
 /* The largest and the smallest of them. */
 #define USDT_CTX_SZ_MAX USDT_CTX_SZ_ARM64
@@ -89,9 +90,10 @@ enum usdt_spec_kind {
 
 /* usdt_arg_spec.flags */
 #define USDT_SPEC_F_SIGNED 0x01 /* sign-extend from size bytes */
-#define USDT_SPEC_F_IPREL 0x02 /* add the probe's run-time IP to the address */
-#define USDT_SPEC_F_FLOAT 0x04 /* raw bits of a float (informational) */
-#define USDT_SPEC_F_TRUNC 0x08 /* 16-byte argument: low 8 bytes only,
+#define USDT_SPEC_F_IPREL 0x02	/* add the probe's run-time IP to the address */
+#define USDT_SPEC_F_FLOAT 0x04	/* raw bits of a float (informational) */
+#define USDT_SPEC_F_TRUNC \
+	0x08			/* 16-byte argument: low 8 bytes only,
 				 * and bpf_usdt_arg() says -E2BIG (layout 5) */
 #define USDT_SPEC_SCALE_SHIFT 4 /* bits 4-5: log2 of the index scale */
 #define USDT_SPEC_SCALE_MASK 0x30
@@ -117,7 +119,7 @@ enum usdt_spec_kind {
 #define USDT_FAST_REG 0x80
 #define USDT_FAST_SIGNED 0x40
 #define USDT_FAST_SHIFT_MASK 0x38
-#define USDT_FAST_ERRNO_MASK 0x07	/* E2BIG is 7 on every Linux arch */
+#define USDT_FAST_ERRNO_MASK 0x07 /* E2BIG is 7 on every Linux arch */
 
 /*
  * One argument: 16 bytes.
@@ -141,7 +143,7 @@ struct usdt_arg_spec {
 	__u8 kind;
 	__u8 size;
 	__u8 flags;
-	__u8 fast;	/* USDT_FAST_*, or 0 */
+	__u8 fast; /* USDT_FAST_*, or 0 */
 };
 
 /*
@@ -170,15 +172,15 @@ struct usdt_arg_spec {
  * code too little. The manager picks the base register with the most
  * arguments in one span.
  */
-#define USDT_WIN_MAX 32		/* bytes a window spans at most */
-#define USDT_WIN_CNT 1		/* windows a spec has at most */
-#define USDT_WIN_SHIFT 6	/* arg_win: window + 1 in bits 6-7 */
-#define USDT_WIN_POS_MASK 0x3f	/* arg_win: offset in it in bits 0-5 */
+#define USDT_WIN_MAX 32	       /* bytes a window spans at most */
+#define USDT_WIN_CNT 1	       /* windows a spec has at most */
+#define USDT_WIN_SHIFT 6       /* arg_win: window + 1 in bits 6-7 */
+#define USDT_WIN_POS_MASK 0x3f /* arg_win: offset in it in bits 0-5 */
 
 /* One window: len bytes from the base register's value + off. 8 bytes. */
 struct usdt_win {
 	__s32 off;	/* sign-extended and added to the register */
-	__u16 base_off;	/* the register: a context offset, as base_off */
+	__u16 base_off; /* the register: a context offset, as base_off */
 	__u8 len;	/* 2 to USDT_WIN_MAX; 0 for an unused window */
 	__u8 reserved;
 };
@@ -189,7 +191,7 @@ struct usdt_spec {
 	/* The user's cookie from usdt_attach_opts, for bpf_usdt_cookie(). */
 	__u64 usr_cookie;
 	__u16 arg_cnt;
-	__u8 win_cnt;	/* windows in use (layout 6) */
+	__u8 win_cnt; /* windows in use (layout 6) */
 	__u8 reserved;
 	__u8 arg_win[USDT_MAX_ARG_CNT];
 	struct usdt_win wins[USDT_WIN_CNT];
@@ -212,12 +214,13 @@ struct usdt_spec {
 
 struct usdt_ip_val {
 	__u32 spec_id;
-	__u32 slot;	/* storage slot + 1; 0: none */
+	__u32 slot; /* storage slot + 1; 0: none */
 };
 
 #define __USDT_SPEC_ASSERT(c, m) _Static_assert(c, m)
 __USDT_SPEC_ASSERT(USDT_COOKIE_SLOT_SHIFT == USDT_COOKIE_ID_BITS &&
-			   USDT_COOKIE_ID_MASK == (1ULL << USDT_COOKIE_ID_BITS) - 1,
+			   USDT_COOKIE_ID_MASK ==
+				   (1ULL << USDT_COOKIE_ID_BITS) - 1,
 		   "slot right above the spec ID");
 __USDT_SPEC_ASSERT(USDT_COOKIE_SLOT_SHIFT + 32 == 64,
 		   "slot + 1 fills the cookie's high 32 bits");
@@ -255,8 +258,8 @@ __USDT_SPEC_ASSERT(USDT_WIN_MAX - 1 <= USDT_WIN_POS_MASK &&
 		   "arg_win holds a window number and any offset in it");
 
 /* Whole words, the PC inside, between the smallest and the largest. */
-#define __USDT_CTX_OK(sz, pc)                                               \
-	((sz) % 8 == 0 && (pc) % 8 == 0 && (pc) + 8 <= (sz) &&              \
+#define __USDT_CTX_OK(sz, pc)                                  \
+	((sz) % 8 == 0 && (pc) % 8 == 0 && (pc) + 8 <= (sz) && \
 	 (sz) >= USDT_CTX_SZ_MIN && (sz) <= USDT_CTX_SZ_MAX)
 __USDT_SPEC_ASSERT(__USDT_CTX_OK(USDT_CTX_SZ_X86_64, USDT_PC_OFF_X86_64),
 		   "x86_64 context");

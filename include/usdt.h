@@ -41,10 +41,10 @@ struct bpf_program;
  * @brief **USDT_OPTS()** declares and zero-initialises an opts struct with
  * its sz set, e.g. `USDT_OPTS(usdt_attach_opts, o, .usdt_cookie = 7);`.
  */
-#define USDT_OPTS(TYPE, NAME, ...)                                          \
-	struct TYPE NAME = ({                                               \
-		memset(&NAME, 0, sizeof(struct TYPE));                      \
-		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ };    \
+#define USDT_OPTS(TYPE, NAME, ...)                                       \
+	struct TYPE NAME = ({                                            \
+		memset(&NAME, 0, sizeof(struct TYPE));                   \
+		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ }; \
 	})
 
 /* ---------------------------------------------------------------------- */
@@ -107,7 +107,7 @@ struct usdt_probe;
 
 struct usdt_file_opts {
 	size_t sz;
-	size_t :0;
+	size_t : 0;
 };
 #define usdt_file_opts__last_field sz
 
@@ -201,14 +201,14 @@ USDT_API const char *usdt_probe__error(const struct usdt_probe *p);
 USDT_API int usdt_probe__arg_cnt(const struct usdt_probe *p);
 
 enum usdt_arg_kind {
-	USDT_ARG_CONST,		/* value is a constant */
-	USDT_ARG_REG,		/* value is in a register */
-	USDT_ARG_DEREF,		/* memory at register + offset */
-	USDT_ARG_INDEX,		/* memory at [base] + index * scale + offset */
-	USDT_ARG_PCREL,		/* memory at the call site's address + offset */
-	USDT_ARG_ABS,		/* memory at a fixed address */
-	USDT_ARG_PCADDR,	/* value is the call site's address + offset */
-	USDT_ARG_UNSUPPORTED,	/* cannot be read; see reason */
+	USDT_ARG_CONST,	      /* value is a constant */
+	USDT_ARG_REG,	      /* value is in a register */
+	USDT_ARG_DEREF,	      /* memory at register + offset */
+	USDT_ARG_INDEX,	      /* memory at [base] + index * scale + offset */
+	USDT_ARG_PCREL,	      /* memory at the call site's address + offset */
+	USDT_ARG_ABS,	      /* memory at a fixed address */
+	USDT_ARG_PCADDR,      /* value is the call site's address + offset */
+	USDT_ARG_UNSUPPORTED, /* cannot be read; see reason */
 };
 
 /** @brief "const", "reg", "deref", "index", "pcrel", "abs", "pcaddr",
@@ -223,18 +223,18 @@ USDT_API const char *usdt_arg_kind_str(enum usdt_arg_kind kind);
 struct usdt_arg_info {
 	size_t sz;
 	enum usdt_arg_kind kind;
-	int size;		/* 1, 2, 4, 8 or 16 bytes; an unsupported
+	int size; /* 1, 2, 4, 8 or 16 bytes; an unsupported
 				 * argument's may be any size its note
 				 * wrote (0 to 9999) */
 	bool is_signed;
-	bool is_float;		/* the raw bits of a float or double */
-	const char *reg;	/* base register as written, or NULL */
-	const char *index;	/* index register as written, or NULL */
-	int scale;		/* index scale, 0 when no index */
-	int64_t offset;		/* displacement or address */
-	uint64_t value;		/* the constant, for USDT_ARG_CONST */
-	const char *reason;	/* for USDT_ARG_UNSUPPORTED, else NULL */
-	const char *str;	/* the argument's text, e.g. "-4@%edi" */
+	bool is_float;	    /* the raw bits of a float or double */
+	const char *reg;    /* base register as written, or NULL */
+	const char *index;  /* index register as written, or NULL */
+	int scale;	    /* index scale, 0 when no index */
+	int64_t offset;	    /* displacement or address */
+	uint64_t value;	    /* the constant, for USDT_ARG_CONST */
+	const char *reason; /* for USDT_ARG_UNSUPPORTED, else NULL */
+	const char *str;    /* the argument's text, e.g. "-4@%edi" */
 	/*
 	 * reg and offset above are the operand as written. What is read
 	 * differs for a 16-byte argument on big-endian s390x, read as its
@@ -243,12 +243,12 @@ struct usdt_arg_info {
 	 * %lo(sym)(a5) is read at sym's address (USDT_ARG_ABS or _PCREL):
 	 * read_reg is NULL, as the linker may have removed what set a5.
 	 */
-	const char *read_reg;	/* the register read: reg, or the pair's */
-	int64_t read_offset;	/* the offset read */
+	const char *read_reg; /* the register read: reg, or the pair's */
+	int64_t read_offset;  /* the offset read */
 	/* An index register's low 32 bits, extended (arm64 [x3, w0, sxtw]):
 	 * "sxtw" or "uxtw"; NULL for the whole register or no index. */
 	const char *index_ext;
-	size_t :0;
+	size_t : 0;
 };
 #define usdt_arg_info__last_field index_ext
 
@@ -331,7 +331,7 @@ struct usdt_manager_opts {
 	 * bpf_cookie, or with a manager created after load, the path is
 	 * always there. */
 	bool keep_ip_map;
-	size_t :0;
+	size_t : 0;
 };
 #define usdt_manager_opts__last_field keep_ip_map
 
@@ -372,8 +372,8 @@ struct usdt_manager_opts {
  * made for the object, with what the links those gave hold, and
  * usdt_program__attach() of the object's programs uses the manager's.
  */
-USDT_API struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
-					const struct usdt_manager_opts *opts);
+USDT_API struct usdt_manager *
+usdt_manager__new(struct bpf_object *obj, const struct usdt_manager_opts *opts);
 /**
  * @brief **usdt_manager__free()** destroys the links of
  * usdt_manager__attach_all() (all at once, as usdt_links__destroy() does)
@@ -397,9 +397,9 @@ USDT_API struct usdt_manager *usdt_manager__new(struct bpf_object *obj,
 USDT_API void usdt_manager__free(struct usdt_manager *man);
 
 enum usdt_attach_mode {
-	USDT_MODE_AUTO = 0,	/* uprobe_multi if prepared and available */
-	USDT_MODE_MULTI,	/* one uprobe_multi link, or fail */
-	USDT_MODE_PERF,		/* one perf uprobe per call site */
+	USDT_MODE_AUTO = 0, /* uprobe_multi if prepared and available */
+	USDT_MODE_MULTI,    /* one uprobe_multi link, or fail */
+	USDT_MODE_PERF,	    /* one perf uprobe per call site */
 };
 
 struct usdt_attach_opts {
@@ -433,7 +433,7 @@ struct usdt_attach_opts {
 	 * first byte, which no kernel optimises.
 	 */
 	bool allow_red_zone_writes;
-	size_t :0;
+	size_t : 0;
 };
 #define usdt_attach_opts__last_field allow_red_zone_writes
 
@@ -525,11 +525,10 @@ usdt_manager__attach(struct usdt_manager *man, const struct bpf_program *prog,
  * first: a pattern without glob characters costs a binary search over the
  * file's call sites, so a miss costs next to nothing.
  */
-USDT_API struct usdt_link *
-usdt_manager__attach_file(struct usdt_manager *man,
-			  const struct bpf_program *prog, pid_t pid,
-			  const struct usdt_file *file, const char *provider,
-			  const char *name, const struct usdt_attach_opts *opts);
+USDT_API struct usdt_link *usdt_manager__attach_file(
+	struct usdt_manager *man, const struct bpf_program *prog, pid_t pid,
+	const struct usdt_file *file, const char *provider, const char *name,
+	const struct usdt_attach_opts *opts);
 
 /**
  * @brief **usdt_manager__attach_all()** attaches every loaded program of the

@@ -79,8 +79,7 @@ static int attach_one(struct usdt_manager *man, const struct bpf_program *prog,
 			bpf_program__section_name(prog));
 		return -EINVAL;
 	}
-	link = usdt_manager__attach(man, prog, pid, path, provider, name,
-				    opts);
+	link = usdt_manager__attach(man, prog, pid, path, provider, name, opts);
 	if (!link)
 		return -errno;
 	err = own_link(man, link);

@@ -106,9 +106,10 @@ int pid_check(const char *cmd, pid_t pid)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ?
-		       tool_err("%s: pid %d: no such process", cmd, (int)pid) :
-		       tool_err("%s: pid %d: %s: %s", cmd, (int)pid, path,
-				tool_strerror(errno));
+			       tool_err("%s: pid %d: no such process", cmd,
+					(int)pid) :
+			       tool_err("%s: pid %d: %s: %s", cmd, (int)pid,
+					path, tool_strerror(errno));
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	buf[n > 0 ? n : 0] = '\0';
@@ -130,8 +131,8 @@ int pid_check(const char *cmd, pid_t pid)
 		return tool_err("%s: pid %d: cannot read /proc/%d/maps: %s (%s)",
 				cmd, (int)pid, (int)pid, tool_strerror(errno),
 				uid == (long)geteuid() ?
-				"the user may, but the process is not dumpable, or a security module, sandbox or user namespace refuses" :
-				"another user's process: needs root or CAP_SYS_PTRACE");
+					"the user may, but the process is not dumpable, or a security module, sandbox or user namespace refuses" :
+					"another user's process: needs root or CAP_SYS_PTRACE");
 	if (maps)
 		fclose(maps);
 	return 0;
@@ -156,8 +157,8 @@ int patterns_parse(char **argv, int argc, struct pattern **out, int *cnt)
 		const char *colon = strchr(argv[i], ':');
 
 		if (colon) {
-			pats[i].provider = strndup(argv[i],
-						   (size_t)(colon - argv[i]));
+			pats[i].provider =
+				strndup(argv[i], (size_t)(colon - argv[i]));
 			pats[i].name = strdup(colon + 1);
 		} else {
 			pats[i].provider = strdup(argv[i]);
@@ -414,8 +415,7 @@ bool target_is_mapped(const char *name, pid_t pid)
  * /proc/PID/root; a mapping's file (/proc/PID/map_files/START-END) as
  * maps shows it, "PATH (deleted)" for one deleted since.
  */
-static const char *shown_of(const char *path, pid_t pid, char *buf,
-			    size_t size)
+static const char *shown_of(const char *path, pid_t pid, char *buf, size_t size)
 {
 	char prefix[32];
 	const char *rest;
@@ -544,7 +544,7 @@ int targets_of_pid(pid_t pid, struct target **out)
 		if (err == 1)
 			cnt++;
 		else
-			target_free(&list[cnt]);	/* seen, or no memory */
+			target_free(&list[cnt]); /* seen, or no memory */
 		err = err < 0 ? err : 0;
 	}
 	name_set_free(&seen);

@@ -13,6 +13,7 @@
 
 #include "tool.h"
 
+/* clang-format off */
 static const char list_usage[] =
 "Usage: usdt list [--json] [-p PID] TARGET [PROVIDER[:NAME]]...\n"
 "       usdt list [--json] -p PID [PROVIDER[:NAME]]...\n"
@@ -31,6 +32,7 @@ static const char list_usage[] =
 "Each line: PROVIDER:NAME, the call site's address, its file offset (what\n"
 "a uprobe uses), the semaphore's address (or -), then each argument as\n"
 "SPEC=TYPE HOW, e.g. -4@%edi=int32 reg edi, 8@-16(%rbp)=uint64 mem[rbp-16].\n";
+/* clang-format on */
 
 struct list_opts {
 	bool json;
@@ -123,7 +125,8 @@ static void describe_arg(FILE *f, const struct usdt_probe *p,
 		fprintf(f, "mem[0x%" PRIx64 "]", (uint64_t)a->read_offset);
 		break;
 	case USDT_ARG_PCADDR:
-		fprintf(f, "addr 0x%" PRIx64 " pc-rel", site + (uint64_t)a->offset);
+		fprintf(f, "addr 0x%" PRIx64 " pc-rel",
+			site + (uint64_t)a->offset);
 		break;
 	case USDT_ARG_UNSUPPORTED:
 	default:
@@ -183,8 +186,8 @@ static void text_site(FILE *f, const struct usdt_probe *p,
 			 usdt_probe__semaphore(p));
 	else
 		snprintf(sema, sizeof(sema), "-");
-	fprintf(f, "  %-*s  file %-*s  sema %-*s  ", w->addr, addr, w->off,
-		off, w->sema, sema);
+	fprintf(f, "  %-*s  file %-*s  sema %-*s  ", w->addr, addr, w->off, off,
+		w->sema, sema);
 
 	if (usdt_probe__status(p) < 0) {
 		fputs("error: ", f);
@@ -242,8 +245,8 @@ static void json_arg(FILE *f, const struct usdt_arg_info *a)
 	/* reg and offset as written; read_reg and read_offset as read. */
 	fprintf(f, ", \"offset\": %" PRId64 ", \"read_reg\": ", a->offset);
 	json_str(f, a->read_reg);
-	fprintf(f, ", \"read_offset\": %" PRId64 ", \"value\": ",
-		a->read_offset);
+	fprintf(f,
+		", \"read_offset\": %" PRId64 ", \"value\": ", a->read_offset);
 	if (a->kind != USDT_ARG_CONST)
 		fputs("null", f);
 	else if (a->is_signed)
@@ -338,9 +341,9 @@ static size_t match_sites(const struct list_opts *o, struct pattern *pats,
 
 	for (i = 0; i < cnt; i++) {
 		p = usdt_file__probe(file, i);
-		if (!p || !patterns_match(pats, o->pat_cnt,
-					  usdt_probe__provider(p),
-					  usdt_probe__name(p)))
+		if (!p ||
+		    !patterns_match(pats, o->pat_cnt, usdt_probe__provider(p),
+				    usdt_probe__name(p)))
 			continue;
 		match[i] = true;
 		shown++;
@@ -354,7 +357,8 @@ static size_t match_sites(const struct list_opts *o, struct pattern *pats,
 		if (n > w->off)
 			w->off = n;
 		n = usdt_probe__semaphore(p) ?
-			    hex_len(usdt_probe__semaphore(p)) : 1;
+			    hex_len(usdt_probe__semaphore(p)) :
+			    1;
 		if (n > w->sema)
 			w->sema = n;
 	}
@@ -394,8 +398,8 @@ static void json_file(const struct list_opts *o, const struct target *t,
 /* One file's sites as text, after a header naming the file when several
  * files are listed (in_array). */
 static void text_file(const struct target *t, struct usdt_file *file,
-		      const bool *match, const struct col_widths *w,
-		      bool first, bool in_array)
+		      const bool *match, const struct col_widths *w, bool first,
+		      bool in_array)
 {
 	size_t i, cnt = usdt_file__probe_cnt(file);
 	const char *arch = usdt_file__arch_name(file);
@@ -491,10 +495,10 @@ static int list_targets(const struct list_opts *o, int argc, char **argv,
 {
 	int cnt, err;
 
-	*whole = o->pid > 0 &&
-		 (!argc || (!strchr(argv[0], '/') &&
-			    (strchr(argv[0], ':') ||
-			     !target_is_mapped(argv[0], o->pid))));
+	*whole =
+		o->pid > 0 && (!argc || (!strchr(argv[0], '/') &&
+					 (strchr(argv[0], ':') ||
+					  !target_is_mapped(argv[0], o->pid))));
 	*used = 0;
 	if (*whole) {
 		cnt = targets_of_pid(o->pid, out);
@@ -593,8 +597,8 @@ int cmd_list(int argc, char **argv)
 	if (!total) {
 		if (o.pat_cnt)
 			tool_err("list: %s: no probes matching %s%s",
-				 whole ? "process" : targets[0].shown,
-				 argv[0], o.pat_cnt > 1 ? " ..." : "");
+				 whole ? "process" : targets[0].shown, argv[0],
+				 o.pat_cnt > 1 ? " ..." : "");
 		else if (whole)
 			tool_err("list: pid %d: no USDT probes in any mapped file",
 				 (int)o.pid);

@@ -29,8 +29,8 @@ int tool_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 struct pattern {
 	char *provider;
 	char *name;
-	bool bare;		/* written without ':' */
-	bool used;		/* some probe matched it */
+	bool bare; /* written without ':' */
+	bool used; /* some probe matched it */
 };
 
 int patterns_parse(char **argv, int argc, struct pattern **out, int *cnt);
@@ -113,8 +113,8 @@ uint64_t tool_hash_step(uint64_t h, unsigned int c);
  * added, 0 if it was there, -ENOMEM.
  */
 struct name_set {
-	const char **slots;	/* NULL: empty */
-	size_t mask;		/* slots - 1 */
+	const char **slots; /* NULL: empty */
+	size_t mask;	    /* slots - 1 */
 	size_t cnt;
 };
 bool name_set_has(const struct name_set *s, const char *name);

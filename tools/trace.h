@@ -38,14 +38,14 @@ struct arg_fmt {
 #define FMT_MAX_CONVS 24
 struct conv {
 	char c;
-	char flags[6];		/* as written, each once, NUL-terminated */
-	int8_t size;		/* bytes the argument is taken at; 0: 8 */
-	int8_t arg;		/* the argument it prints */
-	int8_t width_arg;	/* '*': the argument giving the width, or -1 */
-	int8_t prec_arg;	/* '.*': the one giving the precision, or -1 */
-	int width;		/* -1: none */
-	int prec;		/* -1: none */
-	const char *lit;	/* text before it (not NUL-terminated) */
+	char flags[6];	  /* as written, each once, NUL-terminated */
+	int8_t size;	  /* bytes the argument is taken at; 0: 8 */
+	int8_t arg;	  /* the argument it prints */
+	int8_t width_arg; /* '*': the argument giving the width, or -1 */
+	int8_t prec_arg;  /* '.*': the one giving the precision, or -1 */
+	int width;	  /* -1: none */
+	int prec;	  /* -1: none */
+	const char *lit;  /* text before it (not NUL-terminated) */
 	size_t lit_len;
 };
 
@@ -59,42 +59,42 @@ struct selection {
 	struct pattern *pats;
 	int pat_cnt;
 	int quiet_from;		/* patterns from here on are --enable's */
-	struct probe_fmt *fmts;	/* per pattern */
+	struct probe_fmt *fmts; /* per pattern */
 	bool *has_fmt;
 };
 
 struct probe_fmt {
 	struct conv convs[FMT_MAX_CONVS];
 	int conv_cnt;
-	int arg_need;		/* 1 + the highest argument it takes */
-	const char *tail;	/* text after the last conversion */
+	int arg_need;	  /* 1 + the highest argument it takes */
+	const char *tail; /* text after the last conversion */
 	/* Which arguments the BPF side reads as strings, and how, and its
 	 * typed loads (role left 0). */
 	struct trace_probe_cfg str_cfg;
-	char *text;		/* a quoted format's, unescaped: free() */
+	char *text; /* a quoted format's, unescaped: free() */
 };
 
-#define TRACE_PROBE_FMTS 8	/* formats one probe takes */
+#define TRACE_PROBE_FMTS 8 /* formats one probe takes */
 
 struct probe_ent {
-	const char *provider;	/* borrowed from the usdt_file */
+	const char *provider; /* borrowed from the usdt_file */
 	const char *name;
 	int arg_cnt;
 	/* The first good site's; each hit prints with its own site's
 	 * types, which it carries (site_args()). */
 	struct arg_fmt args[TRACE_MAX_ARGS];
-	const char *reasons[TRACE_MAX_ARGS];	/* why an argument is unreadable */
-	uint32_t warned;	/* bit i: reason i has been printed */
+	const char *reasons[TRACE_MAX_ARGS]; /* why an argument is unreadable */
+	uint32_t warned; /* bit i: reason i has been printed */
 	/* The user's formats for it, one line each per hit: those of every
 	 * pattern with a format that matches it, in order; none: one line
 	 * with the default output. */
 	const struct probe_fmt *fmts[TRACE_PROBE_FMTS];
 	int fmt_cnt;
-	struct trace_probe_cfg str_cfg;	/* their string reads, merged */
-	uint32_t role;		/* TRACE_ROLE_* */
+	struct trace_probe_cfg str_cfg; /* their string reads, merged */
+	uint32_t role;			/* TRACE_ROLE_* */
 	struct usdt_link *link;
-	int file;		/* which traced file */
-	dev_t dev;		/* and its identity */
+	int file;  /* which traced file */
+	dev_t dev; /* and its identity */
 	ino_t ino;
 };
 
@@ -104,33 +104,36 @@ struct trace_ctx {
 	long count;
 	struct probe_ent *probes;
 	size_t probe_cnt;
-	size_t site_cnt;	/* good call sites of the probes */
-	struct site_ref { uint64_t off; uint32_t probe, file; } *site_refs;
-	struct arg_fmt hit_args[TRACE_MAX_ARGS];	/* site_args()'s */
-	bool ustack;		/* --ustack */
-	bool red_zone;		/* --allow-red-zone-writes */
-	bool text_only;		/* --text-only: no TIME PID TID COMM PROBE */
-	int time_digits;	/* --time-unit: 0 ns, 3 us, 6 ms, 9 s */
-	unsigned int str_size;	/* -s */
+	size_t site_cnt; /* good call sites of the probes */
+	struct site_ref {
+		uint64_t off;
+		uint32_t probe, file;
+	} * site_refs;
+	struct arg_fmt hit_args[TRACE_MAX_ARGS]; /* site_args()'s */
+	bool ustack;				 /* --ustack */
+	bool red_zone;				 /* --allow-red-zone-writes */
+	bool text_only;	       /* --text-only: no TIME PID TID COMM PROBE */
+	int time_digits;       /* --time-unit: 0 ns, 3 us, 6 ms, 9 s */
+	unsigned int str_size; /* -s */
 	/* Strings read again from user space (trace_fmt.c's refetch()). */
 	char refetched[TRACE_MAX_VALS][TRACE_STR_MAX + 1];
-	struct stack_state *stacks;	/* trace_stack.c's, made at first use */
-	int write_err;		/* errno of a failed write to stdout */
+	struct stack_state *stacks; /* trace_stack.c's, made at first use */
+	int write_err;		    /* errno of a failed write to stdout */
 	/* CLOCK_REALTIME - CLOCK_MONOTONIC (bpf_ktime_get_ns()'s), in ns,
 	 * at the start: a hit's wall-clock time for --json. */
 	int64_t wall_off;
-	struct sum_state *sums;	/* --slower-than's lines print there */
+	struct sum_state *sums; /* --slower-than's lines print there */
 };
 
 /* A file being traced. */
 struct trace_file {
-	struct target target;	/* as shown, and the path opened */
+	struct target target; /* as shown, and the path opened */
 	struct usdt_file *file;
 	dev_t dev;
 	ino_t ino;
-	int group;		/* the TARGET word that named it */
-	bool globbed;		/* one of a glob's matches */
-	bool replaced;		/* its path names another file now */
+	int group;     /* the TARGET word that named it */
+	bool globbed;  /* one of a glob's matches */
+	bool replaced; /* its path names another file now */
 };
 
 /* trace_files.c */
@@ -159,8 +162,7 @@ int fmt_parse(const char *s, struct probe_fmt *out, char *why, size_t len);
  * an 8-byte one also a string's pointer for %s, or in str(LOAD).
  * Returns 0 or -EINVAL with why; out->text is then to be freed.
  */
-int fmt_parse_word(const char *w, struct probe_fmt *out, char *why,
-		   size_t len);
+int fmt_parse_word(const char *w, struct probe_fmt *out, char *why, size_t len);
 /* Add from's string reads to into's (several formats of one probe): the
  * wider bound wins; 0, or -EINVAL when they read one argument two ways
  * (up to a NUL and counted, or counted by two lengths). */
@@ -202,24 +204,23 @@ int64_t wall_offset(void);
  * argument past arg11. Nothing is consumed on error.
  */
 int trace_str_expr(const char **sp, int *arg, int *len_arg);
-int filter_parse(const char *s, struct trace_filter *f, char *why,
-		 size_t len);
+int filter_parse(const char *s, struct trace_filter *f, char *why, size_t len);
 
 /* trace_sum.c */
 struct sum_state;
-#define TRACE_BY_KEYS 16384	/* --by: distinct keys counted */
+#define TRACE_BY_KEYS 16384 /* --by: distinct keys counted */
 
 struct sum_cfg {
 	enum trace_mode mode;
 	bool json;
 	bool by_pid;
 	int hist_arg;
-	int sum_arg;		/* --sum: the argument, or -1 */
-	uint64_t slower_ns;	/* --slower-than, in ns; 0: none */
-	int time_digits;	/* --time-unit (as trace_ctx's) */
-	int by_cnt;		/* --by's parts; 0: no --by */
+	int sum_arg;	    /* --sum: the argument, or -1 */
+	uint64_t slower_ns; /* --slower-than, in ns; 0: none */
+	int time_digits;    /* --time-unit (as trace_ctx's) */
+	int by_cnt;	    /* --by's parts; 0: no --by */
 	struct trace_by_part by[TRACE_BY_PARTS];
-	const char *by_word;	/* as given */
+	const char *by_word; /* as given */
 	const char *lat_start, *lat_end;
 };
 struct sum_state *sum_new(const struct sum_cfg *cfg, int map_fd,
@@ -246,9 +247,9 @@ void sum_set_probes(struct sum_state *s, const struct probe_ent *probes,
 
 /* trace_prom.c: Prometheus's text format (0.0.4), built in memory. */
 struct prom_buf {
-	char *p;		/* NUL-terminated; free() */
+	char *p; /* NUL-terminated; free() */
 	size_t len, cap;
-	bool oom;		/* an append failed: the text is cut */
+	bool oom; /* an append failed: the text is cut */
 };
 void prom_put(struct prom_buf *b, const char *s, size_t len);
 void prom_printf(struct prom_buf *b, const char *fmt, ...)
@@ -266,9 +267,9 @@ void prom_head(struct prom_buf *b, const char *name, const char *type,
  * bounds and sum divided by scale (1e9: nanoseconds to seconds). */
 struct prom_hist {
 	const char *name;
-	const char *labels;	/* a="x",b="y" (escaped), or "" */
-	const uint64_t *slots;	/* TRACE_SLOTS counts */
-	bool neg;		/* a bucket for negatives (signed values) */
+	const char *labels;    /* a="x",b="y" (escaped), or "" */
+	const uint64_t *slots; /* TRACE_SLOTS counts */
+	bool neg;	       /* a bucket for negatives (signed values) */
 	double sum;
 	double scale;
 	/* 0 or 1: the slots count the values themselves; else value v of
@@ -285,8 +286,8 @@ struct http_server;
 typedef int (*http_page_fn)(void *arg, struct prom_buf *out);
 /* Listen on "[ADDR:]PORT" (ADDR 127.0.0.1 when left out; [V6ADDR]:PORT
  * too): the server, or NULL with why (said by the caller). */
-struct http_server *http_listen(const char *where, http_page_fn page,
-				void *arg, char *why, size_t len);
+struct http_server *http_listen(const char *where, http_page_fn page, void *arg,
+				char *why, size_t len);
 /* Wait up to timeout_ms for the server's sockets or fd (POLLIN; -1:
  * none), and serve what is ready. 1 when fd is readable, else 0. */
 int http_poll(struct http_server *s, int fd, int timeout_ms);
@@ -301,31 +302,31 @@ struct trace_opts {
 	enum usdt_attach_mode mode;
 	struct sum_cfg sum;
 	unsigned int str_size;
-	uint32_t rb_size;	/* the ring buffer's bytes; 0: the default */
+	uint32_t rb_size; /* the ring buffer's bytes; 0: the default */
 	bool quiet;
-	bool ustack;		/* --ustack */
-	bool red_zone;		/* --allow-red-zone-writes */
-	bool fault_in;		/* --fault-in */
-	bool text_only;		/* --text-only */
-	bool all;		/* -a: every process, by the patterns */
-	const char *listen;	/* --listen [ADDR:]PORT */
-	char **enables;		/* --enable's patterns */
+	bool ustack;	    /* --ustack */
+	bool red_zone;	    /* --allow-red-zone-writes */
+	bool fault_in;	    /* --fault-in */
+	bool text_only;	    /* --text-only */
+	bool all;	    /* -a: every process, by the patterns */
+	const char *listen; /* --listen [ADDR:]PORT */
+	char **enables;	    /* --enable's patterns */
 	int enable_cnt;
-	char **pos;		/* TARGET, patterns and formats */
+	char **pos; /* TARGET, patterns and formats */
 	int pos_cnt;
-	int pat_from;		/* where the patterns start: 0 without TARGET */
+	int pat_from; /* where the patterns start: 0 without TARGET */
 };
 
 /* A TARGET word and the patterns and formats after it, up to the next. */
 struct trace_group {
-	const char *target;	/* NULL: every file of -p PID */
-	int from, to;		/* its words in o.pos */
+	const char *target; /* NULL: every file of -p PID */
+	int from, to;	    /* its words in o.pos */
 	struct selection sel;
 	/* A bare name (no '/') that the process of -p or -c does not map
 	 * yet: its file is traced once the process maps one of that name
 	 * (trace_watch.c), as a JVM maps libjvm.so. */
 	bool wait_mapped;
-	bool found;		/* and the process mapped one */
+	bool found; /* and the process mapped one */
 };
 
 struct sum_state;
@@ -341,14 +342,14 @@ struct trace_run {
 	int group_cnt;
 	struct trace_file *files;
 	int file_cnt;
-	const char *shown;	/* TARGET, or "pid N" */
+	const char *shown; /* TARGET, or "pid N" */
 	char shown_buf[32];
 	struct usdt_trace *skel;
 	struct usdt_manager *man;
 	struct ring_buffer *rb;
 	struct sum_state *sums;
-	struct http_server *http;	/* --listen's */
-	bool target_done;	/* --listen: the command or process ended */
+	struct http_server *http; /* --listen's */
+	bool target_done;	  /* --listen: the command or process ended */
 	pid_t child, attach_pid;
 	int go_fd, pid_fd;
 	bool child_done;
@@ -365,14 +366,14 @@ struct trace_run {
 	bool fault_in, no_fault_in, reads_user;
 	struct usdt_link **pat_links;
 	int pat_link_cnt;
-	size_t attached;	/* probes attached */
-	int cfg_fd;		/* the probe_cfg map, once loaded */
+	size_t attached; /* probes attached */
+	int cfg_fd;	 /* the probe_cfg map, once loaded */
 	/* -p PID without TARGET: files mapped later are looked for
 	 * (trace_watch.c), with room for probe_cap probes in the maps. */
 	bool watch;
 	size_t probe_cap;
 	double next_scan;
-	bool watch_full;	/* said once: no room left */
+	bool watch_full; /* said once: no room left */
 	/* Files named by path with no pid or command: followed when their
 	 * path comes to name another file (trace_follow_scan()). */
 	bool follow;
@@ -448,16 +449,15 @@ size_t trace_site_cnt(const struct trace_run *r, size_t *files);
  * userfaultfd, a FUSE server that does not answer); -EAGAIN when no
  * reader thread could be made. Main thread only.
  */
-ssize_t trace_peek(pid_t pid, void *buf, size_t len,
-		   const struct iovec *remote, unsigned long cnt);
+ssize_t trace_peek(pid_t pid, void *buf, size_t len, const struct iovec *remote,
+		   unsigned long cnt);
 /* Is a read still held in the kernel? Its thread ends only with the
  * process. */
 bool trace_peek_stuck(void);
 
 /* trace_stack.c: the user stack a hit carries, symbolized. */
 struct stack_state;
-void stack_print(struct trace_ctx *ctx, const struct usdt_hit *e,
-		 size_t len);
+void stack_print(struct trace_ctx *ctx, const struct usdt_hit *e, size_t len);
 void stack_free(struct stack_state *st);
 
 /* trace_watch.c */
@@ -471,8 +471,7 @@ void trace_watch_free(struct trace_run *r);
 /* Trace the matching probes of f (opened, not yet in r->files), which
  * moves into r->files if it has any (*f zeroed); how ends the line that
  * says so. 0 or the exit status (out of memory). */
-int trace_add_file(struct trace_run *r, struct trace_file *f,
-		   const char *how);
+int trace_add_file(struct trace_run *r, struct trace_file *f, const char *how);
 /* Paths followed when replaced on disk, in all; probes kept room for. */
 #define TRACE_FOLLOW_MAX 8
 #define TRACE_FOLLOW_SPARE 256

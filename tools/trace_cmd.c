@@ -58,6 +58,7 @@
 #include "usdt_tool.h"
 #include "usdt_trace.skel.h"
 
+/* clang-format off */
 static const char trace_usage[] =
 "Usage: usdt trace [OPTIONS] TARGET [PROVIDER[:NAME] [FORMAT]]... [TARGET...]\n"
 "       usdt trace [OPTIONS] -p PID [PROVIDER[:NAME] [FORMAT]]...\n"
@@ -224,6 +225,7 @@ static const char trace_usage[] =
 "  usdt trace --latency mysql:query__start mysql:query__done \\\n"
 "      --by 'str(arg0)' --slower-than 10ms -p 1234 /usr/sbin/mysqld\n"
 "  usdt trace --filter 'arg2 > 100 && pid == 42' ./app myapp:request\n";
+/* clang-format on */
 
 static void on_signal(int sig)
 {
@@ -252,8 +254,7 @@ static bool parse_secs(const char *s, double *out)
 
 /* --latency takes two words: join "START" "END" into one option argument
  * (separated by a newline, which no probe name has) before getopt. */
-static char **join_latency(int argc, char **argv, int *argc_out,
-			   char **joined)
+static char **join_latency(int argc, char **argv, int *argc_out, char **joined)
 {
 	char **v = calloc((size_t)argc + 1, sizeof(*v));
 	int i, n = 0;
@@ -265,8 +266,7 @@ static char **join_latency(int argc, char **argv, int *argc_out,
 		v[n++] = argv[i];
 		if (!strcmp(argv[i], "--"))
 			break;
-		if (strcmp(argv[i], "--latency") || i + 2 >= argc ||
-		    *joined)
+		if (strcmp(argv[i], "--latency") || i + 2 >= argc || *joined)
 			continue;
 		if (asprintf(joined, "%s\n%s", argv[i + 1], argv[i + 2]) < 0) {
 			free(v);
@@ -284,7 +284,8 @@ static char **join_latency(int argc, char **argv, int *argc_out,
 static int set_mode(struct trace_opts *o, enum trace_mode m)
 {
 	if (o->sum.mode != TRACE_EVENTS && o->sum.mode != m)
-		return tool_err("trace: --count, --hist and --latency exclude each other");
+		return tool_err(
+			"trace: --count, --hist and --latency exclude each other");
 	o->sum.mode = m;
 	return 0;
 }
@@ -292,8 +293,7 @@ static int set_mode(struct trace_opts *o, enum trace_mode m)
 /* One part of --by at *p, consumed: argN, str(argN) or str(argN, argM);
  * *strs counts the string parts. 0, -EINVAL, or -E2BIG: a string too
  * many. */
-static int by_part_parse(const char **p, struct trace_by_part *bp,
-			 int *strs)
+static int by_part_parse(const char **p, struct trace_by_part *bp, int *strs)
 {
 	const char *s = *p;
 	int a, n;
@@ -304,7 +304,7 @@ static int by_part_parse(const char **p, struct trace_by_part *bp,
 		if (*strs == TRACE_BY_STRS)
 			return -E2BIG;
 		*bp = (struct trace_by_part){ .arg = (uint8_t)a,
-					      .str = (uint8_t)++*strs,
+					      .str = (uint8_t)++ * strs,
 					      .len_arg = (uint8_t)(n + 1) };
 		*p = s;
 		return 0;
@@ -379,8 +379,14 @@ static int parse_time_unit(struct trace_opts *o, struct trace_ctx *ctx,
  * bpftrace ns: a bare number would mean one of them by surprise). */
 static int parse_duration(struct trace_opts *o, const char *arg)
 {
-	static const struct { const char *unit; double ns; } units[] = {
-		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = {
+		{ "ns", 1 },
+		{ "us", 1e3 },
+		{ "ms", 1e6 },
+		{ "s", 1e9 },
 	};
 	char *end;
 	double v;
@@ -462,7 +468,8 @@ static int parse_long_opt(struct trace_opts *o, int c, char *arg)
 	case 'L':
 		end = strchr(arg, '\n');
 		if (!end)
-			return tool_err("trace: --latency takes two probes, START and END");
+			return tool_err(
+				"trace: --latency takes two probes, START and END");
 		*end = '\0';
 		o->sum.lat_start = arg;
 		o->sum.lat_end = end + 1;
@@ -531,11 +538,13 @@ static int parse_opt(struct trace_opts *o, struct trace_ctx *ctx, int c,
 			return tool_err("trace: bad count '%s'", arg);
 		return 0;
 	case 'd':
-		return parse_secs(arg, &o->duration) ? 0 :
-		       tool_err("trace: bad duration '%s'", arg);
+		return parse_secs(arg, &o->duration) ?
+			       0 :
+			       tool_err("trace: bad duration '%s'", arg);
 	case 'i':
-		return parse_secs(arg, &o->interval) ? 0 :
-		       tool_err("trace: bad interval '%s'", arg);
+		return parse_secs(arg, &o->interval) ?
+			       0 :
+			       tool_err("trace: bad interval '%s'", arg);
 	case 'f':
 		o->filter = arg;
 		return 0;
@@ -561,9 +570,11 @@ static int check_opts(const struct trace_opts *o, struct trace_ctx *ctx)
 	if (o->pid && o->cmd)
 		return tool_err("trace: -p and -c cannot be used together");
 	if (o->all && (o->pid || o->cmd))
-		return tool_err("trace: -a traces every process: it goes with neither -p nor -c");
+		return tool_err(
+			"trace: -a traces every process: it goes with neither -p nor -c");
 	if (o->all && o->sum.mode == TRACE_LATENCY)
-		return tool_err("trace: -a does not go with --latency (its probes are needed at the start)");
+		return tool_err(
+			"trace: -a does not go with --latency (its probes are needed at the start)");
 	if (o->sum.by_pid && o->sum.mode != TRACE_COUNT)
 		return tool_err("trace: --by-pid goes with --count");
 	if (o->sum.by_cnt && o->sum.mode != TRACE_COUNT &&
@@ -575,15 +586,19 @@ static int check_opts(const struct trace_opts *o, struct trace_ctx *ctx)
 		return tool_err("trace: --slower-than goes with --latency");
 	ctx->text_only = o->text_only;
 	if (ctx->text_only && (o->sum.mode != TRACE_EVENTS || ctx->json))
-		return tool_err("trace: --text-only goes with events' text, not with --json, --count, --hist or --latency");
+		return tool_err(
+			"trace: --text-only goes with events' text, not with --json, --count, --hist or --latency");
 	if (o->ustack && o->sum.mode != TRACE_EVENTS)
-		return tool_err("trace: --ustack goes with events, not with --count, --hist or --latency");
+		return tool_err(
+			"trace: --ustack goes with events, not with --count, --hist or --latency");
 	ctx->ustack = o->ustack;
 	ctx->str_size = o->str_size;
 	if (o->interval && o->sum.mode == TRACE_EVENTS)
-		return tool_err("trace: -i goes with --count, --hist or --latency");
+		return tool_err(
+			"trace: -i goes with --count, --hist or --latency");
 	if (o->listen && o->sum.mode == TRACE_EVENTS)
-		return tool_err("trace: --listen goes with --count, --hist or --latency");
+		return tool_err(
+			"trace: --listen goes with --count, --hist or --latency");
 	return 0;
 }
 
@@ -628,8 +643,8 @@ static int parse_args(int argc, char **argv, struct trace_opts *o,
 	if (!o->enables)
 		return tool_err("trace: out of memory");
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:ac:jn:d:i:f:s:m:b:qe:h", longopts,
-				NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:ac:jn:d:i:f:s:m:b:qe:h",
+				longopts, NULL)) != -1) {
 		if (c == 'h') {
 			fputs(trace_usage, stdout);
 			return -1;
@@ -653,9 +668,10 @@ static int parse_args(int argc, char **argv, struct trace_opts *o,
 			     !target_is_mapped(o->pos[0], o->pid)))))
 		o->pat_from = 0;
 	if (o->all && !o->pos_cnt && o->sum.mode != TRACE_LATENCY)
-		return tool_err("trace: -a needs a pattern that names a provider, as in -a python:function__entry");
+		return tool_err(
+			"trace: -a needs a pattern that names a provider, as in -a python:function__entry");
 	if (o->all)
-		o->pat_from = 0;	/* no TARGET: patterns alone */
+		o->pat_from = 0; /* no TARGET: patterns alone */
 	if (!o->pos_cnt && o->pat_from) {
 		fputs(trace_usage, stderr);
 		return 2;
@@ -840,7 +856,8 @@ static bool trace_over(struct trace_run *r, double deadline, int *ret)
 	if (target_ended(r, ret)) {
 		if (!r->http)
 			return true;
-		fprintf(stderr, "%s: trace: %s ended; /metrics is served on until a signal%s\n",
+		fprintf(stderr,
+			"%s: trace: %s ended; /metrics is served on until a signal%s\n",
 			tool_name, r->child ? "the command" : "the process",
 			r->o.duration > 0 ? " or -d" : "");
 	}
@@ -861,17 +878,20 @@ static int metrics_page(void *arg, struct prom_buf *b)
 
 	if (err)
 		return err;
-	prom_head(b, "usdt_lost_events_total", "counter", "Events dropped because the ring buffer was full.");
+	prom_head(b, "usdt_lost_events_total", "counter",
+		  "Events dropped because the ring buffer was full.");
 	prom_printf(b, "usdt_lost_events_total %llu\n",
 		    (unsigned long long)r->skel->bss->lost_events);
-	prom_head(b, "usdt_lost_hits_total", "counter", "Hits not counted: the summary map was full, or the call site could not be looked up.");
+	prom_head(b, "usdt_lost_hits_total", "counter",
+		  "Hits not counted: the summary map was full, or the call site could not be looked up.");
 	prom_printf(b, "usdt_lost_hits_total %llu\n",
 		    (unsigned long long)r->skel->bss->lost_sums);
 	prom_head(b, "usdt_attached_probes", "gauge", "Probes attached.");
 	prom_printf(b, "usdt_attached_probes %zu\n", r->attached);
 	prom_head(b, "usdt_attached_sites", "gauge", "Call sites attached.");
 	prom_printf(b, "usdt_attached_sites %zu\n", sites);
-	prom_head(b, "usdt_attached_files", "gauge", "Files with call sites attached.");
+	prom_head(b, "usdt_attached_files", "gauge",
+		  "Files with call sites attached.");
 	prom_printf(b, "usdt_attached_files %zu\n", files);
 	return b->oom ? -ENOMEM : 0;
 }
@@ -1030,8 +1050,8 @@ static int trace_start(struct trace_run *r)
 	if (r->o.sum.mode != TRACE_EVENTS) {
 		r->sums = sum_new(&r->o.sum,
 				  bpf_map__fd(r->o.sum.by_cnt ?
-					      r->skel->maps.by_sums :
-					      r->skel->maps.sums),
+						      r->skel->maps.by_sums :
+						      r->skel->maps.sums),
 				  r->ctx.probes, r->ctx.probe_cnt);
 		if (!r->sums)
 			return tool_err("trace: out of memory");
@@ -1042,7 +1062,8 @@ static int trace_start(struct trace_run *r)
 	if (err)
 		return err;
 	if (r->all && !r->attached)
-		fprintf(stderr, "%s: trace: every process: no matching probes yet; waiting for processes that map them\n",
+		fprintf(stderr,
+			"%s: trace: every process: no matching probes yet; waiting for processes that map them\n",
 			tool_name);
 	if (trace_stop_signal)
 		return 128 + trace_stop_signal;
@@ -1071,13 +1092,14 @@ static void resolve_bare(struct trace_run *r, int g, struct pattern *pat)
 
 	for (f = 0; f < r->file_cnt; f++)
 		if (r->files[f].group == g &&
-		    pattern_bare_scan(pat, r->files[f].file, &seen,
-				      &others) == BARE_PROVIDER)
+		    pattern_bare_scan(pat, r->files[f].file, &seen, &others) ==
+			    BARE_PROVIDER)
 			return;
 	if (!seen)
 		return;
 	if (others)
-		fprintf(stderr, "%s: trace: note: no provider is named '%s'; tracing the probes of that name in every provider (%s and others)\n",
+		fprintf(stderr,
+			"%s: trace: note: no provider is named '%s'; tracing the probes of that name in every provider (%s and others)\n",
 			tool_name, pat->provider, seen);
 	free(pat->name);
 	pat->name = pat->provider;
@@ -1110,7 +1132,8 @@ static int build_tables(struct trace_run *r)
 	for (i = 0; i < r->file_cnt; i++)
 		if (r->files[i].file &&
 		    trace_build_table(&r->files[i], i,
-				&r->groups[r->files[i].group].sel, &r->ctx))
+				      &r->groups[r->files[i].group].sel,
+				      &r->ctx))
 			return tool_err("trace: out of memory");
 	return 0;
 }
@@ -1132,9 +1155,11 @@ static int open_group(struct trace_run *r, int g)
 	}
 	if (err)
 		return tool_err("trace: %s: %s", word,
-				err == -ENOENT ? "no such file" :
-				err == -E2BIG ? "the glob matches over 4096 files" :
-				tool_strerror(-err));
+				err == -ENOENT ?
+					"no such file" :
+				err == -E2BIG ?
+					"the glob matches over 4096 files" :
+					tool_strerror(-err));
 	for (i = first; i < r->file_cnt; i++) {
 		struct trace_file *f = &r->files[i];
 
@@ -1270,7 +1295,7 @@ static int make_groups(struct trace_run *r)
 	g->to = o->pos_cnt;
 	for (i = 0; i < r->group_cnt; i++)
 		if (trace_selection_parse(o, r->groups[i].from, r->groups[i].to,
-				    &r->groups[i].sel))
+					  &r->groups[i].sel))
 			return 1;
 	return 0;
 }
@@ -1294,7 +1319,8 @@ static void warn_group(const struct trace_run *r, int g)
 	for (i = 0; i < sel->pat_cnt; i++) {
 		p = &sel->pats[i];
 		if (!p->used)
-			fprintf(stderr, "%s: trace: warning: no probe matches %s:%s%s%s\n",
+			fprintf(stderr,
+				"%s: trace: warning: no probe matches %s:%s%s%s\n",
 				tool_name, p->provider, p->name, in, target);
 	}
 }
@@ -1304,7 +1330,7 @@ static void warn_patterns(const struct trace_run *r)
 	int g;
 
 	if (r->o.sum.mode == TRACE_LATENCY)
-		return;	/* trace_check_table() says it */
+		return; /* trace_check_table() says it */
 	for (g = 0; g < r->group_cnt; g++)
 		warn_group(r, g);
 }
@@ -1346,7 +1372,8 @@ static void hint_python_line(const struct trace_run *r)
 			file = p->file;
 	}
 	if (file >= 0 && file_has(r->files[file].file, "python", "line"))
-		fprintf(stderr, "%s: trace: note: CPython 3.11 reports few python:function__* hits unless python:line is enabled too: add -e python:line\n",
+		fprintf(stderr,
+			"%s: trace: note: CPython 3.11 reports few python:function__* hits unless python:line is enabled too: add -e python:line\n",
 			tool_name);
 }
 
@@ -1362,6 +1389,26 @@ static bool any_notes(const struct trace_run *r)
 }
 
 /* Steps 1 and 2; returns 0 or the exit status. */
+/* Nothing to trace in the files named: why, as an error. A pattern is not
+ * what is wrong with a file of no notes (a binary built without
+ * <sys/sdt.h>, a stripped copy). */
+static int no_probes(const struct trace_run *r, const struct selection *sel)
+{
+	if (!any_notes(r) && r->file_cnt == 1)
+		return tool_err("trace: '%s' has no USDT probes (no .note.stapsdt section)",
+				r->files[0].target.shown);
+	if (!any_notes(r))
+		return tool_err("trace: %s: none of its files has USDT probes",
+				r->shown);
+	if (sel->pat_cnt)
+		return tool_err("trace: %s: no probes matching %s:%s%s",
+				r->shown, sel->pats[0].provider,
+				sel->pats[0].name,
+				sel->pat_cnt > 1 || r->group_cnt > 1 ? " ..." :
+								       "");
+	return tool_err("trace: %s: no USDT probes", r->shown);
+}
+
 static int trace_prepare(struct trace_run *r)
 {
 	const struct selection *sel;
@@ -1378,7 +1425,7 @@ static int trace_prepare(struct trace_run *r)
 	 * (trace_start()). */
 	r->all = r->o.all;
 	if (r->all) {
-		r->attach_pid = -1;	/* every process */
+		r->attach_pid = -1; /* every process */
 		return 0;
 	}
 	sel = &r->groups[0].sel;
@@ -1394,30 +1441,18 @@ static int trace_prepare(struct trace_run *r)
 		return tool_err("trace: %s: no such file (--latency needs its probes at the start)",
 				first_waiting(r));
 	if (waits_mapped(r)) {
-		fprintf(stderr, "%s: trace: %s: not mapped yet; waiting for the %s to map it\n",
+		fprintf(stderr,
+			"%s: trace: %s: not mapped yet; waiting for the %s to map it\n",
 			tool_name, first_waiting(r),
 			r->o.cmd ? "command" : "process");
 	} else if (!r->ctx.probe_cnt && r->watch) {
-		fprintf(stderr, "%s: trace: %s: no %sprobes yet; waiting for the files it maps\n",
+		fprintf(stderr,
+			"%s: trace: %s: no %sprobes yet; waiting for the files it maps\n",
 			tool_name, r->shown, sel->pat_cnt ? "matching " : "");
 	} else if (!r->ctx.probe_cnt) {
-		/* A pattern is not what is wrong with a file of no notes (a
-		 * binary built without <sys/sdt.h>, a stripped copy). */
-		if (!any_notes(r) && r->file_cnt == 1)
-			return tool_err("trace: '%s' has no USDT probes (no .note.stapsdt section)",
-					r->files[0].target.shown);
-		if (!any_notes(r))
-			return tool_err("trace: %s: none of its files has USDT probes",
-					r->shown);
-		if (sel->pat_cnt)
-			return tool_err("trace: %s: no probes matching %s:%s%s",
-					r->shown, sel->pats[0].provider,
-					sel->pats[0].name,
-					sel->pat_cnt > 1 || r->group_cnt > 1 ?
-					" ..." : "");
-		return tool_err("trace: %s: no USDT probes", r->shown);
+		return no_probes(r, sel);
 	}
-	if (!r->watch)	/* else they may match files mapped later */
+	if (!r->watch) /* else they may match files mapped later */
 		warn_patterns(r);
 	hint_python_line(r);
 	/* --latency: every group's first two patterns are START and END. */
@@ -1432,7 +1467,8 @@ static int trace_prepare(struct trace_run *r)
 		r->child = spawn_held(r->o.cmd, &r->go_fd);
 		if (r->child < 0) {
 			r->child = 0;
-			return tool_err("trace: cannot start '%s': %s", r->o.cmd,
+			return tool_err("trace: cannot start '%s': %s",
+					r->o.cmd,
 					errno == EINVAL ? "bad command line" :
 							  tool_strerror(errno));
 		}
@@ -1457,7 +1493,7 @@ static void trace_cleanup(struct trace_run *r)
 	size_t i;
 
 	if (r->go_fd >= 0)
-		close(r->go_fd);	/* a held child reads EOF and exits 127 */
+		close(r->go_fd); /* a held child reads EOF and exits 127 */
 	http_free(r->http);
 	ring_buffer__free(r->rb);
 	sum_free(r->sums);
@@ -1490,7 +1526,8 @@ static void trace_cleanup(struct trace_run *r)
 
 int cmd_trace(int argc, char **argv)
 {
-	struct trace_run r = { .go_fd = -1, .pid_fd = -1,
+	struct trace_run r = { .go_fd = -1,
+			       .pid_fd = -1,
 			       .o = { .str_size = 64, .sum.sum_arg = -1 } };
 	struct sigaction sa;
 	char **args, *joined;

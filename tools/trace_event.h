@@ -14,7 +14,7 @@
 #endif
 
 #define TRACE_MAX_ARGS 12
-#define TRACE_MAX_LOADS 8	/* typed loads per probe */
+#define TRACE_MAX_LOADS 8 /* typed loads per probe */
 /* A hit's values: its arguments, then its loads. */
 #define TRACE_MAX_VALS (TRACE_MAX_ARGS + TRACE_MAX_LOADS)
 #define TRACE_COMM_LEN 16
@@ -25,10 +25,10 @@
 
 /* What the program does with a hit that passes the filter. */
 enum trace_mode {
-	TRACE_EVENTS = 0,	/* send a usdt_hit to user space */
-	TRACE_COUNT,		/* count it per probe (and pid) */
-	TRACE_HIST,		/* log2 histogram of one argument */
-	TRACE_LATENCY,		/* time from a START probe to the next END */
+	TRACE_EVENTS = 0, /* send a usdt_hit to user space */
+	TRACE_COUNT,	  /* count it per probe (and pid) */
+	TRACE_HIST,	  /* log2 histogram of one argument */
+	TRACE_LATENCY,	  /* time from a START probe to the next END */
 };
 
 /*
@@ -60,7 +60,7 @@ struct trace_probe_cfg {
 	 * TRACE_MAX_ARGS on) an 8-byte typed load, *(uint64 *)(arg0 + 8),
 	 * read first. The arrays below are per value too. */
 	__u32 str_mask;
-	__u32 role;		/* TRACE_ROLE_* */
+	__u32 role; /* TRACE_ROLE_* */
 	/* Bit i: string i need not end in a NUL (%.*s): exactly as many
 	 * bytes as argument len_arg[i] says are read, clamped to 0 ..
 	 * str_size - 1, with bpf_probe_read_user(). */
@@ -73,8 +73,8 @@ struct trace_probe_cfg {
 	 * TRACE_MAX_ARGS + k of the hit is loads[k] read. */
 	__u32 load_cnt;
 	struct trace_load {
-		__u8 arg;	/* the pointer: argument arg, plus off */
-		__u8 size;	/* 1, 2, 4 or 8 bytes */
+		__u8 arg;  /* the pointer: argument arg, plus off */
+		__u8 size; /* 1, 2, 4 or 8 bytes */
 		__u8 is_signed;
 		__u8 pad;
 		__s32 off;
@@ -93,14 +93,22 @@ enum trace_operand { TRACE_OPD_PID = TRACE_MAX_ARGS, TRACE_OPD_TID };
  * the map filter_strs; the term's value is then its length. With len_arg
  * (str(argN, argM): M + 1), the string is argM's count of bytes, no NUL
  * needed: equal when that count is the value and the bytes match. */
-enum trace_op { TRACE_EQ, TRACE_NE, TRACE_LT, TRACE_LE, TRACE_GT, TRACE_GE,
-		TRACE_SEQ, TRACE_SNE };
+enum trace_op {
+	TRACE_EQ,
+	TRACE_NE,
+	TRACE_LT,
+	TRACE_LE,
+	TRACE_GT,
+	TRACE_GE,
+	TRACE_SEQ,
+	TRACE_SNE
+};
 #define TRACE_FSTR 64
 struct trace_term {
-	__u8 operand;		/* 0..11: argN; or enum trace_operand */
-	__u8 op;		/* enum trace_op: signed 64-bit, or string */
+	__u8 operand; /* 0..11: argN; or enum trace_operand */
+	__u8 op;      /* enum trace_op: signed 64-bit, or string */
 	__u8 group_end;
-	__u8 len_arg;		/* TRACE_SEQ, TRACE_SNE: 0, or M + 1 */
+	__u8 len_arg; /* TRACE_SEQ, TRACE_SNE: 0, or M + 1 */
 	__u8 pad[4];
 	__s64 value;
 };
@@ -145,13 +153,13 @@ struct trace_sum_key {
 struct trace_by_key {
 	__u32 cookie;
 	__u32 aux;
-	__u64 val[TRACE_BY_PARTS];	/* part i's value; 0 for a string */
-	char str[TRACE_BY_STRS][TRACE_BY_STR];	/* the strings, in order */
+	__u64 val[TRACE_BY_PARTS]; /* part i's value; 0 for a string */
+	char str[TRACE_BY_STRS][TRACE_BY_STR]; /* the strings, in order */
 };
 struct trace_by_part {
 	__u8 arg;
-	__u8 str;		/* 0: a value; else 1 + its index in str[] */
-	__u8 len_arg;		/* str(argN, argM): M + 1; 0: to a NUL */
+	__u8 str;     /* 0: a value; else 1 + its index in str[] */
+	__u8 len_arg; /* str(argN, argM): M + 1; 0: to a NUL */
 	__u8 pad;
 };
 
@@ -160,9 +168,9 @@ struct trace_by_part {
  * offset). key: the --by key START's arguments gave, or zero. */
 #define TRACE_SLOW_COOKIE 0xfffffffeull
 struct trace_slow {
-	__u64 ts;		/* END's bpf_ktime_get_ns() */
-	__u64 cookie;		/* TRACE_SLOW_COOKIE */
-	__u64 ns;		/* from START to END */
+	__u64 ts;     /* END's bpf_ktime_get_ns() */
+	__u64 cookie; /* TRACE_SLOW_COOKIE */
+	__u64 ns;     /* from START to END */
 	__u32 pid;
 	__u32 tid;
 	char comm[TRACE_COMM_LEN];
@@ -170,28 +178,28 @@ struct trace_slow {
 };
 
 struct usdt_hit {
-	__u64 ts;		/* bpf_ktime_get_ns() */
-	__u64 cookie;		/* index into the tool's probe table */
-	__u64 ip;		/* the call site's address in the process */
-	__u32 pid;		/* the process (tgid) */
-	__u32 tid;		/* the thread */
-	__s32 arg_cnt;		/* the call site's, or its negative errno */
-	__u32 err_mask;		/* bit i: argument i could not be read */
+	__u64 ts;	/* bpf_ktime_get_ns() */
+	__u64 cookie;	/* index into the tool's probe table */
+	__u64 ip;	/* the call site's address in the process */
+	__u32 pid;	/* the process (tgid) */
+	__u32 tid;	/* the thread */
+	__s32 arg_cnt;	/* the call site's, or its negative errno */
+	__u32 err_mask; /* bit i: argument i could not be read */
 	char comm[TRACE_COMM_LEN];
-	__u64 args[TRACE_MAX_VALS];	/* then the loads' values */
-	__s16 errs[TRACE_MAX_VALS];	/* bpf_usdt_arg()'s errno, when set */
-	__u8 sizes[TRACE_MAX_VALS];	/* bpf_usdt_arg_size(), 0 if unknown */
+	__u64 args[TRACE_MAX_VALS]; /* then the loads' values */
+	__s16 errs[TRACE_MAX_VALS]; /* bpf_usdt_arg()'s errno, when set */
+	__u8 sizes[TRACE_MAX_VALS]; /* bpf_usdt_arg_size(), 0 if unknown */
 	/* For string arguments: bytes of str[] used, with the NUL; 0 when
 	 * the string could not be read (errs[] says why). The strings
 	 * follow the record, at sizeof(struct usdt_hit), one after another
 	 * in value order. */
 	__u16 str_len[TRACE_MAX_VALS];
-	__u32 str_total;	/* bytes of str[] sent */
+	__u32 str_total; /* bytes of str[] sent */
 	/* The types of the call site that fired, from its spec (valid when
 	 * arg_cnt >= 0; sizes[] are their sizes): so every hit prints with
 	 * its own site's types, without finding which site it was. */
-	__u32 signed_mask;	/* bit i: value i is signed */
-	__u32 float_mask;	/* bit i: argument i is a float */
+	__u32 signed_mask; /* bit i: value i is signed */
+	__u32 float_mask;  /* bit i: argument i is a float */
 	/* --ustack: bytes of user stack (u64 return addresses, innermost
 	 * first) TRACE_STR_AREA bytes past the record (after the strings'
 	 * area); 0 without or when it failed. */
@@ -199,7 +207,7 @@ struct usdt_hit {
 	__u32 pad;
 };
 
-#define TRACE_STACK_MAX (127 * 8)	/* --ustack: 127 frames */
+#define TRACE_STACK_MAX (127 * 8) /* --ustack: 127 frames */
 
 _Static_assert(sizeof(struct usdt_hit) == 336, "usdt_hit layout");
 _Static_assert(TRACE_STR_AREA + TRACE_STACK_MAX <= 2 * TRACE_STR_AREA,

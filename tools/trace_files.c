@@ -85,7 +85,7 @@ static int add_globbed(const char *word, pid_t pid, int group,
 		struct trace_file *f = &(*files)[*cnt];
 
 		if (trace_file_resolve(g.gl_pathv[i], pid, f))
-			continue;	/* gone since, or not for this pid */
+			continue; /* gone since, or not for this pid */
 		f->group = group;
 		f->globbed = true;
 		++*cnt;
@@ -131,7 +131,7 @@ int trace_files_of_pid(pid_t pid, struct trace_file **out)
 	}
 	for (i = 0; i < cnt; i++)
 		(*out)[i].target = list[i];
-	free(list);	/* the strings moved */
+	free(list); /* the strings moved */
 	return cnt;
 }
 

@@ -105,9 +105,12 @@ static int parse_operand(const char **sp, struct trace_term *t, bool *is_str)
 
 static int parse_op(const char **sp, struct trace_term *t)
 {
-	static const struct { const char *s; enum trace_op op; } ops[] = {
+	static const struct {
+		const char *s;
+		enum trace_op op;
+	} ops[] = {
 		{ "==", TRACE_EQ }, { "!=", TRACE_NE }, { "<=", TRACE_LE },
-		{ ">=", TRACE_GE }, { "<", TRACE_LT }, { ">", TRACE_GT },
+		{ ">=", TRACE_GE }, { "<", TRACE_LT },	{ ">", TRACE_GT },
 	};
 	size_t i;
 
@@ -178,8 +181,7 @@ static int parse_string(const char **sp, struct trace_term *t, char *out)
 	return 0;
 }
 
-int filter_parse(const char *s, struct trace_filter *f, char *why,
-		 size_t len)
+int filter_parse(const char *s, struct trace_filter *f, char *why, size_t len)
 {
 	const char *start = s, *value;
 	struct trace_term *t;
@@ -205,7 +207,8 @@ int filter_parse(const char *s, struct trace_filter *f, char *why,
 		if (*s == '"') {
 			err = parse_string(&s, t, f->strs[t - f->terms]);
 			if (err == -E2BIG) {
-				snprintf(why, len, "string '%.20s...' longer than %d bytes",
+				snprintf(why, len,
+					 "string '%.20s...' longer than %d bytes",
 					 value + 1, TRACE_FSTR - 2);
 				return err;
 			}
@@ -214,7 +217,8 @@ int filter_parse(const char *s, struct trace_filter *f, char *why,
 			err = is_str ? -EINVAL : parse_value(&s, t);
 		}
 		if (err == -ERANGE) {
-			snprintf(why, len, "constant '%.*s' out of range (signed 64-bit: %lld to %lld)",
+			snprintf(why, len,
+				 "constant '%.*s' out of range (signed 64-bit: %lld to %lld)",
 				 (int)(s - value), value, (long long)INT64_MIN,
 				 (long long)INT64_MAX);
 			return err;
@@ -233,7 +237,8 @@ int filter_parse(const char *s, struct trace_filter *f, char *why,
 		s += 2;
 	}
 bad:
-	snprintf(why, len, "cannot parse at column %d: want argN, pid or tid, then == != < <= > >=, an integer (or for argN, str(argN) or str(argN, argM) == and != a \"string\"), and && or || between comparisons",
+	snprintf(why, len,
+		 "cannot parse at column %d: want argN, pid or tid, then == != < <= > >=, an integer (or for argN, str(argN) or str(argN, argM) == and != a \"string\"), and && or || between comparisons",
 		 (int)(s - start) + 1);
 	return -EINVAL;
 }

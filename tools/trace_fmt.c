@@ -24,22 +24,21 @@
 #define FMT_MAX_DIM 4096
 
 struct fmt_parse_state {
-	const char *conv;	/* the '%' of the conversion being parsed */
-	int numbered;		/* -1 not known yet, 0 no, 1 yes (%N$) */
-	int next_arg;		/* the next argument of an unnumbered one */
+	const char *conv; /* the '%' of the conversion being parsed */
+	int numbered;	  /* -1 not known yet, 0 no, 1 yes (%N$) */
+	int next_arg;	  /* the next argument of an unnumbered one */
 	int arg_need;
 	char *why;
 	size_t len;
 };
 
-static int fmt_fail(struct fmt_parse_state *st, const char *p,
-		    const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+static int fmt_fail(struct fmt_parse_state *st, const char *p, const char *fmt,
+		    ...) __attribute__((format(printf, 3, 4)));
 
 /* why: the conversion so far (from its '%' to p, p included), then the
  * message. Returns -EINVAL. */
-static int fmt_fail(struct fmt_parse_state *st, const char *p,
-		    const char *fmt, ...)
+static int fmt_fail(struct fmt_parse_state *st, const char *p, const char *fmt,
+		    ...)
 {
 	size_t n = (size_t)(p - st->conv) + (*p ? 1 : 0);
 	int used;
@@ -95,9 +94,11 @@ static int fmt_take_arg(struct fmt_parse_state *st, const char *p, int n)
 	if (st->numbered < 0)
 		st->numbered = n != 0;
 	if (st->numbered != (n != 0))
-		return fmt_fail(st, p, "numbered (%%N$) and unnumbered conversions or '*' do not mix: number all or none");
+		return fmt_fail(st, p,
+				"numbered (%%N$) and unnumbered conversions or '*' do not mix: number all or none");
 	if (n < 0 || n > TRACE_MAX_ARGS)
-		return fmt_fail(st, p, "no such argument (a probe has at most %d, from %%1$)",
+		return fmt_fail(st, p,
+				"no such argument (a probe has at most %d, from %%1$)",
 				TRACE_MAX_ARGS);
 	a = n ? n - 1 : st->next_arg++;
 	if (a >= TRACE_MAX_ARGS)
@@ -133,8 +134,7 @@ static int fmt_dim(struct fmt_parse_state *st, const char **p, int *val,
 }
 
 /* A length modifier: the bytes the argument is taken at. */
-static int fmt_length(struct fmt_parse_state *st, const char **p,
-		      int8_t *size)
+static int fmt_length(struct fmt_parse_state *st, const char **p, int8_t *size)
 {
 	const char *q = *p;
 
@@ -157,7 +157,8 @@ static int fmt_length(struct fmt_parse_state *st, const char **p,
 		q++;
 		break;
 	case 'L':
-		return fmt_fail(st, q, "length modifier 'L' is not supported (use hh h l ll z j t)");
+		return fmt_fail(st, q,
+				"length modifier 'L' is not supported (use hh h l ll z j t)");
 	}
 	*p = q;
 	return 0;
@@ -168,16 +169,11 @@ static const struct {
 	const char *flags;
 	bool prec, length;
 } conv_rules[] = {
-	{ 's', "-", true, false },
-	{ 'c', "-", false, false },
-	{ 'p', "-", false, false },
-	{ 'd', "-+ 0", true, true },
-	{ 'i', "-+ 0", true, true },
-	{ 'u', "-0", true, true },
-	{ 'x', "-#0", true, true },
-	{ 'X', "-#0", true, true },
-	{ 'o', "-#0", true, true },
-	{ 'f', "-+ #0", true, false },
+	{ 's', "-", true, false },   { 'c', "-", false, false },
+	{ 'p', "-", false, false },  { 'd', "-+ 0", true, true },
+	{ 'i', "-+ 0", true, true }, { 'u', "-0", true, true },
+	{ 'x', "-#0", true, true },  { 'X', "-#0", true, true },
+	{ 'o', "-#0", true, true },  { 'f', "-+ #0", true, false },
 };
 
 /* Whether cv's flags, precision and length go with its conversion (as
@@ -196,29 +192,32 @@ static int fmt_check(struct fmt_parse_state *st, const char *p,
 	if (*p == '$')
 		return fmt_fail(st, p, "arguments are numbered from 1 (%%1$)");
 	if (*p == '\'' || *p == 'I')
-		return fmt_fail(st, p, "flag '%c' (locale digits) is not supported",
+		return fmt_fail(st, p,
+				"flag '%c' (locale digits) is not supported",
 				*p);
 	if (i == sizeof(conv_rules) / sizeof(conv_rules[0]))
-		return fmt_fail(st, p, "unknown conversion '%%%.1s' (use %%s %%d %%i %%u %%x %%X %%o %%p %%c %%f)",
+		return fmt_fail(st, p,
+				"unknown conversion '%%%.1s' (use %%s %%d %%i %%u %%x %%X %%o %%p %%c %%f)",
 				p);
 	for (j = 0; cv->flags[j]; j++)
 		if (!strchr(conv_rules[i].flags, cv->flags[j]))
-			return fmt_fail(st, p, "flag '%c' does not go with %%%c",
+			return fmt_fail(st, p,
+					"flag '%c' does not go with %%%c",
 					cv->flags[j], cv->c);
 	if ((cv->prec >= 0 || cv->prec_arg >= 0) && !conv_rules[i].prec)
 		return fmt_fail(st, p, "%%%c takes no precision", cv->c);
 	/* %lf is %f in printf. */
 	if (cv->size && !conv_rules[i].length &&
 	    !(cv->c == 'f' && len_at[0] == 'l' && p == len_at + 1))
-		return fmt_fail(st, p, "%%%c takes no length modifier%s",
-				cv->c, cv->c == 's' || cv->c == 'c' ?
-				" (wide characters are not supported)" : "");
+		return fmt_fail(st, p, "%%%c takes no length modifier%s", cv->c,
+				cv->c == 's' || cv->c == 'c' ?
+					" (wide characters are not supported)" :
+					"");
 	return 0;
 }
 
 /* One conversion, *p just after its '%'. */
-static int fmt_conv(struct fmt_parse_state *st, const char **p,
-		    struct conv *cv)
+static int fmt_conv(struct fmt_parse_state *st, const char **p, struct conv *cv)
 {
 	const char *len_at;
 	int n = fmt_arg_number(p), err;
@@ -231,9 +230,8 @@ static int fmt_conv(struct fmt_parse_state *st, const char **p,
 	err = fmt_dim(st, p, &cv->width, &cv->width_arg, "the width");
 	if (!err && **p == '.') {
 		(*p)++;
-		cv->prec = 0;	/* "%.s": precision 0, as in printf */
-		err = fmt_dim(st, p, &cv->prec, &cv->prec_arg,
-			      "the precision");
+		cv->prec = 0; /* "%.s": precision 0, as in printf */
+		err = fmt_dim(st, p, &cv->prec, &cv->prec_arg, "the precision");
 	}
 	len_at = *p;
 	if (!err)
@@ -278,18 +276,21 @@ static int fmt_strings(struct fmt_parse_state *st, struct probe_fmt *out)
 		const struct conv *cv = &out->convs[i];
 		uint32_t bit = 1u << cv->arg;
 		int max = cv->prec + 1 > TRACE_STR_MAX ? TRACE_STR_MAX :
-							  cv->prec + 1;
+							 cv->prec + 1;
 
 		if (cv->c != 's')
 			continue;
 		if (c->str_mask & bit &&
 		    !(c->fixed_mask & bit) != (cv->prec_arg < 0)) {
-			snprintf(st->why, st->len, "%s is a string both with a length argument (%%.*s) and without",
+			snprintf(st->why, st->len,
+				 "%s is a string both with a length argument (%%.*s) and without",
 				 val_name(name, cv->arg));
 			return -EINVAL;
 		}
-		if (c->fixed_mask & bit && c->len_arg[cv->arg] != cv->prec_arg) {
-			snprintf(st->why, st->len, "%s is a string with two length arguments",
+		if (c->fixed_mask & bit &&
+		    c->len_arg[cv->arg] != cv->prec_arg) {
+			snprintf(st->why, st->len,
+				 "%s is a string with two length arguments",
 				 val_name(name, cv->arg));
 			return -EINVAL;
 		}
@@ -354,15 +355,20 @@ int fmt_parse(const char *s, struct probe_fmt *out, char *why, size_t len)
 static const struct {
 	const char *name;
 	uint8_t size, is_signed;
-} load_types[] = {	/* longer names first where one starts another */
+} load_types[] = {
+	/* longer names first where one starts another */
 	{ "unsigned char", 1, 0 }, { "unsigned short", 2, 0 },
-	{ "unsigned int", 4, 0 }, { "unsigned long", 8, 0 },
-	{ "unsigned", 4, 0 }, { "char", 1, 1 }, { "short", 2, 1 },
-	{ "int8", 1, 1 }, { "int16", 2, 1 }, { "int32", 4, 1 },
-	{ "int64", 8, 1 }, { "uint8", 1, 0 }, { "uint16", 2, 0 },
-	{ "uint32", 4, 0 }, { "uint64", 8, 0 }, { "int", 4, 1 },
-	{ "long", 8, 1 }, { "u8", 1, 0 }, { "u16", 2, 0 }, { "u32", 4, 0 },
-	{ "u64", 8, 0 }, { "s8", 1, 1 }, { "s16", 2, 1 }, { "s32", 4, 1 },
+	{ "unsigned int", 4, 0 },  { "unsigned long", 8, 0 },
+	{ "unsigned", 4, 0 },	   { "char", 1, 1 },
+	{ "short", 2, 1 },	   { "int8", 1, 1 },
+	{ "int16", 2, 1 },	   { "int32", 4, 1 },
+	{ "int64", 8, 1 },	   { "uint8", 1, 0 },
+	{ "uint16", 2, 0 },	   { "uint32", 4, 0 },
+	{ "uint64", 8, 0 },	   { "int", 4, 1 },
+	{ "long", 8, 1 },	   { "u8", 1, 0 },
+	{ "u16", 2, 0 },	   { "u32", 4, 0 },
+	{ "u64", 8, 0 },	   { "s8", 1, 1 },
+	{ "s16", 2, 1 },	   { "s32", 4, 1 },
 	{ "s64", 8, 1 },
 };
 
@@ -433,8 +439,8 @@ static int expr_off(const char **p, int32_t *off)
 	if (*q < '0' || *q > '9')
 		return -1;
 	errno = 0;
-	v = strtoll(q, &end, q[0] == '0' && (q[1] == 'x' || q[1] == 'X') ?
-		    16 : 10);
+	v = strtoll(q, &end,
+		    q[0] == '0' && (q[1] == 'x' || q[1] == 'X') ? 16 : 10);
 	if (errno || v > INT32_MAX)
 		return -1;
 	*off = (int32_t)(neg ? -v : v);
@@ -498,8 +504,8 @@ static char *quoted_text(const char *w, const char **rest)
 }
 
 /* Send conversions' value numbers (from 0, in EXPR order) through map. */
-static int remap_convs(struct probe_fmt *out, const int *map, int n,
-		       char *why, size_t len)
+static int remap_convs(struct probe_fmt *out, const int *map, int n, char *why,
+		       size_t len)
 {
 	int i, top = 0;
 
@@ -512,7 +518,8 @@ static int remap_convs(struct probe_fmt *out, const int *map, int n,
 			if (*v[j] < 0)
 				continue;
 			if (*v[j] >= n) {
-				snprintf(why, len, "the format takes %d values; %d given after it",
+				snprintf(why, len,
+					 "the format takes %d values; %d given after it",
 					 out->arg_need, n);
 				return -EINVAL;
 			}
@@ -520,13 +527,15 @@ static int remap_convs(struct probe_fmt *out, const int *map, int n,
 		}
 		if (cv->c == 's' && cv->arg >= TRACE_MAX_ARGS &&
 		    out->str_cfg.loads[cv->arg - TRACE_MAX_ARGS].size != 8) {
-			snprintf(why, len, "%%s of a typed load takes a pointer: an 8-byte load, *(uint64 *)(argN + K)");
+			snprintf(why, len,
+				 "%%s of a typed load takes a pointer: an 8-byte load, *(uint64 *)(argN + K)");
 			return -EINVAL;
 		}
 	}
 	for (i = 0; i < n; i++) {
-		int a = map[i] < TRACE_MAX_ARGS ? map[i] :
-			out->str_cfg.loads[map[i] - TRACE_MAX_ARGS].arg;
+		int a = map[i] < TRACE_MAX_ARGS ?
+				map[i] :
+				out->str_cfg.loads[map[i] - TRACE_MAX_ARGS].arg;
 
 		if (a + 1 > top)
 			top = a + 1;
@@ -554,16 +563,19 @@ static int apply_strs(struct probe_fmt *out, const int8_t *conv_vals,
 		if ((wv >= 0 && wv < n && strs[wv] != -2) ||
 		    (pv >= 0 && pv < n && strs[pv] != -2) ||
 		    (v < n && strs[v] != -2 && cv->c != 's')) {
-			snprintf(why, len, "value %d is str(): a string, for %%s only",
+			snprintf(why, len,
+				 "value %d is str(): a string, for %%s only",
 				 (wv >= 0 && wv < n && strs[wv] != -2 ? wv :
 				  pv >= 0 && pv < n && strs[pv] != -2 ? pv :
-				  v) + 1);
+									v) +
+					 1);
 			return -EINVAL;
 		}
 		if (v >= n || strs[v] < 0)
 			continue;
 		if (cv->prec >= 0 || cv->prec_arg >= 0) {
-			snprintf(why, len, "value %d is str(argN, argM), which gives its length: %%s takes no precision then",
+			snprintf(why, len,
+				 "value %d is str(argN, argM), which gives its length: %%s takes no precision then",
 				 v + 1);
 			return -EINVAL;
 		}
@@ -606,8 +618,7 @@ static int value_parse(const char **p, struct trace_probe_cfg *loads,
 	return expr_parse(p, loads);
 }
 
-int fmt_parse_word(const char *w, struct probe_fmt *out, char *why,
-		   size_t len)
+int fmt_parse_word(const char *w, struct probe_fmt *out, char *why, size_t len)
 {
 	struct fmt_parse_state st = { .why = why, .len = len };
 	struct trace_probe_cfg loads = { 0 };
@@ -620,17 +631,20 @@ int fmt_parse_word(const char *w, struct probe_fmt *out, char *why,
 		return fmt_parse(w, out, why, len);
 	text = quoted_text(w, &p);
 	if (!text) {
-		snprintf(why, len, "no closing '\"' (a quoted format: '\"FMT\", EXPR, ...')");
+		snprintf(why, len,
+			 "no closing '\"' (a quoted format: '\"FMT\", EXPR, ...')");
 		return -EINVAL;
 	}
 	while (*(p = ws(p)) == ',' && n < TRACE_MAX_ARGS) {
 		p++;
 		map[n] = value_parse(&p, &loads, &strs[n]);
 		if (map[n] == -2)
-			snprintf(why, len, "value %d: more than %d typed loads in one format",
+			snprintf(why, len,
+				 "value %d: more than %d typed loads in one format",
 				 n + 1, TRACE_MAX_LOADS);
 		else if (map[n] < 0)
-			snprintf(why, len, "cannot parse value %d at '%.24s': want argN, str(argN), str(argN, argM), *(TYPE *)argN, *(TYPE *)(argN + K) or str(*(uint64 *)(argN + K))",
+			snprintf(why, len,
+				 "cannot parse value %d at '%.24s': want argN, str(argN), str(argN, argM), *(TYPE *)argN, *(TYPE *)(argN + K) or str(*(uint64 *)(argN + K))",
 				 n + 1, ws(p));
 		if (map[n++] < 0) {
 			free(text);
@@ -639,7 +653,8 @@ int fmt_parse_word(const char *w, struct probe_fmt *out, char *why,
 	}
 	err = *p ? -EINVAL : fmt_parse(text, out, why, len);
 	if (*p)
-		snprintf(why, len, "cannot parse after the values at '%.24s'", p);
+		snprintf(why, len, "cannot parse after the values at '%.24s'",
+			 p);
 	memcpy(out->str_cfg.loads, loads.loads, sizeof(loads.loads));
 	out->str_cfg.load_cnt = loads.load_cnt;
 	for (i = 0; !err && i < out->conv_cnt; i++) {
@@ -653,7 +668,8 @@ int fmt_parse_word(const char *w, struct probe_fmt *out, char *why,
 		err = apply_strs(out, conv_vals, strs, n, why, len);
 	if (!err) {
 		/* The string reads, by the arguments now named. */
-		memset(&out->str_cfg, 0, offsetof(struct trace_probe_cfg, load_cnt));
+		memset(&out->str_cfg, 0,
+		       offsetof(struct trace_probe_cfg, load_cnt));
 		err = fmt_strings(&st, out);
 	}
 	if (err) {
@@ -710,8 +726,11 @@ static int shortest_prec(double d, bool single)
 static void print_double(FILE *f, double d, bool json)
 {
 	if (!isfinite(d)) {
-		fputs(json ? "null" : (isnan(d) ? "nan" :
-				       d > 0 ? "inf" : "-inf"), f);
+		fputs(json ? "null" :
+			     (isnan(d) ? "nan" :
+			      d > 0    ? "inf" :
+					 "-inf"),
+		      f);
 		return;
 	}
 	fprintf(f, "%.*g", shortest_prec(d, false), d);
@@ -781,8 +800,8 @@ static void print_value(FILE *f, const struct arg_fmt *fmt, int size,
  * arguments, clamped to FMT_MAX_DIM. A negative width is '-' (printf's
  * way); a negative precision none, but 0 for %s: its argument is the
  * length of a buffer, and the BPF side read none of it. */
-static void conv_dims(const struct conv *cv, const struct usdt_hit *e,
-		      int *w, int *prec)
+static void conv_dims(const struct conv *cv, const struct usdt_hit *e, int *w,
+		      int *prec)
 {
 	int64_t x;
 
@@ -791,12 +810,14 @@ static void conv_dims(const struct conv *cv, const struct usdt_hit *e,
 	if (cv->width_arg >= 0) {
 		x = (int64_t)e->args[cv->width_arg];
 		*w = x < -FMT_MAX_DIM ? -FMT_MAX_DIM :
-		     x > FMT_MAX_DIM ? FMT_MAX_DIM : (int)x;
+		     x > FMT_MAX_DIM  ? FMT_MAX_DIM :
+					(int)x;
 	}
 	if (cv->prec_arg >= 0) {
 		x = (int64_t)e->args[cv->prec_arg];
-		*prec = x < 0 ? (cv->c == 's' ? 0 : -1) :
-			x > FMT_MAX_DIM ? FMT_MAX_DIM : (int)x;
+		*prec = x < 0		? (cv->c == 's' ? 0 : -1) :
+			x > FMT_MAX_DIM ? FMT_MAX_DIM :
+					  (int)x;
 	}
 }
 
@@ -878,19 +899,18 @@ static void print_int(FILE *f, const struct conv *cv, int w, int prec,
 /* %f: a float or double argument, or an integer one as its value. With
  * no flags, width or precision, the shortest decimal that reads back. */
 static void print_f(FILE *f, const struct conv *cv, int w, int prec,
-		    const struct arg_fmt *type, int size, uint64_t v,
-		    bool json)
+		    const struct arg_fmt *type, int size, uint64_t v, bool json)
 {
 	bool single = false;
 	char spec[24];
 	double d;
 
-	if (!type->is_float || !fp_bits(size ? size : type->size, v, &d,
-					 &single))
+	if (!type->is_float ||
+	    !fp_bits(size ? size : type->size, v, &d, &single))
 		d = type->is_signed || size < 8 ? (double)(int64_t)v :
 						  (double)v;
-	if (json || (!cv->flags[0] && cv->width < 0 && cv->width_arg < 0 &&
-		     prec < 0)) {
+	if (json ||
+	    (!cv->flags[0] && cv->width < 0 && cv->width_arg < 0 && prec < 0)) {
 		if (single)
 			print_float(f, (float)d, json);
 		else
@@ -904,9 +924,8 @@ static void print_f(FILE *f, const struct conv *cv, int w, int prec,
 
 /* One conversion of event e. str: its argument's string, when it has
  * one (NULL: a NULL pointer). */
-static void print_conv(FILE *f, const struct conv *cv,
-		       const struct usdt_hit *e, const struct arg_fmt *type,
-		       const char *str, bool json)
+static void print_conv(FILE *f, const struct conv *cv, const struct usdt_hit *e,
+		       const struct arg_fmt *type, const char *str, bool json)
 {
 	uint64_t v = e->args[cv->arg];
 	char ch = (char)v;
@@ -965,7 +984,7 @@ int fmt_cfg_merge(struct trace_probe_cfg *into,
 			into->len_arg[i] = from->len_arg[i];
 			into->str_max[i] = from->str_max[i];
 		} else if (!into->str_max[i] || !from->str_max[i]) {
-			into->str_max[i] = 0;	/* one reads to the NUL */
+			into->str_max[i] = 0; /* one reads to the NUL */
 		} else if (from->str_max[i] > into->str_max[i]) {
 			into->str_max[i] = from->str_max[i];
 		}
@@ -1163,9 +1182,10 @@ static const struct arg_fmt *val_fmt(const struct probe_fmt *pf,
  * call site with fewer arguments than the format takes ends the line at
  * the first conversion it cannot fill. */
 static void print_formatted(struct trace_ctx *ctx, struct probe_ent *p,
-			    const struct probe_fmt *pf, const struct usdt_hit *e,
-			    int cnt, const char *const strs[TRACE_MAX_VALS],
-			    FILE *f, bool json)
+			    const struct probe_fmt *pf,
+			    const struct usdt_hit *e, int cnt,
+			    const char *const strs[TRACE_MAX_VALS], FILE *f,
+			    bool json)
 {
 	const struct arg_fmt *fmts;
 	struct arg_fmt tmp;
@@ -1245,8 +1265,7 @@ static const char *refetch(struct trace_ctx *ctx, const struct probe_fmt *pf,
 }
 
 /* Typed load k that faulted, read again the same way: 0, or the errno. */
-static int refetch_load(const struct probe_fmt *pf, struct usdt_hit *h,
-			int k)
+static int refetch_load(const struct probe_fmt *pf, struct usdt_hit *h, int k)
 {
 	const struct trace_load *l = &pf->str_cfg.loads[k];
 	unsigned char b[8] = { 0 };
@@ -1257,7 +1276,8 @@ static int refetch_load(const struct probe_fmt *pf, struct usdt_hit *h,
 
 	if (l->arg >= TRACE_MAX_ARGS || l->size > 8 || !l->size)
 		return EFAULT;
-	remote.iov_base = (void *)(uintptr_t)(h->args[l->arg] + (int64_t)l->off);
+	remote.iov_base =
+		(void *)(uintptr_t)(h->args[l->arg] + (int64_t)l->off);
 	remote.iov_len = l->size;
 	got = trace_peek((pid_t)h->pid, b, l->size, &remote, 1);
 	if (got != (ssize_t)l->size)
@@ -1265,7 +1285,8 @@ static int refetch_load(const struct probe_fmt *pf, struct usdt_hit *h,
 	/* The bytes in this host's order: the traced process's. */
 	for (j = 0; j < l->size; j++)
 		((unsigned char *)&v)[__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ?
-				      8 - l->size + j : j] = b[j];
+					      8 - l->size + j :
+					      j] = b[j];
 	if (l->is_signed && l->size < 8 && (v >> (l->size * 8 - 1)) & 1)
 		v |= ~0ull << (l->size * 8);
 	h->args[TRACE_MAX_ARGS + k] = v;
@@ -1296,7 +1317,7 @@ static void refetch_all(struct trace_ctx *ctx, const struct probe_fmt *pf,
 			h->err_mask &= ~bit;
 		if (!err && (pf->str_cfg.str_mask & bit)) {
 			reread |= bit;
-			h->err_mask |= bit;	/* now its string's */
+			h->err_mask |= bit; /* now its string's */
 		} else if (err == ETIMEDOUT)
 			h->errs[TRACE_MAX_ARGS + k] = ETIMEDOUT;
 	}
@@ -1307,7 +1328,7 @@ static void refetch_all(struct trace_ctx *ctx, const struct probe_fmt *pf,
 		    !(h->err_mask & bit) || h->errs[i] != EFAULT)
 			continue;
 		if (!h->args[i]) {
-			if (reread & bit)	/* a NULL pointer read again */
+			if (reread & bit) /* a NULL pointer read again */
 				h->err_mask &= ~bit;
 			continue;
 		}
@@ -1377,8 +1398,10 @@ static void print_args(struct trace_ctx *ctx, struct probe_ent *p,
 	}
 	fmts = site_args(ctx, p, e, &fcnt);
 	for (i = 0; i < cnt; i++) {
-		fputs(ctx->json ? (i ? ", " : "") :
-		      i || !ctx->text_only ? " " : "", stdout);
+		fputs(ctx->json		   ? (i ? ", " : "") :
+		      i || !ctx->text_only ? " " :
+					     "",
+		      stdout);
 		if (e->err_mask & (1u << i)) {
 			fputs(ctx->json ? "null" : "?", stdout);
 			warn_unreadable(p, i, e->errs[i], false);
@@ -1408,7 +1431,8 @@ int on_hit(void *data, void *raw, size_t len)
 	struct probe_ent *p;
 	int k;
 
-	if (len >= sizeof(struct trace_slow) && e->cookie == TRACE_SLOW_COOKIE) {
+	if (len >= sizeof(struct trace_slow) &&
+	    e->cookie == TRACE_SLOW_COOKIE) {
 		ctx->write_err = -sum_print_slow(ctx->sums, raw, ctx->wall_off);
 		return ctx->write_err ? -ECANCELED : 0;
 	}

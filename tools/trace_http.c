@@ -32,7 +32,7 @@ struct http_client {
 	double deadline;
 	size_t req_len;
 	char req[HTTP_REQ_MAX + 1];
-	struct prom_buf out;	/* the answer, once the request is read */
+	struct prom_buf out; /* the answer, once the request is read */
 	size_t sent;
 };
 
@@ -53,8 +53,8 @@ static double mono_s(void)
 }
 
 /* "[ADDR:]PORT" or "[V6]:PORT" into host and port; 0 or -EINVAL. */
-static int split_where(const char *where, char *host, size_t hlen,
-		       char *port, size_t plen)
+static int split_where(const char *where, char *host, size_t hlen, char *port,
+		       size_t plen)
 {
 	const char *colon = strrchr(where, ':'), *p = colon ? colon + 1 : where;
 	size_t n = colon ? (size_t)(colon - where) : 0;
@@ -83,8 +83,9 @@ static int bind_one(const struct addrinfo *ai)
 {
 	int one = 1, fd, err;
 
-	fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK |
-		    SOCK_CLOEXEC, ai->ai_protocol);
+	fd = socket(ai->ai_family,
+		    ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+		    ai->ai_protocol);
 	if (fd < 0)
 		return -errno;
 	/* A port left in TIME_WAIT by an earlier run is free to take; one a
@@ -98,8 +99,8 @@ static int bind_one(const struct addrinfo *ai)
 	return fd;
 }
 
-struct http_server *http_listen(const char *where, http_page_fn page,
-				void *arg, char *why, size_t len)
+struct http_server *http_listen(const char *where, http_page_fn page, void *arg,
+				char *why, size_t len)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
 				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
@@ -109,7 +110,8 @@ struct http_server *http_listen(const char *where, http_page_fn page,
 	int fd, rc;
 
 	if (split_where(where, host, sizeof(host), port, sizeof(port))) {
-		snprintf(why, len, "bad address '%s' (PORT, ADDR:PORT or [ADDR]:PORT, port 1 to 65535)",
+		snprintf(why, len,
+			 "bad address '%s' (PORT, ADDR:PORT or [ADDR]:PORT, port 1 to 65535)",
 			 where);
 		return NULL;
 	}
@@ -117,15 +119,17 @@ struct http_server *http_listen(const char *where, http_page_fn page,
 	if (rc) {
 		snprintf(why, len, "cannot listen on %s: %s", where,
 			 rc == EAI_SYSTEM ? tool_strerror(errno) :
-			 gai_strerror(rc));
+					    gai_strerror(rc));
 		return NULL;
 	}
 	fd = bind_one(res);
 	freeaddrinfo(res);
 	if (fd < 0) {
 		snprintf(why, len, "cannot listen on %s:%s: %s%s", host, port,
-			 tool_strerror(-fd), fd == -EADDRINUSE ?
-			 " (another program serves that port)" : "");
+			 tool_strerror(-fd),
+			 fd == -EADDRINUSE ?
+				 " (another program serves that port)" :
+				 "");
 		return NULL;
 	}
 	s = calloc(1, sizeof(*s));
@@ -158,7 +162,7 @@ static void http_accept(struct http_server *s)
 	while (s->cl_cnt < HTTP_CLIENTS) {
 		fd = accept4(s->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
-			return;	/* EAGAIN, or a client that left already */
+			return; /* EAGAIN, or a client that left already */
 		c = calloc(1, sizeof(*c));
 		if (!c) {
 			close(fd);
@@ -170,11 +174,12 @@ static void http_accept(struct http_server *s)
 	}
 }
 
-static void answer(struct http_client *c, const char *status,
-		   const char *type, const char *extra, const char *body,
-		   size_t body_len, bool head)
+static void answer(struct http_client *c, const char *status, const char *type,
+		   const char *extra, const char *body, size_t body_len,
+		   bool head)
 {
-	prom_printf(&c->out, "HTTP/1.0 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%sConnection: close\r\n\r\n",
+	prom_printf(&c->out,
+		    "HTTP/1.0 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%sConnection: close\r\n\r\n",
 		    status, type, body_len, extra);
 	if (!head)
 		prom_put(&c->out, body, body_len);
@@ -201,8 +206,8 @@ static void respond(struct http_server *s, struct http_client *c)
 	}
 	path[strcspn(path, "?")] = '\0';
 	if (strcmp(path, "/metrics")) {
-		answer(c, "404 Not Found", text, "", "not found: try /metrics\n",
-		       24, head);
+		answer(c, "404 Not Found", text, "",
+		       "not found: try /metrics\n", 24, head);
 		return;
 	}
 	if (s->page(s->arg, &page) || page.oom) {
@@ -218,8 +223,8 @@ static void respond(struct http_server *s, struct http_client *c)
 /* Read what c sent; a full request gets its answer. false: close c. */
 static bool client_read(struct http_server *s, struct http_client *c)
 {
-	ssize_t n = recv(c->fd, c->req + c->req_len,
-			 HTTP_REQ_MAX - c->req_len, 0);
+	ssize_t n =
+		recv(c->fd, c->req + c->req_len, HTTP_REQ_MAX - c->req_len, 0);
 
 	if (n < 0)
 		return errno == EAGAIN || errno == EINTR;
@@ -271,10 +276,11 @@ int http_poll(struct http_server *s, int fd, int timeout_ms)
 	pfd[1] = (struct pollfd){ .fd = s->cl_cnt < HTTP_CLIENTS ? s->fd : -1,
 				  .events = POLLIN };
 	for (i = 0; i < n; i++)
-		pfd[i + 2] = (struct pollfd){ .fd = s->cl[i]->fd,
-			.events = s->cl[i]->out.len ? POLLOUT : POLLIN };
-	ready = poll(pfd, (nfds_t)n + 2,
-		     poll_wait(s, timeout_ms, mono_s()));
+		pfd[i + 2] =
+			(struct pollfd){ .fd = s->cl[i]->fd,
+					 .events = s->cl[i]->out.len ? POLLOUT :
+								       POLLIN };
+	ready = poll(pfd, (nfds_t)n + 2, poll_wait(s, timeout_ms, mono_s()));
 	if (ready <= 0)
 		ready = 0;
 	/* Backwards: closing moves the last client into the place of the

@@ -25,7 +25,6 @@
 #include "trace.h"
 #include "usdt_trace.skel.h"
 
-
 static const struct selection *sel_of(const struct trace_run *r,
 				      const struct trace_file *f)
 {
@@ -111,7 +110,8 @@ static const char *bpf_caps_missing(void)
 	if (has_cap(CAP_SYS_ADMIN) || (bpf && perfmon))
 		return NULL;
 	return !bpf && !perfmon ? "CAP_BPF and CAP_PERFMON" :
-	       !bpf		? "CAP_BPF" : "CAP_PERFMON";
+	       !bpf		? "CAP_BPF" :
+				  "CAP_PERFMON";
 }
 
 /*
@@ -132,8 +132,10 @@ static const char *perm_error(enum usdt_attach_mode mode)
 	if (lacks) {
 		snprintf(why, sizeof(why),
 			 "permission denied: needs root, or CAP_BPF and CAP_PERFMON, and this process lacks %s%s",
-			 lacks, mode == USDT_MODE_PERF ?
-			 " (perf uprobes need CAP_SYS_ADMIN too)" : "");
+			 lacks,
+			 mode == USDT_MODE_PERF ?
+				 " (perf uprobes need CAP_SYS_ADMIN too)" :
+				 "");
 		return why;
 	}
 	if (has_cap(CAP_SYS_ADMIN) || mode == USDT_MODE_MULTI)
@@ -220,7 +222,8 @@ static bool kernel_has_sleepable_uprobes(void)
 {
 	const struct bpf_insn insns[] = {
 		/* copy_from_user(fp - 8, 1, NULL); return 0 */
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 1,
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X,
+		  .dst_reg = 1,
 		  .src_reg = 10 },
 		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = 1, .imm = -8 },
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 2, .imm = 1 },
@@ -230,9 +233,8 @@ static bool kernel_has_sleepable_uprobes(void)
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
 	LIBBPF_OPTS(bpf_prog_load_opts, po, .prog_flags = BPF_F_SLEEPABLE);
-	int fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "usdt_sleep_probe",
-			       "GPL", insns, sizeof(insns) / sizeof(insns[0]),
-			       &po);
+	int fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "usdt_sleep_probe", "GPL",
+			       insns, sizeof(insns) / sizeof(insns[0]), &po);
 
 	if (fd < 0)
 		return false;
@@ -262,7 +264,7 @@ static int set_fault_in(struct trace_run *r, const struct trace_filter *f)
 	if (!r->fault_in)
 		return 0;
 	return bpf_program__set_flags(prog, bpf_program__flags(prog) |
-					    BPF_F_SLEEPABLE);
+						    BPF_F_SLEEPABLE);
 }
 
 /* --fault-in that a run cannot have: say so, once the program is in. */
@@ -271,10 +273,12 @@ static void say_no_fault_in(const struct trace_run *r)
 	if (!r->o.fault_in || r->fault_in)
 		return;
 	if (!r->reads_user)
-		fprintf(stderr, "%s: trace: note: --fault-in does nothing here: no hit reads user memory (no string, typed load, string filter or --by str())\n",
+		fprintf(stderr,
+			"%s: trace: note: --fault-in does nothing here: no hit reads user memory (no string, typed load, string filter or --by str())\n",
 			tool_name);
 	else
-		fprintf(stderr, "%s: trace: note: --fault-in: this kernel loads no sleepable uprobe program (Linux 6.0 and later do); strings not present at the hit are read again from user space\n",
+		fprintf(stderr,
+			"%s: trace: note: --fault-in: this kernel loads no sleepable uprobe program (Linux 6.0 and later do); strings not present at the hit are read again from user space\n",
 			tool_name);
 }
 
@@ -286,8 +290,8 @@ static int configure(struct trace_run *r)
 	char why[240];
 	int err;
 
-	skel->rodata->target_tgid = r->attach_pid > 0 ?
-				    (uint32_t)r->attach_pid : 0;
+	skel->rodata->target_tgid =
+		r->attach_pid > 0 ? (uint32_t)r->attach_pid : 0;
 	set_pid_ns(skel);
 	skel->rodata->mode = r->o.sum.mode;
 	skel->rodata->by_pid = r->o.sum.by_pid;
@@ -295,7 +299,8 @@ static int configure(struct trace_run *r)
 	skel->rodata->slower_ns = r->o.sum.slower_ns;
 	skel->rodata->lat_unit = time_unit_ns(r->o.sum.time_digits);
 	skel->rodata->sum_arg = r->o.sum.sum_arg >= 0 ?
-				(uint32_t)r->o.sum.sum_arg : TRACE_BY_NONE;
+					(uint32_t)r->o.sum.sum_arg :
+					TRACE_BY_NONE;
 	skel->rodata->keep_sum = r->o.listen != NULL;
 	skel->rodata->by_cnt = (uint32_t)r->o.sum.by_cnt;
 	memcpy((void *)skel->rodata->by_parts, r->o.sum.by,
@@ -311,13 +316,14 @@ static int configure(struct trace_run *r)
 	skel->rodata->page_shift = (uint32_t)page_shift();
 	r->use_sites = r->by_pattern && !r->no_vma;
 	skel->rodata->use_sites = r->use_sites;
-	r->probe_cap = r->ctx.probe_cnt + (r->watch || r->all ?
-					   TRACE_WATCH_SPARE :
-				    r->follow ? TRACE_FOLLOW_SPARE : 0);
+	r->probe_cap =
+		r->ctx.probe_cnt + (r->watch || r->all ? TRACE_WATCH_SPARE :
+				    r->follow	       ? TRACE_FOLLOW_SPARE :
+							 0);
 	err = set_fault_in(r, &f);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.probe_cfg,
-				       (uint32_t)r->probe_cap);
+					       (uint32_t)r->probe_cap);
 	if (!err && r->by_pattern)
 		err = bpf_map__set_max_entries(skel->maps.site_probe,
 					       (uint32_t)r->ctx.site_cnt);
@@ -325,17 +331,21 @@ static int configure(struct trace_run *r)
 		err = bpf_map__set_max_entries(skel->maps.ip_probe, 1);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.sums,
-			sum_map_size(&r->o.sum, r->probe_cap));
+					       sum_map_size(&r->o.sum,
+							    r->probe_cap));
 	if (!err && r->o.sum.by_cnt)
 		err = bpf_map__set_max_entries(skel->maps.by_sums,
-			TRACE_BY_KEYS * (r->o.sum.sum_arg >= 0 ||
-					 r->o.sum.mode == TRACE_LATENCY ? 2 : 1));
+					       TRACE_BY_KEYS *
+						       (r->o.sum.sum_arg >= 0 ||
+									r->o.sum.mode ==
+										TRACE_LATENCY ?
+								2 :
+								1));
 	/* 2.7 MB a hash map preallocates: only for --latency --by. */
 	if (!err && (!r->o.sum.by_cnt || r->o.sum.mode != TRACE_LATENCY))
 		err = bpf_map__set_max_entries(skel->maps.start_keys, 1);
 	if (!err && r->o.rb_size)
-		err = bpf_map__set_max_entries(skel->maps.events,
-					       r->o.rb_size);
+		err = bpf_map__set_max_entries(skel->maps.events, r->o.rb_size);
 	if (err)
 		return tool_err("trace: cannot size the maps: %s",
 				tool_strerror(-err));
@@ -414,8 +424,10 @@ static int open_and_load(struct trace_run *r, int *load_err)
 	 * IP-map entries; past that, room for every matching call site:
 	 * in the worst case each needs a spec of its own, and an IP-map
 	 * entry. */
-	mopts.max_specs = r->ctx.site_cnt > 65536 ? (uint32_t)r->ctx.site_cnt : 0;
-	mopts.max_ips = r->ctx.site_cnt > 4 * 65536 ? (uint32_t)r->ctx.site_cnt : 0;
+	mopts.max_specs =
+		r->ctx.site_cnt > 65536 ? (uint32_t)r->ctx.site_cnt : 0;
+	mopts.max_ips =
+		r->ctx.site_cnt > 4 * 65536 ? (uint32_t)r->ctx.site_cnt : 0;
 	/* The manager must see the object before load: it prepares the
 	 * program for uprobe_multi links unless told not to, and a program
 	 * prepared so cannot take perf uprobes. */
@@ -521,7 +533,8 @@ int trace_load(struct trace_run *r)
 	libbpf_set_print(silent_print);
 	if (open_and_load(r, &err))
 		return 1;
-	while (err && (retry_without_vma(r, err) || retry_without_fault_in(r))) {
+	while (err &&
+	       (retry_without_vma(r, err) || retry_without_fault_in(r))) {
 		usdt_manager__free(r->man);
 		usdt_trace__destroy(r->skel);
 		r->man = NULL;
@@ -532,8 +545,8 @@ int trace_load(struct trace_run *r)
 	if (err)
 		return tool_err("trace: cannot load the BPF program: %s",
 				err == -EPERM || err == -EACCES ?
-				perm_error(USDT_MODE_MULTI) :
-				tool_strerror(-err));
+					perm_error(USDT_MODE_MULTI) :
+					tool_strerror(-err));
 	say_no_fault_in(r);
 	if (set_filter_strs(r))
 		return 1;
@@ -637,7 +650,8 @@ static bool probe_site_is(const struct trace_run *r, const struct probe_ent *p,
 	return false;
 }
 
-#define CLEARED_WHY "its semaphore is in .bss, in the page that holds its segment's last file byte, which the loader clears after the kernel has counted the semaphore there"
+#define CLEARED_WHY \
+	"its semaphore is in .bss, in the page that holds its segment's last file byte, which the loader clears after the kernel has counted the semaphore there"
 
 /*
  * Probe p's semaphore is one the loader clears when it maps the file
@@ -652,13 +666,19 @@ static bool cleared_skip(const struct trace_run *r, const struct probe_ent *p)
 	if (!probe_site_is(r, p, sema_cleared))
 		return false;
 	if (r->child && !r->by_pattern) {
-		probe_err(p, "warning: skipped: " CLEARED_WHY ": the command of -c maps the file after the attach and would never see the probe enabled (start it, then trace it with -p)");
+		probe_err(p,
+			  "warning: skipped: " CLEARED_WHY
+			  ": the command of -c maps the file after the attach and would never see the probe enabled (start it, then trace it with -p)");
 		return true;
 	}
 	if (r->child)
-		probe_err(p, "warning: " CLEARED_WHY ": the command of -c maps the file after the attach and will never see the probe enabled (start it, then trace it with -p)");
+		probe_err(p,
+			  "warning: " CLEARED_WHY
+			  ": the command of -c maps the file after the attach and will never see the probe enabled (start it, then trace it with -p)");
 	else if (r->attach_pid < 0)
-		probe_err(p, "warning: " CLEARED_WHY ": processes started from now on will never see the probe enabled; running ones do");
+		probe_err(p,
+			  "warning: " CLEARED_WHY
+			  ": processes started from now on will never see the probe enabled; running ones do");
 	return false;
 }
 
@@ -685,15 +705,18 @@ static int attach_patterns(struct trace_run *r)
 			USDT_OPTS(usdt_attach_opts, aopts, .mode = r->o.mode,
 				  .usdt_cookie = TRACE_COOKIE_BY_OFFSET,
 				  .allow_red_zone_writes = r->o.red_zone);
-			const struct pattern *p = sel->pat_cnt ?
-						  &sel->pats[k] : &any;
+			const struct pattern *p =
+				sel->pat_cnt ? &sel->pats[k] : &any;
 
 			if (trace_stop_signal)
 				return 128 + trace_stop_signal;
-			r->pat_links[r->pat_link_cnt] = usdt_manager__attach_file(
-				r->man, r->skel->progs.usdt_trace,
-				r->attach_pid, f->file, p->provider, p->name,
-				&aopts);
+			r->pat_links[r->pat_link_cnt] =
+				usdt_manager__attach_file(r->man,
+							  r->skel->progs
+								  .usdt_trace,
+							  r->attach_pid,
+							  f->file, p->provider,
+							  p->name, &aopts);
 			if (r->pat_links[r->pat_link_cnt])
 				r->pat_link_cnt++;
 			else if (errno != ENOENT && errno != EINVAL)
@@ -701,8 +724,9 @@ static int attach_patterns(struct trace_run *r)
 						p->provider, p->name,
 						f->target.shown,
 						errno == ESRCH ?
-						esrch_why(r->attach_pid) :
-						attach_error(r, errno));
+							esrch_why(
+								r->attach_pid) :
+							attach_error(r, errno));
 		}
 	}
 	if (!r->pat_link_cnt)
@@ -715,7 +739,7 @@ static int attach_patterns(struct trace_run *r)
 /* Why an attach failed, with the likely cause of EINVAL at a semaphore
  * site, and the architecture of a file for another. */
 const char *trace_attach_why(const struct trace_run *r,
-			      const struct probe_ent *p, int err)
+			     const struct probe_ent *p, int err)
 {
 	static char foreign[96];
 	const char *arch;
@@ -768,7 +792,8 @@ int trace_attach_all(struct trace_run *r)
 			return probe_err(p, "cannot attach in %s: %s",
 					 r->files[p->file].target.shown,
 					 trace_attach_why(r, p, err));
-		probe_err(p, "warning: skipped: %s", trace_attach_why(r, p, err));
+		probe_err(p, "warning: skipped: %s",
+			  trace_attach_why(r, p, err));
 	}
 	if (!ok && !((r->watch || r->all) && !r->ctx.probe_cnt))
 		return tool_err("trace: %s: no probe could be attached",
@@ -813,7 +838,8 @@ void trace_say_attached(const struct trace_run *r)
 	if (r->o.quiet)
 		return;
 	sites = trace_site_cnt(r, &files);
-	fprintf(stderr, "%s: tracing %zu probe%s (%zu call site%s) in %zu file%s; Ctrl-C to stop\n",
+	fprintf(stderr,
+		"%s: tracing %zu probe%s (%zu call site%s) in %zu file%s; Ctrl-C to stop\n",
 		tool_name, r->attached, r->attached == 1 ? "" : "s", sites,
 		sites == 1 ? "" : "s", files, files == 1 ? "" : "s");
 }

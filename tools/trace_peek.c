@@ -43,14 +43,14 @@
 
 struct reader {
 	pthread_t thread;
-	int req_fd, done_fd;	/* eventfds: a request, its answer */
-	bool busy;		/* a request is out (main thread's view) */
+	int req_fd, done_fd; /* eventfds: a request, its answer */
+	bool busy;	     /* a request is out (main thread's view) */
 	/* The request, then the answer. */
 	pid_t pid;
 	struct iovec remote[PEEK_IOV_MAX];
 	unsigned long cnt;
 	size_t len;
-	ssize_t got;		/* bytes read, or -errno */
+	ssize_t got; /* bytes read, or -errno */
 	char buf[TRACE_STR_MAX];
 };
 
@@ -65,7 +65,7 @@ static void *reader_main(void *arg)
 
 	for (;;) {
 		if (read(rd->req_fd, &n, sizeof(n)) != sizeof(n))
-			continue;	/* EINTR: signals are blocked, though */
+			continue; /* EINTR: signals are blocked, though */
 		local = (struct iovec){ rd->buf, rd->len };
 		got = process_vm_readv(rd->pid, &local, 1, rd->remote, rd->cnt,
 				       0);
@@ -90,8 +90,7 @@ static struct reader *reader_new(void)
 		return NULL;
 	rd->req_fd = eventfd(0, EFD_CLOEXEC);
 	rd->done_fd = eventfd(0, EFD_CLOEXEC);
-	if (rd->req_fd >= 0 && rd->done_fd >= 0 &&
-	    !pthread_attr_init(&attr)) {
+	if (rd->req_fd >= 0 && rd->done_fd >= 0 && !pthread_attr_init(&attr)) {
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		pthread_attr_setstacksize(&attr, 64 << 10);
 		sigfillset(&all);
@@ -159,7 +158,7 @@ static struct reader *reader_for(pid_t pid, int *err)
 		if (readers[i] && !readers[i]->busy && !idle)
 			idle = readers[i];
 	}
-	*err = -ETIMEDOUT;	/* unless a reader is made below */
+	*err = -ETIMEDOUT; /* unless a reader is made below */
 	for (i = 0; !idle && i < PEEK_READERS; i++) {
 		if (readers[i])
 			continue;
@@ -171,8 +170,8 @@ static struct reader *reader_for(pid_t pid, int *err)
 	return idle;
 }
 
-ssize_t trace_peek(pid_t pid, void *buf, size_t len,
-		   const struct iovec *remote, unsigned long cnt)
+ssize_t trace_peek(pid_t pid, void *buf, size_t len, const struct iovec *remote,
+		   unsigned long cnt)
 {
 	struct reader *rd;
 	uint64_t one = 1;

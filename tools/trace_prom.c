@@ -111,8 +111,10 @@ void prom_escape(struct prom_buf *b, const char *s, size_t len)
 	size_t i = 0, from = 0, n;
 
 	while (i < len) {
-		const char *rep = s[i] == '\\' ? "\\\\" : s[i] == '"' ? "\\\"" :
-				  s[i] == '\n' ? "\\n" : NULL;
+		const char *rep = s[i] == '\\' ? "\\\\" :
+				  s[i] == '"'  ? "\\\"" :
+				  s[i] == '\n' ? "\\n" :
+						 NULL;
 
 		n = rep ? 0 : utf8_len(u + i, len - i);
 		if (n) {
@@ -179,10 +181,10 @@ void prom_hist(struct prom_buf *b, const struct prom_hist *h)
 		else if (h->step <= 1)
 			snprintf(le, sizeof(le), "%.15g",
 				 (double)slot_le(k) / h->scale);
-		else	/* the last base unit of the slot's last step */
+		else /* the last base unit of the slot's last step */
 			snprintf(le, sizeof(le), "%.15g",
-				 (((double)slot_le(k) + 1) * (double)h->step - 1) /
-				 h->scale);
+				 (((double)slot_le(k) + 1) * (double)h->step -
+				  1) / h->scale);
 		prom_le(b, h, le, cum);
 	}
 	/* Slot 64, [2^63, 2^64), only in +Inf; a negative value of an

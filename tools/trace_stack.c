@@ -22,8 +22,8 @@
 #include "usdt_tool.h"
 #include "trace.h"
 
-#define STACK_SYMS (1u << 21)	/* function symbols kept per file */
-#define STACK_MAPS 4096		/* mappings kept per process */
+#define STACK_SYMS (1u << 21) /* function symbols kept per file */
+#define STACK_MAPS 4096	      /* mappings kept per process */
 /* The largest symbol or string section read (libelf reads a section
  * whole): 2^21 symbols' worth, so that a file with a huge one costs a
  * bounded allocation, and its addresses print as file offsets. */
@@ -32,7 +32,7 @@
 struct stack_sym {
 	uint64_t start, size;
 	char *name;
-	bool demangled;		/* name has been through sym_name() */
+	bool demangled; /* name has been through sym_name() */
 };
 
 /* Mangled names up to this long are demangled (the demangler's work and
@@ -41,8 +41,8 @@ struct stack_sym {
 #define STACK_DEMANGLE_IN 1024
 #define STACK_NAME_MAX 512
 
-typedef char *(*cxa_demangle_fn)(const char *mangled, char *buf,
-				 size_t *len, int *status);
+typedef char *(*cxa_demangle_fn)(const char *mangled, char *buf, size_t *len,
+				 int *status);
 
 /*
  * __cxa_demangle() of the system's libstdc++, loaded at the first C++
@@ -94,9 +94,11 @@ static const char *sym_name(struct stack_sym *sym)
 struct stack_file {
 	dev_t dev;
 	ino_t ino;
-	struct stack_sym *syms;	/* by start */
+	struct stack_sym *syms; /* by start */
 	size_t cnt, cap;
-	struct { uint64_t off, vaddr, filesz; } seg[16];	/* PT_LOAD */
+	struct {
+		uint64_t off, vaddr, filesz;
+	} seg[16]; /* PT_LOAD */
 	int seg_cnt;
 };
 
@@ -107,7 +109,7 @@ struct stack_map {
 };
 
 struct stack_state {
-	bool warned;		/* an empty stack has been said */
+	bool warned; /* an empty stack has been said */
 	pid_t pid;
 	struct stack_map *maps;
 	size_t map_cnt;
@@ -308,12 +310,13 @@ static struct stack_sym *sym_at(struct stack_file *f, uint64_t off,
 	int i;
 
 	for (i = 0; i < f->seg_cnt; i++)
-		if (off >= f->seg[i].off && off < f->seg[i].off + f->seg[i].filesz)
+		if (off >= f->seg[i].off &&
+		    off < f->seg[i].off + f->seg[i].filesz)
 			break;
 	if (i == f->seg_cnt)
 		return NULL;
 	vaddr = off - f->seg[i].off + f->seg[i].vaddr;
-	while (lo < hi) {	/* the last symbol starting at or below */
+	while (lo < hi) { /* the last symbol starting at or below */
 		size_t mid = lo + (hi - lo) / 2;
 
 		if (f->syms[mid].start <= vaddr)
@@ -361,7 +364,8 @@ static void print_frame(struct stack_state *st, pid_t pid, uint64_t addr,
 
 void stack_print(struct trace_ctx *ctx, const struct usdt_hit *e, size_t len)
 {
-	const unsigned char *p = (const unsigned char *)(e + 1) + TRACE_STR_AREA;
+	const unsigned char *p =
+		(const unsigned char *)(e + 1) + TRACE_STR_AREA;
 	size_t n = e->stack_len / 8, i;
 	uint64_t addr;
 
@@ -372,10 +376,11 @@ void stack_print(struct trace_ctx *ctx, const struct usdt_hit *e, size_t len)
 		elf_version(EV_CURRENT);
 	}
 	if (sizeof(*e) + TRACE_STR_AREA + e->stack_len > len)
-		n = 0;	/* not all sent: nothing to trust */
+		n = 0; /* not all sent: nothing to trust */
 	if (!e->stack_len && !ctx->stacks->warned) {
 		ctx->stacks->warned = true;
-		fprintf(stderr, "%s: trace: warning: the kernel gives no user stack for these hits (on s390x it unwinds none for BPF)\n",
+		fprintf(stderr,
+			"%s: trace: warning: the kernel gives no user stack for these hits (on s390x it unwinds none for BPF)\n",
 			tool_name);
 	}
 	if (ctx->json)

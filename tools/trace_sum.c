@@ -53,7 +53,7 @@ uint32_t sum_map_size(const struct sum_cfg *cfg, size_t probe_cnt)
 	case TRACE_COUNT:
 		/* --sum: a sum per count. */
 		return (uint32_t)(cfg->by_pid ? probe_cnt * 256 + 4096 :
-					        probe_cnt) *
+						probe_cnt) *
 		       (cfg->sum_arg >= 0 ? 2 : 1);
 	case TRACE_HIST:
 		/* And a sum each (TRACE_SUM_AUX). */
@@ -111,8 +111,10 @@ static int map_value(const struct sum_state *s, const struct sum_ent *e,
 {
 	struct trace_sum_key small = { e->key.cookie, e->key.aux };
 
-	return bpf_map_lookup_elem(s->fd, s->cfg.by_cnt ?
-				   (const void *)&e->key : &small, v);
+	return bpf_map_lookup_elem(s->fd,
+				   s->cfg.by_cnt ? (const void *)&e->key :
+						   &small,
+				   v);
 }
 
 struct sum_state *sum_new(const struct sum_cfg *cfg, int map_fd,
@@ -276,8 +278,10 @@ static int sum_read(struct sum_state *s)
 /* The value of key added since the last print. */
 static uint64_t delta(const struct sum_state *s, const struct sum_ent *e)
 {
-	const struct sum_ent *old = s->prev_cnt ?
-		bsearch(e, s->prev, s->prev_cnt, sizeof(*e), ent_cmp) : NULL;
+	const struct sum_ent *old =
+		s->prev_cnt ?
+			bsearch(e, s->prev, s->prev_cnt, sizeof(*e), ent_cmp) :
+			NULL;
 
 	return old ? e->val - old->val : e->val;
 }
@@ -320,8 +324,8 @@ static const struct probe_ent *key_probe(const struct sum_state *s,
 /* Part i of an entry's --by key as text (NUL-terminated, in buf of
  * TRACE_BY_STR + 1 bytes or more): the argument as its probe types it,
  * or the string. Returns its length. */
-static size_t by_text(const struct sum_state *s, const struct sum_ent *e,
-		      int i, char *buf)
+static size_t by_text(const struct sum_state *s, const struct sum_ent *e, int i,
+		      char *buf)
 {
 	const struct trace_by_part *bp = &s->cfg.by[i];
 	const struct probe_ent *p = key_probe(s, e);
@@ -469,7 +473,7 @@ static void print_counts(const struct sum_state *s)
  * text. */
 static void slot_bounds(uint32_t slot, uint64_t *lo, uint64_t *hi)
 {
-	if (slot > 64) {	/* TRACE_SLOT_NEG: no bounds of its own */
+	if (slot > 64) { /* TRACE_SLOT_NEG: no bounds of its own */
 		*lo = *hi = 0;
 		return;
 	}
@@ -505,7 +509,8 @@ static void print_hist(const struct sum_state *s, size_t from, size_t to)
 	size_t i;
 
 	for (i = from; i < to; i++)
-		if (s->cur[i].key.aux < TRACE_SLOTS && (d = delta(s, &s->cur[i])) > max)
+		if (s->cur[i].key.aux < TRACE_SLOTS &&
+		    (d = delta(s, &s->cur[i])) > max)
 			max = d;
 	if (s->cfg.json)
 		fputs("\"buckets\": [", stdout);
@@ -518,10 +523,13 @@ static void print_hist(const struct sum_state *s, size_t from, size_t to)
 		slot_bounds(slot, &lo, &hi);
 		if (s->cfg.json) {
 			if (slot == TRACE_SLOT_NEG)
-				printf("%s{\"negative\": true, \"count\": %" PRIu64 "}",
+				printf("%s{\"negative\": true, \"count\": %" PRIu64
+				       "}",
 				       first ? "" : ", ", d);
 			else
-				printf("%s{\"low\": %" PRIu64 ", \"high\": %" PRIu64 ", \"count\": %" PRIu64 "}",
+				printf("%s{\"low\": %" PRIu64
+				       ", \"high\": %" PRIu64
+				       ", \"count\": %" PRIu64 "}",
 				       first ? "" : ", ", lo, hi, d);
 		} else {
 			char range[64];
@@ -534,11 +542,12 @@ static void print_hist(const struct sum_state *s, size_t from, size_t to)
 			else
 				snprintf(range, sizeof(range), "[%s, %s)",
 					 human(lo, a, sizeof(a)),
-					 hi == UINT64_MAX ? "max" :
-					 human(hi, b, sizeof(b)));
-			printf("  %-20s %12" PRIu64 " |%.*s%*s|\n", range, d, bar,
-			       "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@", 40 - bar,
-			       "");
+					 hi == UINT64_MAX ?
+						 "max" :
+						 human(hi, b, sizeof(b)));
+			printf("  %-20s %12" PRIu64 " |%.*s%*s|\n", range, d,
+			       bar, "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@",
+			       40 - bar, "");
 		}
 		first = false;
 	}
@@ -556,11 +565,13 @@ static void print_hists(const struct sum_state *s)
 	while (i < s->cur_cnt) {
 		uint32_t cookie = s->cur[i].key.cookie;
 
-		for (j = i; j < s->cur_cnt && s->cur[j].key.cookie == cookie; j++)
+		for (j = i; j < s->cur_cnt && s->cur[j].key.cookie == cookie;
+		     j++)
 			;
 		if (cookie < s->probe_cnt) {
 			if (s->cfg.json) {
-				fputs(first ? "{\"probe\": " : ", {\"probe\": ", stdout);
+				fputs(first ? "{\"probe\": " : ", {\"probe\": ",
+				      stdout);
 				print_probe(s, cookie);
 				printf(", \"arg\": %d, ", s->cfg.hist_arg);
 				print_hist(s, i, j);
@@ -631,8 +642,7 @@ static void print_latency_keys(const struct sum_state *s)
 	free(lines);
 }
 
-static void print_latency(const struct sum_state *s, bool final,
-			  int starts_fd)
+static void print_latency(const struct sum_state *s, bool final, int starts_fd)
 {
 	uint64_t um_start = 0, um_end = 0;
 	size_t i, from = s->cur_cnt, to = s->cur_cnt;
@@ -657,12 +667,14 @@ static void print_latency(const struct sum_state *s, bool final,
 		json_str(stdout, s->cfg.lat_start);
 		fputs(", \"end\": ", stdout);
 		json_str(stdout, s->cfg.lat_end);
-		printf(", \"unit\": \"%s\", ", time_unit_name(s->cfg.time_digits));
+		printf(", \"unit\": \"%s\", ",
+		       time_unit_name(s->cfg.time_digits));
 		if (s->cfg.by_cnt)
 			print_latency_keys(s);
 		else
 			print_hist(s, from, to);
-		printf(", \"unmatched_starts\": %" PRIu64 ", \"unmatched_ends\": %" PRIu64 "}",
+		printf(", \"unmatched_starts\": %" PRIu64
+		       ", \"unmatched_ends\": %" PRIu64 "}",
 		       um_start, um_end);
 		return;
 	}
@@ -842,11 +854,13 @@ static void metrics_counts(const struct sum_state *s, struct prom_buf *b)
 	 * (promtool refuses a gauge so named). */
 	static const char sum_name[] = "usdt_probe_arg_summed";
 
-	prom_head(b, name, "counter", "Hits of a USDT probe since the trace started.");
+	prom_head(b, name, "counter",
+		  "Hits of a USDT probe since the trace started.");
 	metrics_entries(s, b, name, 0);
 	if (s->cfg.sum_arg < 0)
 		return;
-	prom_head(b, sum_name, "gauge", "The sum of the argument --sum names over the hits counted (modulo 2^64).");
+	prom_head(b, sum_name, "gauge",
+		  "The sum of the argument --sum names over the hits counted (modulo 2^64).");
 	metrics_entries(s, b, sum_name, TRACE_AUX_SUM);
 }
 
@@ -869,19 +883,22 @@ static void hist_slots(const struct sum_state *s, size_t from, size_t to,
 static void metrics_hists(const struct sum_state *s, struct prom_buf *b)
 {
 	uint64_t slots[TRACE_SLOTS], sum;
-	struct prom_hist h = { .name = "usdt_probe_argument", .slots = slots,
+	struct prom_hist h = { .name = "usdt_probe_argument",
+			       .slots = slots,
 			       .scale = 1 };
 	struct prom_buf labels = { 0 };
 	const struct probe_ent *p;
 	char arg[16];
 	size_t i = 0, j;
 
-	prom_head(b, h.name, "histogram", "Values of an argument of a USDT probe (--hist), in log2 buckets.");
+	prom_head(b, h.name, "histogram",
+		  "Values of an argument of a USDT probe (--hist), in log2 buckets.");
 	snprintf(arg, sizeof(arg), "%d", s->cfg.hist_arg);
 	for (; i < s->cur_cnt; i = j) {
 		uint32_t cookie = s->cur[i].key.cookie;
 
-		for (j = i; j < s->cur_cnt && s->cur[j].key.cookie == cookie; j++)
+		for (j = i; j < s->cur_cnt && s->cur[j].key.cookie == cookie;
+		     j++)
 			;
 		if (cookie >= s->probe_cnt)
 			continue;
@@ -891,7 +908,8 @@ static void metrics_hists(const struct sum_state *s, struct prom_buf *b)
 			p->args[s->cfg.hist_arg].is_signed;
 		h.sum = h.neg ? (double)(int64_t)sum : (double)sum;
 		labels.len = 0;
-		prom_label(&labels, "provider", p->provider, strlen(p->provider));
+		prom_label(&labels, "provider", p->provider,
+			   strlen(p->provider));
 		prom_label(&labels, "probe", p->name, strlen(p->name));
 		prom_label(&labels, "arg", arg, strlen(arg));
 		h.labels = labels.p;
@@ -916,14 +934,15 @@ static uint64_t total_of(const struct sum_state *s, const struct sum_ent *e)
 /* --latency --by: a summary (no quantiles: the BPF side keeps each key's
  * count and total only), _sum and _count per key of START's arguments,
  * labelled start, end and each part as --count --by labels them. */
-static void metrics_latency_keys(const struct sum_state *s,
-				 struct prom_buf *b, const char *labels)
+static void metrics_latency_keys(const struct sum_state *s, struct prom_buf *b,
+				 const char *labels)
 {
 	static const char name[] = "usdt_latency_seconds";
 	const struct sum_ent *e;
 	size_t i;
 
-	prom_head(b, name, "summary", "Time from probe START to the next END on the same thread (--latency), per --by key of START's arguments.");
+	prom_head(b, name, "summary",
+		  "Time from probe START to the next END on the same thread (--latency), per --by key of START's arguments.");
 	for (i = 0; i < s->cur_cnt; i++) {
 		e = &s->cur[i];
 		if (e->key.cookie != TRACE_LAT_KEY || e->key.aux)
@@ -942,7 +961,8 @@ static void metrics_latency_keys(const struct sum_state *s,
 static void metrics_latency(const struct sum_state *s, struct prom_buf *b)
 {
 	uint64_t slots[TRACE_SLOTS], sum, um[2] = { 0, 0 };
-	struct prom_hist h = { .name = "usdt_latency_seconds", .slots = slots,
+	struct prom_hist h = { .name = "usdt_latency_seconds",
+			       .slots = slots,
 			       .scale = 1e9,
 			       .step = time_unit_ns(s->cfg.time_digits) };
 	struct prom_buf labels = { 0 };
@@ -959,7 +979,8 @@ static void metrics_latency(const struct sum_state *s, struct prom_buf *b)
 			from = i;
 		to = i + 1;
 	}
-	prom_label(&labels, "start", s->cfg.lat_start, strlen(s->cfg.lat_start));
+	prom_label(&labels, "start", s->cfg.lat_start,
+		   strlen(s->cfg.lat_start));
 	prom_label(&labels, "end", s->cfg.lat_end, strlen(s->cfg.lat_end));
 	h.labels = labels.oom ? "" : labels.p;
 	if (s->cfg.by_cnt) {
@@ -967,13 +988,16 @@ static void metrics_latency(const struct sum_state *s, struct prom_buf *b)
 	} else {
 		hist_slots(s, from, to, slots, &sum);
 		h.sum = (double)sum;
-		prom_head(b, h.name, "histogram", "Time from probe START to the next END on the same thread (--latency).");
+		prom_head(b, h.name, "histogram",
+			  "Time from probe START to the next END on the same thread (--latency).");
 		prom_hist(b, &h);
 	}
-	prom_head(b, "usdt_latency_unmatched_starts_total", "counter", "STARTs that another START replaced before an END.");
+	prom_head(b, "usdt_latency_unmatched_starts_total", "counter",
+		  "STARTs that another START replaced before an END.");
 	prom_printf(b, "usdt_latency_unmatched_starts_total{%s} %" PRIu64 "\n",
 		    h.labels, um[0]);
-	prom_head(b, "usdt_latency_unmatched_ends_total", "counter", "ENDs without a START before them on their thread.");
+	prom_head(b, "usdt_latency_unmatched_ends_total", "counter",
+		  "ENDs without a START before them on their thread.");
 	prom_printf(b, "usdt_latency_unmatched_ends_total{%s} %" PRIu64 "\n",
 		    h.labels, um[1]);
 	b->oom |= labels.oom;

@@ -52,7 +52,8 @@ int trace_selection_parse(const struct trace_opts *o, int from, int to,
 	}
 	if (o->sum.mode == TRACE_LATENCY) {
 		if (to > from) {
-			tool_err("trace: with --latency, START and END are the probes");
+			tool_err(
+				"trace: with --latency, START and END are the probes");
 			goto out;
 		}
 		words[n] = (char *)o->sum.lat_start;
@@ -65,14 +66,15 @@ int trace_selection_parse(const struct trace_opts *o, int from, int to,
 			words[n] = o->pos[i];
 			fmt_of[n++] = NULL;
 		} else if (!n || fmt_of[n - 1]) {
-			tool_err("trace: format '%s' follows no pattern", o->pos[i]);
+			tool_err("trace: format '%s' follows no pattern",
+				 o->pos[i]);
 			goto out;
 		} else {
 			fmt_of[n - 1] = o->pos[i];
 		}
 	}
 	if (!n && o->enable_cnt)
-		words[n++] = (char *)"*:*";	/* no pattern: every probe */
+		words[n++] = (char *)"*:*"; /* no pattern: every probe */
 	sel->quiet_from = n;
 	for (i = 0; i < o->enable_cnt; i++) {
 		words[n] = o->enables[i];
@@ -112,7 +114,7 @@ out:
  * names that all collide and make the build quadratic.
  */
 struct probe_index {
-	uint32_t *slots;	/* index + 1, 0 empty */
+	uint32_t *slots; /* index + 1, 0 empty */
 	size_t mask;
 };
 
@@ -196,7 +198,8 @@ static void entry_fmts(struct probe_ent *e, const struct usdt_probe *p,
 				    usdt_probe__name(p)))
 			continue;
 		if (e->fmt_cnt == TRACE_PROBE_FMTS) {
-			probe_err(e, "warning: more than %d formats; the rest are left out",
+			probe_err(e,
+				  "warning: more than %d formats; the rest are left out",
 				  TRACE_PROBE_FMTS);
 			return;
 		}
@@ -255,7 +258,7 @@ static void mark_later(struct selection *sel, const struct pattern *first,
  * call sites are skipped with a warning.
  */
 int trace_build_table(struct trace_file *tf, int fi, struct selection *sel,
-		       struct trace_ctx *ctx)
+		      struct trace_ctx *ctx)
 {
 	size_t i, n = usdt_file__probe_cnt(tf->file);
 	struct probe_index ix = { 0 };
@@ -275,7 +278,8 @@ int trace_build_table(struct trace_file *tf, int fi, struct selection *sel,
 
 		pat = p ? patterns_match(sel->pats, sel->pat_cnt,
 					 usdt_probe__provider(p),
-					 usdt_probe__name(p)) : NULL;
+					 usdt_probe__name(p)) :
+			  NULL;
 		if (!pat)
 			continue;
 		mark_later(sel, pat, p);
@@ -321,12 +325,14 @@ static void hint_swapped(const struct probe_ent *p, const struct probe_fmt *pf)
 		const struct conv *cv = &pf->convs[i];
 		int a = cv->arg, m = cv->prec_arg;
 
-		if (cv->c != 's' || m < 0 || a >= p->arg_cnt || m >= p->arg_cnt ||
-		    !p->args[a].size || p->args[a].is_float ||
+		if (cv->c != 's' || m < 0 || a >= p->arg_cnt ||
+		    m >= p->arg_cnt || !p->args[a].size ||
+		    p->args[a].is_float ||
 		    (p->args[a].size == 8 && !p->args[a].is_signed) ||
 		    p->args[m].size != 8 || p->args[m].is_signed)
 			continue;
-		probe_err(p, "warning: %%.*s takes the length (argument %d here) before the string (argument %d: %s, %d bytes, no pointer); for a (pointer, length) pair write %%%d$.*%d$s, or '\"%%s\", str(arg%d, arg%d)'",
+		probe_err(p,
+			  "warning: %%.*s takes the length (argument %d here) before the string (argument %d: %s, %d bytes, no pointer); for a (pointer, length) pair write %%%d$.*%d$s, or '\"%%s\", str(arg%d, arg%d)'",
 			  m, a, p->args[a].is_signed ? "signed" : "unsigned",
 			  p->args[a].size, m + 1, a + 1, m, a);
 	}
@@ -339,10 +345,12 @@ int trace_check_fmts(struct probe_ent *p)
 	for (k = 0; k < p->fmt_cnt; k++) {
 		hint_swapped(p, p->fmts[k]);
 		if (p->fmts[k]->arg_need > p->arg_cnt)
-			return probe_err(p, "has %d arguments; its format wants %d",
+			return probe_err(p,
+					 "has %d arguments; its format wants %d",
 					 p->arg_cnt, p->fmts[k]->arg_need);
 		if (fmt_cfg_merge(&p->str_cfg, &p->fmts[k]->str_cfg))
-			return probe_err(p, "two formats read one argument as a string in two ways (%%.*s and %%s, or two lengths), or have different typed loads");
+			return probe_err(p,
+					 "two formats read one argument as a string in two ways (%%.*s and %%s, or two lengths), or have different typed loads");
 	}
 	return 0;
 }
@@ -357,7 +365,7 @@ static int filter_max_arg(const char *expr)
 
 	memset(&f, 0, sizeof(f));
 	if (!expr || filter_parse(expr, &f, why, sizeof(why)))
-		return -1;	/* said when the program is set up */
+		return -1; /* said when the program is set up */
 	for (i = 0; i < f.term_cnt; i++) {
 		if (f.terms[i].operand < TRACE_MAX_ARGS &&
 		    (int)f.terms[i].operand > max)
@@ -410,18 +418,24 @@ int trace_check_table(struct trace_ctx *ctx, const struct trace_opts *o,
 		if (o->sum.mode == TRACE_LATENCY) {
 			p->role &= TRACE_ROLE_QUIET;
 			p->role |= patterns_match(sel->pats, 1, p->provider,
-						  p->name) ? TRACE_ROLE_START : 0;
+						  p->name) ?
+					   TRACE_ROLE_START :
+					   0;
 			p->role |= patterns_match(sel->pats + 1, 1, p->provider,
-						  p->name) ? TRACE_ROLE_END : 0;
+						  p->name) ?
+					   TRACE_ROLE_END :
+					   0;
 			if (p->role == (TRACE_ROLE_START | TRACE_ROLE_END))
-				return probe_err(p, "matches both START and END");
+				return probe_err(p,
+						 "matches both START and END");
 			roles |= p->role & (TRACE_ROLE_START | TRACE_ROLE_END);
 		}
 		err = trace_check_fmts(p);
 		if (err)
 			return err;
 	}
-	if (o->sum.mode == TRACE_LATENCY && roles != (TRACE_ROLE_START | TRACE_ROLE_END))
+	if (o->sum.mode == TRACE_LATENCY &&
+	    roles != (TRACE_ROLE_START | TRACE_ROLE_END))
 		return tool_err("trace: no probe matches %s",
 				roles & TRACE_ROLE_START ? o->sum.lat_end :
 							   o->sum.lat_start);

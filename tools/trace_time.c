@@ -50,13 +50,13 @@ int64_t wall_offset(void)
 char *time_text(char buf[TIME_TEXT_LEN], uint64_t ns, int digits)
 {
 	uint64_t div = time_unit_ns(digits);
-	int d = digits < 9 ? digits : 9;	/* what time_unit_ns() took */
+	int d = digits < 9 ? digits : 9; /* what time_unit_ns() took */
 
 	if (div == 1)
 		snprintf(buf, TIME_TEXT_LEN, "%" PRIu64, ns);
 	else
-		snprintf(buf, TIME_TEXT_LEN, "%" PRIu64 ".%0*" PRIu64,
-			 ns / div, d, ns % div);
+		snprintf(buf, TIME_TEXT_LEN, "%" PRIu64 ".%0*" PRIu64, ns / div,
+			 d, ns % div);
 	return buf;
 }
 

@@ -48,7 +48,7 @@ static size_t attach_new(struct trace_run *r, size_t from, size_t *sites)
 		struct probe_ent *p = &r->ctx.probes[i];
 
 		if (trace_check_fmts(p) || trace_set_probe_cfg(r, (uint32_t)i))
-			continue;	/* said */
+			continue; /* said */
 		p->link = trace_attach_one(r, i);
 		if (!p->link) {
 			probe_err(p, "warning: skipped: %s",
@@ -106,7 +106,8 @@ int trace_add_file(struct trace_run *r, struct trace_file *f, const char *how)
 	ok = attach_new(r, from, &sites);
 	r->attached += ok;
 	if (ok && !r->o.quiet)
-		fprintf(stderr, "%s: tracing %zu more probe%s (%zu call site%s) in %s, %s\n",
+		fprintf(stderr,
+			"%s: tracing %zu more probe%s (%zu call site%s) in %s, %s\n",
 			tool_name, ok, ok == 1 ? "" : "s", sites,
 			sites == 1 ? "" : "s", r->files[fi].target.shown, how);
 	return 0;
@@ -117,14 +118,14 @@ int trace_add_file(struct trace_run *r, struct trace_file *f, const char *how)
 static int add_mapped(struct trace_run *r, struct trace_file *f)
 {
 	if (trace_open_file(f))
-		return 0;	/* not a file of ours */
-	return trace_add_file(r, f, r->watch ? "mapped since" :
-					       "replaced on disk since");
+		return 0; /* not a file of ours */
+	return trace_add_file(r, f,
+			      r->watch ? "mapped since" :
+					 "replaced on disk since");
 }
 
 /* Stop following: said once, with why. */
-static void follow_stop(struct trace_run *r, const char *shown,
-			const char *why)
+static void follow_stop(struct trace_run *r, const char *shown, const char *why)
 {
 	tool_err("trace: warning: %s was replaced on disk, and processes that start it from now on are not traced: %s",
 		 shown, why);
@@ -164,10 +165,10 @@ int trace_follow_scan(struct trace_run *r)
 		if (!r->follow)
 			break;
 		if (trace_file_resolve(f->target.open_path, 0, &nf))
-			continue;	/* gone again: the next look sees */
+			continue; /* gone again: the next look sees */
 		nf.group = f->group;
 		nf.globbed = f->globbed;
-		err = add_mapped(r, &nf);	/* may move r->files */
+		err = add_mapped(r, &nf); /* may move r->files */
 		target_free(&nf.target);
 		usdt_file__close(nf.file);
 		if (err)
@@ -257,7 +258,7 @@ static bool maps_changed(struct trace_run *r)
 		len += n;
 	}
 	if (ferror(f))
-		len = 0;	/* matches no later read */
+		len = 0; /* matches no later read */
 	fclose(f);
 	if (len && len == w->maps_len && h == w->maps_hash)
 		return false;
@@ -315,11 +316,11 @@ static int watch_look(struct trace_run *r, struct trace_file *list, int cnt)
 		if (list[i].group >= 0 && !name_set_has(&w->mapped, name)) {
 			err = add_mapped(r, &list[i]);
 			if (err || !list[i].target.shown)
-				continue;	/* failed, or now kept */
+				continue; /* failed, or now kept */
 		}
 		if (name_set_add(&now, name) < 0)
 			err = tool_err("trace: out of memory");
-		names[n++] = name;	/* owned from here */
+		names[n++] = name; /* owned from here */
 		list[i].target.shown = NULL;
 	}
 	if (err) {
@@ -345,11 +346,11 @@ int trace_watch_scan(struct trace_run *r)
 	if (!maps_changed(r))
 		return 0;
 	if (watch_pid(r) <= 0)
-		return 0;	/* -c's command not started yet */
+		return 0; /* -c's command not started yet */
 	cnt = trace_files_of_pid(watch_pid(r), &list);
 	if (cnt <= 0) {
-		r->ws.maps_len = 0;	/* parsed again next time */
-		return 0;	/* gone, or unreadable now: trace_over() says */
+		r->ws.maps_len = 0; /* parsed again next time */
+		return 0; /* gone, or unreadable now: trace_over() says */
 	}
 	err = watch_look(r, list, cnt);
 	trace_files_free(list, cnt);

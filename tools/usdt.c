@@ -9,6 +9,7 @@
 
 #include "tool.h"
 
+/* clang-format off */
 static const char usage[] =
 "Usage: usdt COMMAND [OPTIONS] ...\n"
 "\n"
@@ -26,6 +27,7 @@ static const char usage[] =
 "  usdt trace -p 1234 libc.so.6 'libc:memory_*'\n"
 "  usdt trace -p 1234 /usr/bin/python3 python:function__entry '%s %s %d'\n"
 "  usdt trace --count -i 1 -p 1234\n";
+/* clang-format on */
 
 int main(int argc, char **argv)
 {

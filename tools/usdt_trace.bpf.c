@@ -28,13 +28,13 @@ const volatile __u32 target_tgid = 0;
 const volatile __u64 pidns_dev = 0;
 const volatile __u64 pidns_ino = 0;
 const volatile __u32 mode = TRACE_EVENTS;
-const volatile __u32 by_pid = 0;	/* TRACE_COUNT: one count per pid */
+const volatile __u32 by_pid = 0; /* TRACE_COUNT: one count per pid */
 /* TRACE_COUNT --by: the parts of the key counted by (0: no --by), each
  * an argument's value or the string it points to (see trace_by_part). */
 const volatile __u32 by_cnt = 0;
 const volatile struct trace_by_part by_parts[TRACE_BY_PARTS] = { 0 };
-const volatile __u32 ustack = 0;	/* events carry the user stack */
-const volatile __u32 hist_arg = 0;	/* TRACE_HIST: the argument */
+const volatile __u32 ustack = 0;   /* events carry the user stack */
+const volatile __u32 hist_arg = 0; /* TRACE_HIST: the argument */
 /* TRACE_LATENCY --slower-than: send a trace_slow for each pair that took
  * this many ns or more; 0: none. */
 const volatile __u64 slower_ns = 0;
@@ -48,9 +48,9 @@ const volatile __u32 sum_arg = TRACE_BY_NONE;
 /* TRACE_HIST and TRACE_LATENCY: also add up the values (TRACE_SUM_AUX);
  * left 0 without --listen, so that a hit costs what it did. */
 const volatile __u32 keep_sum = 0;
-const volatile __u32 str_size = 64;	/* longest string read, with NUL */
+const volatile __u32 str_size = 64; /* longest string read, with NUL */
 const volatile struct trace_filter filter = { 0 };
-const volatile __u32 page_shift = 12;	/* the kernel's PAGE_SHIFT */
+const volatile __u32 page_shift = 12; /* the kernel's PAGE_SHIFT */
 /* Set when probes attached a pattern at a time must be told apart by
  * their call site, found from the VMA (bpf_find_vma(), Linux 5.17): left
  * 0, that code is dead and the verifier never looks at it, so the program
@@ -212,8 +212,8 @@ static __always_inline __u32 str_bytes(const struct trace_probe_cfg *cfg,
 	return n > TRACE_STR_MAX ? TRACE_STR_MAX : n;
 }
 
-static __always_inline void fault_arg(struct pt_regs *ctx, __u32 i,
-				      __s64 off, __u32 n)
+static __always_inline void fault_arg(struct pt_regs *ctx, __u32 i, __s64 off,
+				      __u32 n)
 {
 	long v = 0;
 
@@ -224,9 +224,8 @@ static __always_inline void fault_arg(struct pt_regs *ctx, __u32 i,
 /* Typed load k's string (an 8-byte load used as %s): the pointer, just
  * faulted in by fault_all(), read here, and the string it points to
  * faulted in. */
-static __always_inline void fault_load_str(struct pt_regs *ctx,
-					   const struct trace_probe_cfg *cfg,
-					   __u32 k)
+static __always_inline void
+fault_load_str(struct pt_regs *ctx, const struct trace_probe_cfg *cfg, __u32 k)
 {
 	const struct trace_load *l = &cfg->loads[k];
 	__u64 ptr = 0;
@@ -254,9 +253,8 @@ static __always_inline void fault_all(struct pt_regs *ctx, __u32 key)
 	if (!fault_in || (__u32)bpf_get_current_uid_gid() != fault_uid)
 		return;
 	for (i = 0; i < TRACE_MAX_TERMS; i++)
-		if (i < filter.term_cnt &&
-		    (filter.terms[i].op == TRACE_SEQ ||
-		     filter.terms[i].op == TRACE_SNE))
+		if (i < filter.term_cnt && (filter.terms[i].op == TRACE_SEQ ||
+					    filter.terms[i].op == TRACE_SNE))
 			fault_arg(ctx, filter.terms[i].operand, 0, TRACE_FSTR);
 	for (i = 0; mode != TRACE_HIST && i < TRACE_BY_PARTS; i++)
 		if (i < by_cnt && by_parts[i].str)
@@ -270,8 +268,7 @@ static __always_inline void fault_all(struct pt_regs *ctx, __u32 key)
 	for (i = 0; i < TRACE_MAX_LOADS; i++)
 		if (i < cfg->load_cnt && cfg->loads[i].arg < TRACE_MAX_ARGS) {
 			fault_arg(ctx, cfg->loads[i].arg,
-				  (__s64)cfg->loads[i].off,
-				  cfg->loads[i].size);
+				  (__s64)cfg->loads[i].off, cfg->loads[i].size);
 			fault_load_str(ctx, cfg, i);
 		}
 }
@@ -338,8 +335,7 @@ static __always_inline int arg_low(struct pt_regs *ctx, __u64 i, long *v)
 	return err == -E2BIG ? 0 : err;
 }
 
-static __always_inline bool term_holds(struct pt_regs *ctx, __u64 id,
-				       __u32 i)
+static __always_inline bool term_holds(struct pt_regs *ctx, __u64 id, __u32 i)
 {
 	const volatile struct trace_term *t = &filter.terms[i];
 	long v = 0;
@@ -423,8 +419,8 @@ static __always_inline void by_read_counted(struct pt_regs *ctx, char *str,
 
 /* Part i of the --by key into k: its argument's value or string. An
  * argument that cannot be read is value 0 or the empty string. */
-static __always_inline void by_part(struct pt_regs *ctx,
-				    struct trace_by_key *k, __u32 i)
+static __always_inline void by_part(struct pt_regs *ctx, struct trace_by_key *k,
+				    __u32 i)
 {
 	const volatile struct trace_by_part *bp = &by_parts[i];
 	long val = 0;
@@ -481,8 +477,7 @@ static __always_inline struct trace_by_key *by_key(struct pt_regs *ctx,
 }
 
 /* Count a hit under its --by key, and with --sum add its argument. */
-static __always_inline void by_add(struct pt_regs *ctx, __u32 cookie,
-				   __u32 aux)
+static __always_inline void by_add(struct pt_regs *ctx, __u32 cookie, __u32 aux)
 {
 	struct trace_by_key *k = by_key(ctx, cookie, aux);
 	long v = 0;
@@ -523,11 +518,26 @@ static __always_inline __u32 log2_slot(__s64 v)
 		return TRACE_SLOT_NEG;
 	if (!v)
 		return 0;
-	if (u >> 32) { u >>= 32; slot += 32; }
-	if (u >> 16) { u >>= 16; slot += 16; }
-	if (u >> 8) { u >>= 8; slot += 8; }
-	if (u >> 4) { u >>= 4; slot += 4; }
-	if (u >> 2) { u >>= 2; slot += 2; }
+	if (u >> 32) {
+		u >>= 32;
+		slot += 32;
+	}
+	if (u >> 16) {
+		u >>= 16;
+		slot += 16;
+	}
+	if (u >> 8) {
+		u >>= 8;
+		slot += 8;
+	}
+	if (u >> 4) {
+		u >>= 4;
+		slot += 4;
+	}
+	if (u >> 2) {
+		u >>= 2;
+		slot += 2;
+	}
 	if (u >> 1)
 		slot += 1;
 	return slot;
@@ -583,8 +593,8 @@ static __always_inline void lat_add(__u32 tid, __u64 d)
 static __always_inline void send_slow(__u64 id, __u64 now, __u64 d)
 {
 	__u32 tid = (__u32)id;
-	struct trace_by_key *k = by_cnt ?
-		bpf_map_lookup_elem(&start_keys, &tid) : NULL;
+	struct trace_by_key *k =
+		by_cnt ? bpf_map_lookup_elem(&start_keys, &tid) : NULL;
 	struct trace_slow *s = bpf_ringbuf_reserve(&events, sizeof(*s), 0);
 
 	if (!s) {
@@ -604,8 +614,7 @@ static __always_inline void send_slow(__u64 id, __u64 now, __u64 d)
 	bpf_ringbuf_submit(s, 0);
 }
 
-static __always_inline void latency(struct pt_regs *ctx, __u64 id,
-				    __u32 role)
+static __always_inline void latency(struct pt_regs *ctx, __u64 id, __u32 role)
 {
 	__u64 now = bpf_ktime_get_ns(), *t0;
 	__u32 tid = (__u32)id;
@@ -675,8 +684,9 @@ static __always_inline bool site_of(struct pt_regs *ctx, struct vma_off *d)
 	d->ip = hit_ip(ctx);
 	if (!use_sites)
 		return false;
-	return !bpf_find_vma(bpf_get_current_task_btf(), d->ip, vma_offset,
-			     d, 0) && d->key.ino;
+	return !bpf_find_vma(bpf_get_current_task_btf(), d->ip, vma_offset, d,
+			     0) &&
+	       d->key.ino;
 }
 
 /* The probe of the call site that fired, from its offset in the file;
@@ -724,11 +734,11 @@ static __always_inline __u32 fixed_len(const struct scratch *s,
 static __always_inline long read_fixed(struct scratch *s, __u32 o, __u32 len,
 				       const void *ptr)
 {
-	asm volatile("" : "+r"(len));	/* the test below stays: see there */
+	asm volatile("" : "+r"(len)); /* the test below stays: see there */
 	if (o >= TRACE_STR_AREA || len >= TRACE_STR_MAX)
-		return -7;	/* not reached: for the verifier */
+		return -7; /* not reached: for the verifier */
 	if (bpf_probe_read_user(&s->str[o], len, ptr))
-		return -14;	/* EFAULT */
+		return -14; /* EFAULT */
 	s->str[o + len] = 0;
 	return len + 1;
 }
@@ -759,7 +769,7 @@ __noinline int trace_read_str(__u32 key, __u32 i)
 	max = cfg->str_max[i];
 	ptr = (const void *)s->hit.args[i];
 	if (o >= TRACE_STR_AREA || n > TRACE_STR_MAX) {
-		s->hit.errs[i] = 7;	/* E2BIG: no room left */
+		s->hit.errs[i] = 7; /* E2BIG: no room left */
 		s->hit.err_mask |= 1u << i;
 		return 0;
 	}
@@ -786,7 +796,7 @@ __noinline int trace_read_str(__u32 key, __u32 i)
 			len = read_fixed(s, o, n - 1, ptr);
 	}
 	if (len <= 0) {
-		s->hit.errs[i] = len < 0 ? -len : 14;	/* EFAULT */
+		s->hit.errs[i] = len < 0 ? -len : 14; /* EFAULT */
 		s->hit.err_mask |= 1u << i;
 		return 0;
 	}
@@ -803,8 +813,7 @@ __noinline int trace_read_str(__u32 key, __u32 i)
  * header's spec of the site (an internal of usdt.bpf.h: the tool is
  * built with the same libusdt).
  */
-static __always_inline void site_types(struct pt_regs *ctx,
-				       struct usdt_hit *h)
+static __always_inline void site_types(struct pt_regs *ctx, struct usdt_hit *h)
 {
 	const struct usdt_spec *spec = __usdt_spec((void *)ctx, ctx, 1);
 	__u32 i;
@@ -849,7 +858,7 @@ __noinline int trace_load(__u32 key, __u32 k)
 	if (a >= TRACE_MAX_ARGS || (s->hit.err_mask & (1u << a)) ||
 	    (__s32)a >= s->hit.arg_cnt) {
 		s->hit.err_mask |= 1u << v;
-		s->hit.errs[v] = 2;	/* ENOENT: no such argument to read */
+		s->hit.errs[v] = 2; /* ENOENT: no such argument to read */
 		return 0;
 	}
 	ptr = (const void *)(s->hit.args[a] + (__s64)l->off);
@@ -894,8 +903,8 @@ __noinline int trace_load(__u32 key, __u32 k)
  * the strings (at a fixed offset: a variable one is refused by older
  * verifiers, arm64 6.12). Returns the bytes after the header to send:
  * off, the strings', or up to the stack's end. */
-static __always_inline __u32 hit_stack(struct pt_regs *ctx,
-				       struct scratch *s, __u32 off)
+static __always_inline __u32 hit_stack(struct pt_regs *ctx, struct scratch *s,
+				       __u32 off)
 {
 	long n;
 
@@ -911,8 +920,7 @@ static __always_inline __u32 hit_stack(struct pt_regs *ctx,
 }
 
 static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
-				      __u64 cookie,
-				      struct trace_probe_cfg *cfg)
+				      __u64 cookie, struct trace_probe_cfg *cfg)
 {
 	__u32 str_mask = cfg ? cfg->str_mask : 0;
 	__u32 zero = 0, off;
@@ -962,9 +970,9 @@ static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
 	s->hit.str_total = 0;
 	for (i = 0; cfg && i < TRACE_MAX_VALS; i++)
 		if ((i < TRACE_MAX_ARGS ? i < cnt :
-		     i - TRACE_MAX_ARGS < cfg->load_cnt) &&
-		    (str_mask & (1u << i)) &&
-		    !(s->hit.err_mask & (1u << i)) && s->hit.args[i])
+					  i - TRACE_MAX_ARGS < cfg->load_cnt) &&
+		    (str_mask & (1u << i)) && !(s->hit.err_mask & (1u << i)) &&
+		    s->hit.args[i])
 			trace_read_str((__u32)cookie, (__u32)i);
 	off = s->hit.str_total;
 	if (off > TRACE_STR_AREA)
@@ -985,7 +993,7 @@ static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
 /* tgid << 32 | pid of the current task as the user sees them (see
  * pidns_ino); 0 for a task that has no id there (outside the tool's pid
  * namespace: invisible to the user, as to ps). */
-struct pidns_ids {	/* UAPI struct bpf_pidns_info */
+struct pidns_ids { /* UAPI struct bpf_pidns_info */
 	__u32 pid;
 	__u32 tgid;
 };

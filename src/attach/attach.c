@@ -84,8 +84,9 @@ static int attach_pick_mode(struct attach_ctx *c, enum usdt_attach_mode mode,
 		return -EINVAL;
 	}
 	c->use_multi = prog_multi;
-	c->maker = c->ext ? &usdt__maker_ext :
-		   prog_multi ? &usdt__maker_multi : &usdt__maker_perf;
+	c->maker = c->ext     ? &usdt__maker_ext :
+		   prog_multi ? &usdt__maker_multi :
+				&usdt__maker_perf;
 	return 0;
 }
 
@@ -109,8 +110,7 @@ static int attach_prepare(struct attach_ctx *c,
 	 * manager's maps are the program's own.) */
 	if (c->obj && !prog_of_object(c->prog, c->obj)) {
 		pr_warn("%s:%s: program '%s' is not of the manager's BPF object '%s'\n",
-			c->provider, c->name, pname,
-			bpf_object__name(c->obj));
+			c->provider, c->name, pname, bpf_object__name(c->obj));
 		return -EINVAL;
 	}
 	if (bpf_program__fd(c->prog) < 0) {
@@ -120,7 +120,7 @@ static int attach_prepare(struct attach_ctx *c,
 	}
 	err = usdt__storage_check(&c->st->storage,
 				  c->obj ? bpf_object__name(c->obj) :
-						"(no manager)",
+					   "(no manager)",
 				  c->storage, OPTS_GET(opts, storage_sz, 0),
 				  c->per_site);
 	if (err)
@@ -204,7 +204,7 @@ static int site_ok(struct attach_ctx *c, const struct usdt_probe *p)
 		return -EOPNOTSUPP;
 	}
 	if (p->sema_cleared && !c->cleared_prov) {
-		c->cleared_prov = p->provider;	/* the index's: they stay */
+		c->cleared_prov = p->provider; /* the index's: they stay */
 		c->cleared_name = p->name;
 		c->cleared_sema = p->sema_vaddr;
 	}
@@ -280,8 +280,8 @@ static void code_src_init(const struct attach_ctx *c,
 	size_t i, runs = 1;
 
 	*code = (struct usdt__note_src){ .fd = -1 };
-	if (!c->red_zone || !c->host->attach_skip ||
-	    c->file->fd < 0 || c->file->size <= 0)
+	if (!c->red_zone || !c->host->attach_skip || c->file->fd < 0 ||
+	    c->file->size <= 0)
 		return;
 	for (i = 0; i < n; i++) {
 		off = batch[i].file_off;
@@ -320,7 +320,8 @@ static int add_ip(const struct attach_ctx *c, struct usdt_link *link,
 	int err;
 
 	err = c->file->e_type == ET_DYN ?
-		      usdt__runtime_addr(c->pid, c->file, off, &abs) : 0;
+		      usdt__runtime_addr(c->pid, c->file, off, &abs) :
+		      0;
 	if (err) {
 		pr_warn("%s:%s: process %d %s '%s' at offset 0x%llx%s%s\n",
 			p->provider, p->name, c->pid,
@@ -332,13 +333,15 @@ static int add_ip(const struct attach_ctx *c, struct usdt_link *link,
 		return err;
 	}
 	key = (long)abs;
-	err = usdt__ipmap_add(&c->st->ips, usdt__ip_outer_fd(c->st), key,
-			      val);
+	err = usdt__ipmap_add(&c->st->ips, usdt__ip_outer_fd(c->st), key, val);
 	if (err) {
 		pr_warn("%s:%s: cannot add IP 0x%lx to the IP map: %s%s\n",
 			p->provider, p->name, key, usdt__errstr(err),
-			err == -EEXIST ? " (the site is already attached in IP-map mode)" :
-			err == -E2BIG ? " (at its limit: raise usdt_manager_opts.max_ips or USDT_MAX_IP_CNT)" : "");
+			err == -EEXIST ?
+				" (the site is already attached in IP-map mode)" :
+			err == -E2BIG ?
+				" (at its limit: raise usdt_manager_opts.max_ips or USDT_MAX_IP_CNT)" :
+				"");
 		return err;
 	}
 	link_ips(link)[link->ip_cnt++] = key;
@@ -386,7 +389,7 @@ static int site_spec(const struct attach_ctx *c, struct usdt__note_src *code,
 	link_offsets(link)[i] = p->file_off + (uint64_t)skip;
 	refs[i] = p->sema_off;
 	if (c->st->specless)
-		return 0;	/* no spec, no slot: cookie 0 */
+		return 0; /* no spec, no slot: cookie 0 */
 	memset(&spec, 0, sizeof(spec));
 	spec.arg_cnt = (uint16_t)p->arg_cnt;
 	spec.usr_cookie = c->cookie;
@@ -412,8 +415,9 @@ static int site_spec(const struct attach_ctx *c, struct usdt__note_src *code,
 		return err;
 	val.spec_id = (uint32_t)id;
 	cookies[i] = c->use_ip ? 0 :
-		     ((uint64_t)val.spec_id + 1) |
-		     (uint64_t)val.slot << USDT_COOKIE_SLOT_SHIFT;
+				 ((uint64_t)val.spec_id + 1) |
+					 (uint64_t)val.slot
+						 << USDT_COOKIE_SLOT_SHIFT;
 	if (c->use_ip)
 		return add_ip(c, link, p, link_offsets(link)[i], skip, &val);
 	return 0;
@@ -453,14 +457,15 @@ static int attach_specs(struct attach_ctx *c, struct usdt_link *link,
 			uint64_t *refs, uint64_t *cookies)
 {
 	size_t max = c->matched < PICK_BATCH ? c->matched : PICK_BATCH;
-	uint32_t n = c->matched > UINT32_MAX ? UINT32_MAX :
-					       (uint32_t)c->matched;
+	uint32_t n =
+		c->matched > UINT32_MAX ? UINT32_MAX : (uint32_t)c->matched;
 	struct usdt_probe *batch;
 	long got = 0;
 	int err = 0;
 
-	if (c->use_ip && (err = usdt__ipmap_reserve(
-				  &c->st->ips, usdt__ip_outer_fd(c->st), n))) {
+	if (c->use_ip &&
+	    (err = usdt__ipmap_reserve(&c->st->ips, usdt__ip_outer_fd(c->st),
+				       n))) {
 		if (err == -E2BIG)
 			pr_warn("%s:%s: no room for %zu more IP-map entries (%u in use, at most %u: raise usdt_manager_opts.max_ips or USDT_MAX_IP_CNT)\n",
 				c->provider, c->name, c->matched,
@@ -502,14 +507,16 @@ static void reserve_specs(const struct attach_ctx *c)
 	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
 	    (used = usdt__open_fds_below(rl.rlim_cur)) >= 0) {
 		uint64_t left = rl.rlim_cur > (rlim_t)used ?
-					rl.rlim_cur - (rlim_t)used : 0;
+					rl.rlim_cur - (rlim_t)used :
+					0;
 		uint64_t sites = (uint64_t)c->matched * c->maker->fds_per_site;
 
 		left = left > sites ? left - sites : 0;
 		max_new = left / 2;
 	}
 	usdt__spec_reserve(c->st, want,
-			   max_new > UINT32_MAX ? UINT32_MAX : (uint32_t)max_new);
+			   max_new > UINT32_MAX ? UINT32_MAX :
+						  (uint32_t)max_new);
 }
 
 /* Everything after the file is known; c is prepared. */
@@ -551,8 +558,8 @@ static struct usdt_link *attach_sites(struct attach_ctx *c)
 	usdt__store_get(c->st);
 	pr_debug("attached '%s' to %zu sites of %s:%s in '%s' (%s, %u specs%s)\n",
 		 bpf_program__name(c->prog), c->cnt, c->provider, c->name,
-		 c->file->path, c->maker->what,
-		 link->spec_cnt, c->use_ip ? ", IP map" : "");
+		 c->file->path, c->maker->what, link->spec_cnt,
+		 c->use_ip ? ", IP map" : "");
 out:
 	free(refs);
 	free(cookies);
@@ -597,17 +604,18 @@ static struct attach_ctx manager_ctx(struct usdt_manager *man,
 				     const char *provider, const char *name)
 {
 	return (struct attach_ctx){ .st = usdt__manager_store(man),
-				    .obj = man->obj, .prog = prog, .pid = pid,
-				    .provider = provider, .name = name };
+				    .obj = man->obj,
+				    .prog = prog,
+				    .pid = pid,
+				    .provider = provider,
+				    .name = name };
 }
 
-struct usdt_link *usdt_manager__attach_file(struct usdt_manager *man,
-					    const struct bpf_program *prog,
-					    pid_t pid,
-					    const struct usdt_file *file,
-					    const char *provider,
-					    const char *name,
-					    const struct usdt_attach_opts *opts)
+struct usdt_link *
+usdt_manager__attach_file(struct usdt_manager *man,
+			  const struct bpf_program *prog, pid_t pid,
+			  const struct usdt_file *file, const char *provider,
+			  const char *name, const struct usdt_attach_opts *opts)
 {
 	struct attach_ctx c;
 	int err;
@@ -626,7 +634,7 @@ struct usdt_link *usdt_manager__attach_file(struct usdt_manager *man,
 
 /* c (its manager, program, pid, probe) and path checked: attach. */
 struct usdt_link *usdt__attach_by_path(struct attach_ctx *c, const char *path,
-					const struct usdt_attach_opts *opts)
+				       const struct usdt_attach_opts *opts)
 {
 	const char *provider = c->provider, *name = c->name;
 	struct usdt_file *file = NULL;

@@ -14,8 +14,8 @@
  */
 struct usdt_manager {
 	struct usdt__store *store;
-	struct bpf_object *obj;		/* borrowed; NULL once freed */
-	struct bpf_map *specs_map;	/* borrowed from obj */
+	struct bpf_object *obj;	   /* borrowed; NULL once freed */
+	struct bpf_map *specs_map; /* borrowed from obj */
 	struct bpf_map *ip_map;
 	/* Links of usdt_manager__attach_all(), destroyed by free. */
 	struct usdt_link **owned;

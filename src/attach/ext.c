@@ -85,7 +85,7 @@ static int bpffs_dir(char *dir, size_t size)
 	while (err && getline(&line, &cap, f) > 0) {
 		if (sscanf(line, "%*s %4095s %31s", mnt, type) == 2 &&
 		    !strcmp(type, "bpf") && strlen(mnt) < size &&
-		    !strchr(mnt, '\\')) {	/* no escaped characters */
+		    !strchr(mnt, '\\')) { /* no escaped characters */
 			strcpy(dir, mnt);
 			err = 0;
 		}
@@ -164,7 +164,7 @@ static struct bpf_link *ext_multi(const struct attach_ctx *c,
 	}
 	close(fd);
 	if (mnt >= 0)
-		close(mnt);	/* our file system goes */
+		close(mnt); /* our file system goes */
 	if (err)
 		pr_warn("%s:%s: cannot hand the uprobe_multi link to libbpf through '%s': %s\n",
 			c->provider, c->name, pin, usdt__errstr(err));
@@ -183,7 +183,8 @@ static struct bpf_link *ext_kernel_link(const struct attach_ctx *c,
 	if (c->use_multi) {
 #if LIBBPF_MAJOR_VERSION > 1 || LIBBPF_MINOR_VERSION >= 3
 		LIBBPF_OPTS(bpf_uprobe_multi_opts, mo,
-			    .offsets = (const unsigned long *)link_offsets(link),
+			    .offsets =
+				    (const unsigned long *)link_offsets(link),
 			    .ref_ctr_offsets = (const unsigned long *)refs,
 			    .cookies = (const __u64 *)cookies, .cnt = c->cnt);
 
@@ -204,8 +205,10 @@ static struct bpf_link *ext_kernel_link(const struct attach_ctx *c,
 			    .ref_ctr_offset = (size_t)refs[0],
 			    .bpf_cookie = cookies[0]);
 
-		return bpf_program__attach_uprobe_opts(c->prog, c->pid, c->kpath,
-						       (size_t)link_offsets(link)[0],
+		return bpf_program__attach_uprobe_opts(c->prog, c->pid,
+						       c->kpath,
+						       (size_t)link_offsets(
+							       link)[0],
 						       &uo);
 	}
 }
@@ -223,7 +226,8 @@ static int attach_ext(const struct attach_ctx *c, struct usdt_link *link,
 		if (err != -EOPNOTSUPP)
 			pr_warn("%s:%s: attach to '%s' (%zu sites) failed: %s%s\n",
 				c->provider, c->name, c->file->path, c->cnt,
-				usdt__errstr(err), usdt__clash_hint(err, refs, c->cnt));
+				usdt__errstr(err),
+				usdt__clash_hint(err, refs, c->cnt));
 		return err;
 	}
 	memset(&info, 0, sizeof(info));
@@ -305,8 +309,8 @@ int usdt__fd_is_bpf(int fd, bool link, uint32_t id)
  * CAP_SYS_ADMIN), in the list of live links (src/kernel/linkids.c), taken once
  * per sweep into *live. Kept when neither can tell: a pin may hold it.
  */
-static bool ext_alive(const struct usdt_link *link,
-		      struct usdt__link_ids *live, int *live_err)
+static bool ext_alive(const struct usdt_link *link, struct usdt__link_ids *live,
+		      int *live_err)
 {
 	int fd;
 
@@ -330,7 +334,7 @@ static bool ext_alive(const struct usdt_link *link,
 void usdt__ext_sweep(struct usdt__store *st)
 {
 	struct usdt__link_ids live = { 0 };
-	int live_err = 1;	/* not listed yet */
+	int live_err = 1; /* not listed yet */
 	size_t i, n = 0;
 
 	for (i = 0; i < st->ext_cnt; i++) {
@@ -341,7 +345,7 @@ void usdt__ext_sweep(struct usdt__store *st)
 			continue;
 		}
 		usdt__link_release(l);
-		usdt__store_put(st);	/* never its holder's */
+		usdt__store_put(st); /* never its holder's */
 	}
 	st->ext_cnt = st->ext_swept = n;
 	usdt__link_ids_free(&live);
@@ -352,9 +356,9 @@ void usdt__ext_drop(struct usdt__store *st)
 	size_t i;
 
 	for (i = 0; i < st->ext_cnt; i++) {
-		st->ext[i]->pinned = true;	/* the maps are left as they are */
+		st->ext[i]->pinned = true; /* the maps are left as they are */
 		usdt__link_release(st->ext[i]);
-		usdt__store_put(st);	/* never its holder's */
+		usdt__store_put(st); /* never its holder's */
 	}
 	st->ext_cnt = st->ext_swept = 0;
 }
@@ -389,8 +393,12 @@ struct bpf_link *usdt__attach_ext(struct usdt__store *st,
 				  const char *name, uint64_t cookie)
 {
 	USDT_OPTS(usdt_attach_opts, o, .usdt_cookie = cookie);
-	struct attach_ctx c = { .st = st, .obj = obj, .prog = prog, .pid = pid,
-				.provider = provider, .name = name,
+	struct attach_ctx c = { .st = st,
+				.obj = obj,
+				.prog = prog,
+				.pid = pid,
+				.provider = provider,
+				.name = name,
 				.ext = true };
 	struct usdt_link *link;
 	struct bpf_link *out;

@@ -59,22 +59,22 @@ static int perf_fd_room(const struct attach_ctx *c)
 	long used;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl))
-		return 0;	/* the kernel will say */
+		return 0; /* the kernel will say */
 	used = usdt__open_fds_below(rl.rlim_cur);
 	if (used < 0 || rl.rlim_cur == RLIM_INFINITY ||
 	    (uint64_t)used + need <= rl.rlim_cur)
 		return 0;
 	pr_warn("%s:%s: %zu perf uprobes in '%s' need %llu file descriptors, %ld are open, and the soft RLIMIT_NOFILE is %llu (hard %llu): raise the soft limit to at least %llu (setrlimit(), ulimit -n), or attach with uprobe_multi\n",
 		c->provider, c->name, c->cnt, c->file->path,
-		(unsigned long long)need, used,
-		(unsigned long long)rl.rlim_cur,
+		(unsigned long long)need, used, (unsigned long long)rl.rlim_cur,
 		(unsigned long long)rl.rlim_max,
 		(unsigned long long)(used + need));
 	return -EMFILE;
 }
 
 /* Why the kernel may refuse a semaphore site with EINVAL, if it has one. */
-#define USDT__CLASH_HINT " (a site with a semaphore: the kernel refuses one when another uprobe sits there with another semaphore offset or none, another tracer's perhaps; dmesg says \"ref_ctr_offset mismatch\")"
+#define USDT__CLASH_HINT \
+	" (a site with a semaphore: the kernel refuses one when another uprobe sits there with another semaphore offset or none, another tracer's perhaps; dmesg says \"ref_ctr_offset mismatch\")"
 
 const char *usdt__clash_hint(int err, const uint64_t *refs, size_t n)
 {
@@ -157,7 +157,8 @@ static int perf_make(const struct attach_ctx *c, struct usdt_link *link,
 			    .bpf_cookie = cookies[i]);
 
 		l = bpf_program__attach_uprobe_opts(c->prog, c->pid, c->kpath,
-						    (size_t)link_offsets(link)[i],
+						    (size_t)link_offsets(
+							    link)[i],
 						    &uo);
 		err = libbpf_get_error(l);
 		if (err) {

@@ -40,15 +40,15 @@ struct usdt__link_maker;
  *				(slot_per_site) or one for all; slot_cnt
  */
 struct usdt_link {
-	struct usdt__store *st;		/* a reference held */
+	struct usdt__store *st; /* a reference held */
 	int multi_fd;
 	uint32_t cap;
 	uint32_t perf_cnt;
 	uint32_t site_cnt;
 	uint32_t ip_cnt;
-	uint32_t spec_cnt;	/* distinct IDs among site_ids */
+	uint32_t spec_cnt; /* distinct IDs among site_ids */
 	uint32_t slot_cnt;
-	bool pinned;		/* the kernel link outlives us: keep its
+	bool pinned; /* the kernel link outlives us: keep its
 				 * spec IDs and IP-map entries */
 	bool slot_per_site;
 	bool has_ips, has_perf;
@@ -58,7 +58,7 @@ struct usdt_link {
 	 * holds (usdt__attach_ext()): its kernel ID, and the fd it had. */
 	uint32_t ext_id;
 	int ext_fd;
-	struct bpf_link *ext_link;	/* until handed out */
+	struct bpf_link *ext_link; /* until handed out */
 };
 
 static inline uint64_t *link_offsets(const struct usdt_link *link)
@@ -90,21 +90,21 @@ static inline uint32_t *link_slots(const struct usdt_link *link)
 /* One attach call: what it was asked, and what it has found so far. */
 struct attach_ctx {
 	struct usdt__store *st;
-	const struct bpf_object *obj;	/* the store's object, where known */
+	const struct bpf_object *obj; /* the store's object, where known */
 	const struct bpf_program *prog;
 	const struct usdt_file *file;
 	const struct usdt__arch_ops *host;
 	const struct usdt__features *feat;
-	pid_t pid;			/* -1, or a real pid */
-	bool maps_file;			/* pid > 0 maps the file now */
+	pid_t pid;	/* -1, or a real pid */
+	bool maps_file; /* pid > 0 maps the file now */
 	const char *provider, *name;
-	uint64_t cookie;		/* usdt_attach_opts.usdt_cookie */
-	const void *storage;		/* initial value, or NULL */
+	uint64_t cookie;     /* usdt_attach_opts.usdt_cookie */
+	const void *storage; /* initial value, or NULL */
 	bool per_site;
 	bool use_ip, use_multi;
-	bool ext;			/* make a struct bpf_link of libbpf's */
+	bool ext; /* make a struct bpf_link of libbpf's */
 	const struct usdt__link_maker *maker;
-	bool red_zone;			/* allow_red_zone_writes: may skip */
+	bool red_zone; /* allow_red_zone_writes: may skip */
 	/* The sites that match (matched of them), read a batch at a time
 	 * (attach_specs()); cnt taken so far, broken skipped. */
 	struct usdt__pick *pick;
@@ -112,7 +112,7 @@ struct attach_ctx {
 	/* The first site taken whose semaphore the loader clears. */
 	const char *cleared_prov, *cleared_name;
 	uint64_t cleared_sema;
-	char kpath[32];			/* what the kernel opens */
+	char kpath[32]; /* what the kernel opens */
 };
 
 /*
@@ -123,9 +123,9 @@ struct attach_ctx {
  * kernel; the first error, and nothing left attached either way.
  */
 struct usdt__link_maker {
-	const char *what;		/* for messages */
-	bool per_site;			/* a struct bpf_link per site: perf[] */
-	uint32_t fds_per_site;		/* descriptors each site holds */
+	const char *what;      /* for messages */
+	bool per_site;	       /* a struct bpf_link per site: perf[] */
+	uint32_t fds_per_site; /* descriptors each site holds */
 	int (*make)(const struct attach_ctx *c, struct usdt_link *link,
 		    const uint64_t *refs, const uint64_t *cookies);
 	int (*detach)(struct usdt_link *link);

@@ -46,7 +46,7 @@ int usdt__link_release(struct usdt_link *link)
 		(void)usdt__chunks_flush_writes(&st->specs);
 	for (i = link->slot_cnt; i-- > 0;)
 		usdt__storage_put(&st->storage, link_slots(link)[i]);
-	free(link);		/* and its arrays */
+	free(link); /* and its arrays */
 	return err;
 }
 
@@ -70,9 +70,9 @@ struct usdt_link *usdt__link_alloc(const struct attach_ctx *c)
 
 	_Static_assert(sizeof(struct usdt_link) % 8 == 0, "tail alignment");
 	link = calloc(1, sizeof(*link) + n * sizeof(uint64_t) +
-			       ips * sizeof(long) +
-			       perf * sizeof(struct bpf_link *) +
-			       n * sizeof(int) + slots * sizeof(uint32_t));
+				 ips * sizeof(long) +
+				 perf * sizeof(struct bpf_link *) +
+				 n * sizeof(int) + slots * sizeof(uint32_t));
 	if (!link)
 		return NULL;
 	link->st = c->st;
@@ -95,7 +95,7 @@ int usdt_link__destroy(struct usdt_link *link)
 		return 0;
 	st = link->st;
 	err = usdt__link_unwind(link);
-	usdt__store_put(st);	/* the link's reference */
+	usdt__store_put(st); /* the link's reference */
 	return usdt__err(err);
 }
 
@@ -109,8 +109,8 @@ int usdt_link__destroy(struct usdt_link *link)
 struct detach_job {
 	struct usdt_link **links;
 	size_t n;
-	size_t next;		/* the next link to take, atomically */
-	int err;		/* the first error, atomically */
+	size_t next; /* the next link to take, atomically */
+	int err;     /* the first error, atomically */
 };
 
 static void *detach_worker(void *arg)
@@ -169,7 +169,7 @@ int usdt_links__destroy(struct usdt_link **links, size_t n)
 		st = links[i]->st;
 		e = usdt__link_release(links[i]);
 		err = err ? err : e;
-		usdt__store_put(st);	/* the link's reference */
+		usdt__store_put(st); /* the link's reference */
 		links[i] = NULL;
 	}
 	return usdt__err(err);
@@ -201,7 +201,9 @@ void *usdt_link__storage(const struct usdt_link *link, size_t site_index)
 		return NULL;
 	}
 	return usdt__storage_at(&link->st->storage,
-				link_slots(link)[link->slot_per_site ? site_index : 0]);
+				link_slots(
+					link)[link->slot_per_site ? site_index :
+								    0]);
 }
 
 bool usdt_link__is_multi(const struct usdt_link *link)

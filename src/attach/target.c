@@ -20,7 +20,7 @@
  * -ENOENT, or the error that left a mapping unknown.
  */
 int usdt__runtime_addr(pid_t pid, const struct usdt_file *file, uint64_t off,
-			uint64_t *addr)
+		       uint64_t *addr)
 {
 	const struct usdt__map_id *id;
 	struct usdt__mapping m;
@@ -95,7 +95,9 @@ int usdt__check_process(const struct attach_ctx *c, bool *maps)
 		pr_warn("%s:%s: cannot tell whether process %d runs %s: /proc/%d/map_files/: %s%s\n",
 			c->provider, c->name, c->pid, c->file->path, c->pid,
 			usdt__errstr(ours),
-			ours == -EPERM ? " (a file on btrfs, or on an overlay before Linux 6.8, is told apart from others there, which needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE)" : "");
+			ours == -EPERM ?
+				" (a file on btrfs, or on an overlay before Linux 6.8, is told apart from others there, which needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE)" :
+				"");
 		return ours;
 	}
 	/* Nothing mapped: gone, a zombie, or caught in an exec() between
@@ -134,7 +136,7 @@ static bool file_current(const struct usdt_file *file, const struct stat *st)
  * result.
  */
 int usdt__file_cached(struct usdt__store *st, int fd, const char *path,
-		       struct usdt_file **out)
+		      struct usdt_file **out)
 {
 	struct usdt_file *file;
 	struct stat sb;

@@ -21,8 +21,8 @@
 
 struct usdt__hash {
 	uint64_t v[4];
-	uint64_t tail;		/* bytes not yet in a whole word */
-	size_t len;		/* bytes added so far */
+	uint64_t tail; /* bytes not yet in a whole word */
+	size_t len;    /* bytes added so far */
 };
 
 /* Start a hash with the process's key. */

@@ -8,8 +8,6 @@
 #ifndef __LIBUSDT_INTERNAL_H
 #define __LIBUSDT_INTERNAL_H
 
-
-
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -27,8 +25,8 @@
 /* ---------------------------------------------------------------------- */
 /* Logging (src/base/log.c). Messages start with "usdt: ".                     */
 
-__attribute__((format(printf, 2, 3)))
-void usdt__pr(enum usdt_print_level level, const char *fmt, ...);
+__attribute__((format(printf, 2, 3))) void usdt__pr(enum usdt_print_level level,
+						    const char *fmt, ...);
 
 #define pr_warn(fmt, ...) usdt__pr(USDT_WARN, "usdt: " fmt, ##__VA_ARGS__)
 #define pr_info(fmt, ...) usdt__pr(USDT_INFO, "usdt: " fmt, ##__VA_ARGS__)
@@ -65,17 +63,18 @@ bool usdt__opts_tail_zero(const void *opts, size_t our_sz, size_t user_sz);
  * padding before its `size_t :0` (a field a later version may add there)
  * as well as a newer, longer struct's tail. As libbpf's OPTS_VALID.
  */
-#define USDT__OFFSETOFEND(type, field)                                      \
+#define USDT__OFFSETOFEND(type, field) \
 	(offsetof(struct type, field) + sizeof(((struct type *)0)->field))
 #define OPTS_VALID(opts, type)                                              \
 	(!(opts) ||                                                         \
 	 ((opts)->sz >= USDT__OFFSETOFEND(type, sz) &&                      \
-	  usdt__opts_tail_zero((opts), USDT__OFFSETOFEND(type, type##__last_field), \
+	  usdt__opts_tail_zero((opts),                                      \
+			       USDT__OFFSETOFEND(type, type##__last_field), \
 			       (opts)->sz)))
-#define OPTS_HAS(opts, field)                                               \
-	((opts) && (opts)->sz >= offsetof(typeof(*(opts)), field) +         \
-				      sizeof((opts)->field))
-#define OPTS_GET(opts, field, fallback)                                     \
+#define OPTS_HAS(opts, field)                                       \
+	((opts) && (opts)->sz >= offsetof(typeof(*(opts)), field) + \
+					 sizeof((opts)->field))
+#define OPTS_GET(opts, field, fallback) \
 	(OPTS_HAS(opts, field) ? (opts)->field : (fallback))
 
 /* calloc-style overflow check for realloc. */

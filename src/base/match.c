@@ -28,7 +28,9 @@ int usdt__pat_test(const struct usdt__pat *pat, const char *provider,
 {
 	if (pat->exact)
 		return !strcmp(provider, pat->provider) &&
-		       !strcmp(name, pat->name) ? 1 : -1;
+				       !strcmp(name, pat->name) ?
+			       1 :
+			       -1;
 	return !fnmatch(pat->provider, provider, 0) &&
 	       !fnmatch(pat->name, name, 0);
 }

@@ -17,5 +17,6 @@ int usdt_minor_version(void)
 
 const char *usdt_version_string(void)
 {
-	return "v" USDT__XSTR(USDT_MAJOR_VERSION) "." USDT__XSTR(USDT_MINOR_VERSION);
+	return "v" USDT__XSTR(USDT_MAJOR_VERSION) "." USDT__XSTR(
+		USDT_MINOR_VERSION);
 }

@@ -25,7 +25,7 @@
 #include "base/base.h"
 
 #define KBTF_BUF 65536
-#define KBTF_HOPS 8		/* typedefs and qualifiers followed */
+#define KBTF_HOPS 8 /* typedefs and qualifiers followed */
 
 /*
  * The fields of the BTF header this reader uses, as the UAPI laid them out
@@ -47,9 +47,9 @@ _Static_assert(sizeof(struct kbtf_hdr) == 24, "BTF header v1 is 24 bytes");
 
 struct kbtf {
 	int fd;
-	uint64_t type_off, type_end;	/* the type section, in the file */
-	uint64_t str_off, str_len;	/* the string section */
-	uint64_t buf_at;		/* file offset of buf[0] */
+	uint64_t type_off, type_end; /* the type section, in the file */
+	uint64_t str_off, str_len;   /* the string section */
+	uint64_t buf_at;	     /* file offset of buf[0] */
 	size_t buf_len;
 	unsigned char buf[KBTF_BUF];
 };
@@ -194,7 +194,8 @@ static int kbtf_open(struct kbtf *k, const char *path)
 	if (err)
 		return err;
 	if (h.magic != BTF_MAGIC || h.hdr_len < sizeof(h) ||
-	    (uint64_t)h.hdr_len + h.type_off + h.type_len > (uint64_t)st.st_size ||
+	    (uint64_t)h.hdr_len + h.type_off + h.type_len >
+		    (uint64_t)st.st_size ||
 	    (uint64_t)h.hdr_len + h.str_off + h.str_len > (uint64_t)st.st_size)
 		return -EOPNOTSUPP;
 	k->type_off = (uint64_t)h.hdr_len + h.type_off;
@@ -230,7 +231,7 @@ static int kbtf_ctx(struct kbtf *k, uint32_t name_off, char *buf, size_t size)
 
 	err = kbtf_find(k, 0, name_off, &id, &t);
 	for (hop = 0; !err && hop < KBTF_HOPS; hop++) {
-		if (!t.type)	/* void */
+		if (!t.type) /* void */
 			return -ESRCH;
 		err = kbtf_find(k, t.type, 0, &id, &t);
 		if (err)

@@ -33,8 +33,7 @@ int usdt__uprobe_multi_create(int prog_fd, pid_t pid, const char *path,
 			      const uint64_t *offs, const uint64_t *ref_ctrs,
 			      const uint64_t *cookies, size_t cnt)
 {
-	LIBBPF_OPTS(bpf_link_create_opts, lo,
-		    .uprobe_multi.path = path,
+	LIBBPF_OPTS(bpf_link_create_opts, lo, .uprobe_multi.path = path,
 		    .uprobe_multi.offsets = (const unsigned long *)offs,
 		    .uprobe_multi.ref_ctr_offsets =
 			    (const unsigned long *)ref_ctrs,
@@ -188,16 +187,16 @@ static void probe_version(void)
 
 static void probe_features(void)
 {
-	features.bpf_cookie = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE,
-						      BPF_FUNC_get_attach_cookie,
-						      NULL) == 1;
+	features.bpf_cookie =
+		libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE,
+					BPF_FUNC_get_attach_cookie, NULL) == 1;
 	features.uprobe_multi = probe_uprobe_multi();
 	/* ref_ctr_offset: 4.20 (commit 1cc33161a83d, "uprobes: Support SDT
 	 * markers having reference count (semaphore)"); the PMU advertises
 	 * it. test_load checks each feature against the kernel doing it. */
-	features.ref_ctr = !access(
-		"/sys/bus/event_source/devices/uprobe/format/ref_ctr_offset",
-		F_OK);
+	features.ref_ctr =
+		!access("/sys/bus/event_source/devices/uprobe/format/ref_ctr_offset",
+			F_OK);
 	probe_version();
 	probe_ctx_name();
 	pr_debug("kernel features: bpf_cookie %d, uprobe_multi %d, ref_ctr_offset %d\n",
@@ -222,8 +221,8 @@ const struct usdt__features *usdt__features(void)
  * the kernel then verifies every function at each call, as libbpf's.
  */
 const char *const usdt__ctx_funcs[] = {
-	"usdt__arg", "usdt__arg_cnt", "usdt__arg_size", "usdt__cookie",
-	"usdt__args", "usdt__slot", "usdt__ctx_word", NULL,
+	"usdt__arg",  "usdt__arg_cnt", "usdt__arg_size", "usdt__cookie",
+	"usdt__args", "usdt__slot",    "usdt__ctx_word", NULL,
 };
 
 /* The global FUNC of btf named usdt__ctx_funcs[i] if its first argument is

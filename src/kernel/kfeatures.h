@@ -13,16 +13,16 @@
 
 /* What the running kernel can do; probed once per process. */
 struct usdt__features {
-	bool bpf_cookie;	/* bpf_get_attach_cookie() for uprobes */
-	bool uprobe_multi;	/* BPF_TRACE_UPROBE_MULTI links */
-	bool ref_ctr;		/* uprobe ref_ctr_offset (semaphores) */
+	bool bpf_cookie;   /* bpf_get_attach_cookie() for uprobes */
+	bool uprobe_multi; /* BPF_TRACE_UPROBE_MULTI links */
+	bool ref_ctr;	   /* uprobe ref_ctr_offset (semaphores) */
 	/* The struct a kprobe program's context is to the kernel (what its
 	 * bpf_user_pt_regs_t stands for: "pt_regs" on x86, "user_pt_regs"
 	 * on arm64, "" on s390x); ctx_known false without kernel BTF, where
 	 * no global function's argument is the context. */
 	bool ctx_known;
 	char ctx_name[64];
-	bool ctx_typedef_ok;	/* bpf_user_pt_regs_t is the context by name */
+	bool ctx_typedef_ok; /* bpf_user_pt_regs_t is the context by name */
 	/* A batch of updates of an array of maps waits for one RCU grace
 	 * period, not one per entry (6.8); no feature bit says it. */
 	bool outer_batch_one_wait;
@@ -57,6 +57,6 @@ int usdt__uprobe_multi_create(int prog_fd, pid_t pid, const char *path,
 			      const uint64_t *offs, const uint64_t *ref_ctrs,
 			      const uint64_t *cookies, size_t cnt);
 
-#define USDT__TRACE_UPROBE_MULTI 48	/* enum bpf_attach_type, 6.6 */
+#define USDT__TRACE_UPROBE_MULTI 48 /* enum bpf_attach_type, 6.6 */
 
 #endif

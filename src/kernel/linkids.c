@@ -59,8 +59,11 @@ static int iter_btf(__u32 *func_id, __u32 *id_off)
 	return err;
 }
 
-#define INSN(c, d, s, o, i) \
-	{ .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) }
+#define INSN(c, d, s, o, i)                                              \
+	{                                                                \
+		.code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), \
+		.imm = (i)                                               \
+	}
 
 /* The iterator's program: bpf_seq_write(meta->seq, &link->id, 4) for
  * each link. */
@@ -101,7 +104,7 @@ static int load_prog(void)
 /* Read the iterator fd to its end into a growing array of IDs. */
 static int read_ids(int fd, struct usdt__link_ids *out)
 {
-	size_t cap = 0, len = 0;	/* in bytes */
+	size_t cap = 0, len = 0; /* in bytes */
 	char *buf = NULL, *v;
 	ssize_t n;
 
@@ -112,7 +115,8 @@ static int read_ids(int fd, struct usdt__link_ids *out)
 			    !(v = realloc(buf, cap))) {
 				free(buf);
 				return cap > LINKIDS_MAX * sizeof(__u32) ?
-					       -E2BIG : -ENOMEM;
+					       -E2BIG :
+					       -ENOMEM;
 			}
 			buf = v;
 		}

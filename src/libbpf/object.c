@@ -223,7 +223,7 @@ static pthread_mutex_t managed_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct managed_prog {
 	const struct bpf_program *prog;
 	const struct usdt_manager *man;
-} *managed;
+} * managed;
 static size_t managed_cnt, managed_cap;
 
 static int managed_add(const struct usdt_manager *man,
@@ -296,7 +296,8 @@ static int prepare_progs(struct usdt_manager *man, bool want_multi)
 	if (!usdt__handler_active && !multi && usdt__features()->uprobe_multi &&
 	    libbpf_forces_multi()) {
 		pr_warn("per-site uprobes: libbpf %d.%d loads SEC(\"usdt\") programs for uprobe_multi, and libusdt's section handler is not registered\n",
-			(int)libbpf_major_version(), (int)libbpf_minor_version());
+			(int)libbpf_major_version(),
+			(int)libbpf_minor_version());
 		return -EOPNOTSUPP;
 	}
 	bpf_object__for_each_program(prog, man->obj) {
@@ -304,8 +305,8 @@ static int prepare_progs(struct usdt_manager *man, bool want_multi)
 			continue;
 		err = managed_add(man, prog);
 		if (!err && multi)
-			err = bpf_program__set_expected_attach_type(
-				prog, USDT__TRACE_UPROBE_MULTI);
+			err = bpf_program__set_expected_attach_type(prog,
+								    USDT__TRACE_UPROBE_MULTI);
 		if (err)
 			return err;
 	}
@@ -314,8 +315,7 @@ static int prepare_progs(struct usdt_manager *man, bool want_multi)
 
 /* What the user set, else the object's exact limit (its USDT_MAX_xxx in
  * .rodata), else 0: as many as the outer array holds. */
-static uint32_t cap_of(struct usdt_manager *man, uint32_t opt,
-		       const char *var)
+static uint32_t cap_of(struct usdt_manager *man, uint32_t opt, const char *var)
 {
 	uint32_t v = opt;
 
@@ -343,7 +343,8 @@ static int size_maps(struct usdt_manager *man, uint32_t max_specs,
 
 	if (max_specs &&
 	    (err = bpf_map__set_max_entries(man->specs_map,
-			(max_specs - 1) / USDT_SPEC_CHUNK + 1)))
+					    (max_specs - 1) / USDT_SPEC_CHUNK +
+						    1)))
 		return err;
 	if (max_storage && st->per &&
 	    (err = bpf_map__set_max_entries(st->map,
@@ -438,11 +439,12 @@ struct usdt_manager *usdt__manager_new(struct bpf_object *obj,
 			goto err_out;
 		set_load_vars(man, OPTS_GET(opts, keep_ip_map, false));
 		if (!usdt__handler_active &&
-		    !usdt__ctx_funcs_fit(bpf_object__btf(obj), usdt__features()))
+		    !usdt__ctx_funcs_fit(bpf_object__btf(obj),
+					 usdt__features()))
 			pr_warn("BPF object '%s': this kernel will not take the context argument of usdt.bpf.h's functions, and libusdt's section handler, which would load them without function info, is not registered\n",
 				bpf_object__name(obj));
-		err = prepare_progs(man, !OPTS_GET(opts, no_uprobe_multi,
-						   false));
+		err = prepare_progs(man,
+				    !OPTS_GET(opts, no_uprobe_multi, false));
 		if (err)
 			goto err_out;
 	}

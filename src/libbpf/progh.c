@@ -110,11 +110,10 @@ static int prog_maps(const struct bpf_program *prog, struct prog_maps *pm)
 			if (err)
 				return err;
 		}
-		i++;	/* its second half */
+		i++; /* its second half */
 	}
 	return 0;
 }
-
 
 /* ---------------------------------------------------------------------- */
 /* Implicit managers                                                      */
@@ -149,7 +148,7 @@ static void stores_gc(void)
 		}
 		usdt__ext_drop(m);
 		usdt__file_cache_clear(m);
-		usdt__store_put(m);	/* the list's */
+		usdt__store_put(m); /* the list's */
 	}
 	store_cnt = n;
 }
@@ -235,8 +234,8 @@ struct usdt__store *usdt__store_take(uint32_t specs_id)
 	return m;
 }
 
-struct bpf_link *usdt_program__attach(const struct bpf_program *prog,
-				      pid_t pid, const char *binary_path,
+struct bpf_link *usdt_program__attach(const struct bpf_program *prog, pid_t pid,
+				      const char *binary_path,
 				      const char *usdt_provider,
 				      const char *usdt_name,
 				      const struct bpf_usdt_opts *opts)
@@ -248,8 +247,8 @@ struct bpf_link *usdt_program__attach(const struct bpf_program *prog,
 	struct bpf_link *l;
 	int err;
 
-	if (!prog || !binary_path || !usdt_provider || !usdt_name ||
-	    pid < -1 || !OPTS_VALID(opts, bpf_usdt_opts))
+	if (!prog || !binary_path || !usdt_provider || !usdt_name || pid < -1 ||
+	    !OPTS_VALID(opts, bpf_usdt_opts))
 		return usdt__err_ptr(-EINVAL);
 	if (bpf_program__fd(prog) < 0) {
 		pr_warn("%s:%s: program '%s' is not loaded\n", usdt_provider,
@@ -349,7 +348,7 @@ static bool btf_unfit(int btf_fd)
 		last_unfit = unfit;
 		btf__free(btf);
 	} else {
-		unfit = true;	/* not kept: the next load reads it again */
+		unfit = true; /* not kept: the next load reads it again */
 	}
 out:
 	pthread_mutex_unlock(&lock);
@@ -455,7 +454,7 @@ static int handler_attach(const struct bpf_program *prog, long cookie,
 	if (!target)
 		return 0;
 	if (usdt__split_target(target + 1, buf, sizeof(buf), &path, &provider,
-			 &name)) {
+			       &name)) {
 		pr_warn("program '%s': section '%s' is not usdt/PATH:PROVIDER:NAME\n",
 			bpf_program__name(prog), sec);
 		return -EINVAL;
@@ -477,8 +476,10 @@ __attribute__((constructor)) static void handler_register(void)
 			    .prog_prepare_load_fn = handler_prepare,
 			    .prog_attach_fn = handler_attach);
 
-		handler_ids[i] = libbpf_register_prog_handler(
-			secs[i], BPF_PROG_TYPE_KPROBE, 0, &ho);
+		handler_ids[i] =
+			libbpf_register_prog_handler(secs[i],
+						     BPF_PROG_TYPE_KPROBE, 0,
+						     &ho);
 	}
 	usdt__handler_active = handler_ids[0] > 0 && handler_ids[1] > 0;
 }

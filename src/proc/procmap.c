@@ -159,12 +159,11 @@ int usdt__mapping_is(pid_t pid, const struct usdt__mapping *m,
 	/* stat(), not open(): a device's mapping is not opened. */
 	err = map_files_stat(pid, m->start, m->end, &st);
 	if (err == -ENOENT)
-		return 0;	/* unmapped since */
+		return 0; /* unmapped since */
 	if (err)
 		return err;
 	return st.st_dev == id->mf_dev && st.st_ino == id->mf_ino;
 }
-
 
 /*
  * The map identity is a cache of the file, not part of what the reader
@@ -333,9 +332,9 @@ int usdt__maps_parse(char *line, struct usdt__mapping *m)
 
 	/* "START-END PERMS OFFSET MAJ:MIN INODE   PATH": the name is padded
 	 * to a column, and an anonymous mapping's line ends "0 ". */
-	if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu%n", &start, &end,
-		   perms, &off, &maj, &min, &ino, &n) != 7 || !n ||
-	    start >= end || strlen(perms) != 4 ||
+	if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu%n", &start, &end, perms,
+		   &off, &maj, &min, &ino, &n) != 7 ||
+	    !n || start >= end || strlen(perms) != 4 ||
 	    (line[n] && line[n] != ' ' && line[n] != '\n'))
 		return -EINVAL;
 	path = line + n + strspn(line + n, " ");
@@ -399,6 +398,5 @@ bool usdt__proc_gone(pid_t pid)
 	buf[n] = '\0';
 	/* "PID (COMM) S ...": COMM may hold ')' itself. */
 	paren = strrchr(buf, ')');
-	return !paren || paren[1] != ' ' || paren[2] == 'Z' ||
-	       paren[2] == 'X';
+	return !paren || paren[1] != ' ' || paren[2] == 'Z' || paren[2] == 'X';
 }

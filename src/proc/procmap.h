@@ -24,12 +24,12 @@ struct usdt_file;
  * /proc/PID/map_files/START-END.
  */
 struct usdt__map_id {
-	dev_t dev;		/* what maps shows for it */
+	dev_t dev; /* what maps shows for it */
 	ino_t ino;
-	bool confirm;		/* others may show dev/ino too (btrfs) */
-	int mf_err;		/* 0, or why mf_dev/mf_ino are unknown */
-	dev_t mf_dev;		/* stat() of a mapping of it through */
-	ino_t mf_ino;		/* /proc/PID/map_files/ */
+	bool confirm; /* others may show dev/ino too (btrfs) */
+	int mf_err;   /* 0, or why mf_dev/mf_ino are unknown */
+	dev_t mf_dev; /* stat() of a mapping of it through */
+	ino_t mf_ino; /* /proc/PID/map_files/ */
 };
 
 /*
@@ -43,7 +43,7 @@ struct usdt__mapping {
 	dev_t dev;
 	ino_t ino;
 	bool exec;
-	bool deleted;		/* " (deleted)" was cut off path */
+	bool deleted; /* " (deleted)" was cut off path */
 	const char *path;
 };
 
@@ -59,8 +59,7 @@ int usdt__maps_parse(char *line, struct usdt__mapping *m);
 /* The next file-backed mapping (1), or the end (0); malformed lines are
  * passed over. *line and *cap are getline()'s buffer, freed by the
  * caller. */
-int usdt__maps_next(FILE *f, char **line, size_t *cap,
-		    struct usdt__mapping *m);
+int usdt__maps_next(FILE *f, char **line, size_t *cap, struct usdt__mapping *m);
 /* As usdt__maps_next(), but every mapping, anonymous ones too. */
 int usdt__maps_next_any(FILE *f, char **line, size_t *cap,
 			struct usdt__mapping *m);

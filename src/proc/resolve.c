@@ -52,7 +52,8 @@ static bool fd_is_host_elf(int fd)
 	if (pread(fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr) ||
 	    memcmp(hdr, ELFMAG, SELFMAG) || hdr[EI_CLASS] != ELFCLASS64 ||
 	    hdr[EI_DATA] != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ?
-				     ELFDATA2MSB : ELFDATA2LSB))
+				     ELFDATA2MSB :
+				     ELFDATA2LSB))
 		return false;
 	memcpy(&machine, hdr + EI_NIDENT + 2, sizeof(machine));
 	return !host || machine == host->e_machine;
@@ -73,8 +74,8 @@ static int open_candidate(const char *path)
 }
 
 /* dir[0..dir_len)/name, if it is a candidate: the fd, else -1. */
-static int try_dir(const char *dir, size_t dir_len, const char *name,
-		   char *out, size_t out_sz)
+static int try_dir(const char *dir, size_t dir_len, const char *name, char *out,
+		   size_t out_sz)
 {
 	int n;
 
@@ -98,8 +99,8 @@ static int executable(int fd)
 	return fd;
 }
 
-static int search_list(const char *list, const char *name, bool exec,
-		       char *out, size_t out_sz)
+static int search_list(const char *list, const char *name, bool exec, char *out,
+		       size_t out_sz)
 {
 	const char *p = list;
 	size_t n;
@@ -130,7 +131,8 @@ static char *slurp(const char *path, size_t max, size_t *len)
 		return NULL;
 	if (!fstat(fd, &st) && st.st_size > 0 && (uint64_t)st.st_size <= max) {
 		buf = malloc((size_t)st.st_size);
-		if (buf && pread(fd, buf, (size_t)st.st_size, 0) != st.st_size) {
+		if (buf &&
+		    pread(fd, buf, (size_t)st.st_size, 0) != st.st_size) {
 			free(buf);
 			buf = NULL;
 		}

@@ -32,7 +32,7 @@ struct usdt__code;
 
 struct usdt__arch_ops {
 	uint16_t e_machine;
-	const char *name;		/* "x86_64", "aarch64", ... */
+	const char *name; /* "x86_64", "aarch64", ... */
 	usdt__parse_operand_fn parse_operand;
 	/*
 	 * Byte offset in the arch's kernel struct pt_regs of the register

@@ -59,7 +59,8 @@ static void set_unsupported(struct usdt__arg *arg, const char *fmt, ...)
 	 * reads of an unsupported argument but bpf_usdt_arg_size(): one
 	 * size in usdt list, usdt_probe__arg() and the BPF side. */
 	arg->spec.size = arg->size == 1 || arg->size == 2 || arg->size == 4 ?
-				 arg->size : 8;
+				 arg->size :
+				 8;
 	arg->spec.val_off = (uint64_t)arg->size;
 	arg->spec.base_off = USDT_REG_NONE;
 	arg->spec.idx_off = USDT_REG_NONE;
@@ -93,7 +94,7 @@ static int scale_shift(int scale)
 /* What resolution knows about an operand as it goes through its phases. */
 struct resolve_state {
 	bool has_base, has_idx;
-	bool absolute;		/* disp is a link-time address */
+	bool absolute; /* disp is a link-time address */
 };
 
 /* Size, sign, float and index flags of the spec. False (with arg made
@@ -167,8 +168,8 @@ static bool label_lo(const struct usdt__site_ctx *site, const char *name,
 			why = "the code before the site cannot be read";
 		else if (!site->load_code(site->load_arg, site->vaddr,
 					  LABEL_MAX_BACK, &code, &why) &&
-			 !site->arch->label_lo(&code, arg->base_off, &lo,
-					       &page, &why)) {
+			 !site->arch->label_lo(&code, arg->base_off, &lo, &page,
+					       &why)) {
 			if (!site->mapped ||
 			    site->mapped(site->load_arg, page + (uint64_t)lo)) {
 				arg->disp = lo;
@@ -197,24 +198,24 @@ static int sym_find(const struct usdt__site_ctx *site, const char *name,
 
 	if (!st && site->load_symtab)
 		st = site->load_symtab(site->load_arg);
-	err = st ? usdt__sym_lookup(st, name, arg->sym_len, addr, got_slot)
-		 : -ENOENT;
+	err = st ? usdt__sym_lookup(st, name, arg->sym_len, addr, got_slot) :
+		   -ENOENT;
 	/* Without a symbol, or with one per translation unit (-Wa,-L keeps
 	 * them): the instructions may still tell. */
 	if (err < 0 && arg->sym_len > 2 && !memcmp(name, ".L", 2))
 		return label_lo(site, name, arg) ? 2 : -1;
 	if (err == -ENOTUNIQ) {
-		set_unsupported(arg, "symbol '%.*s' is ambiguous: several symbols have that name",
+		set_unsupported(arg,
+				"symbol '%.*s' is ambiguous: several symbols have that name",
 				q, name);
 		return -1;
 	}
 	if (err < 0) {
-		set_unsupported(arg, "symbol '%.*s' not in the symbol table",
-				q, name);
+		set_unsupported(arg, "symbol '%.*s' not in the symbol table", q,
+				name);
 		return -1;
 	}
-	if (arg->sym_obj8 &&
-	    usdt__sym_obj_size(st, name, arg->sym_len) == 8)
+	if (arg->sym_obj8 && usdt__sym_obj_size(st, name, arg->sym_len) == 8)
 		arg->mem = true;
 	return err;
 }
@@ -244,7 +245,8 @@ static bool lower_lo12(const char *name, struct usdt__arg *arg, int found,
 		return false;
 	}
 	if (!arg->got && found == 1) {
-		set_unsupported(arg, "symbol '%.*s' is only reachable through the GOT",
+		set_unsupported(arg,
+				"symbol '%.*s' is only reachable through the GOT",
 				q, name);
 		return false;
 	}
@@ -278,9 +280,10 @@ static int lower_symbol(const struct usdt__site_ctx *site, const char *str,
 	if (found < 0)
 		return -1;
 	if (found == 2)
-		return 0;	/* base register plus the recovered low bits */
+		return 0; /* base register plus the recovered low bits */
 	if (arg->lo_reloc)
-		return lower_lo12(name, arg, found, addr, got_slot, rs) ? 0 : -1;
+		return lower_lo12(name, arg, found, addr, got_slot, rs) ? 0 :
+									  -1;
 	if (arg->got) {
 		/* Prefer the slot whenever there is one: it holds the address
 		 * in use at run time, which is not this file's definition
@@ -305,7 +308,8 @@ static int lower_symbol(const struct usdt__site_ctx *site, const char *str,
 		rs->has_base = false;
 		spec->base_off = USDT_REG_NONE;
 	} else if (found == 1) {
-		set_unsupported(arg, "symbol '%.*s' is only reachable through the GOT",
+		set_unsupported(arg,
+				"symbol '%.*s' is only reachable through the GOT",
 				sym_quote_len(arg), name);
 		return -1;
 	}
@@ -336,7 +340,8 @@ static void resolve_reg_value(const struct usdt__site_ctx *site,
 	if (arg->size == 16 && site->big_endian) {
 		if (arg->base_off + 8 + 8 >
 		    (site->arch ? site->arch->pt_regs_size : 0)) {
-			set_unsupported(arg, "16-byte value in the last register");
+			set_unsupported(arg,
+					"16-byte value in the last register");
 			return;
 		}
 		spec->base_off = (uint16_t)(arg->base_off + 8);
@@ -394,7 +399,8 @@ static void resolve_mem(const struct usdt__site_ctx *site,
 	if (!rs->has_base && !rs->has_idx) {
 		if (rs->absolute && (site->is_dyn || arg->pcrel)) {
 			arg->kind = USDT_ARG_PCREL;
-			arg->offset = (int64_t)((uint64_t)arg->disp - site->vaddr);
+			arg->offset =
+				(int64_t)((uint64_t)arg->disp - site->vaddr);
 			spec->flags |= USDT_SPEC_F_IPREL;
 			spec->val_off = (uint64_t)arg->offset;
 			return;
@@ -437,11 +443,13 @@ static void resolve(const struct usdt__site_ctx *site, const char *str,
 		/* x86 sym(%rip): the assembler made it PC-relative; the
 		 * address is the symbol's, wherever the PC was. */
 		if (!rs.absolute) {
-			set_unsupported(arg, "PC-relative operand without a symbol");
+			set_unsupported(arg,
+					"PC-relative operand without a symbol");
 			return;
 		}
 		if (rs.has_idx) {
-			set_unsupported(arg, "PC-relative operand with an index");
+			set_unsupported(arg,
+					"PC-relative operand with an index");
 			return;
 		}
 		arg->spec.base_off = USDT_REG_NONE;
@@ -542,7 +550,8 @@ uint8_t usdt__arg_fast(const struct usdt_arg_spec *spec)
 	    (size != 1 && size != 2 && size != 4 && size != 8))
 		return 0;
 	fast = (uint8_t)((64 - 8 * size) |
-			 (spec->flags & USDT_SPEC_F_SIGNED ? USDT_FAST_SIGNED : 0) |
+			 (spec->flags & USDT_SPEC_F_SIGNED ? USDT_FAST_SIGNED :
+							     0) |
 			 (spec->flags & USDT_SPEC_F_TRUNC ? E2BIG : 0));
 	if (spec->kind == USDT_SPEC_VALUE && spec->base_off != USDT_REG_NONE &&
 	    !(spec->base_off % 8) && spec->idx_off == USDT_REG_NONE &&
@@ -568,7 +577,7 @@ static bool win_fits(const struct usdt_arg_spec *a)
 struct win_acc {
 	int64_t lo, hi;
 	uint16_t base_off;
-	uint16_t args;		/* bit i: argument i */
+	uint16_t args; /* bit i: argument i */
 };
 
 /* Widen w to take argument a (index i) if the span stays in a window. */
@@ -608,7 +617,8 @@ static void win_pick(struct usdt_spec *spec, struct win_acc *acc, int n)
 	while (spec->win_cnt < USDT_WIN_CNT) {
 		for (best = -1, k = 0; k < n; k++)
 			if (win_args(&acc[k]) >= 2 &&
-			    (best < 0 || win_args(&acc[k]) > win_args(&acc[best])))
+			    (best < 0 ||
+			     win_args(&acc[k]) > win_args(&acc[best])))
 				best = k;
 		if (best < 0)
 			return;
@@ -618,9 +628,12 @@ static void win_pick(struct usdt_spec *spec, struct win_acc *acc, int n)
 		w->len = (uint8_t)(acc[best].hi - acc[best].lo);
 		for (i = 0; i < USDT_MAX_ARG_CNT; i++)
 			if (acc[best].args & (1U << i))
-				spec->arg_win[i] = (uint8_t)(
-					spec->win_cnt << USDT_WIN_SHIFT |
-					((int64_t)spec->args[i].val_off - w->off));
+				spec->arg_win[i] =
+					(uint8_t)(spec->win_cnt
+							  << USDT_WIN_SHIFT |
+						  ((int64_t)spec->args[i]
+							   .val_off -
+						   w->off));
 		acc[best].args = 0;
 	}
 }
@@ -656,7 +669,8 @@ void usdt__spec_windows(struct usdt_spec *spec)
 }
 
 int usdt__args_parse(const struct usdt__site_ctx *site, const char *str,
-		     struct usdt__arg **args_out, int *cnt_out, const char **why)
+		     struct usdt__arg **args_out, int *cnt_out,
+		     const char **why)
 {
 	struct usdt__arg args[USDT_MAX_ARG_CNT];
 	size_t n = strlen(str), i = 0, start;

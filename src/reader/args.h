@@ -26,9 +26,9 @@ struct usdt__symtab;
  */
 struct usdt__arg {
 	/* From the "[-]SIZE[f]@" prefix. */
-	int size;		/* 1, 2, 4, 8 or 16; as written (0-9999)
+	int size;   /* 1, 2, 4, 8 or 16; as written (0-9999)
 				 * when unsupported for its size */
-	bool sized;		/* a size was written; without one (old
+	bool sized; /* a size was written; without one (old
 				 * notes, assembler probes: "%ax") size is 8
 				 * until resolution gives a register its
 				 * name's width (reg_width) */
@@ -37,49 +37,49 @@ struct usdt__arg {
 	uint16_t str_pos, str_len; /* the whole argument in the args string */
 
 	/* From the arch parser. */
-	bool mem;		/* the operand is memory at the address */
-	bool pcrel;		/* base is the PC (x86 %rip) */
-	bool got;		/* sym@GOTPCREL(%rip): value is &sym */
-	bool has_sym;		/* the operand names a symbol (sym_pos/len) */
-	bool sym_obj8;		/* s390x "8@sym": the value of an 8-byte
+	bool mem;	   /* the operand is memory at the address */
+	bool pcrel;	   /* base is the PC (x86 %rip) */
+	bool got;	   /* sym@GOTPCREL(%rip): value is &sym */
+	bool has_sym;	   /* the operand names a symbol (sym_pos/len) */
+	bool sym_obj8;	   /* s390x "8@sym": the value of an 8-byte
 				 * object, else the address (resolution) */
-	uint8_t reg_width;	/* a register's value: the bytes its name
+	uint8_t reg_width; /* a register's value: the bytes its name
 				 * denotes (x86 %ax 2, %ah 1, arm64 w0 4);
 				 * 0 where the name says nothing */
-	char base[8];		/* register names as written, "" for none */
+	char base[8];	   /* register names as written, "" for none */
 	char index[8];
-	int base_off;		/* pt_regs byte offsets, -1 for none */
+	int base_off; /* pt_regs byte offsets, -1 for none */
 	int idx_off;
-	int scale;		/* 1, 2, 4 or 8 with an index, else 0 */
-	int64_t disp;		/* displacement, or the constant itself */
+	int scale;		   /* 1, 2, 4 or 8 with an index, else 0 */
+	int64_t disp;		   /* displacement, or the constant itself */
 	uint16_t sym_pos, sym_len; /* the symbol in the args string */
-	uint8_t idx_ext;	/* USDT__IDX_*: how a 32-bit index extends */
-	uint8_t lo_reloc;	/* USDT__LO_*: the operand holds only the low
+	uint8_t idx_ext;	   /* USDT__IDX_*: how a 32-bit index extends */
+	uint8_t lo_reloc;	   /* USDT__LO_*: the operand holds only the low
 				 * bits of the symbol's address; the base
 				 * register holds the rest (adrp, lui) */
 
 	/* From resolution. */
-	char read_base[8];	/* the register read when not base: s390x
+	char read_base[8]; /* the register read when not base: s390x
 				 * 16-byte pairs read rN+1 */
-	int64_t read_adj;	/* added to the written offset to read: 8 for
+	int64_t read_adj;  /* added to the written offset to read: 8 for
 				 * a 16-byte memory operand on big-endian */
 	enum usdt_arg_kind kind;
-	int64_t offset;		/* as in struct usdt_arg_info */
+	int64_t offset; /* as in struct usdt_arg_info */
 	uint64_t value;
 	struct usdt_arg_spec spec;
 	char reason[96];
 };
 
 enum {
-	USDT__IDX_64 = 0,	/* the whole register */
-	USDT__IDX_SXTW,		/* low 32 bits, sign-extended (arm64 sxtw) */
-	USDT__IDX_UXTW,		/* low 32 bits, zero-extended (arm64 uxtw) */
+	USDT__IDX_64 = 0, /* the whole register */
+	USDT__IDX_SXTW,	  /* low 32 bits, sign-extended (arm64 sxtw) */
+	USDT__IDX_UXTW,	  /* low 32 bits, zero-extended (arm64 uxtw) */
 };
 
 enum {
 	USDT__LO_NONE = 0,
-	USDT__LO_AARCH64,	/* :lo12:sym, bits 0-11, unsigned */
-	USDT__LO_RISCV,		/* %lo(sym), bits 0-11, sign-extended */
+	USDT__LO_AARCH64, /* :lo12:sym, bits 0-11, unsigned */
+	USDT__LO_RISCV,	  /* %lo(sym), bits 0-11, sign-extended */
 };
 
 /*
@@ -92,7 +92,7 @@ struct usdt__code {
 	const uint8_t *bytes;
 	uint64_t start;
 	size_t len;
-	bool at_func_start;	/* start is the function's first byte */
+	bool at_func_start; /* start is the function's first byte */
 };
 
 /* What resolution needs to know about the call site. */
@@ -113,8 +113,8 @@ struct usdt__site_ctx {
 			 struct usdt__code *code, const char **why);
 	/* Optional: is vaddr inside a loadable segment of the file? */
 	bool (*mapped)(void *load_arg, uint64_t vaddr);
-	uint64_t vaddr;		/* the call site's link-time address */
-	bool is_dyn;		/* ET_DYN: absolute addresses need the load bias */
+	uint64_t vaddr; /* the call site's link-time address */
+	bool is_dyn;	/* ET_DYN: absolute addresses need the load bias */
 	bool big_endian;
 };
 

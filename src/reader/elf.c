@@ -66,8 +66,9 @@ static int check_sections(struct usdt__elf *ue, const GElf_Ehdr *ehdr)
 	 * a file without notes. */
 	if (elf_getshdrnum(elf, &shnum) || (ehdr->e_shoff && !shnum) ||
 	    (!ehdr->e_shoff && ehdr->e_shnum) ||
-	    (shnum && (ehdr->e_shoff > file_size ||
-		       shnum > (file_size - ehdr->e_shoff) / sizeof(Elf64_Shdr)))) {
+	    (shnum &&
+	     (ehdr->e_shoff > file_size ||
+	      shnum > (file_size - ehdr->e_shoff) / sizeof(Elf64_Shdr)))) {
 		pr_warn("%s: damaged section headers\n", path);
 		return -ENOEXEC;
 	}
@@ -77,8 +78,8 @@ static int check_sections(struct usdt__elf *ue, const GElf_Ehdr *ehdr)
 			path, shnum, USDT__MAX_SECTIONS);
 		return -EFBIG;
 	}
-	if (shnum && (elf_getshdrstrndx(elf, &ue->shstrndx) ||
-		      ue->shstrndx >= shnum)) {
+	if (shnum &&
+	    (elf_getshdrstrndx(elf, &ue->shstrndx) || ue->shstrndx >= shnum)) {
 		pr_warn("%s: damaged section header string table index\n",
 			path);
 		return -ENOEXEC;
@@ -113,7 +114,8 @@ static int check_header(struct usdt__elf *ue, GElf_Ehdr *ehdr)
 		return -ENOEXEC;
 	}
 	if (ident[EI_DATA] != ELFDATA2LSB && ident[EI_DATA] != ELFDATA2MSB) {
-		pr_warn("%s: unknown ELF byte order %d\n", path, ident[EI_DATA]);
+		pr_warn("%s: unknown ELF byte order %d\n", path,
+			ident[EI_DATA]);
 		return -ENOEXEC;
 	}
 	if (!gelf_getehdr(ue->elf, ehdr)) {
@@ -146,8 +148,9 @@ static int read_loads(struct usdt__elf *ue, const GElf_Ehdr *ehdr)
 	GElf_Phdr phdr;
 
 	if (elf_getphdrnum(ue->elf, &phnum) || phnum > USDT__MAX_SECTIONS ||
-	    (phnum && (ehdr->e_phoff > file_size ||
-		       phnum > (file_size - ehdr->e_phoff) / sizeof(Elf64_Phdr)))) {
+	    (phnum &&
+	     (ehdr->e_phoff > file_size ||
+	      phnum > (file_size - ehdr->e_phoff) / sizeof(Elf64_Phdr)))) {
 		pr_warn("%s: damaged program headers\n", ue->path);
 		return -ENOEXEC;
 	}
@@ -237,7 +240,8 @@ int usdt__elf_vaddr_to_off(const struct usdt__elf *ue, uint64_t vaddr,
 		const GElf_Phdr *ph = &ue->loads[i];
 
 		/* Written to not overflow near the top of the address space. */
-		if (vaddr >= ph->p_vaddr && vaddr - ph->p_vaddr < ph->p_filesz) {
+		if (vaddr >= ph->p_vaddr &&
+		    vaddr - ph->p_vaddr < ph->p_filesz) {
 			*off = ph->p_offset + (vaddr - ph->p_vaddr);
 			return 0;
 		}
@@ -278,8 +282,8 @@ int usdt__elf_sema_to_off(const struct usdt__elf *ue, uint64_t vaddr,
 		 * (valid_ref_ctr_vma() wants vma->vm_file), and the probe
 		 * would never be enabled. Counted at the smallest page.
 		 */
-		file_end = ph->p_filesz + (-(ph->p_vaddr + ph->p_filesz) &
-					   (MIN_PAGE - 1));
+		file_end = ph->p_filesz +
+			   (-(ph->p_vaddr + ph->p_filesz) & (MIN_PAGE - 1));
 		if (rel > file_end || file_end - rel < sz) {
 			*why = "semaphore in the zero-filled pages past its segment's file image, which the kernel cannot count";
 			return -EINVAL;

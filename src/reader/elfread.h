@@ -21,13 +21,13 @@ struct usdt__symtab;
  */
 struct usdt__elf {
 	Elf *elf;
-	const char *path;	/* for messages */
+	const char *path; /* for messages */
 	uint16_t e_machine;
 	uint16_t e_type;
 	bool big_endian;
 	size_t shstrndx;
-	size_t file_size;	/* what libelf may read: the file's size */
-	GElf_Phdr *loads;	/* the PT_LOAD program headers */
+	size_t file_size; /* what libelf may read: the file's size */
+	GElf_Phdr *loads; /* the PT_LOAD program headers */
 	size_t load_cnt;
 };
 
@@ -44,11 +44,12 @@ struct usdt__elf {
  * argument cap leaves room for eight a site at the most sites (real code
  * averages under four; 0-12 in the bench's targets).
  */
-#define USDT__MAX_SECTIONS	(1u << 16)	/* section or program headers */
-#define USDT__MAX_SECTION_SIZE	(16u << 20)	/* .note.stapsdt, names, each
+#define USDT__MAX_SECTIONS (1u << 16) /* section or program headers */
+#define USDT__MAX_SECTION_SIZE \
+	(16u << 20)		     /* .note.stapsdt, names, each
 						 * symbol or string table */
-#define USDT__MAX_SITES		(128u << 10)	/* stapsdt notes */
-#define USDT__MAX_ARGS		(1u << 20)	/* arguments, all sites: 8 a site */
+#define USDT__MAX_SITES (128u << 10) /* stapsdt notes */
+#define USDT__MAX_ARGS (1u << 20)    /* arguments, all sites: 8 a site */
 
 /*
  * Check that elf is a 64-bit executable or shared library of either byte

@@ -184,7 +184,7 @@ static int index_fd(int fd, const char *path, bool image,
 	if (err)
 		goto err_out;
 	if (image) {
-		if (!(*out)->idx)	/* else the index's */
+		if (!(*out)->idx) /* else the index's */
 			close(fd);
 		return 0;
 	}
@@ -211,8 +211,7 @@ int usdt__file_open_fd(int fd, const char *path, struct usdt_file **out)
  * arguments in all) fails to open, and a bad probe's message comes at
  * open. Later getters read what this built.
  */
-static int open_fd(int fd, const char *path, bool image,
-		   struct usdt_file **out)
+static int open_fd(int fd, const char *path, bool image, struct usdt_file **out)
 {
 	struct usdt_probe *v;
 	int err;
@@ -383,12 +382,11 @@ int usdt_probe__arg(const struct usdt_probe *p, int i,
 	size_t sz;
 	int j;
 
-	if (!info || info->sz < need ||
-	    !OPTS_VALID(info, usdt_arg_info))
+	if (!info || info->sz < need || !OPTS_VALID(info, usdt_arg_info))
 		return usdt__err(-EINVAL);
 	if (!p || p->status || i < 0 || i >= p->arg_cnt)
 		return usdt__err(-ERANGE);
-	if (!p->args)		/* a picked probe's; never handed out */
+	if (!p->args) /* a picked probe's; never handed out */
 		return usdt__err(-EOPNOTSUPP);
 
 	a = &p->args[i];
@@ -417,8 +415,9 @@ int usdt_probe__arg(const struct usdt_probe *p, int i,
 	/* riscv64 %lo(sym)(a4) is read at sym, a4 aside (args.c). */
 	if (a->lo_reloc && a->spec.base_off == USDT_REG_NONE)
 		info->read_reg = NULL;
-	info->index_ext = !info->index ? NULL :
+	info->index_ext = !info->index		       ? NULL :
 			  a->idx_ext == USDT__IDX_SXTW ? "sxtw" :
-			  a->idx_ext == USDT__IDX_UXTW ? "uxtw" : NULL;
+			  a->idx_ext == USDT__IDX_UXTW ? "uxtw" :
+							 NULL;
 	return 0;
 }

@@ -41,21 +41,21 @@
 #define NO_NOTE UINT32_MAX
 
 struct idx_group {
-	uint32_t str;		/* "provider\0name\0" in strs */
-	uint32_t first;		/* its first site in offs[] */
+	uint32_t str;	/* "provider\0name\0" in strs */
+	uint32_t first; /* its first site in offs[] */
 };
 
 struct usdt__index {
-	struct usdt__elf ue;	/* without libelf (elf NULL); owns loads */
-	int fd;			/* the file the notes are read from */
-	bool own_fd;		/* an image's copy (closed with the index) */
-	uint64_t sec_off;	/* the section in the file */
+	struct usdt__elf ue; /* without libelf (elf NULL); owns loads */
+	int fd;		     /* the file the notes are read from */
+	bool own_fd;	     /* an image's copy (closed with the index) */
+	uint64_t sec_off;    /* the section in the file */
 	size_t sec_size, align;
 	struct usdt__stapsdt_base base;
 	char *strs;
 	struct idx_group *groups;
 	uint32_t group_cnt;
-	uint32_t *offs;		/* each site's note header in the section */
+	uint32_t *offs; /* each site's note header in the section */
 	const char *bad;
 	/* Built at the first need, then kept: published with a compare and
 	 * swap, tried set (atomically) once known to be none. */
@@ -75,28 +75,28 @@ struct idx_build {
 	struct usdt__note_sink sink;
 	const struct usdt__elf *ue;
 	struct usdt__index *idx;
-	uint32_t *offs, *grp;	/* per site */
-	struct idx_place *place;	/* per site, for repeats */
+	uint32_t *offs, *grp;	 /* per site */
+	struct idx_place *place; /* per site, for repeats */
 	size_t cnt, cap;
 	struct usdt__dups dups;
-	uint32_t cur_grp;		/* the note dups' eq() looks at */
+	uint32_t cur_grp; /* the note dups' eq() looks at */
 	const struct usdt__raw_site *cur;
 	size_t strs_len, strs_cap;
-	uint32_t *gstr;		/* per group: its strings */
+	uint32_t *gstr; /* per group: its strings */
 	size_t gcnt, gcap;
-	uint32_t *buckets;	/* group + 1; 0: empty */
-	size_t bucket_cnt;	/* a power of two, at least twice gcnt */
+	uint32_t *buckets; /* group + 1; 0: empty */
+	size_t bucket_cnt; /* a power of two, at least twice gcnt */
 };
 
-static uint32_t pair_hash(const char *provider, size_t plen,
-			  const char *name, size_t nlen)
+static uint32_t pair_hash(const char *provider, size_t plen, const char *name,
+			  size_t nlen)
 {
 	struct usdt__hash h;
 	uint64_t r;
 
 	usdt__hash_init(&h);
 	usdt__hash_add(&h, provider, plen);
-	usdt__hash_add(&h, "", 1);	/* "a":"bc" is not "ab":"c" */
+	usdt__hash_add(&h, "", 1); /* "a":"bc" is not "ab":"c" */
 	usdt__hash_add(&h, name, nlen);
 	r = usdt__hash_end(&h);
 	return (uint32_t)(r ^ r >> 32);
@@ -186,8 +186,7 @@ static long group_of(struct idx_build *b, const char *provider, size_t plen,
 	     j = (j + 1) & (b->bucket_cnt - 1)) {
 		p = b->idx->strs + b->gstr[b->buckets[j] - 1];
 		if (strlen(p) == plen && !memcmp(p, provider, plen) &&
-		    !strcmp(p + plen + 1, name) &&
-		    strlen(p + plen + 1) == nlen)
+		    !strcmp(p + plen + 1, name) && strlen(p + plen + 1) == nlen)
 			return (long)b->buckets[j] - 1;
 	}
 	if (group_add(b, provider, plen, name, nlen))
@@ -253,7 +252,8 @@ static int site_add(struct idx_build *b, uint32_t off,
 	int r;
 
 	g = s ? group_of(b, s->provider, s->provider_len, s->name,
-			 s->name_len) : group_of(b, "", 0, "", 0);
+			 s->name_len) :
+		group_of(b, "", 0, "", 0);
 	if (g < 0 || sites_room(b))
 		return -ENOMEM;
 	if (s && !s->status) {
@@ -278,8 +278,8 @@ static int site_add(struct idx_build *b, uint32_t off,
 }
 
 /* The walk's note(): checked now (and said if bad). */
-static int idx_note(struct usdt__note_sink *k, const char *desc,
-		    size_t descsz, size_t off)
+static int idx_note(struct usdt__note_sink *k, const char *desc, size_t descsz,
+		    size_t off)
 {
 	struct idx_build *b = (struct idx_build *)k;
 	struct usdt__raw_site s;
@@ -327,7 +327,7 @@ static int idx_finish(struct idx_build *b)
 		goto out;
 	for (g = 0; g < b->gcnt; g++) {
 		idx->groups[g].str = b->gstr[g];
-		idx->groups[g].first = g;	/* for now: the group */
+		idx->groups[g].first = g; /* for now: the group */
 	}
 	qsort_r(idx->groups, b->gcnt, sizeof(*idx->groups), cmp_group,
 		idx->strs);
@@ -373,11 +373,11 @@ static int idx_keep_elf(struct usdt__index *idx, const struct usdt__elf *ue,
 	idx->ue = *ue;
 	idx->ue.elf = NULL;
 	idx->ue.path = file->path;
-	idx->ue.loads = calloc(ue->load_cnt ? ue->load_cnt : 1,
-			       sizeof(*ue->loads));
+	idx->ue.loads =
+		calloc(ue->load_cnt ? ue->load_cnt : 1, sizeof(*ue->loads));
 	if (!idx->ue.loads)
 		return -ENOMEM;
-	if (ue->load_cnt)	/* loads is NULL without program headers */
+	if (ue->load_cnt) /* loads is NULL without program headers */
 		memcpy(idx->ue.loads, ue->loads,
 		       ue->load_cnt * sizeof(*ue->loads));
 	return 0;
@@ -390,7 +390,8 @@ int usdt__index_build(const struct usdt__elf *ue, int fd, bool own_fd,
 {
 	struct idx_build b = { .sink = { .note = idx_note, .bad = idx_bad },
 			       .ue = ue };
-	struct usdt__note_src src = { .fd = fd, .file_off = file_off,
+	struct usdt__note_src src = { .fd = fd,
+				      .file_off = file_off,
 				      .size = size };
 	struct usdt__index *idx;
 	int err;
@@ -412,7 +413,7 @@ int usdt__index_build(const struct usdt__elf *ue, int fd, bool own_fd,
 	if (err == -EIO) {
 		pr_warn("%s: cannot read .note.stapsdt: %s\n", ue->path,
 			usdt__errstr(err));
-		err = -ENOEXEC;	/* the file shrank: too damaged to read */
+		err = -ENOEXEC; /* the file shrank: too damaged to read */
 	}
 	if (!err)
 		err = idx_finish(&b);
@@ -468,9 +469,9 @@ struct reread {
 	struct usdt__index *idx;
 	struct usdt__note_src src;
 	struct usdt__lazy lazy;
-	const struct usdt__symtab *kept;	/* the index's, when begun */
-	size_t args;		/* arguments so far, for USDT__MAX_ARGS */
-	bool full;		/* probes for usdt_file__probe(), not attach */
+	const struct usdt__symtab *kept; /* the index's, when begun */
+	size_t args; /* arguments so far, for USDT__MAX_ARGS */
+	bool full;   /* probes for usdt_file__probe(), not attach */
 };
 
 /* Begin reading sites of the file with a window of win bytes. */
@@ -479,16 +480,19 @@ static void reread_begin(struct reread *k, const struct usdt_file *file,
 {
 	struct usdt__index *idx = file->idx;
 	bool tried = __atomic_load_n(&idx->symtab_tried, __ATOMIC_ACQUIRE);
-	struct usdt__symtab *st = __atomic_load_n(&idx->symtab,
-						  __ATOMIC_ACQUIRE);
+	struct usdt__symtab *st =
+		__atomic_load_n(&idx->symtab, __ATOMIC_ACQUIRE);
 
-	*k = (struct reread){ .file = file, .idx = idx, .kept = st,
-			      .full = full };
-	k->src = (struct usdt__note_src){ .fd = idx->fd, .win = win,
+	*k = (struct reread){
+		.file = file, .idx = idx, .kept = st, .full = full
+	};
+	k->src = (struct usdt__note_src){ .fd = idx->fd,
+					  .win = win,
 					  .file_off = idx->sec_off,
 					  .size = idx->sec_size };
-	k->lazy = (struct usdt__lazy){ .ue = &idx->ue, .fd = idx->fd,
-				       .st = st, .tried = tried || st };
+	k->lazy = (struct usdt__lazy){
+		.ue = &idx->ue, .fd = idx->fd, .st = st, .tried = tried || st
+	};
 }
 
 /* End it; the symbol table stays with the index for the next reader
@@ -530,8 +534,10 @@ static int reread_site(struct reread *k, uint32_t g, uint32_t off,
 	if (!err)
 		usdt__note_decode(&idx->ue, desc, descsz, &s);
 	if (err || strcmp(s.provider, p->provider) || strcmp(s.name, p->name))
-		usdt__site_bad(&s, off == NO_NOTE ? idx->bad :
-				   "the note changed since the file was read");
+		usdt__site_bad(&s,
+			       off == NO_NOTE ?
+				       idx->bad :
+				       "the note changed since the file was read");
 	usdt__probe_build(&k->lazy, k->file, &idx->base, &s, p, k->full);
 	if (k->lazy.err)
 		return k->lazy.err;
@@ -550,9 +556,9 @@ static int reread_site(struct reread *k, uint32_t g, uint32_t off,
 struct usdt__pick {
 	struct reread k;
 	struct usdt__pat pat;
-	uint32_t g;		/* the group being read (a match), */
-	uint32_t i;		/* its next site */
-	size_t left;		/* sites not read yet */
+	uint32_t g;  /* the group being read (a match), */
+	uint32_t i;  /* its next site */
+	size_t left; /* sites not read yet */
 };
 
 /* The next group from g on that matches, or group_cnt. */
@@ -582,7 +588,7 @@ int usdt__pick_begin(const struct usdt_file *file, const char *provider,
 
 	*out = NULL;
 	*cnt = 0;
-	if (!idx)		/* no notes */
+	if (!idx) /* no notes */
 		return 0;
 	p = calloc(1, sizeof(*p));
 	if (!p)

@@ -138,9 +138,9 @@ static int note_refill(struct usdt__note_src *src, size_t off, size_t len)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n == 0 && got >= len)
-			break;		/* what was asked is there */
+			break; /* what was asked is there */
 		if (n <= 0)
-			return -EIO;	/* the file shrank, or cannot be read */
+			return -EIO; /* the file shrank, or cannot be read */
 		got += (size_t)n;
 	}
 	src->buf_off = off;
@@ -148,8 +148,7 @@ static int note_refill(struct usdt__note_src *src, size_t off, size_t len)
 	return 0;
 }
 
-const char *usdt__note_bytes(struct usdt__note_src *src, size_t off,
-			     size_t len)
+const char *usdt__note_bytes(struct usdt__note_src *src, size_t off, size_t len)
 {
 	if (off < src->buf_off || off - src->buf_off > src->buf_len ||
 	    len > src->buf_len - (off - src->buf_off)) {
@@ -212,8 +211,7 @@ static int note_check(const struct usdt__elf *ue, struct usdt__note_src *src,
 }
 
 int usdt__note_at(const struct usdt__elf *ue, struct usdt__note_src *src,
-		  size_t align, size_t off, const char **desc,
-		  size_t *descsz)
+		  size_t align, size_t off, const char **desc, size_t *descsz)
 {
 	size_t next;
 	int err;
@@ -259,7 +257,8 @@ int usdt__note_walk(const struct usdt__elf *ue, struct usdt__note_src *src,
 			pr_warn("%s: note at offset %zu of .note.stapsdt runs past the section's end; ignoring the rest\n",
 				ue->path, off);
 			k->cnt++;
-			return k->bad(k, "note runs past the end of .note.stapsdt");
+			return k->bad(k,
+				      "note runs past the end of .note.stapsdt");
 		}
 		if (r < 0)
 			return r;
@@ -276,7 +275,8 @@ int usdt__note_walk(const struct usdt__elf *ue, struct usdt__note_src *src,
 		} else {
 			h = usdt__note_bytes(src, off, 12);
 			pr_debug("%s: skipping a note of type %u at offset %zu of .note.stapsdt\n",
-				 ue->path, h ? usdt__elf_rd32(ue, h + 8) : 0, off);
+				 ue->path, h ? usdt__elf_rd32(ue, h + 8) : 0,
+				 off);
 		}
 		off = next;
 	}

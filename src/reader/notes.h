@@ -35,8 +35,10 @@ void usdt__site_bad(struct usdt__raw_site *s, const char *why);
  * checks with eq().
  */
 struct usdt__dups {
-	struct { uint32_t site1, hash; } *slots;	/* site1 0: empty */
-	size_t cap, cnt;	/* cap a power of two, at least twice cnt */
+	struct {
+		uint32_t site1, hash;
+	} * slots;	 /* site1 0: empty */
+	size_t cap, cnt; /* cap a power of two, at least twice cnt */
 };
 
 /* Is the note being walked the same call site as kept site site? */
@@ -65,12 +67,12 @@ void usdt__dup_log(const struct usdt__elf *ue, const struct usdt__raw_site *s,
  */
 struct usdt__note_src {
 	int fd;
-	uint64_t file_off;	/* where the section is in the file */
-	size_t size;		/* the section's size */
-	size_t win;		/* bytes read at once; 0: a default */
-	char *buf;		/* the window: bytes [buf_off, buf_off + buf_len) */
+	uint64_t file_off; /* where the section is in the file */
+	size_t size;	   /* the section's size */
+	size_t win;	   /* bytes read at once; 0: a default */
+	char *buf;	   /* the window: bytes [buf_off, buf_off + buf_len) */
 	size_t buf_off, buf_len, buf_cap;
-	int err;		/* why usdt__note_bytes() gave NULL */
+	int err; /* why usdt__note_bytes() gave NULL */
 };
 
 /*
@@ -104,10 +106,10 @@ static inline size_t usdt__note_win(uint64_t span, size_t n, size_t runs)
  * section; bad() a damaged note that ends the walk (why says how).
  */
 struct usdt__note_sink {
-	int (*note)(struct usdt__note_sink *k, const char *desc,
-		    size_t descsz, size_t off);
+	int (*note)(struct usdt__note_sink *k, const char *desc, size_t descsz,
+		    size_t off);
 	int (*bad)(struct usdt__note_sink *k, const char *why);
-	size_t cnt;		/* notes handed over, bad ones included */
+	size_t cnt; /* notes handed over, bad ones included */
 };
 
 /*
@@ -123,7 +125,6 @@ int usdt__note_walk(const struct usdt__elf *ue, struct usdt__note_src *src,
  * -EINVAL if it is not a stapsdt note inside the section, or src->err.
  */
 int usdt__note_at(const struct usdt__elf *ue, struct usdt__note_src *src,
-		  size_t align, size_t off, const char **desc,
-		  size_t *descsz);
+		  size_t align, size_t off, const char **desc, size_t *descsz);
 
 #endif /* __LIBUSDT_NOTES_H */

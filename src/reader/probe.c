@@ -36,7 +36,8 @@ static const struct usdt__elf *lazy_elf(struct usdt__lazy *l)
 		l->opened = true;
 		elf = elf_begin(l->fd, ELF_C_READ, NULL);
 		err = elf ? usdt__elf_begin(&l->own, elf, l->ue->path,
-					    l->ue->file_size) : -ENOMEM;
+					    l->ue->file_size) :
+			    -ENOMEM;
 		if (err) {
 			pr_warn("%s: cannot read the file again for its symbols: %s\n",
 				l->ue->path, usdt__errstr(err));
@@ -114,8 +115,8 @@ static int lazy_load_code(void *arg, uint64_t vaddr, size_t max_back,
 
 	err = usdt__symtab_func_at(st, vaddr, &start, &end);
 	if (err) {
-		*why = err == -ENOTUNIQ ? "two functions hold the site"
-					: "no function symbol holds the site";
+		*why = err == -ENOTUNIQ ? "two functions hold the site" :
+					  "no function symbol holds the site";
 		return err;
 	}
 	if (vaddr == start) {
@@ -168,8 +169,8 @@ static void specs_only(struct usdt_probe *p)
 {
 	int i;
 
-	p->specs = calloc(p->arg_cnt ? (size_t)p->arg_cnt : 1,
-			  sizeof(*p->specs));
+	p->specs =
+		calloc(p->arg_cnt ? (size_t)p->arg_cnt : 1, sizeof(*p->specs));
 	if (!p->specs) {
 		p->status = -ENOMEM;
 		p->error = "out of memory";

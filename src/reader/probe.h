@@ -10,8 +10,8 @@
 #include "reader/sites.h"
 
 struct usdt__stapsdt_base {
-	bool has;		/* the file has .stapsdt.base */
-	uint64_t addr;		/* its address */
+	bool has;      /* the file has .stapsdt.base */
+	uint64_t addr; /* its address */
 };
 
 /*
@@ -22,12 +22,12 @@ struct usdt__stapsdt_base {
 struct usdt__lazy {
 	const struct usdt__elf *ue;
 	int fd;
-	struct usdt__elf own;	/* ue opened from fd (own.elf != NULL) */
-	bool opened;		/* tried to open it */
+	struct usdt__elf own; /* ue opened from fd (own.elf != NULL) */
+	bool opened;	      /* tried to open it */
 	struct usdt__symtab *st;
 	bool tried;
-	int err;		/* -ENOMEM fails the file */
-	size_t code_read;	/* bytes of code read so far (load_code) */
+	int err;	  /* -ENOMEM fails the file */
+	size_t code_read; /* bytes of code read so far (load_code) */
 };
 
 void usdt__lazy_end(struct usdt__lazy *l);

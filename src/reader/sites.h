@@ -24,10 +24,10 @@ struct usdt_probe {
 	const char *provider;
 	const char *name;
 	const char *args_str;
-	uint64_t vaddr;		/* prelink-adjusted link-time address */
-	uint64_t file_off;	/* uprobe offset */
-	uint64_t sema_vaddr;	/* 0 when none */
-	uint64_t sema_off;	/* 0 when none */
+	uint64_t vaddr;	     /* prelink-adjusted link-time address */
+	uint64_t file_off;   /* uprobe offset */
+	uint64_t sema_vaddr; /* 0 when none */
+	uint64_t sema_off;   /* 0 when none */
 	/* The semaphore is in .bss in the page that holds its segment's
 	 * last file byte: the loader clears it after the kernel counted it
 	 * at mmap, so a process that maps the file after the attach never
@@ -36,8 +36,8 @@ struct usdt_probe {
 	int status;
 	const char *error;
 	int arg_cnt;
-	struct usdt__arg *args;		/* NULL in a picked probe */
-	struct usdt_arg_spec *specs;	/* a picked probe's: args[i].spec */
+	struct usdt__arg *args;	     /* NULL in a picked probe */
+	struct usdt_arg_spec *specs; /* a picked probe's: args[i].spec */
 	/* Each argument's text, NUL-terminated, one after the other:
 	 * what usdt_probe__arg() reports as str. */
 	const char *arg_text;
@@ -63,8 +63,8 @@ struct usdt_probe {
  */
 struct usdt_file {
 	char *path;
-	int fd;			/* -1 for an image read from memory */
-	struct usdt__index *idx;	/* src/reader/noteidx.c */
+	int fd;			 /* -1 for an image read from memory */
+	struct usdt__index *idx; /* src/reader/noteidx.c */
 	dev_t dev;
 	ino_t ino;
 	/* How maps shows the file: usdt__file_map_id()'s cache

@@ -29,17 +29,17 @@
 #include "base/base.h"
 #include "reader/symtab.h"
 
-#define SYM_F_DEFINED 0x1	/* addr is valid */
-#define SYM_F_GOT 0x2		/* got_slot is valid */
-#define SYM_F_AMBIGUOUS 0x4	/* defined at two different addresses */
-#define SYM_F_SIZED 0x8		/* obj_size was set (0: sizes disagreed) */
+#define SYM_F_DEFINED 0x1   /* addr is valid */
+#define SYM_F_GOT 0x2	    /* got_slot is valid */
+#define SYM_F_AMBIGUOUS 0x4 /* defined at two different addresses */
+#define SYM_F_SIZED 0x8	    /* obj_size was set (0: sizes disagreed) */
 
 struct sym_entry {
 	size_t name_off;
 	size_t name_len;
 	uint64_t addr;
 	uint64_t got_slot;
-	uint64_t obj_size;	/* a data object's size, 0 when unknown */
+	uint64_t obj_size; /* a data object's size, 0 when unknown */
 	uint32_t hash;
 	uint32_t flags;
 };
@@ -48,12 +48,14 @@ struct usdt__symtab {
 	struct sym_entry *entries;
 	size_t cnt, cap;
 	uint32_t *buckets;
-	size_t bucket_cnt;	/* a power of two, or 0 before the first add */
+	size_t bucket_cnt; /* a power of two, or 0 before the first add */
 	char *names;
 	size_t names_len, names_cap;
-	struct func_range { uint64_t start, end; } *funcs;
+	struct func_range {
+		uint64_t start, end;
+	} * funcs;
 	size_t func_cnt, func_cap;
-	uint64_t *marks;	/* "$d" addresses */
+	uint64_t *marks; /* "$d" addresses */
 	size_t mark_cnt, mark_cap;
 };
 
@@ -80,8 +82,8 @@ static struct sym_entry *find(const struct usdt__symtab *st, const char *name,
 	return NULL;
 }
 
-static void insert_bucket(uint32_t *buckets, size_t bucket_cnt,
-			  uint32_t hash, uint32_t idx)
+static void insert_bucket(uint32_t *buckets, size_t bucket_cnt, uint32_t hash,
+			  uint32_t idx)
 {
 	size_t mask = bucket_cnt - 1, i;
 
@@ -101,7 +103,8 @@ static int grow(struct usdt__symtab *st)
 		return -E2BIG;
 	if (st->cnt == st->cap) {
 		cap = st->cap ? st->cap * 2 : 64;
-		entries = usdt__reallocarray(st->entries, cap, sizeof(*entries));
+		entries =
+			usdt__reallocarray(st->entries, cap, sizeof(*entries));
 		if (!entries)
 			return -ENOMEM;
 		st->entries = entries;
@@ -274,8 +277,7 @@ int usdt__symtab_add_func(struct usdt__symtab *st, uint64_t start,
 
 	if (!size || start + size < start)
 		return 0;
-	err = grow_array(&arr, &st->func_cap, st->func_cnt,
-			 sizeof(*st->funcs));
+	err = grow_array(&arr, &st->func_cap, st->func_cnt, sizeof(*st->funcs));
 	st->funcs = arr;
 	if (err)
 		return err;
@@ -290,8 +292,7 @@ int usdt__symtab_add_data_mark(struct usdt__symtab *st, uint64_t addr)
 	void *arr = st->marks;
 	int err;
 
-	err = grow_array(&arr, &st->mark_cap, st->mark_cnt,
-			 sizeof(*st->marks));
+	err = grow_array(&arr, &st->mark_cap, st->mark_cnt, sizeof(*st->marks));
 	st->marks = arr;
 	if (err)
 		return err;

@@ -163,7 +163,7 @@ static unsigned int slot0_next;
 void usdt__slot0_free(uint32_t outer_id, uint32_t inner_id)
 {
 	if (!outer_id || !inner_id)
-		return;		/* not known: the entry stays taken */
+		return; /* not known: the entry stays taken */
 	pthread_mutex_lock(&slot0_lock);
 	slot0_free[slot0_next++ % SLOT0_KEPT] =
 		(struct slot0){ outer_id, inner_id };
@@ -202,7 +202,8 @@ int usdt__chunks_open(struct usdt__chunks *c, const struct usdt__outer *outer,
 	c->cap = (uint64_t)max * per >= UINT32_MAX ? UINT32_MAX - 1 : max * per;
 	if (cap && cap < c->cap)
 		c->cap = cap;
-	c->chunk_sz = ((size_t)c->stride * per + page - 1) & ~(size_t)(page - 1);
+	c->chunk_sz =
+		((size_t)c->stride * per + page - 1) & ~(size_t)(page - 1);
 	c->mapped = mapped;
 	c->fd = fcntl(outer->fd, F_DUPFD_CLOEXEC, 3);
 	if (c->fd < 0) {
@@ -362,7 +363,9 @@ static int chunks_insert(struct usdt__chunks *c)
 		for (k = 0; k < n; k++)
 			keys[k] = c->outer_cnt + k;
 		err = bpf_map_update_batch(c->fd, keys, &c->fds[c->outer_cnt],
-					   &n, NULL) ? -errno : 0;
+					   &n, NULL) ?
+			      -errno :
+			      0;
 		free(keys);
 		if (!err) {
 			c->outer_cnt = c->cnt;
@@ -390,8 +393,7 @@ uint64_t usdt__chunks_room_left(const struct usdt__chunks *c)
 	return c->free_cnt + (made > c->next ? made - c->next : 0);
 }
 
-void usdt__chunks_reserve(struct usdt__chunks *c, uint64_t n,
-			  uint32_t max_new)
+void usdt__chunks_reserve(struct usdt__chunks *c, uint64_t n, uint32_t max_new)
 {
 	uint64_t want = c->live_cnt + n, have = (uint64_t)c->cnt * c->per;
 	uint32_t added = 0;
@@ -432,7 +434,8 @@ static int write_now(const struct usdt__chunks *c, uint32_t i, const void *val)
 	uint32_t j = i % c->per;
 
 	return bpf_map_update_elem(c->fds[i / c->per], &j, val, BPF_ANY) ?
-		       -errno : 0;
+		       -errno :
+		       0;
 }
 
 #define PEND_MAX 4096
@@ -454,8 +457,8 @@ int usdt__chunks_write(struct usdt__chunks *c, uint32_t i, const void *val)
 		return write_now(c, i, val);
 	if (c->pend_cnt == c->pend_cap) {
 		uint32_t cap = c->pend_cap ? c->pend_cap * 2 : 64;
-		uint32_t *idx = usdt__reallocarray(c->pend_idx, cap,
-						   sizeof(*idx));
+		uint32_t *idx =
+			usdt__reallocarray(c->pend_idx, cap, sizeof(*idx));
 
 		if (idx)
 			c->pend_idx = idx;
@@ -483,7 +486,7 @@ static int flush_run(struct usdt__chunks *c, uint32_t from, uint32_t to)
 	int err = 0;
 
 	for (x = from; x < to; x++)
-		c->pend_idx[x] %= c->per;	/* keys within the chunk */
+		c->pend_idx[x] %= c->per; /* keys within the chunk */
 	if (c->stride == c->value_sz && n > 1 &&
 	    !bpf_map_update_batch(c->fds[k], c->pend_idx + from, vals, &n, &o))
 		return 0;
@@ -505,8 +508,8 @@ static int flush_writes(struct usdt__chunks *c)
 	while (from < c->pend_cnt) {
 		uint32_t k = c->pend_idx[from] / c->per;
 
-		for (to = from + 1; to < c->pend_cnt &&
-				    c->pend_idx[to] / c->per == k; to++)
+		for (to = from + 1;
+		     to < c->pend_cnt && c->pend_idx[to] / c->per == k; to++)
 			;
 		e = flush_run(c, from, to);
 		err = err ? err : e;

@@ -20,36 +20,36 @@
  * every chunk.
  */
 struct usdt__chunks {
-	char name[16];		/* the outer map's, for messages */
-	int fd;			/* the outer map, dup()ed */
+	char name[16]; /* the outer map's, for messages */
+	int fd;	       /* the outer map, dup()ed */
 	uint32_t value_sz, stride, per, aux_sz;
-	uint32_t max_chunks;	/* the outer map's entries */
-	uint32_t cap;		/* most indexes handed out at once */
-	uint32_t cnt;		/* chunks created */
-	uint32_t outer_cnt;	/* chunks in the outer map */
-	size_t chunk_sz;	/* bytes mapped per chunk */
-	void **mem;		/* [room]; NULL: not opened */
-	int *fds;		/* [room]: held until the chunk is in the outer
+	uint32_t max_chunks; /* the outer map's entries */
+	uint32_t cap;	     /* most indexes handed out at once */
+	uint32_t cnt;	     /* chunks created */
+	uint32_t outer_cnt;  /* chunks in the outer map */
+	size_t chunk_sz;     /* bytes mapped per chunk */
+	void **mem;	     /* [room]; NULL: not opened */
+	int *fds;	     /* [room]: held until the chunk is in the outer
 				 * map, and after it for chunks not mapped;
 				 * else -1 */
-	uint32_t room;		/* entries of mem[], fds[] and aux[] */
+	uint32_t room;	     /* entries of mem[], fds[] and aux[] */
 	bool mapped;
-	uint32_t outer_id;	/* kernel IDs: the outer map's, */
-	uint32_t slot0_id;	/* chunk 0's (see usdt__slot0_free()) */
+	uint32_t outer_id; /* kernel IDs: the outer map's, */
+	uint32_t slot0_id; /* chunk 0's (see usdt__slot0_free()) */
 	/* Writes to chunks not mapped, until usdt__chunks_flush(). */
 	uint32_t *pend_idx;
-	void *pend_val;		/* stride bytes each */
+	void *pend_val; /* stride bytes each */
 	uint32_t pend_cnt, pend_cap;
-	void **aux;		/* [room]: aux_sz bytes per index */
-	uint32_t next;		/* indexes below were handed out once */
-	uint32_t *free;		/* stack; reused first */
+	void **aux;	/* [room]: aux_sz bytes per index */
+	uint32_t next;	/* indexes below were handed out once */
+	uint32_t *free; /* stack; reused first */
 	uint32_t free_cnt;
 	uint32_t live_cnt;
 };
 
 /* An outer map (an array of maps): the object's, or one found by its fd. */
 struct usdt__outer {
-	int fd;			/* borrowed */
+	int fd; /* borrowed */
 	uint32_t max_entries;
 	const char *name;
 };
@@ -100,8 +100,7 @@ void *usdt__chunks_aux(const struct usdt__chunks *c, uint32_t i);
  * usdt__chunks_take() says so if it needs one. The new chunks go into
  * the outer map at the next usdt__chunks_flush().
  */
-void usdt__chunks_reserve(struct usdt__chunks *c, uint64_t n,
-			  uint32_t max_new);
+void usdt__chunks_reserve(struct usdt__chunks *c, uint64_t n, uint32_t max_new);
 /* How many more indexes can be taken without a new chunk. */
 uint64_t usdt__chunks_room_left(const struct usdt__chunks *c);
 /* Unmap and free. The chunks stay in the outer map (see chunks.c); if

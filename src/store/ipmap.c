@@ -29,8 +29,7 @@
 
 /* A hash of size entries holding every entry of the current one (*cnt of
  * them), or the error: an entry left out would be a live link's. */
-static int ipmap_copy(const struct usdt__ipmap *m, uint32_t size,
-		      uint32_t *cnt)
+static int ipmap_copy(const struct usdt__ipmap *m, uint32_t size, uint32_t *cnt)
 {
 	struct usdt_ip_val val;
 	long key, *prev = NULL;
@@ -44,7 +43,7 @@ static int ipmap_copy(const struct usdt__ipmap *m, uint32_t size,
 	while (m->fd >= 0) {
 		err = bpf_map_get_next_key(m->fd, prev, &key);
 		if (err == -ENOENT)
-			break;		/* the last one */
+			break; /* the last one */
 		prev = &key;
 		if (!err)
 			err = bpf_map_lookup_elem(m->fd, &key, &val);

@@ -9,12 +9,12 @@
 
 /* The IP map (src/store/ipmap.c): the hash in entry 0 of usdt__ip2spec. */
 struct usdt__ipmap {
-	int outer_fd;		/* dup()ed at the first entry; -1 */
-	int fd;			/* the current hash; -1 */
-	uint32_t size;		/* its entries */
-	uint32_t cnt;		/* entries in it */
-	uint32_t cap;		/* most entries */
-	uint32_t outer_id, hash_id;	/* kernel IDs, for usdt__slot0_free() */
+	int outer_fd;		    /* dup()ed at the first entry; -1 */
+	int fd;			    /* the current hash; -1 */
+	uint32_t size;		    /* its entries */
+	uint32_t cnt;		    /* entries in it */
+	uint32_t cap;		    /* most entries */
+	uint32_t outer_id, hash_id; /* kernel IDs, for usdt__slot0_free() */
 };
 
 /* Room for n more IP-map entries, in the hash that entry 0 of the outer

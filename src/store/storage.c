@@ -21,9 +21,8 @@ void usdt__storage_find(struct usdt__storage *st, struct bpf_object *obj)
 {
 	st->map = bpf_object__find_map_by_name(obj, "usdt__storage");
 	if (st->map && (bpf_map__type(st->map) != BPF_MAP_TYPE_ARRAY_OF_MAPS ||
-			usdt__inner_def(bpf_object__btf(obj),
-					"usdt__storage", &st->per,
-					&st->value_sz)))
+			usdt__inner_def(bpf_object__btf(obj), "usdt__storage",
+					&st->per, &st->value_sz)))
 		st->per = st->value_sz = 0;
 }
 

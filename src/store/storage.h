@@ -11,7 +11,7 @@
  */
 struct usdt__storage {
 	struct bpf_map *map;	/* borrowed from obj; NULL: none declared */
-	uint32_t value_sz, per;	/* from the object's BTF; 0: unknown */
+	uint32_t value_sz, per; /* from the object's BTF; 0: unknown */
 	uint32_t cap;		/* the cap (opts or the object's), or 0 */
 	struct usdt__chunks slots;
 };

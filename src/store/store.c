@@ -169,7 +169,7 @@ bool usdt__spec_room(struct usdt__store *st, size_t n)
 	if (st->specless || n == 0)
 		return true;
 	if (!st->specs.mem && specs_init(st))
-		return true;	/* usdt__spec_get() says why */
+		return true; /* usdt__spec_get() says why */
 	return usdt__chunks_room_left(&st->specs) >= n;
 }
 
@@ -198,8 +198,8 @@ int usdt__spec_put(struct usdt__store *st, int id)
 	aux = spec_aux(st, (uint32_t)id);
 	if (!aux->refcnt || --aux->refcnt)
 		return 0;
-	for (link = &st->buckets[aux->hash & (st->bucket_cnt - 1)];
-	     *link >= 0; link = &spec_aux(st, (uint32_t)*link)->next) {
+	for (link = &st->buckets[aux->hash & (st->bucket_cnt - 1)]; *link >= 0;
+	     link = &spec_aux(st, (uint32_t)*link)->next) {
 		if (*link == id) {
 			*link = aux->next;
 			break;
@@ -220,8 +220,9 @@ void usdt__store_caps(struct usdt__store *st, uint32_t max_specs,
 		      uint32_t max_ips, uint32_t max_storage)
 {
 	st->max_specs = max_specs;
-	st->ips.cap = !max_ips ? 4 * 65536 :
-		       max_ips > (1U << 30) ? 1U << 30 : max_ips;
+	st->ips.cap = !max_ips		   ? 4 * 65536 :
+		      max_ips > (1U << 30) ? 1U << 30 :
+					     max_ips;
 	st->storage.cap = max_storage;
 }
 
@@ -296,8 +297,8 @@ static void store_release(struct usdt__store *st)
 	 * links after a fork() and the links of libbpf's that an implicit
 	 * store served: their maps are no one else's to replace. Nothing
 	 * waits for a grace period here (src/store/chunks.c). */
-	bool reusable = !st->pinned_cnt && !usdt__store_forked(st) &&
-			!st->implicit;
+	bool reusable =
+		!st->pinned_cnt && !usdt__store_forked(st) && !st->implicit;
 
 	usdt__chunks_close(&st->specs, reusable);
 	usdt__ipmap_close(&st->ips, reusable);

@@ -25,7 +25,7 @@
 struct usdt__spec_aux {
 	uint32_t refcnt;
 	uint32_t hash;
-	int32_t next;		/* next live ID on this hash chain, -1 ends */
+	int32_t next; /* next live ID on this hash chain, -1 ends */
 };
 
 /*
@@ -58,25 +58,25 @@ struct usdt__store {
 	/* The object's arrays of maps: given when made (implicit), or once
 	 * the object is loaded (usdt__store_bind()). */
 	struct usdt__outer specs_outer, ip_outer;
-	uint32_t specs_id;		/* the spec map's kernel ID */
+	uint32_t specs_id; /* the spec map's kernel ID */
 	/* Records of links of libbpf's that the user holds (src/attach/ext.c). */
 	struct usdt_link **ext;
 	size_t ext_cnt, ext_cap;
-	size_t ext_swept;		/* ext_cnt after the last sweep */
+	size_t ext_swept; /* ext_cnt after the last sweep */
 	/* The files read lately, newest first (src/attach/target.c). */
 	struct usdt_file *files[USDT__FILE_CACHE];
 
 	/* Spec IDs: the chunks opened at the first attach. */
-	uint32_t max_specs;		/* the cap (opts or the object's), or 0 */
+	uint32_t max_specs; /* the cap (opts or the object's), or 0 */
 	struct usdt__chunks specs;
-	int32_t *buckets;		/* hash of spec content -> first ID */
-	uint32_t bucket_cnt;		/* a power of two */
+	int32_t *buckets;    /* hash of spec content -> first ID */
+	uint32_t bucket_cnt; /* a power of two */
 	uint32_t live_cnt;
 
 	struct usdt__ipmap ips;
 	struct usdt__storage storage;
 
-	size_t pinned_cnt;		/* links pinned: their maps stay */
+	size_t pinned_cnt; /* links pinned: their maps stay */
 };
 
 /*

@@ -15,8 +15,8 @@
 /* One general-purpose register name and where the kernel saves it. */
 struct usdt__reg_desc {
 	const char *name;
-	uint16_t off;		/* byte offset in the arch's struct pt_regs */
-	uint8_t width;		/* bytes of the register this name denotes */
+	uint16_t off;  /* byte offset in the arch's struct pt_regs */
+	uint8_t width; /* bytes of the register this name denotes */
 };
 
 /*
@@ -30,8 +30,8 @@ int usdt__reg_lookup(const struct usdt__reg_desc *tab, size_t n,
  * Write a reason into arg->reason (printf-style) and return err, so that a
  * parser can say `return usdt__op_fail(arg, -EINVAL, "...")`.
  */
-__attribute__((format(printf, 3, 4)))
-int usdt__op_fail(struct usdt__arg *arg, int err, const char *fmt, ...);
+__attribute__((format(printf, 3, 4))) int
+usdt__op_fail(struct usdt__arg *arg, int err, const char *fmt, ...);
 
 /*
  * A floating-point, vector or SIMD register (x86 %xmm0, %st, %mm0; arm64

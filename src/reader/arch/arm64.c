@@ -27,7 +27,7 @@
 #include <elf.h>
 #include <stddef.h>
 #ifdef __aarch64__
-#include <asm/bpf_perf_event.h>	/* the host's bpf_user_pt_regs_t */
+#include <asm/bpf_perf_event.h> /* the host's bpf_user_pt_regs_t */
 #endif
 
 #include "reader/arch/arch.h"
@@ -109,9 +109,9 @@ static int reloc(struct usdt__arg *arg, const char *op, size_t len, size_t p)
 	size_t n = 0;
 
 	/* The relocation's name, as in ":lo12:" or ":got_lo12:". */
-	while (p + 1 + n < len && (usdt__is_alpha(op[p + 1 + n]) ||
-				   usdt__is_digit(op[p + 1 + n]) ||
-				   op[p + 1 + n] == '_'))
+	while (p + 1 + n < len &&
+	       (usdt__is_alpha(op[p + 1 + n]) ||
+		usdt__is_digit(op[p + 1 + n]) || op[p + 1 + n] == '_'))
 		n++;
 	if (n > USDT__QUOTE_MAX)
 		n = USDT__QUOTE_MAX;
@@ -162,7 +162,8 @@ static int parse_index(const char *op, size_t len, size_t *pos,
 	if (off < 0)
 		return bad_reg(arg, op + p, n);
 	if (off == ARM64_SP)
-		return usdt__op_fail(arg, -EINVAL, "sp cannot be an index register");
+		return usdt__op_fail(arg, -EINVAL,
+				     "sp cannot be an index register");
 	usdt__set_name(arg->index, op + p, n);
 	p += n;
 	usdt__skip_blanks(op, len, &p);
@@ -188,8 +189,8 @@ static int parse_index(const char *op, size_t len, size_t *pos,
 				return usdt__op_fail(arg, -EINVAL,
 						     "%.*s needs a w register index",
 						     (int)extn, op + ext);
-			arg->idx_ext = op[ext] == 's' ? USDT__IDX_SXTW
-						      : USDT__IDX_UXTW;
+			arg->idx_ext = op[ext] == 's' ? USDT__IDX_SXTW :
+							USDT__IDX_UXTW;
 		} else if (usdt__name_is(op + ext, extn, "lsl")) {
 			if (!has_amount)
 				return usdt__op_fail(arg, -EINVAL,
@@ -331,11 +332,12 @@ static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 	if (is_symbol(op, len, n))
 		return parse_symbol(op, len, arg);
 	if (!n)
-		return usdt__op_fail(arg, -EINVAL, "expected a register or a constant");
+		return usdt__op_fail(arg, -EINVAL,
+				     "expected a register or a constant");
 	if (n != len)
 		return usdt__op_fail(arg, -EINVAL, "garbage after a register");
 	if (is_zero_reg(op, n))
-		return 0;	/* the constant 0 */
+		return 0; /* the constant 0 */
 	off = reg_off(op, n, &width);
 	if (off < 0)
 		return bad_reg(arg, op, n);

@@ -74,11 +74,11 @@
 
 /* A walk's outcome for one instruction. */
 enum insn_kind {
-	INSN_OTHER,	/* decoded, does not write the register */
-	INSN_WRITES,	/* writes the register (and is not the adrp) */
-	INSN_ADRP,	/* adrp to the register */
-	INSN_BARRIER,	/* ends the fall-through: branch, call, trap */
-	INSN_UNKNOWN,	/* not decoded: stop */
+	INSN_OTHER,   /* decoded, does not write the register */
+	INSN_WRITES,  /* writes the register (and is not the adrp) */
+	INSN_ADRP,    /* adrp to the register */
+	INSN_BARRIER, /* ends the fall-through: branch, call, trap */
+	INSN_UNKNOWN, /* not decoded: stop */
 };
 
 static uint32_t rd32le(const uint8_t *p)
@@ -87,23 +87,35 @@ static uint32_t rd32le(const uint8_t *p)
 	       (uint32_t)p[3] << 24;
 }
 
-static unsigned int rt(uint32_t w)  { return w & 31; }
-static unsigned int rn(uint32_t w)  { return (w >> 5) & 31; }
-static unsigned int rt2(uint32_t w) { return (w >> 10) & 31; }
-static unsigned int rs(uint32_t w)  { return (w >> 16) & 31; }
+static unsigned int rt(uint32_t w)
+{
+	return w & 31;
+}
+static unsigned int rn(uint32_t w)
+{
+	return (w >> 5) & 31;
+}
+static unsigned int rt2(uint32_t w)
+{
+	return (w >> 10) & 31;
+}
+static unsigned int rs(uint32_t w)
+{
+	return (w >> 16) & 31;
+}
 
 /* Branches, exception generation and system instructions (op0 101x). */
 static enum insn_kind branch_sys(uint32_t w, unsigned int reg)
 {
-	if ((w & 0x7c000000) == 0x14000000 ||	/* b, bl */
-	    (w & 0xfe000000) == 0xd6000000 ||	/* br, blr, ret, eret... */
-	    (w & 0xff000000) == 0xd4000000)	/* svc, brk, hlt... */
+	if ((w & 0x7c000000) == 0x14000000 || /* b, bl */
+	    (w & 0xfe000000) == 0xd6000000 || /* br, blr, ret, eret... */
+	    (w & 0xff000000) == 0xd4000000)   /* svc, brk, hlt... */
 		return INSN_BARRIER;
-	if ((w & 0xff000000) == 0x54000000 ||	/* b.cond, bc.cond */
-	    (w & 0x7e000000) == 0x34000000 ||	/* cbz, cbnz */
-	    (w & 0x7e000000) == 0x36000000)	/* tbz, tbnz */
+	if ((w & 0xff000000) == 0x54000000 || /* b.cond, bc.cond */
+	    (w & 0x7e000000) == 0x34000000 || /* cbz, cbnz */
+	    (w & 0x7e000000) == 0x36000000)   /* tbz, tbnz */
 		return INSN_OTHER;
-	if (w == 0xd503201f)			/* nop: other probes' sites */
+	if (w == 0xd503201f) /* nop: other probes' sites */
 		return INSN_OTHER;
 	if ((w & 0xffc00000) == 0xd5000000) {
 		/* System: mrs/sysl write Rt; hints such as paciasp write x30
@@ -116,8 +128,8 @@ static enum insn_kind branch_sys(uint32_t w, unsigned int reg)
 }
 
 /* Does a load/store with writeback or a loaded register touch reg? */
-static enum insn_kind ldst_writes(bool load, bool pair, bool wback,
-				  uint32_t w, unsigned int reg)
+static enum insn_kind ldst_writes(bool load, bool pair, bool wback, uint32_t w,
+				  unsigned int reg)
 {
 	if (wback && rn(w) == reg)
 		return INSN_WRITES;
@@ -132,22 +144,24 @@ static enum insn_kind load_store(uint32_t w, unsigned int reg)
 	bool simd = w & (1u << 26);
 	bool load = !simd && ((w >> 22) & 3) != 0;
 
-	if ((w & 0x3b000000) == 0x39000000)	/* unsigned offset */
+	if ((w & 0x3b000000) == 0x39000000) /* unsigned offset */
 		return ldst_writes(load, false, false, w, reg);
-	if ((w & 0x3b200000) == 0x38000000)	/* ldur, pre/post-index */
+	if ((w & 0x3b200000) == 0x38000000) /* ldur, pre/post-index */
 		return ldst_writes(load, false, w & (1u << 10), w, reg);
-	if ((w & 0x3b200c00) == 0x38200800)	/* register offset */
+	if ((w & 0x3b200c00) == 0x38200800) /* register offset */
 		return ldst_writes(load, false, false, w, reg);
-	if ((w & 0x3a000000) == 0x28000000)	/* pairs */
+	if ((w & 0x3a000000) == 0x28000000) /* pairs */
 		return ldst_writes(!simd && (w & (1u << 22)), true,
 				   w & (1u << 23), w, reg);
-	if ((w & 0x3b000000) == 0x18000000)	/* load literal */
+	if ((w & 0x3b000000) == 0x18000000) /* load literal */
 		return !simd && rt(w) == reg ? INSN_WRITES : INSN_OTHER;
-	if ((w & 0x3b200c00) == 0x38200000 ||	/* atomics */
-	    (w & 0x3f000000) == 0x08000000)	/* exclusive, acquire/release */
+	if ((w & 0x3b200c00) == 0x38200000 || /* atomics */
+	    (w & 0x3f000000) == 0x08000000)   /* exclusive, acquire/release */
 		/* casp writes the pair Rs, Rs+1. */
 		return rt(w) == reg || rs(w) == reg || rs(w) + 1 == reg ||
-			       rt2(w) == reg ? INSN_WRITES : INSN_OTHER;
+				       rt2(w) == reg ?
+			       INSN_WRITES :
+			       INSN_OTHER;
 	return INSN_UNKNOWN;
 }
 
@@ -156,23 +170,23 @@ static enum insn_kind classify(uint32_t w, unsigned int reg)
 {
 	unsigned int op0 = (w >> 25) & 15;
 
-	if ((w & 0x9f000000) == 0x90000000)	/* adrp */
+	if ((w & 0x9f000000) == 0x90000000) /* adrp */
 		return rt(w) == reg ? INSN_ADRP : INSN_OTHER;
-	if ((op0 & 0xe) == 0x8)			/* data processing, imm */
+	if ((op0 & 0xe) == 0x8) /* data processing, imm */
 		return rt(w) == reg ? INSN_WRITES : INSN_OTHER;
 	if ((op0 & 0xe) == 0xa)
 		return branch_sys(w, reg);
 	if ((op0 & 0x5) == 0x4)
 		return load_store(w, reg);
-	if ((op0 & 0x7) == 0x5) {		/* data processing, register */
+	if ((op0 & 0x7) == 0x5) { /* data processing, register */
 		/* ccmp/ccmn write only the flags (Rd is nzcv). */
 		if ((w & 0x1fe00000) == 0x1a400000)
 			return INSN_OTHER;
 		return rt(w) == reg ? INSN_WRITES : INSN_OTHER;
 	}
-	if ((op0 & 0x7) == 0x7)			/* FP/SIMD: fmov, umov... */
+	if ((op0 & 0x7) == 0x7) /* FP/SIMD: fmov, umov... */
 		return rt(w) == reg ? INSN_WRITES : INSN_OTHER;
-	return INSN_UNKNOWN;			/* SVE, SME, reserved */
+	return INSN_UNKNOWN; /* SVE, SME, reserved */
 }
 
 /*
@@ -194,7 +208,7 @@ static bool lo12_user(uint32_t w, unsigned int reg, uint64_t *lo)
 		return false;
 	scale = w >> 30;
 	if ((w & (1u << 26)) && (w & (1u << 23)))
-		scale = 4;			/* 128-bit q register */
+		scale = 4; /* 128-bit q register */
 	*lo = (uint64_t)imm << scale;
 	return true;
 }

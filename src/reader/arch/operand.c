@@ -42,7 +42,8 @@ int usdt__op_fail_fpreg(struct usdt__arg *arg, const char *pfx,
 
 	return usdt__op_fail(arg, -EOPNOTSUPP,
 			     "floating-point/vector register %s%.*s: not "
-			     "readable by BPF", pfx, q, name);
+			     "readable by BPF",
+			     pfx, q, name);
 }
 
 static int hex_digit(char c)
@@ -66,7 +67,8 @@ int usdt__scan_num(const char *s, size_t len, size_t *pos, uint64_t *val,
 
 	if (p < len && (s[p] == '-' || s[p] == '+'))
 		neg = s[p++] == '-';
-	if (p + 1 < len && s[p] == '0' && (s[p + 1] == 'x' || s[p + 1] == 'X')) {
+	if (p + 1 < len && s[p] == '0' &&
+	    (s[p + 1] == 'x' || s[p + 1] == 'X')) {
 		p += 2;
 		while (p < len && (d = hex_digit(s[p])) >= 0) {
 			if (v >> 60)
@@ -82,7 +84,8 @@ int usdt__scan_num(const char *s, size_t len, size_t *pos, uint64_t *val,
 					     "constant with a leading zero (octal?)");
 		while (p < len && usdt__is_digit(s[p])) {
 			if (__builtin_mul_overflow(v, 10, &v) ||
-			    __builtin_add_overflow(v, (uint64_t)(s[p] - '0'), &v))
+			    __builtin_add_overflow(v, (uint64_t)(s[p] - '0'),
+						   &v))
 				return usdt__op_fail(arg, -EINVAL,
 						     "constant does not fit in 64 bits");
 			digits++;

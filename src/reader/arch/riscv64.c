@@ -27,7 +27,7 @@
 #include <elf.h>
 #include <stddef.h>
 #if defined(__riscv) && __riscv_xlen == 64
-#include <asm/bpf_perf_event.h>	/* the host's bpf_user_pt_regs_t */
+#include <asm/bpf_perf_event.h> /* the host's bpf_user_pt_regs_t */
 #endif
 
 #include "reader/arch/arch.h"
@@ -53,17 +53,17 @@ _Static_assert(sizeof(bpf_user_pt_regs_t) == USDT_CTX_SZ_RISCV64,
 #endif
 
 static const struct usdt__reg_desc riscv_abi_regs[] = {
-	{ "ra", 1 * 8, 8 },  { "sp", 2 * 8, 8 },  { "gp", 3 * 8, 8 },
-	{ "tp", 4 * 8, 8 },  { "t0", 5 * 8, 8 },  { "t1", 6 * 8, 8 },
-	{ "t2", 7 * 8, 8 },  { "s0", 8 * 8, 8 },  { "fp", 8 * 8, 8 },
-	{ "s1", 9 * 8, 8 },  { "a0", 10 * 8, 8 }, { "a1", 11 * 8, 8 },
-	{ "a2", 12 * 8, 8 }, { "a3", 13 * 8, 8 }, { "a4", 14 * 8, 8 },
-	{ "a5", 15 * 8, 8 }, { "a6", 16 * 8, 8 }, { "a7", 17 * 8, 8 },
-	{ "s2", 18 * 8, 8 }, { "s3", 19 * 8, 8 }, { "s4", 20 * 8, 8 },
-	{ "s5", 21 * 8, 8 }, { "s6", 22 * 8, 8 }, { "s7", 23 * 8, 8 },
-	{ "s8", 24 * 8, 8 }, { "s9", 25 * 8, 8 }, { "s10", 26 * 8, 8 },
+	{ "ra", 1 * 8, 8 },   { "sp", 2 * 8, 8 },  { "gp", 3 * 8, 8 },
+	{ "tp", 4 * 8, 8 },   { "t0", 5 * 8, 8 },  { "t1", 6 * 8, 8 },
+	{ "t2", 7 * 8, 8 },   { "s0", 8 * 8, 8 },  { "fp", 8 * 8, 8 },
+	{ "s1", 9 * 8, 8 },   { "a0", 10 * 8, 8 }, { "a1", 11 * 8, 8 },
+	{ "a2", 12 * 8, 8 },  { "a3", 13 * 8, 8 }, { "a4", 14 * 8, 8 },
+	{ "a5", 15 * 8, 8 },  { "a6", 16 * 8, 8 }, { "a7", 17 * 8, 8 },
+	{ "s2", 18 * 8, 8 },  { "s3", 19 * 8, 8 }, { "s4", 20 * 8, 8 },
+	{ "s5", 21 * 8, 8 },  { "s6", 22 * 8, 8 }, { "s7", 23 * 8, 8 },
+	{ "s8", 24 * 8, 8 },  { "s9", 25 * 8, 8 }, { "s10", 26 * 8, 8 },
 	{ "s11", 27 * 8, 8 }, { "t3", 28 * 8, 8 }, { "t4", 29 * 8, 8 },
-	{ "t5", 30 * 8, 8 }, { "t6", 31 * 8, 8 },
+	{ "t5", 30 * 8, 8 },  { "t6", 31 * 8, 8 },
 };
 
 static bool is_zero_reg(const char *name, size_t len)
@@ -176,9 +176,9 @@ static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 		return usdt__op_fail(arg, -EINVAL, "empty operand");
 	if (op[0] == '%') {
 		n = 0;
-		while (1 + n < len && (usdt__is_alpha(op[1 + n]) ||
-				       usdt__is_digit(op[1 + n]) ||
-				       op[1 + n] == '_'))
+		while (1 + n < len &&
+		       (usdt__is_alpha(op[1 + n]) ||
+			usdt__is_digit(op[1 + n]) || op[1 + n] == '_'))
 			n++;
 		/*
 		 * "%lo(sym)(a4)": gcc's non-PIC access to a global, after
@@ -225,7 +225,7 @@ static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 			return usdt__op_fail(arg, -EINVAL,
 					     "garbage after a register");
 		if (is_zero_reg(op, n))
-			return 0;	/* the constant 0 */
+			return 0; /* the constant 0 */
 		off = reg_off(op, n, NULL);
 		if (off < 0)
 			return bad_reg(arg, op, n);
@@ -239,7 +239,7 @@ static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 			return err;
 		arg->disp = (int64_t)v;
 		if (p == len)
-			return 0;	/* a constant */
+			return 0; /* a constant */
 	}
 	if (p >= len || op[p] != '(')
 		return usdt__op_fail(arg, -EINVAL, "expected '(' or the end");

@@ -34,19 +34,19 @@
 #include "reader/arch/code.h"
 
 enum insn_kind {
-	INSN_OTHER,	/* does not write the register */
-	INSN_WRITES,	/* writes it, and is not a lui */
-	INSN_LUI,	/* lui or c.lui to the register */
-	INSN_BARRIER,	/* ends the fall-through: jump, call, trap */
-	INSN_UNKNOWN,	/* not decoded */
+	INSN_OTHER,   /* does not write the register */
+	INSN_WRITES,  /* writes it, and is not a lui */
+	INSN_LUI,     /* lui or c.lui to the register */
+	INSN_BARRIER, /* ends the fall-through: jump, call, trap */
+	INSN_UNKNOWN, /* not decoded */
 };
 
 /* One decoded instruction, as far as the walk cares. */
 struct insn {
 	enum insn_kind kind;
-	uint64_t page;		/* INSN_LUI: the value written */
-	bool user;		/* adds a 12-bit immediate to the register */
-	int64_t lo;		/* that immediate */
+	uint64_t page; /* INSN_LUI: the value written */
+	bool user;     /* adds a 12-bit immediate to the register */
+	int64_t lo;    /* that immediate */
 };
 
 static int64_t sext(uint64_t v, unsigned int bits)
@@ -63,26 +63,28 @@ static void c_quadrant1(uint16_t h, unsigned int reg, struct insn *in)
 	unsigned int rdp = ((h >> 7) & 7) + 8u;
 
 	switch (f3) {
-	case 3:		/* c.lui (c.addi16sp for sp) */
+	case 3: /* c.lui (c.addi16sp for sp) */
 		if (rd == reg && rd != 2) {
 			in->kind = INSN_LUI;
 			in->page = (uint64_t)sext(((h >> 12) & 1) << 5 |
-						  ((h >> 2) & 31), 6) << 12;
+							  ((h >> 2) & 31),
+						  6)
+				   << 12;
 			return;
 		}
 		/* fall through */
-	case 0:		/* c.addi, c.nop */
-	case 1:		/* c.addiw */
-	case 2:		/* c.li */
+	case 0: /* c.addi, c.nop */
+	case 1: /* c.addiw */
+	case 2: /* c.li */
 		in->kind = rd == reg ? INSN_WRITES : INSN_OTHER;
 		return;
-	case 4:		/* c.srli, c.srai, c.andi, c.sub... on rd' */
+	case 4: /* c.srli, c.srai, c.andi, c.sub... on rd' */
 		in->kind = rdp == reg ? INSN_WRITES : INSN_OTHER;
 		return;
-	case 5:		/* c.j */
+	case 5: /* c.j */
 		in->kind = INSN_BARRIER;
 		return;
-	default:	/* c.beqz, c.bnez */
+	default: /* c.beqz, c.bnez */
 		in->kind = INSN_OTHER;
 	}
 }
@@ -107,7 +109,7 @@ static void decode16(uint16_t h, unsigned int reg, struct insn *in)
 	}
 	/* Quadrant 2. */
 	if (f3 == 4 && rs2 == 0 && (rd != 0 || (h & 0x1000)))
-		in->kind = INSN_BARRIER;	/* c.jr, c.jalr, c.ebreak */
+		in->kind = INSN_BARRIER; /* c.jr, c.jalr, c.ebreak */
 	else if (f3 == 0 || f3 == 2 || f3 == 3 || f3 == 4)
 		in->kind = rd == reg ? INSN_WRITES : INSN_OTHER;
 	/* c.fldsp and the stores to sp write no integer register. */
@@ -120,41 +122,55 @@ static void decode32(uint32_t w, unsigned int reg, struct insn *in)
 	unsigned int f3 = (w >> 12) & 7;
 
 	switch (op) {
-	case 0x37:				/* lui */
+	case 0x37: /* lui */
 		if (rd == reg) {
 			in->kind = INSN_LUI;
 			in->page = (uint64_t)sext(w & 0xfffff000, 32);
 		}
 		return;
-	case 0x6f: case 0x67:			/* jal, jalr */
+	case 0x6f:
+	case 0x67: /* jal, jalr */
 		in->kind = INSN_BARRIER;
 		return;
-	case 0x63: case 0x0f:			/* branches, fence */
+	case 0x63:
+	case 0x0f: /* branches, fence */
 		return;
-	case 0x23: case 0x27:			/* stores */
+	case 0x23:
+	case 0x27: /* stores */
 		/* Integer sb..sd, FP fsh..fsq; not vector stores (funct3 0,
 		 * 5-7), whose other bits are no immediate. */
 		in->user = rs1 == reg &&
 			   (op == 0x23 ? f3 <= 3 : f3 >= 1 && f3 <= 4);
 		in->lo = sext((w >> 25) << 5 | ((w >> 7) & 31), 12);
 		return;
-	case 0x03: case 0x07: case 0x13:	/* loads, addi... */
+	case 0x03:
+	case 0x07:
+	case 0x13: /* loads, addi... */
 		/* lb..lwu, flh..flq (not vector loads), and addi. */
-		in->user = rs1 == reg &&
-			   (op == 0x03 ? f3 <= 6 :
-			    op == 0x07 ? f3 >= 1 && f3 <= 4 : f3 == 0);
+		in->user = rs1 == reg && (op == 0x03 ? f3 <= 6 :
+					  op == 0x07 ? f3 >= 1 && f3 <= 4 :
+						       f3 == 0);
 		in->lo = sext(w >> 20, 12);
 		if (op != 0x07 && rd == reg)
 			in->kind = INSN_WRITES;
 		return;
-	case 0x73:				/* ecall, ebreak; csr */
+	case 0x73: /* ecall, ebreak; csr */
 		if (!f3)
 			in->kind = INSN_BARRIER;
 		else if (rd == reg)
 			in->kind = INSN_WRITES;
 		return;
-	case 0x17: case 0x1b: case 0x33: case 0x3b: case 0x2f: case 0x53:
-	case 0x43: case 0x47: case 0x4b: case 0x4f: case 0x57:
+	case 0x17:
+	case 0x1b:
+	case 0x33:
+	case 0x3b:
+	case 0x2f:
+	case 0x53:
+	case 0x43:
+	case 0x47:
+	case 0x4b:
+	case 0x4f:
+	case 0x57:
 		/* auipc, arithmetic, atomics, FP and vector (some write an
 		 * integer register: assume they do). */
 		if (rd == reg)
@@ -167,8 +183,8 @@ static void decode32(uint32_t w, unsigned int reg, struct insn *in)
 
 /* What the straight line has shown about the register so far. */
 struct line {
-	bool lui;		/* set by a lui, and not written since */
-	bool written;		/* last set by another instruction */
+	bool lui;     /* set by a lui, and not written since */
+	bool written; /* last set by another instruction */
 	uint64_t page;
 	size_t users;
 	int64_t lo;
@@ -220,10 +236,11 @@ int usdt__riscv64_label_lo(const struct usdt__code *code, int base_off,
 			pos += 2;
 		} else if ((h & 0x1f) != 0x1f && pos + 4 <= code->len) {
 			decode32(h | (uint32_t)code->bytes[pos + 2] << 16 |
-				 (uint32_t)code->bytes[pos + 3] << 24, reg, &in);
+					 (uint32_t)code->bytes[pos + 3] << 24,
+				 reg, &in);
 			pos += 4;
 		} else {
-			break;		/* 48 bits or more, or cut short */
+			break; /* 48 bits or more, or cut short */
 		}
 		step(&l, &in);
 	}

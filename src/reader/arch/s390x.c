@@ -25,7 +25,7 @@
 #include <elf.h>
 #include <stddef.h>
 #ifdef __s390x__
-#include <asm/bpf_perf_event.h>	/* the host's bpf_user_pt_regs_t */
+#include <asm/bpf_perf_event.h> /* the host's bpf_user_pt_regs_t */
 #endif
 
 #include "reader/arch/arch.h"
@@ -98,7 +98,8 @@ static int scan_reg(const char *op, size_t len, size_t *pos,
 		return usdt__op_fail(arg, -EINVAL, "expected a register %%rN");
 	n = usdt__span_alnum(op, len, p + 1);
 	if (!n)
-		return usdt__op_fail(arg, -EINVAL, "expected a register after %%");
+		return usdt__op_fail(arg, -EINVAL,
+				     "expected a register after %%");
 	off = reg_off(op + p + 1, n, NULL);
 	if (off < 0)
 		return bad_reg(arg, op + p + 1, n);

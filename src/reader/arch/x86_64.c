@@ -17,7 +17,7 @@
 #include <elf.h>
 #include <stddef.h>
 #ifdef __x86_64__
-#include <asm/ptrace.h>		/* the host's struct pt_regs */
+#include <asm/ptrace.h> /* the host's struct pt_regs */
 #endif
 
 #include "reader/arch/arch.h"
@@ -83,8 +83,11 @@ _Static_assert(sizeof(struct pt_regs) == X86_SS + 8,
  * registers %ah..%dh are bits 8-15 of their register: on this
  * little-endian architecture that is the second byte of the saved value.
  */
-#define X86_GPR(q, d, w, b, off)                                            \
-	{ q, off, 8 }, { d, off, 4 }, { w, off, 2 }, { b, off, 1 }
+#define X86_GPR(q, d, w, b, off)                     \
+	{ q, off, 8 }, { d, off, 4 }, { w, off, 2 }, \
+	{                                            \
+		b, off, 1                            \
+	}
 
 static const struct usdt__reg_desc x86_regs[] = {
 	X86_GPR("rax", "eax", "ax", "al", X86_RAX),
@@ -112,8 +115,8 @@ static const struct usdt__reg_desc x86_regs[] = {
 
 static int reg_off(const char *name, size_t len, int *width)
 {
-	return usdt__reg_lookup(x86_regs, USDT__ARRAY_SIZE(x86_regs), name,
-				len, width);
+	return usdt__reg_lookup(x86_regs, USDT__ARRAY_SIZE(x86_regs), name, len,
+				width);
 }
 
 /* Why a name after '%' that is not a general-purpose register is refused. */
@@ -129,13 +132,14 @@ static int bad_reg(struct usdt__arg *arg, const char *name, size_t len)
 		return usdt__op_fail_fpreg(arg, "%", name, len);
 	if (usdt__name_numbered(name, len, "k"))
 		return usdt__op_fail(arg, -EOPNOTSUPP,
-				     "mask register %%%.*s not supported", q, name);
+				     "mask register %%%.*s not supported", q,
+				     name);
 	if (usdt__name_is(name, len, "cs") || usdt__name_is(name, len, "ds") ||
 	    usdt__name_is(name, len, "es") || usdt__name_is(name, len, "fs") ||
 	    usdt__name_is(name, len, "gs") || usdt__name_is(name, len, "ss"))
 		return usdt__op_fail(arg, -EOPNOTSUPP,
-				     "segment register %%%.*s not supported",
-				     q, name);
+				     "segment register %%%.*s not supported", q,
+				     name);
 	return usdt__op_fail(arg, -EINVAL, "unknown register %%%.*s", q, name);
 }
 
@@ -152,7 +156,8 @@ static int scan_reg(const char *op, size_t len, size_t *pos,
 
 	n = usdt__span_alnum(op, len, p);
 	if (!n)
-		return usdt__op_fail(arg, -EINVAL, "expected a register after %%");
+		return usdt__op_fail(arg, -EINVAL,
+				     "expected a register after %%");
 	off = reg_off(op + p, n, width);
 	if (off < 0)
 		return bad_reg(arg, op + p, n);
@@ -218,7 +223,8 @@ static int parse_regs(const char *op, size_t len, size_t *pos,
 			err = usdt__scan_num(op, len, &p, &scale, arg);
 			if (err)
 				return err;
-			if (scale != 1 && scale != 2 && scale != 4 && scale != 8)
+			if (scale != 1 && scale != 2 && scale != 4 &&
+			    scale != 8)
 				return usdt__op_fail(arg, -EINVAL,
 						     "index scale must be 1, 2, 4 or 8");
 			arg->scale = (int)scale;
@@ -230,7 +236,8 @@ static int parse_regs(const char *op, size_t len, size_t *pos,
 	if (arg->base_off < 0 && arg->idx_off < 0)
 		return usdt__op_fail(arg, -EINVAL, "no register inside ()");
 	if (arg->pcrel && arg->idx_off >= 0)
-		return usdt__op_fail(arg, -EINVAL, "%%rip with an index register");
+		return usdt__op_fail(arg, -EINVAL,
+				     "%%rip with an index register");
 	*pos = p + 1;
 	return 0;
 }
@@ -299,7 +306,8 @@ static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
 			return err;
 	}
 	if (p != len)
-		return usdt__op_fail(arg, -EINVAL, "garbage after a memory operand");
+		return usdt__op_fail(arg, -EINVAL,
+				     "garbage after a memory operand");
 	if (arg->got && (!arg->pcrel || arg->disp))
 		return usdt__op_fail(arg, -EOPNOTSUPP,
 				     "@GOTPCREL other than sym@GOTPCREL(%%rip) not supported");
@@ -319,8 +327,8 @@ static int parse_operand(const char *op, size_t len, struct usdt__arg *arg)
  */
 static int attach_skip(const unsigned char *insn, size_t len)
 {
-	static const unsigned char combo[] = { 0x90, 0x0f, 0x1f, 0x44, 0x00,
-					       0x00 };
+	static const unsigned char combo[] = { 0x90, 0x0f, 0x1f,
+					       0x44, 0x00, 0x00 };
 
 	return len >= sizeof(combo) && !memcmp(insn, combo, sizeof(combo));
 }
