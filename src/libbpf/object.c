@@ -379,6 +379,16 @@ static int specs_id_of(struct usdt_manager *man)
 	return 0;
 }
 
+/* obj's storage map (or none) and its chunks' layout, for the store. */
+static void storage_find(struct usdt__storage *st, struct bpf_object *obj)
+{
+	st->map = bpf_object__find_map_by_name(obj, "usdt__storage");
+	if (st->map && (bpf_map__type(st->map) != BPF_MAP_TYPE_ARRAY_OF_MAPS ||
+			usdt__inner_def(bpf_object__btf(obj), "usdt__storage",
+					&st->per, &st->value_sz)))
+		st->per = st->value_sz = 0;
+}
+
 struct usdt_manager *usdt__manager_new(struct bpf_object *obj,
 				       const struct usdt_manager_opts *opts)
 {
@@ -412,7 +422,7 @@ struct usdt_manager *usdt__manager_new(struct bpf_object *obj,
 	err = check_layout(man);
 	if (err)
 		goto err_out;
-	usdt__storage_find(&man->store->storage, obj);
+	storage_find(&man->store->storage, obj);
 	if (max_storage && !man->store->storage.map) {
 		pr_warn("max_storage set, but BPF object '%s' has no usdt__storage map (USDT_STORAGE_TYPE)\n",
 			bpf_object__name(obj));

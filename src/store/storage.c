@@ -17,15 +17,6 @@
 #include "base/base.h"
 #include "store/storage.h"
 
-void usdt__storage_find(struct usdt__storage *st, struct bpf_object *obj)
-{
-	st->map = bpf_object__find_map_by_name(obj, "usdt__storage");
-	if (st->map && (bpf_map__type(st->map) != BPF_MAP_TYPE_ARRAY_OF_MAPS ||
-			usdt__inner_def(bpf_object__btf(obj), "usdt__storage",
-					&st->per, &st->value_sz)))
-		st->per = st->value_sz = 0;
-}
-
 int usdt__storage_check(const struct usdt__storage *st, const char *obj_name,
 			const void *init, size_t sz, bool per_site)
 {

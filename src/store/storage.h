@@ -16,8 +16,6 @@ struct usdt__storage {
 	struct usdt__chunks slots;
 };
 
-/* Find obj's storage map (or none), at usdt_manager__new(). */
-void usdt__storage_find(struct usdt__storage *st, struct bpf_object *obj);
 /* Check an attach's storage options against the storage of the object
  * named obj_name: 0 or -EINVAL (logged). No storage (init NULL) is fine. */
 int usdt__storage_check(const struct usdt__storage *st, const char *obj_name,
