@@ -313,6 +313,8 @@ static size_t keys_unique(struct all_key *keys, size_t cnt)
 {
 	size_t i, n = 0;
 
+	if (!cnt)
+		return 0; /* keys may be NULL, which qsort() may not get */
 	qsort(keys, cnt, sizeof(*keys), key_cmp);
 	for (i = 0; i < cnt; i++)
 		if (!n || key_cmp(&keys[n - 1], &keys[i]))
@@ -553,7 +555,8 @@ static int list_pids(struct trace_run *r, pid_t **out)
 		v[n++] = pid;
 	}
 	closedir(dir);
-	qsort(v, n, sizeof(*v), pid_cmp);
+	if (n)
+		qsort(v, n, sizeof(*v), pid_cmp);
 	*out = v;
 	return (int)n;
 }

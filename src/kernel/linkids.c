@@ -169,7 +169,8 @@ int usdt__link_ids_get(struct usdt__link_ids *out)
 		pr_debug("listing the BPF links: %s\n", strerror(-err));
 		return err;
 	}
-	qsort(out->ids, out->cnt, sizeof(*out->ids), cmp_u32);
+	if (out->cnt)
+		qsort(out->ids, out->cnt, sizeof(*out->ids), cmp_u32);
 	return 0;
 }
 
