@@ -595,6 +595,9 @@ struct usdt__store *usdt__manager_store(struct usdt_manager *man)
 		struct usdt__outer ips = usdt__outer_of(man->ip_map);
 
 		usdt__store_bind(man->store, &specs, &ips);
+		if (man->storage_map)
+			man->store->storage.outer =
+				usdt__outer_of(man->storage_map);
 	}
 	return man->store;
 }

@@ -17,6 +17,7 @@ struct usdt_manager {
 	struct bpf_object *obj;	   /* borrowed; NULL once freed */
 	struct bpf_map *specs_map; /* borrowed from obj */
 	struct bpf_map *ip_map;
+	struct bpf_map *storage_map; /* NULL: none */
 	/* Links of usdt_manager__attach_all(), destroyed by free. */
 	struct usdt_link **owned;
 	size_t owned_cnt, owned_cap;

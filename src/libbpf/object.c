@@ -347,7 +347,7 @@ static int size_maps(struct usdt_manager *man, uint32_t max_specs,
 						    1)))
 		return err;
 	if (max_storage && st->per &&
-	    (err = bpf_map__set_max_entries(st->map,
+	    (err = bpf_map__set_max_entries(man->storage_map,
 					    (max_storage - 1) / st->per + 1)))
 		return err;
 	return 0;
@@ -379,13 +379,18 @@ static int specs_id_of(struct usdt_manager *man)
 	return 0;
 }
 
-/* obj's storage map (or none) and its chunks' layout, for the store. */
-static void storage_find(struct usdt__storage *st, struct bpf_object *obj)
+/* obj's storage map (or none), and its chunks' layout for the store. */
+static void storage_find(struct usdt_manager *man, struct bpf_object *obj)
 {
-	st->map = bpf_object__find_map_by_name(obj, "usdt__storage");
-	if (st->map && (bpf_map__type(st->map) != BPF_MAP_TYPE_ARRAY_OF_MAPS ||
-			usdt__inner_def(bpf_object__btf(obj), "usdt__storage",
-					&st->per, &st->value_sz)))
+	struct usdt__storage *st = &man->store->storage;
+	struct bpf_map *map =
+		bpf_object__find_map_by_name(obj, "usdt__storage");
+
+	man->storage_map = map;
+	st->declared = map;
+	if (map && (bpf_map__type(map) != BPF_MAP_TYPE_ARRAY_OF_MAPS ||
+		    usdt__inner_def(bpf_object__btf(obj), "usdt__storage",
+				    &st->per, &st->value_sz)))
 		st->per = st->value_sz = 0;
 }
 
@@ -422,8 +427,8 @@ struct usdt_manager *usdt__manager_new(struct bpf_object *obj,
 	err = check_layout(man);
 	if (err)
 		goto err_out;
-	storage_find(&man->store->storage, obj);
-	if (max_storage && !man->store->storage.map) {
+	storage_find(man, obj);
+	if (max_storage && !man->storage_map) {
 		pr_warn("max_storage set, but BPF object '%s' has no usdt__storage map (USDT_STORAGE_TYPE)\n",
 			bpf_object__name(obj));
 		err = -EINVAL;
@@ -481,8 +486,6 @@ void usdt__manager_unface(struct usdt_manager *man)
 void usdt__manager_retire(struct usdt_manager *man)
 {
 	managed_drop(man);
-	/* The object may go now: nothing reaches it through the store. */
-	man->store->storage.map = NULL;
 	/* The links left hold the store. */
 	usdt__store_put(man->store);
 	free(man->owned);

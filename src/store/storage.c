@@ -22,7 +22,7 @@ int usdt__storage_check(const struct usdt__storage *st, const char *obj_name,
 {
 	if (!init)
 		return sz || per_site ? -EINVAL : 0;
-	if (!st->map) {
+	if (!st->declared) {
 		pr_warn("storage given, but BPF object '%s' has no usdt__storage map: define USDT_STORAGE_TYPE before including usdt.bpf.h\n",
 			obj_name);
 		return -EINVAL;
@@ -38,12 +38,10 @@ int usdt__storage_check(const struct usdt__storage *st, const char *obj_name,
 int usdt__storage_get(struct usdt__storage *st, const void *init,
 		      uint32_t *slot)
 {
-	struct usdt__outer outer;
 	int err;
 
 	if (!st->slots.mem) {
-		outer = usdt__outer_of(st->map);
-		err = usdt__chunks_open(&st->slots, &outer, st->value_sz,
+		err = usdt__chunks_open(&st->slots, &st->outer, st->value_sz,
 					st->per, 0, st->cap, true);
 		if (err)
 			return err;

@@ -10,7 +10,10 @@
  * its chunks mapped into this process as slots are taken.
  */
 struct usdt__storage {
-	struct bpf_map *map;	/* borrowed from obj; NULL: none declared */
+	bool declared; /* the object has a usdt__storage map */
+	/* That array of maps, once the object is loaded
+	 * (usdt__manager_store()). */
+	struct usdt__outer outer;
 	uint32_t value_sz, per; /* from the object's BTF; 0: unknown */
 	uint32_t cap;		/* the cap (opts or the object's), or 0 */
 	struct usdt__chunks slots;
