@@ -253,7 +253,7 @@ struct usdt__store *usdt__store_new(void)
 	st->refcnt = 1;
 	st->owner = getpid();
 	st->ips.outer_fd = st->ips.fd = -1;
-	st->specs_outer.fd = st->ip_outer.fd = -1;
+	st->specs_outer.fd = st->ip_outer.fd = st->storage.outer.fd = -1;
 	return st;
 }
 
