@@ -344,7 +344,7 @@ static int add_ip(const struct attach_ctx *c, struct usdt_link *link,
 				"");
 		return err;
 	}
-	link_ips(link)[link->ip_cnt++] = key;
+	link->ips[link->ip_cnt++] = key;
 	return 0;
 }
 
@@ -359,11 +359,11 @@ static int site_slot(const struct attach_ctx *c, struct usdt_link *link,
 	if (!c->storage)
 		return 0;
 	if (i && !c->per_site) {
-		*slot1 = link_slots(link)[0] + 1;
+		*slot1 = link->slots[0] + 1;
 		return 0;
 	}
 	err = usdt__storage_get(&c->st->storage, c->storage,
-				&link_slots(link)[link->slot_cnt]);
+				&link->slots[link->slot_cnt]);
 	if (err) {
 		if (err == -E2BIG)
 			pr_warn("%s:%s: out of storage slots (%u in use; raise usdt_manager_opts.max_storage or USDT_MAX_STORAGE_CNT)\n",
@@ -371,7 +371,7 @@ static int site_slot(const struct attach_ctx *c, struct usdt_link *link,
 				c->st->storage.slots.live_cnt);
 		return err;
 	}
-	*slot1 = link_slots(link)[link->slot_cnt++] + 1;
+	*slot1 = link->slots[link->slot_cnt++] + 1;
 	return 0;
 }
 
@@ -386,7 +386,7 @@ static int site_spec(const struct attach_ctx *c, struct usdt__note_src *code,
 	int j, id, skip, err;
 
 	skip = site_skip(c, code, p);
-	link_offsets(link)[i] = p->file_off + (uint64_t)skip;
+	link->offsets[i] = p->file_off + (uint64_t)skip;
 	refs[i] = p->sema_off;
 	if (c->st->specless)
 		return 0; /* no spec, no slot: cookie 0 */
@@ -409,7 +409,7 @@ static int site_spec(const struct attach_ctx *c, struct usdt__note_src *code,
 				p->provider, p->name, c->st->specs.live_cnt);
 		return id;
 	}
-	link_site_ids(link)[link->site_cnt++] = id;
+	link->site_ids[link->site_cnt++] = id;
 	err = site_slot(c, link, p, i, &val.slot);
 	if (err)
 		return err;
@@ -419,7 +419,7 @@ static int site_spec(const struct attach_ctx *c, struct usdt__note_src *code,
 					 (uint64_t)val.slot
 						 << USDT_COOKIE_SLOT_SHIFT;
 	if (c->use_ip)
-		return add_ip(c, link, p, link_offsets(link)[i], skip, &val);
+		return add_ip(c, link, p, link->offsets[i], skip, &val);
 	return 0;
 }
 
@@ -553,8 +553,8 @@ static struct usdt_link *attach_sites(struct attach_ctx *c)
 		goto out;
 	}
 	/* refs is no longer needed: it is big enough to sort IDs in. */
-	link->spec_cnt = count_distinct(link_site_ids(link), link->site_cnt,
-					(int *)refs);
+	link->spec_cnt =
+		count_distinct(link->site_ids, link->site_cnt, (int *)refs);
 	usdt__store_get(c->st);
 	pr_debug("attached '%s' to %zu sites of %s:%s in '%s' (%s, %u specs%s)\n",
 		 bpf_program__name(c->prog), c->cnt, c->provider, c->name,

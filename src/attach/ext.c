@@ -143,8 +143,8 @@ static struct bpf_link *ext_multi(const struct attach_ctx *c,
 		return NULL;
 	}
 	fd = usdt__uprobe_multi_create(bpf_program__fd(c->prog), c->pid,
-				       c->kpath, link_offsets(link), refs,
-				       cookies, c->cnt);
+				       c->kpath, link->offsets, refs, cookies,
+				       c->cnt);
 	if (fd < 0) {
 		if (mnt >= 0)
 			close(mnt);
@@ -183,8 +183,7 @@ static struct bpf_link *ext_kernel_link(const struct attach_ctx *c,
 	if (c->use_multi) {
 #if LIBBPF_MAJOR_VERSION > 1 || LIBBPF_MINOR_VERSION >= 3
 		LIBBPF_OPTS(bpf_uprobe_multi_opts, mo,
-			    .offsets =
-				    (const unsigned long *)link_offsets(link),
+			    .offsets = (const unsigned long *)link->offsets,
 			    .ref_ctr_offsets = (const unsigned long *)refs,
 			    .cookies = (const __u64 *)cookies, .cnt = c->cnt);
 
@@ -207,8 +206,7 @@ static struct bpf_link *ext_kernel_link(const struct attach_ctx *c,
 
 		return bpf_program__attach_uprobe_opts(c->prog, c->pid,
 						       c->kpath,
-						       (size_t)link_offsets(
-							       link)[0],
+						       (size_t)link->offsets[0],
 						       &uo);
 	}
 }

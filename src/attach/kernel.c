@@ -91,7 +91,7 @@ static int multi_make(const struct attach_ctx *c, struct usdt_link *link,
 		      const uint64_t *refs, const uint64_t *cookies)
 {
 	int fd = usdt__uprobe_multi_create(bpf_program__fd(c->prog), c->pid,
-					   c->kpath, link_offsets(link), refs,
+					   c->kpath, link->offsets, refs,
 					   cookies, c->cnt);
 
 	if (fd < 0) {
@@ -126,7 +126,7 @@ static int perf_detach(struct usdt_link *link)
 	size_t i;
 
 	for (i = 0; i < link->perf_cnt; i++) {
-		struct bpf_link *l = link_perf(link)[i];
+		struct bpf_link *l = link->perf[i];
 
 		/* libbpf's detach disables the perf event, which a fork()
 		 * shares with the parent: a child only closes its fd. The
@@ -157,19 +157,18 @@ static int perf_make(const struct attach_ctx *c, struct usdt_link *link,
 			    .bpf_cookie = cookies[i]);
 
 		l = bpf_program__attach_uprobe_opts(c->prog, c->pid, c->kpath,
-						    (size_t)link_offsets(
-							    link)[i],
+						    (size_t)link->offsets[i],
 						    &uo);
 		err = libbpf_get_error(l);
 		if (err) {
 			pr_warn("%s:%s: uprobe at 0x%llx of '%s' failed: %s%s\n",
 				c->provider, c->name,
-				(unsigned long long)link_offsets(link)[i],
+				(unsigned long long)link->offsets[i],
 				c->file->path, usdt__errstr(err),
 				usdt__clash_hint(err, &refs[i], 1));
 			break;
 		}
-		link_perf(link)[link->perf_cnt++] = l;
+		link->perf[link->perf_cnt++] = l;
 	}
 	if (err)
 		perf_detach(link);

@@ -29,15 +29,10 @@ struct usdt__link_maker;
  */
 /*
  * One allocation: the struct, then its arrays, each with room for cap
- * call sites (link_alloc()): a program attached one name at a time holds
- * thousands of these, 64 bytes each for one site. Counts fit 32 bits: a
- * file has at most USDT__MAX_SITES call sites. The arrays, in order:
- *   uint64_t offsets[cap]	where each site's uprobe is, in the file
- *   long ips[cap]		IP-map keys (has_ips)
- *   struct bpf_link *perf[cap]	per-site uprobes (has_perf)
- *   int site_ids[cap]		spec IDs, site_cnt of them taken
- *   uint32_t slots[]		storage slots this link holds: one per site
- *				(slot_per_site) or one for all; slot_cnt
+ * call sites (usdt__link_alloc() sets the pointers once): a program
+ * attached one name at a time holds thousands of these, about 120 bytes
+ * each for one site. Counts fit 32 bits: a file has at most
+ * USDT__MAX_SITES call sites.
  */
 struct usdt_link {
 	struct usdt__store *st; /* a reference held */
@@ -51,7 +46,13 @@ struct usdt_link {
 	bool pinned; /* the kernel link outlives us: keep its
 				 * spec IDs and IP-map entries */
 	bool slot_per_site;
-	bool has_ips, has_perf;
+	uint64_t *offsets; /* [cap] where each site's uprobe is, in the file */
+	long *ips;	   /* [cap] IP-map keys, or NULL */
+	struct bpf_link **perf; /* [cap] per-site uprobes, or NULL */
+	int *site_ids;		/* [cap] spec IDs, site_cnt of them taken */
+	/* The storage slots this link holds, slot_cnt: one per site
+	 * (slot_per_site) or one for all; NULL without storage. */
+	uint32_t *slots;
 	/* What made the kernel side, and detaches it. */
 	const struct usdt__link_maker *maker;
 	/* The kernel side is a struct bpf_link of libbpf's that the user
@@ -60,32 +61,6 @@ struct usdt_link {
 	int ext_fd;
 	struct bpf_link *ext_link; /* until handed out */
 };
-
-static inline uint64_t *link_offsets(const struct usdt_link *link)
-{
-	return (uint64_t *)(link + 1);
-}
-
-static inline long *link_ips(const struct usdt_link *link)
-{
-	return (long *)(link_offsets(link) + link->cap);
-}
-
-static struct bpf_link **link_perf(const struct usdt_link *link)
-{
-	return (struct bpf_link **)(link_ips(link) +
-				    (link->has_ips ? link->cap : 0));
-}
-
-static inline int *link_site_ids(const struct usdt_link *link)
-{
-	return (int *)(link_perf(link) + (link->has_perf ? link->cap : 0));
-}
-
-static inline uint32_t *link_slots(const struct usdt_link *link)
-{
-	return (uint32_t *)(link_site_ids(link) + link->cap);
-}
 
 /* One attach call: what it was asked, and what it has found so far. */
 struct attach_ctx {

@@ -28,24 +28,24 @@ int usdt__link_release(struct usdt_link *link)
 	if (link->pinned || usdt__store_forked(st))
 		link->ip_cnt = link->site_cnt = link->slot_cnt = 0;
 	for (i = 0; i < link->ip_cnt; i++) {
-		e = usdt__ipmap_del(&st->ips, link_ips(link)[i]);
+		e = usdt__ipmap_del(&st->ips, link->ips[i]);
 		if (!e)
 			continue;
 		err = err ? err : e;
-		pr_warn("cannot delete IP-map entry 0x%lx: %s\n",
-			link_ips(link)[i], usdt__errstr(e));
+		pr_warn("cannot delete IP-map entry 0x%lx: %s\n", link->ips[i],
+			usdt__errstr(e));
 	}
 	/* Last first: the free list is a stack, so the lowest IDs end up
 	 * on top and are reused first. */
 	for (i = link->site_cnt; i-- > 0;) {
-		e = usdt__spec_put(st, link_site_ids(link)[i]);
+		e = usdt__spec_put(st, link->site_ids[i]);
 		err = err ? err : e;
 	}
 	/* The specs given back are zeroed, a batch per chunk. */
 	if (link->site_cnt)
 		(void)usdt__chunks_flush_writes(&st->specs);
 	for (i = link->slot_cnt; i-- > 0;)
-		usdt__storage_put(&st->storage, link_slots(link)[i]);
+		usdt__storage_put(&st->storage, link->slots[i]);
 	free(link); /* and its arrays */
 	return err;
 }
@@ -67,6 +67,7 @@ struct usdt_link *usdt__link_alloc(const struct attach_ctx *c)
 	size_t perf = c->maker->per_site ? n : 0;
 	size_t slots = c->storage ? (c->per_site ? n : 1) : 0;
 	struct usdt_link *link;
+	char *p;
 
 	_Static_assert(sizeof(struct usdt_link) % 8 == 0, "tail alignment");
 	link = calloc(1, sizeof(*link) + n * sizeof(uint64_t) +
@@ -78,8 +79,16 @@ struct usdt_link *usdt__link_alloc(const struct attach_ctx *c)
 	link->st = c->st;
 	link->multi_fd = -1;
 	link->cap = (uint32_t)n;
-	link->has_ips = ips;
-	link->has_perf = perf;
+	p = (char *)(link + 1);
+	link->offsets = (uint64_t *)p;
+	p += n * sizeof(uint64_t);
+	link->ips = ips ? (long *)p : NULL;
+	p += ips * sizeof(long);
+	link->perf = perf ? (struct bpf_link **)p : NULL;
+	p += perf * sizeof(struct bpf_link *);
+	link->site_ids = (int *)p;
+	p += n * sizeof(int);
+	link->slots = slots ? (uint32_t *)p : NULL;
 	link->slot_per_site = c->per_site;
 	link->maker = c->maker;
 	link->ext_fd = -1;
@@ -187,7 +196,7 @@ size_t usdt_link__spec_cnt(const struct usdt_link *link)
 
 uint64_t usdt__link_offset(const struct usdt_link *link, size_t i)
 {
-	return i < link->site_cnt ? link_offsets(link)[i] : 0;
+	return i < link->site_cnt ? link->offsets[i] : 0;
 }
 
 void *usdt_link__storage(const struct usdt_link *link, size_t site_index)
@@ -201,9 +210,8 @@ void *usdt_link__storage(const struct usdt_link *link, size_t site_index)
 		return NULL;
 	}
 	return usdt__storage_at(&link->st->storage,
-				link_slots(
-					link)[link->slot_per_site ? site_index :
-								    0]);
+				link->slots[link->slot_per_site ? site_index :
+								  0]);
 }
 
 bool usdt_link__is_multi(const struct usdt_link *link)
