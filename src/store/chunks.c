@@ -184,8 +184,8 @@ bool usdt__slot0_is_free(uint32_t outer_id, uint32_t inner_id)
 }
 
 int usdt__chunks_open(struct usdt__chunks *c, const struct usdt__outer *outer,
-		      uint32_t value_sz, uint32_t per, uint32_t aux_sz,
-		      uint32_t cap, bool mapped)
+		      uint32_t value_sz, uint32_t per, uint32_t cap,
+		      bool mapped)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	uint32_t max = outer->max_entries;
@@ -196,7 +196,6 @@ int usdt__chunks_open(struct usdt__chunks *c, const struct usdt__outer *outer,
 	c->value_sz = value_sz;
 	c->stride = (value_sz + 7) & ~7U;
 	c->per = per;
-	c->aux_sz = aux_sz;
 	c->max_chunks = max;
 	/* Every index fits in 32 bits, less one for "none". */
 	c->cap = (uint64_t)max * per >= UINT32_MAX ? UINT32_MAX - 1 : max * per;
@@ -216,12 +215,10 @@ int usdt__chunks_open(struct usdt__chunks *c, const struct usdt__outer *outer,
 	 * that a big outer array costs nothing until it fills. */
 	c->room = max < 4 ? (max ? max : 1) : 4;
 	c->mem = calloc(c->room, sizeof(*c->mem));
-	c->aux = calloc(c->room, sizeof(*c->aux));
 	c->fds = calloc(c->room, sizeof(*c->fds));
-	if (!c->mem || !c->aux || !c->fds) {
+	if (!c->mem || !c->fds) {
 		close(c->fd);
 		free(c->mem);
-		free(c->aux);
 		free(c->fds);
 		memset(c, 0, sizeof(*c));
 		return -ENOMEM;
@@ -253,11 +250,11 @@ static int chunk_create(const struct usdt__chunks *c, void **mem)
 	return fd;
 }
 
-/* Room in mem[], aux[] and fds[] for chunk k (< max_chunks), doubling. */
+/* Room in mem[] and fds[] for chunk k (< max_chunks), doubling. */
 static int chunks_room(struct usdt__chunks *c, uint32_t k)
 {
 	uint32_t n = c->room;
-	void **mem, **aux;
+	void **mem;
 	int *fds;
 
 	if (k < n)
@@ -268,10 +265,6 @@ static int chunks_room(struct usdt__chunks *c, uint32_t k)
 	if (!mem)
 		return -ENOMEM;
 	c->mem = mem;
-	aux = usdt__reallocarray(c->aux, n, sizeof(*aux));
-	if (!aux)
-		return -ENOMEM;
-	c->aux = aux;
 	fds = usdt__reallocarray(c->fds, n, sizeof(*fds));
 	if (!fds)
 		return -ENOMEM;
@@ -281,7 +274,7 @@ static int chunks_room(struct usdt__chunks *c, uint32_t k)
 }
 
 /*
- * Add chunk cnt: room on the free stack and for its bookkeeping first
+ * Add chunk cnt: room on the free stack first
  * (kept if a later step fails: harmless), then the map, held by its fd
  * until usdt__chunks_flush() puts it into the outer map with the others
  * of the attach. Nothing of it is left on failure.
@@ -289,7 +282,7 @@ static int chunks_room(struct usdt__chunks *c, uint32_t k)
 static int chunk_add(struct usdt__chunks *c, bool say)
 {
 	uint32_t k = c->cnt, inner_id, *nfree;
-	void *mem, *aux = NULL;
+	void *mem;
 	int fd, err;
 
 	if (k >= c->max_chunks)
@@ -300,8 +293,6 @@ static int chunk_add(struct usdt__chunks *c, bool say)
 	if (!nfree)
 		return -ENOMEM;
 	c->free = nfree;
-	if (c->aux_sz && !(aux = calloc(c->per, c->aux_sz)))
-		return -ENOMEM;
 	/* Chunk 0 in place: another store's, unless its owner released it
 	 * (usdt__slot0_is_free()). Only ENOENT says the slot is free: on any
 	 * other error a live chunk may be there. */
@@ -315,19 +306,16 @@ static int chunk_add(struct usdt__chunks *c, bool say)
 		else if (say)
 			pr_warn("cannot read slot %u of %s: %s\n", k, c->name,
 				usdt__errstr(err));
-		free(aux);
 		return err ? err : -EBUSY;
 	}
 	fd = chunk_create(c, &mem);
 	if (fd < 0) {
-		free(aux);
 		if (say)
 			fd_failed(c, "create a chunk of", fd);
 		return fd;
 	}
 	c->fds[k] = fd;
 	c->mem[k] = mem;
-	c->aux[k] = aux;
 	c->cnt++;
 	if (!k)
 		c->slot0_id = usdt__obj_id(fd);
@@ -562,8 +550,6 @@ void usdt__chunks_give(struct usdt__chunks *c, uint32_t i)
 		memset(usdt__chunks_at(c, i), 0, c->value_sz);
 	else
 		(void)usdt__chunks_write(c, i, zero);
-	if (c->aux_sz)
-		memset(usdt__chunks_aux(c, i), 0, c->aux_sz);
 	c->free[c->free_cnt++] = i;
 	c->live_cnt--;
 }
@@ -571,11 +557,6 @@ void usdt__chunks_give(struct usdt__chunks *c, uint32_t i)
 void *usdt__chunks_at(const struct usdt__chunks *c, uint32_t i)
 {
 	return (char *)c->mem[i / c->per] + (size_t)(i % c->per) * c->stride;
-}
-
-void *usdt__chunks_aux(const struct usdt__chunks *c, uint32_t i)
-{
-	return (char *)c->aux[i / c->per] + (size_t)(i % c->per) * c->aux_sz;
 }
 
 void usdt__chunks_close(struct usdt__chunks *c, bool reusable)
@@ -591,11 +572,9 @@ void usdt__chunks_close(struct usdt__chunks *c, bool reusable)
 			munmap(c->mem[k], c->chunk_sz);
 		if (c->fds[k] >= 0)
 			close(c->fds[k]);
-		free(c->aux[k]);
 	}
 	close(c->fd);
 	free(c->mem);
-	free(c->aux);
 	free(c->fds);
 	free(c->pend_idx);
 	free(c->pend_val);

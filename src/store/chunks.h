@@ -22,7 +22,7 @@
 struct usdt__chunks {
 	char name[16]; /* the outer map's, for messages */
 	int fd;	       /* the outer map, dup()ed */
-	uint32_t value_sz, stride, per, aux_sz;
+	uint32_t value_sz, stride, per;
 	uint32_t max_chunks; /* the outer map's entries */
 	uint32_t cap;	     /* most indexes handed out at once */
 	uint32_t cnt;	     /* chunks created */
@@ -32,7 +32,7 @@ struct usdt__chunks {
 	int *fds;	     /* [room]: held until the chunk is in the outer
 				 * map, and after it for chunks not mapped;
 				 * else -1 */
-	uint32_t room;	     /* entries of mem[], fds[] and aux[] */
+	uint32_t room;	     /* entries of mem[] and fds[] */
 	bool mapped;
 	uint32_t outer_id; /* kernel IDs: the outer map's, */
 	uint32_t slot0_id; /* chunk 0's (see usdt__slot0_free()) */
@@ -40,7 +40,6 @@ struct usdt__chunks {
 	uint32_t *pend_idx;
 	void *pend_val; /* stride bytes each */
 	uint32_t pend_cnt, pend_cap;
-	void **aux;	/* [room]: aux_sz bytes per index */
 	uint32_t next;	/* indexes below were handed out once */
 	uint32_t *free; /* stack; reused first */
 	uint32_t free_cnt;
@@ -65,11 +64,11 @@ static inline struct usdt__outer usdt__outer_of(const struct bpf_map *map)
  * the array of maps named map; -ENOENT if it is not one. */
 int usdt__inner_def(const struct btf *btf, const char *map, uint32_t *per,
 		    uint32_t *value_sz);
-/* Open outer's chunks (none created yet); aux_sz bytes of bookkeeping per
- * index; cap 0: as many as the outer map holds. */
+/* Open outer's chunks (none created yet); cap 0: as many as the outer map
+ * holds. */
 int usdt__chunks_open(struct usdt__chunks *c, const struct usdt__outer *outer,
-		      uint32_t value_sz, uint32_t per, uint32_t aux_sz,
-		      uint32_t cap, bool mapped);
+		      uint32_t value_sz, uint32_t per, uint32_t cap,
+		      bool mapped);
 /* The largest value of chunks not mapped. */
 #define USDT__CHUNK_VALUE_MAX 256
 /* Write or read index i's value: in place, or through the chunk's fd (0
@@ -88,11 +87,10 @@ int usdt__chunks_flush_writes(struct usdt__chunks *c);
  * -E2BIG past the cap, -EBUSY if the outer map already holds the chunk
  * (another manager's), or the error of creating it. */
 int usdt__chunks_take(struct usdt__chunks *c, uint32_t *i);
-/* Zero index i's value and bookkeeping and free it. */
+/* Zero index i's value and free it. */
 void usdt__chunks_give(struct usdt__chunks *c, uint32_t i);
 /* Index i's value in a mapped chunk. */
 void *usdt__chunks_at(const struct usdt__chunks *c, uint32_t i);
-void *usdt__chunks_aux(const struct usdt__chunks *c, uint32_t i);
 /*
  * Room for n more indexes without a new chunk, where there is not already:
  * at least twice the chunks there are, up to the cap and at most max_new

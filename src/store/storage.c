@@ -42,7 +42,7 @@ int usdt__storage_get(struct usdt__storage *st, const void *init,
 
 	if (!st->slots.mem) {
 		err = usdt__chunks_open(&st->slots, &st->outer, st->value_sz,
-					st->per, 0, st->cap, true);
+					st->per, st->cap, true);
 		if (err)
 			return err;
 	}

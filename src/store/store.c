@@ -70,7 +70,25 @@ static uint32_t spec_hash(const struct usdt_spec *spec)
 static struct usdt__spec_aux *spec_aux(const struct usdt__store *st,
 				       uint32_t id)
 {
-	return usdt__chunks_aux(&st->specs, id);
+	return &st->aux[id];
+}
+
+/* Bookkeeping for the next ID too (specs.next), doubling: what the next
+ * usdt__chunks_take() gives has its aux. */
+static int aux_room(struct usdt__store *st)
+{
+	uint32_t n = st->aux_cap ? st->aux_cap * 2 : USDT_SPEC_CHUNK;
+	struct usdt__spec_aux *aux;
+
+	if (st->specs.next < st->aux_cap)
+		return 0;
+	aux = usdt__reallocarray(st->aux, n, sizeof(*aux));
+	if (!aux)
+		return -ENOMEM;
+	memset(aux + st->aux_cap, 0, (size_t)(n - st->aux_cap) * sizeof(*aux));
+	st->aux = aux;
+	st->aux_cap = n;
+	return 0;
 }
 
 /*
@@ -111,8 +129,7 @@ static int specs_init(struct usdt__store *st)
 
 	err = usdt__chunks_open(&st->specs, &st->specs_outer,
 				sizeof(struct usdt_spec), USDT_SPEC_CHUNK,
-				sizeof(struct usdt__spec_aux), st->max_specs,
-				false);
+				st->max_specs, false);
 	if (err)
 		return err;
 	buckets_grow(st);
@@ -146,7 +163,9 @@ int usdt__spec_get(struct usdt__store *st, const struct usdt_spec *spec)
 		}
 	}
 
-	err = usdt__chunks_take(&st->specs, &id);
+	err = aux_room(st);
+	if (!err)
+		err = usdt__chunks_take(&st->specs, &id);
 	if (err)
 		return err;
 	/* No uprobe refers to the ID yet. */
@@ -207,6 +226,7 @@ int usdt__spec_put(struct usdt__store *st, int id)
 	}
 	/* Zeroed (a stale cookie reads "no spec") and freed. */
 	usdt__chunks_give(&st->specs, (uint32_t)id);
+	memset(aux, 0, sizeof(*aux));
 	return 0;
 }
 
@@ -307,6 +327,7 @@ static void store_release(struct usdt__store *st)
 		usdt_file__close(st->files[i]);
 	free(st->ext);
 	free(st->buckets);
+	free(st->aux);
 	free(st);
 }
 

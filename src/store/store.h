@@ -18,7 +18,7 @@
 #define USDT__FILE_CACHE 4
 
 /*
- * One spec ID's bookkeeping, beside its spec in the chunk.
+ * One spec ID's bookkeeping (the store's aux[]; its spec is in the chunk).
  * Invariant: refcnt > 0 iff the ID is live, its spec is in the map and it
  * is on its hash chain (bucket hash & (bucket_cnt - 1)).
  */
@@ -66,9 +66,12 @@ struct usdt__store {
 	/* The files read lately, newest first (src/attach/target.c). */
 	struct usdt_file *files[USDT__FILE_CACHE];
 
-	/* Spec IDs: the chunks opened at the first attach. */
+	/* Spec IDs: the chunks opened at the first attach, and the
+	 * bookkeeping of every ID below specs.next (aux[id]). */
 	uint32_t max_specs; /* the cap (opts or the object's), or 0 */
 	struct usdt__chunks specs;
+	struct usdt__spec_aux *aux;
+	uint32_t aux_cap;
 	int32_t *buckets;    /* hash of spec content -> first ID */
 	uint32_t bucket_cnt; /* a power of two */
 	uint32_t live_cnt;
