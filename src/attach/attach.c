@@ -483,42 +483,6 @@ static int attach_specs(struct attach_ctx *c, struct usdt_link *link,
 	return err ? err : got < 0 ? (int)got : attach_found(c);
 }
 
-/*
- * Where the specs have no room for this attach: room for every call site
- * of its file (an upper bound of its specs), so that the file's other
- * names attach with no new chunk, and so with no RCU grace period (the
- * chunks of one attach go into the outer map in one batch, which waits
- * once). Before Linux 6.8 a batch waits once per entry: there, chunks
- * are made only as specs need them. Each chunk of specs holds a
- * descriptor: at most half the room the soft RLIMIT_NOFILE leaves goes
- * to chunks made ahead of need.
- */
-static void reserve_specs(const struct attach_ctx *c)
-{
-	size_t want = c->file->probe_cnt > c->matched ? c->file->probe_cnt :
-							c->matched;
-	uint64_t max_new = UINT32_MAX;
-	struct rlimit rl;
-	long used;
-
-	if (!c->feat->outer_batch_one_wait ||
-	    usdt__spec_room(c->st, c->matched))
-		return;
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
-	    (used = usdt__open_fds_below(rl.rlim_cur)) >= 0) {
-		uint64_t left = rl.rlim_cur > (rlim_t)used ?
-					rl.rlim_cur - (rlim_t)used :
-					0;
-		uint64_t sites = (uint64_t)c->matched * c->maker->fds_per_site;
-
-		left = left > sites ? left - sites : 0;
-		max_new = left / 2;
-	}
-	usdt__spec_reserve(c->st, want,
-			   max_new > UINT32_MAX ? UINT32_MAX :
-						  (uint32_t)max_new);
-}
-
 /* Everything after the file is known; c is prepared. */
 static struct usdt_link *attach_sites(struct attach_ctx *c)
 {
@@ -538,7 +502,11 @@ static struct usdt_link *attach_sites(struct attach_ctx *c)
 		err = -ENOMEM;
 		goto out;
 	}
-	reserve_specs(c);
+	/* Room for every call site of the file (an upper bound of its
+	 * specs), so that its other names attach with no new chunk: no
+	 * RCU grace period. */
+	usdt__spec_reserve(c->st, c->matched, c->file->probe_cnt,
+			   (uint64_t)c->matched * c->maker->fds_per_site);
 	err = attach_specs(c, link, refs, cookies);
 	/* The new specs and storage are in the maps before any uprobe can
 	 * read them. */

@@ -4,7 +4,6 @@
  * link (Linux 6.6) for all the sites of an attach, whose fd the link
  * holds, or one perf uprobe per site, made through libbpf.
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -12,6 +11,7 @@
 #include <bpf/libbpf.h>
 
 #include "attach/link.h"
+#include "proc/proc.h"
 
 /*
  * File descriptors a perf uprobe takes: libbpf's perf event, and the BPF
@@ -19,30 +19,6 @@
  * takes one, so this counts high there).
  */
 #define FDS_PER_PERF_SITE 2
-
-/* Open descriptors below limit (the ones that use up the limit's room),
- * or -1 when /proc cannot say. */
-long usdt__open_fds_below(rlim_t limit)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	long n = 0;
-	int self;
-
-	if (!d)
-		return -1;
-	self = dirfd(d);
-	while ((e = readdir(d))) {
-		char *end;
-		long fd = strtol(e->d_name, &end, 10);
-
-		if (e->d_name[0] != '.' && !*end && fd != self &&
-		    (rlim_t)fd < limit)
-			n++;
-	}
-	closedir(d);
-	return n;
-}
 
 /*
  * Room for the descriptors of c->cnt perf uprobes under the soft

@@ -112,8 +112,6 @@ extern const struct usdt__link_maker usdt__maker_multi, usdt__maker_perf;
 extern const struct usdt__link_maker usdt__maker_ext;
 
 /* kernel.c */
-/* Open descriptors below limit, or -1 when /proc cannot say. */
-long usdt__open_fds_below(rlim_t limit);
 /* Why the kernel may have refused sites with semaphores (refs) with err,
  * or "". */
 const char *usdt__clash_hint(int err, const uint64_t *refs, size_t n);

@@ -38,6 +38,7 @@
  * places stack addresses in its mappings (anonymous ones are given too,
  * to a caller that asks: usdt__maps_next_any()).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -399,4 +400,26 @@ bool usdt__proc_gone(pid_t pid)
 	/* "PID (COMM) S ...": COMM may hold ')' itself. */
 	paren = strrchr(buf, ')');
 	return !paren || paren[1] != ' ' || paren[2] == 'Z' || paren[2] == 'X';
+}
+
+long usdt__open_fds_below(rlim_t limit)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	long n = 0;
+	int self;
+
+	if (!d)
+		return -1;
+	self = dirfd(d);
+	while ((e = readdir(d))) {
+		char *end;
+		long fd = strtol(e->d_name, &end, 10);
+
+		if (e->d_name[0] != '.' && !*end && fd != self &&
+		    (rlim_t)fd < limit)
+			n++;
+	}
+	closedir(d);
+	return n;
 }

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 struct usdt_file;
@@ -107,5 +108,9 @@ int usdt__file_map_id(const struct usdt_file *file,
 /* Has process pid ended: gone, unknown, or a zombie (state Z or X in
  * /proc/PID/stat)? For the attach, and the tool without a pidfd. */
 bool usdt__proc_gone(pid_t pid);
+
+/* This process's open descriptors below limit (the ones that use up the
+ * limit's room), or -1 when /proc cannot say. */
+long usdt__open_fds_below(rlim_t limit);
 
 #endif /* __LIBUSDT_PROCMAP_H */

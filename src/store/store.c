@@ -47,6 +47,7 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -57,6 +58,7 @@
 
 #include "reader/reader.h"
 #include "base/base.h"
+#include "proc/proc.h"
 #include "store/store.h"
 
 /* ---------------------------------------------------------------------- */
@@ -183,19 +185,35 @@ int usdt__spec_get(struct usdt__store *st, const struct usdt_spec *spec)
 	return (int)id;
 }
 
-bool usdt__spec_room(struct usdt__store *st, size_t n)
+/* At most half the descriptors the soft RLIMIT_NOFILE leaves once used
+ * more are open: UINT32_MAX where there is no limit or /proc cannot say. */
+static uint32_t chunks_fd_room(uint64_t used)
 {
-	if (st->specless || n == 0)
-		return true;
-	if (!st->specs.mem && specs_init(st))
-		return true; /* usdt__spec_get() says why */
-	return usdt__chunks_room_left(&st->specs) >= n;
+	struct rlimit rl;
+	uint64_t left;
+	long open;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY ||
+	    (open = usdt__open_fds_below(rl.rlim_cur)) < 0)
+		return UINT32_MAX;
+	left = rl.rlim_cur > (rlim_t)open ? rl.rlim_cur - (rlim_t)open : 0;
+	left = left > used ? left - used : 0;
+	return left / 2 > UINT32_MAX ? UINT32_MAX : (uint32_t)(left / 2);
 }
 
-void usdt__spec_reserve(struct usdt__store *st, size_t n, uint32_t max_new)
+/* Before Linux 6.8 a batch into an array of maps waits once per entry:
+ * there, chunks are made only as specs need them. */
+void usdt__spec_reserve(struct usdt__store *st, size_t n, size_t want,
+			uint64_t site_fds)
 {
-	if (st->specs.mem)
-		usdt__chunks_reserve(&st->specs, n, max_new);
+	if (st->specless || !n || !usdt__features()->outer_batch_one_wait)
+		return;
+	if (!st->specs.mem && specs_init(st))
+		return; /* usdt__spec_get() says why */
+	if (usdt__chunks_room_left(&st->specs) >= n)
+		return;
+	usdt__chunks_reserve(&st->specs, want > n ? want : n,
+			     chunks_fd_room(site_fds));
 }
 
 int usdt__store_flush(struct usdt__store *st)

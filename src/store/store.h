@@ -88,12 +88,17 @@ struct usdt__store {
  * cap, or the error of creating a chunk; nothing is taken on error.
  */
 int usdt__spec_get(struct usdt__store *st, const struct usdt_spec *spec);
-/* Can n more specs be had without a new chunk? (Opens the chunks at the
- * first call; a store of no maps always can.) */
-bool usdt__spec_room(struct usdt__store *st, size_t n);
-/* Room for n more specs, best effort, in at most max_new new chunks
- * (usdt__chunks_reserve()). */
-void usdt__spec_reserve(struct usdt__store *st, size_t n, uint32_t max_new);
+/*
+ * Before the specs of n sites are taken (the chunks are opened at the first
+ * call): where the kernel puts a batch into an array of maps with one wait
+ * (Linux 6.8) and n do not fit the chunks there are, room for want (the
+ * file's sites, at least n), best effort, so that the file's later
+ * attaches need no new chunk (usdt__chunks_reserve()). New chunks take at
+ * most half the descriptors that the soft RLIMIT_NOFILE leaves once the
+ * sites' own (site_fds) are open.
+ */
+void usdt__spec_reserve(struct usdt__store *st, size_t n, size_t want,
+			uint64_t site_fds);
 /* The new chunks of specs and storage into their outer maps, and the
  * specs written: one batch each (usdt__chunks_flush()). */
 int usdt__store_flush(struct usdt__store *st);
