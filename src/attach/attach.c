@@ -333,7 +333,7 @@ static int add_ip(const struct attach_ctx *c, struct usdt_link *link,
 		return err;
 	}
 	key = (long)abs;
-	err = usdt__ipmap_add(&c->st->ips, usdt__ip_outer_fd(c->st), key, val);
+	err = usdt__ipmap_add(&c->st->ips, c->st->ip_outer.fd, key, val);
 	if (err) {
 		pr_warn("%s:%s: cannot add IP 0x%lx to the IP map: %s%s\n",
 			p->provider, p->name, key, usdt__errstr(err),
@@ -464,8 +464,7 @@ static int attach_specs(struct attach_ctx *c, struct usdt_link *link,
 	int err = 0;
 
 	if (c->use_ip &&
-	    (err = usdt__ipmap_reserve(&c->st->ips, usdt__ip_outer_fd(c->st),
-				       n))) {
+	    (err = usdt__ipmap_reserve(&c->st->ips, c->st->ip_outer.fd, n))) {
 		if (err == -E2BIG)
 			pr_warn("%s:%s: no room for %zu more IP-map entries (%u in use, at most %u: raise usdt_manager_opts.max_ips or USDT_MAX_IP_CNT)\n",
 				c->provider, c->name, c->matched,

@@ -105,13 +105,6 @@ int usdt__store_flush(struct usdt__store *st);
 /* Drop a reference; at zero the map entry is zeroed and the ID freed.
  * Returns 0. */
 int usdt__spec_put(struct usdt__store *st, int id);
-/* The fd of the store's IP map outer array (the object's, borrowed); -1
- * before the object is loaded. */
-static inline int usdt__ip_outer_fd(const struct usdt__store *st)
-{
-	return st->ip_outer.fd;
-}
-
 /* Is this a copy of the manager in a child of its owner? */
 static inline bool usdt__store_forked(const struct usdt__store *st)
 {
