@@ -16,7 +16,11 @@
  * kernel which of them still run (ext_alive()): before an attach once
  * the records have doubled since the last sweep or spec IDs run short
  * (ext_room()), and when a manager that adopted them is freed
- * (src/manager.c). libbpf before 1.3 cannot make a
+ * (src/manager.c). A link released through its last pin is the kernel's
+ * work queue's: its ID goes before its uprobes do, so its last hits may
+ * read specs given back here and taken again (test_native's
+ * test_reclaim_caps waits that out); no ID says when the uprobes are
+ * gone. libbpf before 1.3 cannot make a
  * uprobe_multi link for a program at all: libusdt makes one and hands it
  * over through a pin in a BPF file system of its own (ext_multi()).
  */
