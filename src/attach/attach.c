@@ -18,7 +18,6 @@
 #include <elf.h>
 #include <limits.h>
 #include <stdio.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "reader/reader.h"

@@ -11,8 +11,6 @@
 #ifndef __LIBUSDT_ATTACH_LINK_H
 #define __LIBUSDT_ATTACH_LINK_H
 
-#include <sys/resource.h>
-
 #include <bpf/bpf.h>
 
 #include "reader/reader.h"

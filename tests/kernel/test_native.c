@@ -655,7 +655,8 @@ static void sys_admin(bool on)
 }
 
 /*
- * fire_more(), once cap:more gives hits within 5 s: the kernel releases
+ * fire_more(), once a firing of cap:more counts hits (tried for 5 s at
+ * most; then fire_more() fails on the count): the kernel releases
  * a link after the unlink of its last pin from a work queue, and it drops
  * the link's ID (what the iterator and the library see) before it
  * unregisters the link's uprobes, which fire until then.
