@@ -34,7 +34,8 @@
  * verifies once each; with it, they are verified at every call, like
  * libbpf's.
  *
- * What may be defined before the include: the limits below,
+ * What may be defined before the include: the limits below (and
+ * USDT_SPEC_HEAD_CNT),
  * USDT_STORAGE_TYPE (bpf_usdt_storage()), USDT_NO_ARG_HINT (bpf_usdt_arg())
  * and USDT_STATIC_SUBPROGS.
  */
@@ -48,19 +49,25 @@
 #include <bpf/bpf_tracing.h>
 
 /*
- * Limits. Capacity grows on demand: the spec map is an array of chunks of
- * 256 specs, which the manager creates as spec IDs are handed out (from
- * Linux 6.8, for a file's every call site at its first attach), and the IP
- * map a hash it creates at the first attach without cookies and doubles as
- * it fills (usdt_spec.h). An object attaching a few probes of a small file
- * holds one chunk (about 63 KB of kernel memory with the outer arrays,
- * what libbpf's default spec map costs). The limits below, under our names
- * or libbpf's, hold unless set lower (or higher) before the include, or by
- * usdt_manager_opts before load; past them, attach fails with -E2BIG.
- * Without a manager (a skeleton's __attach(), usdt_program__attach()) the
- * spec limit is the outer array's whole chunks: a multiple of 256, such as
- * libbpf's 256, is exact, another is rounded up to one.
+ * Limits. The first USDT_SPEC_HEAD_CNT spec IDs live in a plain array
+ * that exists from load (about 230 KB of kernel memory at 1024 specs, 224
+ * bytes each; libbpf's default spec map of 256 costs 57 KB): attaching
+ * within it waits for no RCU grace period. Past it, capacity grows on
+ * demand: an array of chunks of 256 specs, which the manager creates as
+ * spec IDs are handed out (from Linux 6.8, for a file's every call site at
+ * its first attach, one grace period), and the IP map a hash it creates at
+ * the first attach without cookies and doubles as it fills (usdt_spec.h).
+ * The limits below, under our names or libbpf's, hold unless set lower (or
+ * higher) before the include, or by usdt_manager_opts before load (a
+ * max_specs below the head shrinks the head to it); past them, attach
+ * fails with -E2BIG. Without a manager (a skeleton's __attach(),
+ * usdt_program__attach()) the spec limit is the head plus the outer
+ * array's whole chunks, at least one: USDT_MAX_SPEC_CNT 256, libbpf's
+ * default, gives 512.
  */
+#ifndef USDT_SPEC_HEAD_CNT
+#define USDT_SPEC_HEAD_CNT 1024
+#endif
 #ifndef USDT_MAX_SPEC_CNT
 #ifdef BPF_USDT_MAX_SPEC_CNT
 #define USDT_MAX_SPEC_CNT BPF_USDT_MAX_SPEC_CNT

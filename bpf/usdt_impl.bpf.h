@@ -132,16 +132,35 @@
 #endif
 #endif
 
+/* The head's specs (usdt_spec.h), at most USDT_MAX_SPEC_CNT. */
+#define __USDT_HEAD_CNT                                             \
+	(USDT_SPEC_HEAD_CNT < USDT_MAX_SPEC_CNT ? USDT_SPEC_HEAD_CNT : \
+						  USDT_MAX_SPEC_CNT)
+/* The outer array's chunks: the specs past the head, at least one (an
+ * array has an entry). */
+#define __USDT_SPEC_CHUNKS                                              \
+	(USDT_MAX_SPEC_CNT > __USDT_HEAD_CNT ?                          \
+		 (USDT_MAX_SPEC_CNT - __USDT_HEAD_CNT + USDT_SPEC_CHUNK - 1) / \
+			 USDT_SPEC_CHUNK :                              \
+		 1)
+
 /*
- * Spec ID -> spec, in chunks of USDT_SPEC_CHUNK that the manager creates
- * as IDs are handed out (usdt_spec.h): an object attaching a few probes
- * holds one chunk. Written only by libusdt.
+ * Spec ID -> spec: IDs below usdt__spec_head_cnt in the head, the others
+ * in chunks of USDT_SPEC_CHUNK that the manager creates as IDs are handed
+ * out (usdt_spec.h). Written only by libusdt.
  */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	/* Entry __USDT_HEAD_CNT: the owner's token, not a spec. */
+	__uint(max_entries, __USDT_HEAD_CNT + 1);
+	__type(key, __u32);
+	__type(value, char[sizeof(struct usdt_spec)]);
+} usdt__spec_head SEC(".maps") __weak;
+
 /* clang-format off */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries,
-	       (USDT_MAX_SPEC_CNT + USDT_SPEC_CHUNK - 1) / USDT_SPEC_CHUNK);
+	__uint(max_entries, __USDT_SPEC_CHUNKS);
 	__type(key, __u32);
 	__array(values, struct {
 		__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -180,6 +199,9 @@ struct {
 /* The limits, exact (the outer arrays hold whole chunks); the manager
  * reads them, and usdt_manager_opts overrides them before load. */
 const volatile __u32 usdt__max_specs __weak = USDT_MAX_SPEC_CNT;
+/* The head's specs; the manager writes it, and the head's size, before
+ * load. */
+const volatile __u32 usdt__spec_head_cnt __weak = __USDT_HEAD_CNT;
 const volatile __u32 usdt__max_ips __weak = USDT_MAX_IP_CNT;
 
 /* Set by libbpf at load time: can the kernel give a program its cookie? */
@@ -471,8 +493,8 @@ static __always_inline struct usdt_ip_val *__usdt_ip_val(const void *src,
 /*
  * The spec of the call site that fired, or NULL. With a cookie, the
  * manager put the spec ID + 1 in its low 32 bits; a zero cookie means the
- * attach used the IP map, keyed by the PC. Two array lookups, both
- * inlined by the kernel: the chunk, then the spec in it.
+ * attach used the IP map, keyed by the PC. In the head one array lookup,
+ * past it two, all inlined by the kernel: the chunk, then the spec in it.
  */
 static __always_inline const struct usdt_spec *
 __usdt_spec(__USDT_CTX *ctx, const void *src, int from_ctx)
@@ -497,8 +519,10 @@ __usdt_spec(__USDT_CTX *ctx, const void *src, int from_ctx)
 			return 0;
 		id = ip_id->spec_id;
 	}
-	chunk = (__u32)id / USDT_SPEC_CHUNK;
-	idx = (__u32)id % USDT_SPEC_CHUNK;
+	if ((__u32)id < usdt__spec_head_cnt)
+		return bpf_map_lookup_elem(&usdt__spec_head, &id);
+	chunk = ((__u32)id - usdt__spec_head_cnt) / USDT_SPEC_CHUNK;
+	idx = ((__u32)id - usdt__spec_head_cnt) % USDT_SPEC_CHUNK;
 	specs = bpf_map_lookup_elem(&usdt__specs, &chunk);
 	return specs ? bpf_map_lookup_elem(specs, &idx) : 0;
 }
@@ -619,33 +643,6 @@ static __always_inline int __usdt_read_arg(const void *src, int from_ctx,
 	return -(int)(a->fast & USDT_FAST_ERRNO_MASK);
 }
 
-/*
- * Argument arg_num of the call site whose spec is spec (NULL: -ESRCH) into
- * *res, with registers from src; see bpf_usdt_arg().
- */
-static __always_inline int __usdt_read(const void *src, int from_ctx,
-				       const struct usdt_spec *spec,
-				       __u64 arg_num, long *res)
-{
-	const struct usdt_arg_spec *a;
-
-	if (!res)
-		return -EINVAL;
-	if (!spec)
-		return -ESRCH;
-	/* One register, checked and then indexed with: clang would reload
-	 * a spilled arg_num for each, and verifiers before 6.3 or so do
-	 * not carry the bound from one reload to the next. */
-	asm volatile("" : "+r"(arg_num));
-	if (arg_num >= USDT_MAX_ARG_CNT || arg_num >= spec->arg_cnt)
-		return -ENOENT;
-	/* The argument's address, kept in one register: clang would
-	 * otherwise compute it again from spec and arg_num at each use. */
-	a = &spec->args[arg_num];
-	asm volatile("" : "+r"(a));
-	return __usdt_read_arg(src, from_ctx, a, res);
-}
-
 /* The window's bytes (usdt_spec.h), as words. */
 struct usdt__win_buf {
 	__u64 w[USDT_WIN_MAX / 8];
@@ -745,10 +742,39 @@ __USDT_FN int usdt__read(const struct usdt__regs *regs,
 	return 0;
 }
 
+/*
+ * Argument arg_num of the call site whose spec is spec, from the context,
+ * into *res; see bpf_usdt_arg(). A function of its own: the spec comes
+ * from one of two maps (the head or a chunk, usdt_spec.h), and a verifier
+ * walks what follows a lookup once for each map, but what is behind a
+ * global function's pointer argument once.
+ */
+__USDT_FN int usdt__arg_of(__USDT_CTX *ctx, const struct usdt_spec *spec,
+			   __u64 arg_num, long *res)
+{
+	const struct usdt_arg_spec *a;
+
+	if (!spec || !res)
+		return -EINVAL;
+	/* One register, checked and then indexed with: clang would reload
+	 * a spilled arg_num for each, and verifiers before 6.3 or so do
+	 * not carry the bound from one reload to the next. */
+	asm volatile("" : "+r"(arg_num));
+	if (arg_num >= USDT_MAX_ARG_CNT || arg_num >= spec->arg_cnt)
+		return -ENOENT;
+	/* The argument's address, kept in one register: clang would
+	 * otherwise compute it again from spec and arg_num at each use. */
+	a = &spec->args[arg_num];
+	asm volatile("" : "+r"(a));
+	return __usdt_read_arg(ctx, 1, a, res);
+}
+
 /* The global functions behind libbpf's names. */
 __USDT_FN int usdt__arg(__USDT_CTX *ctx, __u64 arg_num, long *res)
 {
-	return __usdt_read(ctx, 1, __usdt_spec(ctx, ctx, 1), arg_num, res);
+	const struct usdt_spec *spec = __usdt_spec(ctx, ctx, 1);
+
+	return spec ? usdt__arg_of(ctx, spec, arg_num, res) : -ESRCH;
 }
 
 __USDT_FN int usdt__arg_cnt(__USDT_CTX *ctx)
@@ -852,27 +878,22 @@ _Static_assert(USDT_MAX_ARG_CNT == 12 &&
 	       "arg_win is three aligned words");
 
 /*
- * The first cnt arguments into vals, for BPF_USDT(): one context copy and
- * one spec lookup for all of them. Always returns 0 (BPF_USDT() has no
- * use for an error, and one return value saves a stack slot and three
- * instructions).
+ * The first cnt arguments of the call site whose spec is spec into vals,
+ * with registers from regs: usdt__args() once it has the spec, a function
+ * of its own for the reason usdt__arg_at() is.
  */
-__USDT_FN int usdt__args(__USDT_CTX *ctx, struct usdt__vals *vals, __u64 cnt)
+__USDT_FN int usdt__args_of(const struct usdt__regs *regs,
+			    const struct usdt_spec *spec,
+			    struct usdt__vals *vals, __u64 cnt)
 {
 	const struct usdt_arg_spec *a;
-	const struct usdt_spec *spec;
 	__u32 aws[USDT_MAX_ARG_CNT / 4];
 	struct usdt__win_buf win;
-	struct usdt__regs regs;
 	const __u8 *aw;
 	__s64 n;
 	long *v;
 
-	/* Nothing to tell the caller: what cannot be read stays 0. */
-	if (!vals || __usdt_copy_regs(ctx, &regs))
-		return 0;
-	spec = __usdt_spec(ctx, &regs, 0);
-	if (!spec)
+	if (!regs || !spec || !vals)
 		return 0;
 	n = spec->arg_cnt;
 	if (n > cnt)
@@ -887,7 +908,7 @@ __USDT_FN int usdt__args(__USDT_CTX *ctx, struct usdt__vals *vals, __u64 cnt)
 	 * no spill. The empty asm hides n's sign from clang, which would
 	 * otherwise test n + 1 > 1 (an instruction more).
 	 */
-	__usdt_arg_wins(spec, __usdt_win_read(&regs, spec, &win), aws);
+	__usdt_arg_wins(spec, __usdt_win_read(regs, spec, &win), aws);
 	a = spec->args;
 	aw = (const __u8 *)aws;
 	v = vals->v;
@@ -896,11 +917,31 @@ __USDT_FN int usdt__args(__USDT_CTX *ctx, struct usdt__vals *vals, __u64 cnt)
 	 * context copy shares). Clang keeps it as it is either way. */
 #pragma GCC unroll 1
 	while (n > 0) {
-		usdt__read(&regs, a++, v++, &win, *aw++);
+		usdt__read(regs, a++, v++, &win, *aw++);
 		n--;
 		asm volatile("" : "+r"(n));
 	}
 	return 0;
+}
+
+/*
+ * The first cnt arguments into vals, for BPF_USDT(): one context copy and
+ * one spec lookup for all of them. Always returns 0 (BPF_USDT() has no
+ * use for an error, and one return value saves a stack slot and three
+ * instructions).
+ */
+__USDT_FN int usdt__args(__USDT_CTX *ctx, struct usdt__vals *vals, __u64 cnt)
+{
+	const struct usdt_spec *spec;
+	struct usdt__regs regs;
+
+	/* Nothing to tell the caller: what cannot be read stays 0. */
+	if (!vals || __usdt_copy_regs(ctx, &regs))
+		return 0;
+	spec = __usdt_spec(ctx, &regs, 0);
+	if (!spec)
+		return 0;
+	return usdt__args_of(&regs, spec, vals, cnt);
 }
 
 #ifdef USDT_STORAGE_TYPE

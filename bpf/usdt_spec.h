@@ -27,16 +27,23 @@
  * object whose version differs: change it with any change to this file that
  * the BPF side can see.
  */
-#define USDT_SPEC_LAYOUT 6
+#define USDT_SPEC_LAYOUT 7
 
 /*
- * Capacity on demand (layout 3). The spec map is an array of maps: spec
- * ID id is entry id % USDT_SPEC_CHUNK of chunk id / USDT_SPEC_CHUNK, an
- * mmapable array the manager creates when it hands out the chunk's first
- * ID. The IP map is an array of one map, a hash the manager creates at the
- * first IP-map attach and replaces by one twice as big when it fills.
- * Storage slots are chunked like specs, USDT_STORAGE_CHUNK(value size)
- * values a chunk (about a page).
+ * Capacity on demand (layout 3), after a head (layout 7). Spec IDs below
+ * h (usdt__spec_head_cnt, USDT_SPEC_HEAD_CNT unless the manager set it
+ * lower before load) are entries of usdt__spec_head, a plain array of
+ * h + 1 specs that is there from load: writing it waits for nothing.
+ * Entry h is no spec: it holds the owning store's token (see
+ * src/store/chunks.c). Past the head, the spec map is an array of maps:
+ * spec ID id is entry (id - h) % USDT_SPEC_CHUNK of chunk
+ * (id - h) / USDT_SPEC_CHUNK, an array the manager creates when it hands
+ * out the chunk's first ID (each insert into the outer array waits for an
+ * RCU grace period). The IP map is an array of one map, a hash the
+ * manager creates at the first IP-map attach and replaces by one twice as
+ * big when it fills. Storage slots are chunked like specs past the head
+ * (storage has none), USDT_STORAGE_CHUNK(value size) values a chunk
+ * (about a page).
  */
 #define USDT_SPEC_CHUNK 256
 #define USDT_STORAGE_PAGE 4096

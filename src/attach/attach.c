@@ -560,6 +560,9 @@ struct usdt__store *usdt__manager_store(struct usdt_manager *man)
 		struct usdt__outer specs = usdt__outer_of(man->specs_map);
 		struct usdt__outer ips = usdt__outer_of(man->ip_map);
 
+		specs.head_fd = bpf_map__fd(man->spec_head);
+		specs.head_cnt = bpf_map__max_entries(man->spec_head) - 1;
+
 		usdt__store_bind(man->store, &specs, &ips);
 		if (man->storage_map)
 			man->store->storage.outer =

@@ -16,6 +16,7 @@ struct usdt_manager {
 	struct usdt__store *store;
 	struct bpf_object *obj;	   /* borrowed; NULL once freed */
 	struct bpf_map *specs_map; /* borrowed from obj */
+	struct bpf_map *spec_head; /* its head (usdt_spec.h) */
 	struct bpf_map *ip_map;
 	struct bpf_map *storage_map; /* NULL: none */
 	/* Links of usdt_manager__attach_all(), destroyed by free. */

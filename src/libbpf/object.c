@@ -92,22 +92,28 @@ static int rodata_u32(struct bpf_object *obj, const char *name, uint32_t *v)
 }
 
 /*
- * The maps must be the arrays of maps of this layout: chunks of
+ * The maps must be those of this layout: a head of specs, one entry more
+ * than usdt__spec_head_cnt says, and arrays of maps, chunks of
  * USDT_SPEC_CHUNK specs (an object whose header was edited, or a
- * hand-written one, could say layout 3 and have other maps).
+ * hand-written one, could say layout 7 and have other maps).
  */
 static int check_maps(struct usdt_manager *man)
 {
 	struct btf *btf = bpf_object__btf(man->obj);
-	uint32_t per = 0, sz = 0, ip_per, ip_sz;
+	uint32_t per = 0, sz = 0, ip_per, ip_sz, head_cnt = 0;
 
-	if (bpf_map__type(man->specs_map) != BPF_MAP_TYPE_ARRAY_OF_MAPS ||
+	if (!man->spec_head ||
+	    bpf_map__type(man->spec_head) != BPF_MAP_TYPE_ARRAY ||
+	    bpf_map__value_size(man->spec_head) != sizeof(struct usdt_spec) ||
+	    rodata_u32(man->obj, "usdt__spec_head_cnt", &head_cnt) ||
+	    bpf_map__max_entries(man->spec_head) != head_cnt + 1 ||
+	    bpf_map__type(man->specs_map) != BPF_MAP_TYPE_ARRAY_OF_MAPS ||
 	    bpf_map__type(man->ip_map) != BPF_MAP_TYPE_ARRAY_OF_MAPS ||
 	    usdt__inner_def(btf, "usdt__specs", &per, &sz) ||
 	    usdt__inner_def(btf, "usdt__ip2spec", &ip_per, &ip_sz) ||
 	    per != USDT_SPEC_CHUNK || sz != sizeof(struct usdt_spec) ||
 	    ip_sz != sizeof(struct usdt_ip_val)) {
-		pr_warn("BPF object '%s': usdt__specs/usdt__ip2spec are not the maps of this libusdt's usdt.bpf.h: rebuild it with that header\n",
+		pr_warn("BPF object '%s': usdt__spec_head/usdt__specs/usdt__ip2spec are not the maps of this libusdt's usdt.bpf.h: rebuild it with that header\n",
 			bpf_object__name(man->obj));
 		return -EPROTO;
 	}
@@ -334,6 +340,33 @@ static void set_caps(struct usdt_manager *man, uint32_t max_specs,
 			 cap_of(man, max_storage, "usdt__max_storage"));
 }
 
+/*
+ * Before load: the spec head and the outer arrays just big enough for the
+ * caps the user set. A cap below the head shrinks it, and the BPF side's
+ * usdt__spec_head_cnt with it; the outer array keeps one chunk (an array
+ * has an entry), which the cap leaves unused.
+ */
+static int size_specs(struct usdt_manager *man, uint32_t max_specs)
+{
+	uint32_t head = bpf_map__max_entries(man->spec_head) - 1;
+	struct rodata_val v = { "usdt__spec_head_cnt", max_specs };
+	int err;
+
+	if (!max_specs)
+		return 0;
+	if (max_specs < head) {
+		err = bpf_map__set_max_entries(man->spec_head, max_specs + 1);
+		if (err)
+			return err;
+		rodata_set(man, &v, 1);
+		head = max_specs;
+	}
+	return bpf_map__set_max_entries(
+		man->specs_map,
+		max_specs > head ? (max_specs - head - 1) / USDT_SPEC_CHUNK + 1 :
+				   1);
+}
+
 /* Before load: outer arrays just big enough for the caps the user set. */
 static int size_maps(struct usdt_manager *man, uint32_t max_specs,
 		     uint32_t max_storage)
@@ -341,10 +374,7 @@ static int size_maps(struct usdt_manager *man, uint32_t max_specs,
 	const struct usdt__storage *st = &man->store->storage;
 	int err;
 
-	if (max_specs &&
-	    (err = bpf_map__set_max_entries(man->specs_map,
-					    (max_specs - 1) / USDT_SPEC_CHUNK +
-						    1)))
+	if ((err = size_specs(man, max_specs)))
 		return err;
 	if (max_storage && st->per &&
 	    (err = bpf_map__set_max_entries(man->storage_map,
@@ -417,6 +447,7 @@ struct usdt_manager *usdt__manager_new(struct bpf_object *obj,
 	}
 	man->obj = obj;
 	man->specs_map = bpf_object__find_map_by_name(obj, "usdt__specs");
+	man->spec_head = bpf_object__find_map_by_name(obj, "usdt__spec_head");
 	man->ip_map = bpf_object__find_map_by_name(obj, "usdt__ip2spec");
 	if (!man->specs_map || !man->ip_map) {
 		pr_warn("BPF object '%s' has no usdt__specs/usdt__ip2spec maps: does it include usdt.bpf.h and call bpf_usdt_arg()?\n",

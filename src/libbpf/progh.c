@@ -52,6 +52,8 @@
 /* The maps a program's instructions name, and so what it reads. */
 struct prog_maps {
 	struct usdt__outer specs, ips;
+	int head_fd; /* the spec head's, or -1 */
+	uint32_t head_cnt;
 	uint32_t specs_id;
 	bool libbpf_hdr;
 };
@@ -76,6 +78,10 @@ static int note_map(struct prog_maps *pm, int fd)
 		pm->specs = (struct usdt__outer){ fd, info.max_entries,
 						  "usdt__specs" };
 		pm->specs_id = info.id;
+	} else if (!strcmp(info.name, "usdt__spec_head") &&
+		   info.type == BPF_MAP_TYPE_ARRAY && info.max_entries) {
+		pm->head_fd = fd;
+		pm->head_cnt = info.max_entries - 1;
 	} else if (!strcmp(info.name, "usdt__ip2spec") &&
 		   info.type == BPF_MAP_TYPE_ARRAY_OF_MAPS) {
 		pm->ips = (struct usdt__outer){ fd, info.max_entries,
@@ -98,7 +104,7 @@ static int prog_maps(const struct bpf_program *prog, struct prog_maps *pm)
 	int last = -1, err;
 
 	memset(pm, 0, sizeof(*pm));
-	pm->specs.fd = pm->ips.fd = -1;
+	pm->specs.fd = pm->ips.fd = pm->head_fd = -1;
 	for (i = 0; insn && i + 1 < n; i++) {
 		if (insn[i].code != (BPF_LD | BPF_DW | BPF_IMM))
 			continue;
@@ -111,6 +117,10 @@ static int prog_maps(const struct bpf_program *prog, struct prog_maps *pm)
 				return err;
 		}
 		i++; /* its second half */
+	}
+	if (pm->specs.fd >= 0 && pm->head_fd >= 0) {
+		pm->specs.head_fd = pm->head_fd;
+		pm->specs.head_cnt = pm->head_cnt;
 	}
 	return 0;
 }

@@ -2,20 +2,30 @@
 /*
  * Chunked arrays: the spec map and the storage map of bpf/usdt.bpf.h are
  * arrays of maps whose entries, mmapable arrays of `per` values each, are
- * created here when the first index in them is handed out. Value i lives
- * at entry i % per of chunk i / per; the BPF side does two array lookups,
- * both inlined by the kernel.
+ * created here when the first index in them is handed out. Without a
+ * head, value i lives at entry i % per of chunk i / per; the BPF side
+ * does two array lookups, both inlined by the kernel.
  *
- * Invariants: chunks 0 to cnt - 1 exist, sit in the outer map and are
- * either mapped at mem[k] (mapped chunks) or held by fds[k]; an index
- * below next is either taken or zero and on the free stack, which has room
- * for every index of every chunk. A mapped chunk is written in place (no
+ * Invariants: chunks 0 to cnt - 1 exist, sit in the outer map (after
+ * usdt__chunks_flush()) and are either mapped at mem[k] (mapped chunks)
+ * or held by fds[k]; an index below next is either taken or zero and on
+ * the free stack, which has room for every index of the head and of every
+ * chunk. (A head taken over from a released store may hold its old values
+ * at indexes not handed out yet: no link reads them.) A mapped chunk is written in place (no
  * syscall) and its descriptor closed at once: the outer map and the
  * mapping hold it. The storage map is mapped (its values are the user's to
  * read in place); the spec map is not: a mapping counts its pages in this
  * process's memory (224 bytes a spec), where a write through the chunk's
  * descriptor costs a syscall per chunk (a batch) and a descriptor per
  * 256 specs.
+ *
+ * The spec map has a head (usdt_spec.h): a plain array in the object,
+ * there from load, whose entries are indexes 0 to head_cnt - 1; chunk k
+ * then holds indexes head_cnt + k * per on. Writing the head waits for
+ * nothing, so a store that needs no more than the head never touches
+ * the outer map. Whose the head is says its last entry, the token: 0
+ * (never claimed), a token this process released (usdt__claim_is_free()),
+ * or another store's (EBUSY); the store that opens it writes its own.
  *
  * Chunks are never taken out: each update or delete of an outer map waits
  * for an RCU grace period (tens of milliseconds), and hits of links being
@@ -152,35 +162,92 @@ uint32_t usdt__obj_id(int fd)
 	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
 }
 
-#define SLOT0_KEPT 64
+#define CLAIMS_KEPT 64
 
-static pthread_mutex_t slot0_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct slot0 {
-	uint32_t outer_id, inner_id;
-} slot0_free[SLOT0_KEPT];
-static unsigned int slot0_next;
+static pthread_mutex_t claims_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct claim {
+	uint32_t map_id;
+	uint64_t token;
+} claims_free[CLAIMS_KEPT];
+static unsigned int claims_next;
 
-void usdt__slot0_free(uint32_t outer_id, uint32_t inner_id)
+void usdt__claim_free(uint32_t map_id, uint64_t token)
 {
-	if (!outer_id || !inner_id)
-		return; /* not known: the entry stays taken */
-	pthread_mutex_lock(&slot0_lock);
-	slot0_free[slot0_next++ % SLOT0_KEPT] =
-		(struct slot0){ outer_id, inner_id };
-	pthread_mutex_unlock(&slot0_lock);
+	pthread_mutex_lock(&claims_lock);
+	claims_free[claims_next++ % CLAIMS_KEPT] =
+		(struct claim){ map_id, token };
+	pthread_mutex_unlock(&claims_lock);
 }
 
-bool usdt__slot0_is_free(uint32_t outer_id, uint32_t inner_id)
+bool usdt__claim_is_free(uint32_t map_id, uint64_t token)
 {
 	bool found = false;
 	unsigned int i;
 
-	pthread_mutex_lock(&slot0_lock);
-	for (i = 0; i < SLOT0_KEPT && !found; i++)
-		found = outer_id && slot0_free[i].outer_id == outer_id &&
-			slot0_free[i].inner_id == inner_id;
-	pthread_mutex_unlock(&slot0_lock);
+	pthread_mutex_lock(&claims_lock);
+	for (i = 0; i < CLAIMS_KEPT && !found; i++)
+		found = map_id && claims_free[i].map_id == map_id &&
+			claims_free[i].token == token;
+	pthread_mutex_unlock(&claims_lock);
 	return found;
+}
+
+/*
+ * Claim the head: its token entry holds 0 (never claimed) or a token
+ * released in this process, else another store's (-EBUSY). A new token,
+ * unique in this process and unlikely in another, goes in its place.
+ */
+static int head_claim(struct usdt__chunks *c)
+{
+	static uint32_t seq;
+	char val[USDT__CHUNK_VALUE_MAX];
+	uint32_t k = c->head_cnt;
+	uint64_t tok;
+
+	if (c->value_sz > sizeof(val) || c->value_sz < sizeof(tok))
+		return -EINVAL;
+	if (bpf_map_lookup_elem(c->head_fd, &k, val)) {
+		pr_warn("cannot read the token of %s's head: %s\n", c->name,
+			usdt__errstr(-errno));
+		return -errno;
+	}
+	memcpy(&tok, val, sizeof(tok));
+	if (tok && !usdt__claim_is_free(c->head_id, tok)) {
+		pr_warn("%s's head holds another store's specs: is the map shared with another manager (reused or pinned)?\n",
+			c->name);
+		return -EBUSY;
+	}
+	tok = (uint64_t)getpid() << 32 |
+	      __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED);
+	memset(val, 0, sizeof(val));
+	memcpy(val, &tok, sizeof(tok));
+	if (bpf_map_update_elem(c->head_fd, &k, val, BPF_ANY))
+		return -errno;
+	c->token = tok;
+	return 0;
+}
+
+/* The head of outer, dup()ed and claimed, with room on the free stack for
+ * its indexes. */
+static int head_open(struct usdt__chunks *c, const struct usdt__outer *outer)
+{
+	int err;
+
+	c->head_fd = -1;
+	if (!outer->head_cnt || c->mapped)
+		return 0;
+	c->free = calloc(outer->head_cnt, sizeof(*c->free));
+	if (!c->free)
+		return -ENOMEM;
+	c->head_fd = fcntl(outer->head_fd, F_DUPFD_CLOEXEC, 3);
+	if (c->head_fd < 0) {
+		err = -errno;
+		fd_failed(c, "open", err);
+		return err;
+	}
+	c->head_cnt = outer->head_cnt;
+	c->head_id = usdt__obj_id(c->head_fd);
+	return head_claim(c);
 }
 
 int usdt__chunks_open(struct usdt__chunks *c, const struct usdt__outer *outer,
@@ -192,13 +259,17 @@ int usdt__chunks_open(struct usdt__chunks *c, const struct usdt__outer *outer,
 	int err;
 
 	memset(c, 0, sizeof(*c));
+	c->head_fd = -1;
 	snprintf(c->name, sizeof(c->name), "%s", outer->name);
 	c->value_sz = value_sz;
 	c->stride = (value_sz + 7) & ~7U;
 	c->per = per;
 	c->max_chunks = max;
 	/* Every index fits in 32 bits, less one for "none". */
-	c->cap = (uint64_t)max * per >= UINT32_MAX ? UINT32_MAX - 1 : max * per;
+	c->cap = (uint64_t)max * per + (mapped ? 0 : outer->head_cnt) >=
+				 UINT32_MAX ?
+			 UINT32_MAX - 1 :
+			 max * per + (mapped ? 0 : outer->head_cnt);
 	if (cap && cap < c->cap)
 		c->cap = cap;
 	c->chunk_sz =
@@ -216,12 +287,16 @@ int usdt__chunks_open(struct usdt__chunks *c, const struct usdt__outer *outer,
 	c->room = max < 4 ? (max ? max : 1) : 4;
 	c->mem = calloc(c->room, sizeof(*c->mem));
 	c->fds = calloc(c->room, sizeof(*c->fds));
-	if (!c->mem || !c->fds) {
+	err = c->mem && c->fds ? head_open(c, outer) : -ENOMEM;
+	if (err) {
+		if (c->head_fd >= 0)
+			close(c->head_fd);
 		close(c->fd);
 		free(c->mem);
 		free(c->fds);
+		free(c->free);
 		memset(c, 0, sizeof(*c));
-		return -ENOMEM;
+		return err;
 	}
 	return 0;
 }
@@ -289,15 +364,18 @@ static int chunk_add(struct usdt__chunks *c, bool say)
 		return -E2BIG;
 	if (chunks_room(c, k))
 		return -ENOMEM;
-	nfree = realloc(c->free, (size_t)(k + 1) * c->per * sizeof(*nfree));
+	nfree = realloc(c->free, ((size_t)(k + 1) * c->per + c->head_cnt) *
+					 sizeof(*nfree));
 	if (!nfree)
 		return -ENOMEM;
 	c->free = nfree;
-	/* Chunk 0 in place: another store's, unless its owner released it
-	 * (usdt__slot0_is_free()). Only ENOENT says the slot is free: on any
+	/* Chunk 0 in place, where there is no head (whose token says whose
+	 * it is): another store's, unless its owner released it
+	 * (usdt__claim_is_free()). Only ENOENT says the slot is free: on any
 	 * other error a live chunk may be there. */
-	err = k ? -ENOENT : bpf_map_lookup_elem(c->fd, &k, &inner_id);
-	if (!err && usdt__slot0_is_free(c->outer_id, inner_id))
+	err = k || c->head_cnt ? -ENOENT :
+				 bpf_map_lookup_elem(c->fd, &k, &inner_id);
+	if (!err && usdt__claim_is_free(c->outer_id, inner_id))
 		err = -ENOENT;
 	if (err != -ENOENT) {
 		if (!err && say)
@@ -374,16 +452,22 @@ static int chunks_insert(struct usdt__chunks *c)
 	return err;
 }
 
+/* Indexes the head and the chunks made hold. */
+static uint64_t made(const struct usdt__chunks *c)
+{
+	return (uint64_t)c->cnt * c->per + c->head_cnt;
+}
+
 uint64_t usdt__chunks_room_left(const struct usdt__chunks *c)
 {
-	uint64_t made = (uint64_t)c->cnt * c->per;
+	uint64_t made_cnt = made(c);
 
-	return c->free_cnt + (made > c->next ? made - c->next : 0);
+	return c->free_cnt + (made_cnt > c->next ? made_cnt - c->next : 0);
 }
 
 void usdt__chunks_reserve(struct usdt__chunks *c, uint64_t n, uint32_t max_new)
 {
-	uint64_t want = c->live_cnt + n, have = (uint64_t)c->cnt * c->per;
+	uint64_t want = c->live_cnt + n, have = made(c);
 	uint32_t added = 0;
 
 	if (usdt__chunks_room_left(c) >= n)
@@ -394,7 +478,7 @@ void usdt__chunks_reserve(struct usdt__chunks *c, uint64_t n, uint32_t max_new)
 		want = 2 * have;
 	if (want > c->cap)
 		want = c->cap;
-	while ((uint64_t)c->cnt * c->per < want && added < max_new &&
+	while (made(c) < want && added < max_new &&
 	       !chunk_add(c, false))
 		added++;
 }
@@ -408,7 +492,7 @@ int usdt__chunks_take(struct usdt__chunks *c, uint32_t *i)
 	} else {
 		if (c->next >= c->cap)
 			return -E2BIG;
-		if (c->next >= c->cnt * c->per && (err = chunk_add(c, true)))
+		if (c->next >= made(c) && (err = chunk_add(c, true)))
 			return err;
 		*i = c->next++;
 	}
@@ -416,14 +500,30 @@ int usdt__chunks_take(struct usdt__chunks *c, uint32_t *i)
 	return 0;
 }
 
-/* Index i's value through its chunk's descriptor, now. */
+/* Which map index i is in: 0 the head, k + 1 chunk k. */
+static uint32_t map_of(const struct usdt__chunks *c, uint32_t i)
+{
+	return i < c->head_cnt ? 0 : (i - c->head_cnt) / c->per + 1;
+}
+
+/* The descriptor of the map index i is in, and its key there. */
+static int fd_of(const struct usdt__chunks *c, uint32_t i, uint32_t *key)
+{
+	if (i < c->head_cnt) {
+		*key = i;
+		return c->head_fd;
+	}
+	*key = (i - c->head_cnt) % c->per;
+	return c->fds[(i - c->head_cnt) / c->per];
+}
+
+/* Index i's value through its map's descriptor, now. */
 static int write_now(const struct usdt__chunks *c, uint32_t i, const void *val)
 {
-	uint32_t j = i % c->per;
+	uint32_t j;
+	int fd = fd_of(c, i, &j);
 
-	return bpf_map_update_elem(c->fds[i / c->per], &j, val, BPF_ANY) ?
-		       -errno :
-		       0;
+	return bpf_map_update_elem(fd, &j, val, BPF_ANY) ? -errno : 0;
 }
 
 #define PEND_MAX 4096
@@ -464,25 +564,27 @@ int usdt__chunks_write(struct usdt__chunks *c, uint32_t i, const void *val)
 	return 0;
 }
 
-/* Pending writes [from, to) all of one chunk: one batch, or one by one
- * where the kernel has no batch for it. */
+/* Pending writes [from, to) all of one map (the head or a chunk): one
+ * batch, or one by one where the kernel has no batch for it. */
 static int flush_run(struct usdt__chunks *c, uint32_t from, uint32_t to)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, o);
-	uint32_t n = to - from, k = c->pend_idx[from] / c->per, x;
+	uint32_t n = to - from, x, *keys;
 	char *vals = (char *)c->pend_val + (size_t)from * c->stride;
-	int err = 0;
+	int err = 0, fd = -1;
 
-	for (x = from; x < to; x++)
-		c->pend_idx[x] %= c->per; /* keys within the chunk */
-	if (c->stride == c->value_sz && n > 1 &&
-	    !bpf_map_update_batch(c->fds[k], c->pend_idx + from, vals, &n, &o))
+	keys = c->stride == c->value_sz && n > 1 ? calloc(n, sizeof(*keys)) :
+						   NULL;
+	for (x = from; keys && x < to; x++)
+		fd = fd_of(c, c->pend_idx[x], &keys[x - from]);
+	if (keys && !bpf_map_update_batch(fd, keys, vals, &n, &o)) {
+		free(keys);
 		return 0;
-	for (x = from; x < to && !err; x++) {
-		uint32_t i = k * c->per + c->pend_idx[x];
-
-		err = write_now(c, i, vals + (size_t)(x - from) * c->stride);
 	}
+	free(keys);
+	for (x = from; x < to && !err; x++)
+		err = write_now(c, c->pend_idx[x],
+				vals + (size_t)(x - from) * c->stride);
 	return err;
 }
 
@@ -494,10 +596,10 @@ static int flush_writes(struct usdt__chunks *c)
 	int err = 0, e;
 
 	while (from < c->pend_cnt) {
-		uint32_t k = c->pend_idx[from] / c->per;
+		uint32_t k = map_of(c, c->pend_idx[from]);
 
 		for (to = from + 1;
-		     to < c->pend_cnt && c->pend_idx[to] / c->per == k; to++)
+		     to < c->pend_cnt && map_of(c, c->pend_idx[to]) == k; to++)
 			;
 		e = flush_run(c, from, to);
 		err = err ? err : e;
@@ -521,7 +623,7 @@ int usdt__chunks_flush(struct usdt__chunks *c)
 
 int usdt__chunks_read(struct usdt__chunks *c, uint32_t i, void *val)
 {
-	uint32_t j = i % c->per;
+	uint32_t j;
 	int err;
 
 	if (c->mapped) {
@@ -531,7 +633,7 @@ int usdt__chunks_read(struct usdt__chunks *c, uint32_t i, void *val)
 	err = flush_writes(c);
 	if (err)
 		return err;
-	return bpf_map_lookup_elem(c->fds[i / c->per], &j, val) ? -errno : 0;
+	return bpf_map_lookup_elem(fd_of(c, i, &j), &j, val) ? -errno : 0;
 }
 
 void usdt__chunks_give(struct usdt__chunks *c, uint32_t i)
@@ -565,8 +667,12 @@ void usdt__chunks_close(struct usdt__chunks *c, bool reusable)
 
 	if (!c->mem)
 		return;
-	if (reusable && c->outer_cnt)
-		usdt__slot0_free(c->outer_id, c->slot0_id);
+	if (reusable && c->head_fd >= 0)
+		usdt__claim_free(c->head_id, c->token);
+	else if (reusable && c->outer_cnt)
+		usdt__claim_free(c->outer_id, c->slot0_id);
+	if (c->head_fd >= 0)
+		close(c->head_fd);
 	for (k = 0; k < c->cnt; k++) {
 		if (c->mapped)
 			munmap(c->mem[k], c->chunk_sz);

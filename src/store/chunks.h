@@ -35,7 +35,13 @@ struct usdt__chunks {
 	uint32_t room;	     /* entries of mem[] and fds[] */
 	bool mapped;
 	uint32_t outer_id; /* kernel IDs: the outer map's, */
-	uint32_t slot0_id; /* chunk 0's (see usdt__slot0_free()) */
+	uint32_t slot0_id; /* chunk 0's (see usdt__claim_free()) */
+	/* The head (chunks not mapped only): indexes below head_cnt are
+	 * its entries, held by head_fd (-1: none); entry head_cnt holds
+	 * token, this store's claim on it (see chunks.c). */
+	int head_fd;
+	uint32_t head_cnt, head_id;
+	uint64_t token;
 	/* Writes to chunks not mapped, until usdt__chunks_flush(). */
 	uint32_t *pend_idx;
 	void *pend_val; /* stride bytes each */
@@ -46,11 +52,14 @@ struct usdt__chunks {
 	uint32_t live_cnt;
 };
 
-/* An outer map (an array of maps): the object's, or one found by its fd. */
+/* An outer map (an array of maps): the object's, or one found by its fd;
+ * with the spec map, the head before it (usdt_spec.h). */
 struct usdt__outer {
 	int fd; /* borrowed */
 	uint32_t max_entries;
 	const char *name;
+	int head_fd;	   /* borrowed; head_cnt 0: no head */
+	uint32_t head_cnt; /* the head's entries less the token's */
 };
 
 static inline struct usdt__outer usdt__outer_of(const struct bpf_map *map)
@@ -64,8 +73,9 @@ static inline struct usdt__outer usdt__outer_of(const struct bpf_map *map)
  * the array of maps named map; -ENOENT if it is not one. */
 int usdt__inner_def(const struct btf *btf, const char *map, uint32_t *per,
 		    uint32_t *value_sz);
-/* Open outer's chunks (none created yet); cap 0: as many as the outer map
- * holds. */
+/* Open outer's chunks (none created yet) and claim its head, if it has
+ * one: -EBUSY if another store holds it; cap 0: as many as the head and
+ * the outer map hold. */
 int usdt__chunks_open(struct usdt__chunks *c, const struct usdt__outer *outer,
 		      uint32_t value_sz, uint32_t per, uint32_t cap,
 		      bool mapped);
@@ -103,21 +113,23 @@ void usdt__chunks_reserve(struct usdt__chunks *c, uint64_t n, uint32_t max_new);
 uint64_t usdt__chunks_room_left(const struct usdt__chunks *c);
 /* Unmap and free. The chunks stay in the outer map (see chunks.c); if
  * reusable (no link reads them any more), the next store may replace
- * them (usdt__slot0_free()). */
+ * them (usdt__claim_free()). */
 void usdt__chunks_close(struct usdt__chunks *c, bool reusable);
 
 /*
- * Released entries 0 of outer maps, this process's record: a store that
- * closes without taking its maps out of the outer map (each delete would
- * wait for an RCU grace period) says here that the map of kernel ID
- * inner_id in entry 0 of the outer map of ID outer_id is no one's any
- * more; usdt__slot0_is_free() answers the next store of the object, which
- * finds that map there and replaces it. The last 64 are kept (kernel IDs
- * are not reused soon); a store of another process finds the entry taken
- * (EBUSY), as it would a live store's.
+ * Released claims, this process's record. A store marks what it writes
+ * as its own with a token: the inner map it puts in entry 0 of an outer
+ * map (an IP map, a spec map without a head, storage), or a number it
+ * writes in the token entry of a head. A store that closes without taking
+ * its maps out (each delete from an outer map would wait for an RCU grace
+ * period) says here that token of the map of kernel ID map_id is no one's
+ * any more; usdt__claim_is_free() answers the next store of the object,
+ * which finds that token there and takes the place. The last 64 are kept
+ * (kernel IDs are not reused soon); a store of another process finds the
+ * place taken (EBUSY), as it would a live store's.
  */
-void usdt__slot0_free(uint32_t outer_id, uint32_t inner_id);
-bool usdt__slot0_is_free(uint32_t outer_id, uint32_t inner_id);
+void usdt__claim_free(uint32_t map_id, uint64_t token);
+bool usdt__claim_is_free(uint32_t map_id, uint64_t token);
 /* The kernel ID of the BPF object fd is, or 0. */
 uint32_t usdt__obj_id(int fd);
 

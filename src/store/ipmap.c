@@ -77,7 +77,7 @@ int usdt__ipmap_reserve(struct usdt__ipmap *m, int outer, uint32_t n)
 		m->outer_id = usdt__obj_id(m->outer_fd);
 		/* Only ENOENT says the slot is free (see chunk_add()). */
 		err = bpf_map_lookup_elem(m->outer_fd, &zero, &id);
-		if (!err && usdt__slot0_is_free(m->outer_id, id))
+		if (!err && usdt__claim_is_free(m->outer_id, id))
 			err = -ENOENT;
 		if (err != -ENOENT) {
 			if (!err)
@@ -140,7 +140,7 @@ void usdt__ipmap_close(struct usdt__ipmap *m, bool reusable)
 {
 	if (m->outer_fd >= 0) {
 		if (reusable && m->fd >= 0)
-			usdt__slot0_free(m->outer_id, m->hash_id);
+			usdt__claim_free(m->outer_id, m->hash_id);
 		close(m->outer_fd);
 	}
 	if (m->fd >= 0)

@@ -14,7 +14,7 @@ struct usdt__ipmap {
 	uint32_t size;		    /* its entries */
 	uint32_t cnt;		    /* entries in it */
 	uint32_t cap;		    /* most entries */
-	uint32_t outer_id, hash_id; /* kernel IDs, for usdt__slot0_free() */
+	uint32_t outer_id, hash_id; /* kernel IDs, for usdt__claim_free() */
 };
 
 /* Room for n more IP-map entries, in the hash that entry 0 of the outer

@@ -48,12 +48,40 @@ static inline uint32_t inner_cnt(int outer)
 	return k;
 }
 
-/* Spec id of the spec map outer into *spec; zero if its chunk is not
- * there. Returns 0, or the lookup's -errno. */
-static inline int spec_read(int outer, uint32_t id, struct usdt_spec *spec)
+/* The specs the head holds: its entries less the token's. */
+static inline uint32_t head_cnt(int head)
 {
-	uint32_t idx = id % USDT_SPEC_CHUNK;
-	int fd = inner_fd(outer, id / USDT_SPEC_CHUNK), err = 0;
+	struct bpf_map_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(head, &info, &len) || !info.max_entries)
+		return 0;
+	return info.max_entries - 1;
+}
+
+/* Where spec id of the head head and the spec map outer is: a descriptor
+ * (close it), or -1 if its chunk is not there, -2 if it cannot be opened;
+ * its key in *idx. */
+static inline int spec_fd(int head, int outer, uint32_t id, uint32_t *idx)
+{
+	uint32_t h = head_cnt(head);
+
+	if (id < h) {
+		*idx = id;
+		return dup(head);
+	}
+	*idx = (id - h) % USDT_SPEC_CHUNK;
+	return inner_fd(outer, (id - h) / USDT_SPEC_CHUNK);
+}
+
+/* Spec id of the head head and spec map outer into *spec; zero if its
+ * chunk is not there. Returns 0, or the lookup's -errno. */
+static inline int spec_read(int head, int outer, uint32_t id,
+			    struct usdt_spec *spec)
+{
+	uint32_t idx;
+	int fd = spec_fd(head, outer, id, &idx), err = 0;
 
 	memset(spec, 0, sizeof(*spec));
 	if (fd < 0)
@@ -64,12 +92,12 @@ static inline int spec_read(int outer, uint32_t id, struct usdt_spec *spec)
 	return err;
 }
 
-/* Overwrite spec id of the spec map outer (its chunk must exist). */
-static inline int spec_write(int outer, uint32_t id,
+/* Overwrite spec id (its chunk must exist). */
+static inline int spec_write(int head, int outer, uint32_t id,
 			     const struct usdt_spec *spec)
 {
-	uint32_t idx = id % USDT_SPEC_CHUNK;
-	int fd = inner_fd(outer, id / USDT_SPEC_CHUNK), err = 0;
+	uint32_t idx;
+	int fd = spec_fd(head, outer, id, &idx), err = 0;
 
 	if (fd < 0)
 		return -ENOENT;
@@ -79,19 +107,21 @@ static inline int spec_write(int outer, uint32_t id,
 	return err;
 }
 
-/* Every chunk's spec slots, each chunk opened once: how many hold a
- * nonzero spec, and the lowest index that is zero (or chunks *
- * USDT_SPEC_CHUNK). UINT32_MAX if a chunk cannot be read. */
-static inline uint32_t specs_used(int outer, uint32_t *first_zero)
+/* Every spec slot of the head head and the chunks of outer, each map
+ * opened once: how many hold a nonzero spec, and the lowest ID that is
+ * zero (or the slots' count). UINT32_MAX if a map cannot be read. */
+static inline uint32_t specs_used(int head, int outer, uint32_t *first_zero)
 {
 	static const struct usdt_spec zero;
-	uint32_t k, idx, n = 0, used = 0;
+	uint32_t k, idx, per, n = 0, used = 0;
 	struct usdt_spec spec;
 	int fd, err = 0;
 
 	*first_zero = UINT32_MAX;
-	for (k = 0; !err && (fd = inner_fd(outer, k)) >= 0; k++) {
-		for (idx = 0; idx < USDT_SPEC_CHUNK; idx++, n++) {
+	for (k = 0; !err && (fd = k ? inner_fd(outer, k - 1) : dup(head)) >= 0;
+	     k++) {
+		per = k ? USDT_SPEC_CHUNK : head_cnt(head);
+		for (idx = 0; idx < per; idx++, n++) {
 			err = bpf_map_lookup_elem(fd, &idx, &spec);
 			if (err)
 				break;

@@ -9,6 +9,9 @@
 #include <bpf/bpf_tracing.h>
 
 #define BPF_USDT_MAX_SPEC_CNT 256
+/* No head (usdt_spec.h): the 256 specs are one chunk, libbpf's limit
+ * exactly without a manager (a head would add the outer array's chunk). */
+#define USDT_SPEC_HEAD_CNT 0
 #include "usdt.bpf.h"
 
 __u32 lib_hits;

@@ -106,7 +106,8 @@ static void check_nothing_left(struct usdt_test *skel, struct usdt_manager *man)
 	uint32_t zero;
 
 	assert_int_equal(man->store->specs.live_cnt, 0);
-	assert_int_equal(specs_used(bpf_map__fd(skel->maps.usdt__specs), &zero),
+	assert_int_equal(specs_used(bpf_map__fd(skel->maps.usdt__spec_head),
+				    bpf_map__fd(skel->maps.usdt__specs), &zero),
 			 0);
 	assert_int_equal(ip_cnt(bpf_map__fd(skel->maps.usdt__ip2spec)), 0);
 	fire_none(skel->bss->hit_cnt);

@@ -85,6 +85,11 @@ static int specs_fd(const struct fix *f)
 	return bpf_map__fd(f->skel->maps.usdt__specs);
 }
 
+static int head_fd(const struct fix *f)
+{
+	return bpf_map__fd(f->skel->maps.usdt__spec_head);
+}
+
 static void fire_checked(struct fix *f, void (*fire)(void), __u64 cnt,
 			 __u64 sum)
 {
@@ -167,10 +172,18 @@ static void test_64k_specs_no_option(void **state)
 		skip();
 	}
 	open_loaded(&f);
+	count_waits = true, outer_waits = 0;
 	big = attach(&f, -1, "big", &o);
+	count_waits = false;
+	/* Past the head: its chunks go into the outer map in one batch,
+	 * which from Linux 6.8 waits once (the storage's in another). */
+	if (usdt__features()->outer_batch_one_wait)
+		assert_int_equal(outer_waits, 2);
 	assert_int_equal(usdt_link__spec_cnt(big), n);
 	assert_int_equal(f.man->store->specs.live_cnt, n);
-	assert_int_equal(inner_cnt(specs_fd(&f)), n / USDT_SPEC_CHUNK);
+	/* The head's 1024 specs (the default), then chunks. */
+	assert_int_equal(head_cnt(head_fd(&f)), 1024);
+	assert_int_equal(inner_cnt(specs_fd(&f)), (n - 1024) / USDT_SPEC_CHUNK);
 	/* __u64 values: 512 a chunk. */
 	assert_int_equal(inner_cnt(bpf_map__fd(f.skel->maps.usdt__storage)),
 			 n / 512);
@@ -194,14 +207,27 @@ static void test_64k_specs_no_option(void **state)
 	assert_int_equal(usdt_link__destroy(big), 0);
 	assert_int_equal(f.man->store->specs.live_cnt, 0);
 	assert_int_equal(f.man->store->storage.slots.live_cnt, 0);
-	assert_int_equal(specs_used(specs_fd(&f), &first_zero), 0);
+	assert_int_equal(specs_used(head_fd(&f), specs_fd(&f), &first_zero), 0);
 	more = attach(&f, -1, "more", NULL);
-	assert_int_equal(specs_used(specs_fd(&f), &first_zero), 64);
+	assert_int_equal(specs_used(head_fd(&f), specs_fd(&f), &first_zero), 64);
 	assert_int_equal(first_zero, 64);
 	assert_int_equal(f.man->store->specs.next, n);
 	fire_checked(&f, cap_fire_more, 64, 64 * 100000 + 63 * 64 / 2);
 	usdt_link__destroy(more);
 	close_fix(&f);
+}
+
+/* The token in the spec head's last entry: its store's claim (0: none;
+ * src/store/chunks.c). */
+static uint64_t head_token(const struct fix *f)
+{
+	char val[sizeof(struct usdt_spec)];
+	uint32_t k = head_cnt(head_fd(f));
+	uint64_t tok = 0;
+
+	if (!bpf_map_lookup_elem(head_fd(f), &k, val))
+		memcpy(&tok, val, sizeof(tok));
+	return tok;
 }
 
 /* The kernel ID of the map in entry k of outer, or 0. */
@@ -212,69 +238,45 @@ static __u32 inner_id(int outer, __u32 k)
 	return bpf_map_lookup_elem(outer, &k, &id) ? 0 : id;
 }
 
-/* The call sites of this program (cap_sites.S's and fire_few()'s). */
-static size_t own_sites(void)
-{
-	struct usdt_file *file = usdt_file__open("/proc/self/exe", NULL);
-	size_t n;
-
-	assert_non_null(file);
-	n = usdt_file__probe_cnt(file);
-	usdt_file__close(file);
-	return n;
-}
-
 /*
- * A few probes: no IP map, no storage chunk, and one chunk of specs; on
- * Linux 6.8 and later, where a batch of outer-map updates waits once, the
- * chunks for every call site of the file (up to the cap), so that the
- * file's other names attach with no new chunk and no wait.
+ * A few probes: no IP map, no storage chunk, no chunk of specs: the head
+ * holds them, and attaching waits for no RCU grace period. 67 specs more
+ * still fit the head: no wait either.
  */
-static void test_few_probes_one_chunk(void **state)
+static void test_few_probes_no_wait(void **state)
 {
-	bool reserve = usdt__features()->outer_batch_one_wait;
-	uint32_t chunks = 1, cap = 65536;
 	struct usdt_link *l, *more;
-	unsigned long outer, chunk, ips;
+	unsigned long outer, head, ips;
 	struct fix f;
-	int fd;
 
 	(void)state;
-	if (reserve)
-		chunks = (uint32_t)((own_sites() < cap ? own_sites() : cap) +
-				    USDT_SPEC_CHUNK - 1) / USDT_SPEC_CHUNK;
 	open_loaded(&f);
 	assert_int_equal(inner_cnt(specs_fd(&f)), 0);
 	count_waits = true, outer_waits = 0;
 	l = attach(&f, -1, "few", NULL);
 	count_waits = false;
-	assert_int_equal(outer_waits, 1);
+	assert_int_equal(outer_waits, 0);
 	assert_int_equal(usdt_link__spec_cnt(l), 3);
-	assert_int_equal(inner_cnt(specs_fd(&f)), chunks);
+	assert_int_equal(inner_cnt(specs_fd(&f)), 0);
 	assert_int_equal(inner_cnt(bpf_map__fd(f.skel->maps.usdt__ip2spec)), 0);
 	assert_int_equal(inner_cnt(bpf_map__fd(f.skel->maps.usdt__storage)), 0);
 	fire_checked(&f, fire_few, 3, 6);
 
-	/* 67 specs: within the first chunk (256), and the reserved ones:
-	 * no chunk more, no wait. */
 	count_waits = true, outer_waits = 0;
 	more = attach(&f, -1, "more", NULL);
 	count_waits = false;
 	assert_int_equal(outer_waits, 0);
-	assert_int_equal(inner_cnt(specs_fd(&f)), chunks);
+	assert_int_equal(inner_cnt(specs_fd(&f)), 0);
 	fire_checked(&f, cap_fire_more, 64, 64 * 100000 + 63 * 64 / 2);
 
-	fd = inner_fd(specs_fd(&f), 0);
-	assert_true(fd >= 0);
 	outer = map_memlock(specs_fd(&f));
-	chunk = map_memlock(fd);
+	head = map_memlock(head_fd(&f));
 	ips = map_memlock(bpf_map__fd(f.skel->maps.usdt__ip2spec));
-	close(fd);
-	print_message("kernel memory: spec array of maps %lu B, %u chunks of %lu B, IP array of maps %lu B\n",
-		      outer, inner_cnt(specs_fd(&f)), chunk, ips);
-	/* A chunk is 256 specs of 224 bytes, page-rounded, plus a header;
-	 * the outer array 256 pointers. */
-	assert_true(chunk > 0 && chunk <= 61440);
+	print_message("kernel memory: spec head %lu B, spec array of maps %lu B, IP array of maps %lu B\n",
+		      head, outer, ips);
+	/* The head is 1025 specs of 224 bytes, page-rounded, plus a
+	 * header; the outer array 252 pointers. */
+	assert_true(head > 0 && head <= 237568);
 	assert_true(outer > 0 && outer <= 8192);
 	usdt_link__destroy(more);
 	usdt_link__destroy(l);
@@ -311,15 +313,16 @@ static void test_ip_map_grows(void **state)
 
 /*
  * One object, two managers: the second would hand out the IDs the first
- * holds, so it is refused (EBUSY) with nothing left; once the first is
- * freed, its chunks, left in the maps, are the second's to replace.
+ * holds (the head's token is the first's), so it is refused (EBUSY) with
+ * nothing left; once the first is freed, its head and chunks, left in the
+ * maps, are the second's to claim and replace.
  */
 static void test_second_manager_busy(void **state)
 {
 	USDT_OPTS(usdt_attach_opts, o, .force_ip_map = true);
 	struct usdt_manager *man2;
 	struct usdt_link *l, *l2;
-	__u32 left;
+	uint64_t left;
 	struct fix f;
 
 	open_loaded(&f);
@@ -339,14 +342,14 @@ static void test_second_manager_busy(void **state)
 	fire_checked(&f, cap_fire_more, 0, 0);
 
 	usdt_link__destroy(l);
-	left = inner_id(specs_fd(&f), 0);
+	left = head_token(&f);
 	assert_int_not_equal(left, 0);
 	usdt_manager__free(f.man);
-	assert_int_equal(inner_id(specs_fd(&f), 0), left);
+	assert_int_equal(head_token(&f), left);
 	l2 = usdt_manager__attach(man2, f.skel->progs.on_site, -1,
 				  "/proc/self/exe", "cap", "more", NULL);
 	assert_non_null(l2);
-	assert_int_not_equal(inner_id(specs_fd(&f), 0), left);
+	assert_int_not_equal(head_token(&f), left);
 	fire_checked(&f, cap_fire_more, 64, 64 * 100000 + 63 * 64 / 2);
 	l = usdt_manager__attach(man2, f.skel->progs.on_site, getpid(),
 				 "/proc/self/exe", "cap", "few", &o);
@@ -360,10 +363,10 @@ static void test_second_manager_busy(void **state)
 
 
 /*
- * A manager's free waits for no RCU grace period: its chunks stay in the
- * maps, and the next manager of the object, told by the first that they
- * are free (src/store/chunks.c), puts its own in their place, and its hits read
- * its specs. Storage too.
+ * A manager's free waits for no RCU grace period: its head and chunks stay
+ * in the maps, and the next manager of the object, told by the first that
+ * they are free (src/store/chunks.c), claims the head, puts its chunks in
+ * their place, and its hits read its specs. Storage too.
  */
 static void test_free_no_wait(void **state)
 {
@@ -372,7 +375,8 @@ static void test_free_no_wait(void **state)
 		  .storage_sz = sizeof(init));
 	struct usdt_link *few, *more;
 	struct usdt_manager *man2;
-	__u32 left, left_st;
+	__u32 left_st;
+	uint64_t left;
 	struct fix f;
 
 	(void)state;
@@ -382,7 +386,7 @@ static void test_free_no_wait(void **state)
 	fire_checked(&f, cap_fire_more, 64, 64 * 100000 + 63 * 64 / 2);
 	usdt_link__destroy(few);
 	usdt_link__destroy(more);
-	left = inner_id(specs_fd(&f), 0);
+	left = head_token(&f);
 	left_st = inner_id(bpf_map__fd(f.skel->maps.usdt__storage), 0);
 	assert_int_not_equal(left, 0);
 	assert_int_not_equal(left_st, 0);
@@ -391,14 +395,14 @@ static void test_free_no_wait(void **state)
 	usdt_manager__free(f.man);
 	count_waits = false;
 	assert_int_equal(outer_waits, 0);
-	assert_int_equal(inner_id(specs_fd(&f), 0), left);
+	assert_int_equal(head_token(&f), left);
 
 	man2 = usdt_manager__new(f.skel->obj, NULL);
 	assert_non_null(man2);
 	f.man = man2;
 	more = attach(&f, -1, "more", NULL);
 	few = attach(&f, -1, "few", &so);
-	assert_int_not_equal(inner_id(specs_fd(&f), 0), left);
+	assert_int_not_equal(head_token(&f), left);
 	assert_int_not_equal(inner_id(bpf_map__fd(f.skel->maps.usdt__storage),
 				      0), left_st);
 	fire_checked(&f, fire_few, 3, 6);
@@ -416,7 +420,7 @@ static void test_free_no_wait(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_few_probes_one_chunk),
+		cmocka_unit_test(test_few_probes_no_wait),
 		cmocka_unit_test(test_ip_map_grows),
 		cmocka_unit_test(test_second_manager_busy),
 		cmocka_unit_test(test_free_no_wait),

@@ -1306,6 +1306,7 @@ static void test_links_outlive_manager(void **state)
 	size_t cnt_off = (size_t)((char *)&skel->bss->hit_cnt -
 				  (char *)skel->bss);
 	int specs = dup(bpf_map__fd(skel->maps.usdt__specs));
+	int head = dup(bpf_map__fd(skel->maps.usdt__spec_head));
 	int ips = dup(bpf_map__fd(skel->maps.usdt__ip2spec));
 	int bss = dup(bpf_map__fd(skel->maps.bss));
 	uint32_t id;
@@ -1322,12 +1323,13 @@ static void test_links_outlive_manager(void **state)
 	 * stay in the outer map, which goes with its last holder). */
 	assert_int_equal(ip_cnt(ips), 0);
 	for (id = 0; id < 4; id++) {
-		assert_int_equal(spec_read(specs, id, &spec), 0);
+		assert_int_equal(spec_read(head, specs, id, &spec), 0);
 		assert_memory_equal(&spec, &zero, sizeof(spec));
 	}
 	fire(2);
 	assert_int_equal(bss_read(bss, cnt_off), 1);
 	close(specs);
+	close(head);
 	close(ips);
 	close(bss);
 }

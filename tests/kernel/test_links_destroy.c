@@ -31,7 +31,8 @@ static void assert_specs_zero(struct usdt_test *skel)
 {
 	uint32_t zero;
 
-	assert_int_equal(specs_used(bpf_map__fd(skel->maps.usdt__specs), &zero),
+	assert_int_equal(specs_used(bpf_map__fd(skel->maps.usdt__spec_head),
+				    bpf_map__fd(skel->maps.usdt__specs), &zero),
 			 0);
 }
 

@@ -83,7 +83,8 @@ static void attach(struct fix *f, const char *name, int n,
 	*calls = usdt_manager__attach(f->man, f->skel->progs.read_calls, -1,
 				      "/proc/self/exe", "win", name, NULL);
 	assert_non_null(*calls);
-	assert_int_equal(spec_read(bpf_map__fd(f->skel->maps.usdt__specs), 0,
+	assert_int_equal(spec_read(bpf_map__fd(f->skel->maps.usdt__spec_head),
+				   bpf_map__fd(f->skel->maps.usdt__specs), 0,
 				   &spec), 0);
 	assert_int_equal(spec.win_cnt, 1);
 	for (i = 0; i < spec.arg_cnt; i++)

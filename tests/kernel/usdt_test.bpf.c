@@ -4,6 +4,9 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+/* A head of 64 specs (usdt_spec.h): the tests on this object go past it,
+ * into the chunks, where the default head of 1024 would hold them all. */
+#define USDT_SPEC_HEAD_CNT 64
 #include "usdt.bpf.h"
 #include "usdt_test.h"
 
