@@ -133,15 +133,15 @@
 #endif
 
 /* The head's specs (usdt_spec.h), at most USDT_MAX_SPEC_CNT. */
-#define __USDT_HEAD_CNT                                             \
+#define __USDT_HEAD_CNT                                                \
 	(USDT_SPEC_HEAD_CNT < USDT_MAX_SPEC_CNT ? USDT_SPEC_HEAD_CNT : \
 						  USDT_MAX_SPEC_CNT)
 /* The outer array's chunks: the specs past the head, at least one (an
  * array has an entry). */
-#define __USDT_SPEC_CHUNKS                                              \
-	(USDT_MAX_SPEC_CNT > __USDT_HEAD_CNT ?                          \
+#define __USDT_SPEC_CHUNKS                                                     \
+	(USDT_MAX_SPEC_CNT > __USDT_HEAD_CNT ?                                 \
 		 (USDT_MAX_SPEC_CNT - __USDT_HEAD_CNT + USDT_SPEC_CHUNK - 1) / \
-			 USDT_SPEC_CHUNK :                              \
+			 USDT_SPEC_CHUNK :                                     \
 		 1)
 
 /*

@@ -315,7 +315,8 @@ struct usdt_manager_opts {
 	 * entries the manager hands out (exact caps; past them, attach fails
 	 * with E2BIG); 0 keeps the object's limits (USDT_MAX_SPEC_CNT,
 	 * USDT_MAX_IP_CNT: 65536 and 262144 by default). The maps grow on
-	 * demand either way. */
+	 * demand either way; a max_specs below the spec head's size
+	 * (USDT_SPEC_HEAD_CNT, 1024) shrinks the head to it. */
 	uint32_t max_specs;
 	uint32_t max_ips;
 	/* Before load: per-site uprobes even where the kernel has
@@ -390,9 +391,10 @@ usdt_manager__new(struct bpf_object *obj, const struct usdt_manager_opts *opts);
  * left are usdt_program__attach()'s (a manager made on a loaded object
  * takes those over), the spec store goes back to the object, so that its
  * next usdt_program__attach() works as without a manager. Apart from
- * closing links, nothing here waits for an RCU grace period: the maps'
- * chunks stay in the object's maps, and a next manager of the object in
- * this process puts its own in their place.
+ * closing links, nothing here waits for an RCU grace period: the spec
+ * head and the chunks stay in the object's maps, and a next manager of
+ * the object in this process claims the head and puts its own chunks in
+ * their place.
  */
 USDT_API void usdt_manager__free(struct usdt_manager *man);
 

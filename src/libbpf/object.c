@@ -361,10 +361,12 @@ static int size_specs(struct usdt_manager *man, uint32_t max_specs)
 		rodata_set(man, &v, 1);
 		head = max_specs;
 	}
-	return bpf_map__set_max_entries(
-		man->specs_map,
-		max_specs > head ? (max_specs - head - 1) / USDT_SPEC_CHUNK + 1 :
-				   1);
+	return bpf_map__set_max_entries(man->specs_map,
+					max_specs > head ?
+						(max_specs - head -
+						 1) / USDT_SPEC_CHUNK +
+							1 :
+						1);
 }
 
 /* Before load: outer arrays just big enough for the caps the user set. */

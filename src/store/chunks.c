@@ -478,8 +478,7 @@ void usdt__chunks_reserve(struct usdt__chunks *c, uint64_t n, uint32_t max_new)
 		want = 2 * have;
 	if (want > c->cap)
 		want = c->cap;
-	while (made(c) < want && added < max_new &&
-	       !chunk_add(c, false))
+	while (made(c) < want && added < max_new && !chunk_add(c, false))
 		added++;
 }
 
