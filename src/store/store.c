@@ -14,10 +14,12 @@
  * BPF side (bpf/usdt.bpf.h) can read every argument from it and the
  * program's registers.
  *
- * Specs live in an array of maps (bpf/usdt_spec.h): chunks of 256 specs,
- * mmapable arrays that chunks.c creates when the first ID in them is
- * handed out and writes in place, so an object attaching a few probes
- * holds one chunk and one attaching 65536 distinct specs needs no option.
+ * Specs live in a head and an array of maps (bpf/usdt_spec.h): IDs below
+ * the head's size (1024 by default) in a plain array that exists from
+ * load, the others in chunks of 256 specs that chunks.c creates when the
+ * first ID in them is handed out, so an object attaching a few probes
+ * waits for no RCU grace period and one attaching 65536 distinct specs
+ * needs no option.
  * Many call sites share one spec (an inlined probe often compiles to the
  * same operands at each site), so IDs are deduplicated by content,
  * including the user's cookie: identical specs share one ID, counted by
@@ -26,12 +28,13 @@
  * When the last reference goes, the spec is zeroed (a stale cookie then
  * reads as "no spec") and the ID is pushed on a free list, which is popped
  * before any never-used ID, so live IDs stay packed at the bottom. The
- * free list has room for every ID of every chunk, and zeroing is a store
- * into the mapping: giving an ID back cannot fail. Past the object's limit
- * (the outer array's size) or usdt_manager_opts.max_specs: -E2BIG, with
- * nothing taken. One manager per object: a chunk already in the outer
- * array belongs to another manager, and taking its place is refused
- * (-EBUSY).
+ * free list has room for every ID of the head and of every chunk, and
+ * zeroing is a write kept for the next flush (chunks.c): giving an ID back
+ * cannot fail. Past the object's limit
+ * (the head and the outer array's size) or usdt_manager_opts.max_specs:
+ * -E2BIG, with nothing taken. One manager per object: a head that holds
+ * another store's token belongs to another manager, and taking it is
+ * refused (-EBUSY).
  *
  * How the BPF side finds a call site's spec ID: where the kernel gives
  * uprobes a bpf_cookie (5.15), the cookie is ID + 1. Without cookies, or
