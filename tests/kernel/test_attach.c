@@ -1272,12 +1272,49 @@ static void e2big_past_cap(bool perf)
 	assert_int_equal(errno, E2BIG);
 	assert_int_equal(man->store->specs.live_cnt, 1);
 	assert_ids_packed(skel, 1);
-	/* The outer array holds just the chunks for 200 IDs. */
-	assert_int_equal(bpf_map__max_entries(skel->maps.usdt__specs),
-			 (200 + USDT_SPEC_CHUNK - 1) / USDT_SPEC_CHUNK);
+	/* The head (64 specs in this object) and the outer array holds
+	 * just the chunks for the other 136 IDs. */
+	assert_int_equal(bpf_map__max_entries(skel->maps.usdt__spec_head), 65);
+	assert_int_equal(bpf_map__max_entries(skel->maps.usdt__specs), 1);
 	fire_many300();
 	assert_int_equal(hits(skel), 0);
 	release(small);
+	assert_specs_empty(skel, man);
+	release(man);
+	release(skel);
+}
+
+/*
+ * A max_specs below the head shrinks it before load, and the BPF side's
+ * usdt__spec_head_cnt with it: the cap's IDs are all in the head, the
+ * outer array keeps its one entry, hits read their specs, and past the
+ * cap an attach fails with E2BIG.
+ */
+static void test_head_shrunk(void **state)
+{
+	USDT_OPTS(usdt_manager_opts, mo, .max_specs = 40);
+	struct usdt_manager *man;
+	struct usdt_test *skel = open_held(&man, &mo);
+	struct usdt_link *l;
+
+	(void)state;
+	assert_int_equal(bpf_map__max_entries(skel->maps.usdt__spec_head), 41);
+	assert_int_equal(skel->rodata->usdt__spec_head_cnt, 40);
+	assert_int_equal(bpf_map__max_entries(skel->maps.usdt__specs), 1);
+	l = attach(man, skel->progs.on_usdt, -1, "/proc/self/exe", "test",
+		   "mix", NULL);
+	reset(skel);
+	call_mix();
+	assert_int_equal(hits(skel), 1);
+	check_mix_hit(&skel->bss->hits[0], 0);
+	errno = 0;
+	assert_null(usdt_manager__attach(man, skel->progs.on_usdt, -1,
+					 "/proc/self/exe", "test", "many300",
+					 NULL));
+	assert_int_equal(errno, E2BIG);
+	assert_int_equal(man->store->specs.cnt, 0);
+	assert_int_equal(man->store->specs.live_cnt, 1);
+	release(l);
 	assert_specs_empty(skel, man);
 	release(man);
 	release(skel);
@@ -1759,6 +1796,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_chunk_rlimit, release_all),
 		cmocka_unit_test_teardown(test_repeated_notes, release_all),
 		cmocka_unit_test_teardown(test_e2big_leaves_nothing, release_all),
+		cmocka_unit_test_teardown(test_head_shrunk, release_all),
 		cmocka_unit_test_teardown(test_ip_map_full_unwinds, release_all),
 		cmocka_unit_test_teardown(test_shared_spec, release_all),
 		cmocka_unit_test_teardown(test_two_objects, release_all),

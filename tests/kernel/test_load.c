@@ -32,10 +32,12 @@ static void test_load_and_verify(void **state)
 	assert_int_equal(usdt_test__load(skel), 0);
 	assert_true(bpf_program__fd(skel->progs.on_usdt) >= 0);
 	assert_true(bpf_program__fd(skel->progs.on_usdt3) >= 0);
-	/* The hard limits: 256 chunks of 256 specs, 4 IPs a spec; no chunk
-	 * and no IP hash before the first attach. */
+	/* The hard limits: a head of 64 specs (this object's), chunks of 256
+	 * for the rest, 4 IPs a spec; no chunk and no IP hash before the
+	 * first attach. */
+	assert_int_equal(bpf_map__max_entries(skel->maps.usdt__spec_head), 65);
 	assert_int_equal(bpf_map__max_entries(skel->maps.usdt__specs),
-			 65536 / USDT_SPEC_CHUNK);
+			 (65536 - 64 + USDT_SPEC_CHUNK - 1) / USDT_SPEC_CHUNK);
 	assert_int_equal(bpf_map__type(skel->maps.usdt__specs),
 			 BPF_MAP_TYPE_ARRAY_OF_MAPS);
 	assert_int_equal(bpf_map__max_entries(skel->maps.usdt__ip2spec), 1);
@@ -62,9 +64,11 @@ static void test_sizes_before_load(void **state)
 	man = usdt_manager__new(skel->obj, &o);
 	assert_non_null(man);
 	assert_int_equal(usdt_test__load(skel), 0);
-	/* Caps: chunks for 1000 specs (4 of 256), 1000 and 5000 exactly. */
+	/* Caps: the head's 64 and chunks for 936 specs (4 of 256), 1000
+	 * and 5000 exactly. */
+	assert_int_equal(bpf_map__max_entries(skel->maps.usdt__spec_head), 65);
 	assert_int_equal(bpf_map__max_entries(skel->maps.usdt__specs),
-			 (1000 + USDT_SPEC_CHUNK - 1) / USDT_SPEC_CHUNK);
+			 (1000 - 64 + USDT_SPEC_CHUNK - 1) / USDT_SPEC_CHUNK);
 	assert_int_equal(man->store->max_specs, 1000);
 	assert_int_equal(man->store->ips.cap, 5000);
 	/* no_uprobe_multi leaves the programs for perf uprobes. */
