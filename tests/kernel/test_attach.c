@@ -593,7 +593,7 @@ static void test_index_extension(void **state)
 		   "test", "idx32", NULL);
 #ifdef __aarch64__
 	/* The parser sets the extensions: the reads are right at once. */
-	(void)fd, (void)spec, (void)id;
+	(void)fd, (void)head, (void)spec, (void)id;
 	h = &f->skel->bss->hits[0];
 #else
 	/* As written, the indexes are huge: the reads fault. */
