@@ -203,13 +203,15 @@ static int head_claim(struct usdt__chunks *c)
 	char val[USDT__CHUNK_VALUE_MAX];
 	uint32_t k = c->head_cnt;
 	uint64_t tok;
+	int err;
 
 	if (c->value_sz > sizeof(val) || c->value_sz < sizeof(tok))
 		return -EINVAL;
 	if (bpf_map_lookup_elem(c->head_fd, &k, val)) {
+		err = -errno;
 		pr_warn("cannot read the token of %s's head: %s\n", c->name,
-			usdt__errstr(-errno));
-		return -errno;
+			usdt__errstr(err));
+		return err;
 	}
 	memcpy(&tok, val, sizeof(tok));
 	if (tok && !usdt__claim_is_free(c->head_id, tok)) {
@@ -221,8 +223,12 @@ static int head_claim(struct usdt__chunks *c)
 	      __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED);
 	memset(val, 0, sizeof(val));
 	memcpy(val, &tok, sizeof(tok));
-	if (bpf_map_update_elem(c->head_fd, &k, val, BPF_ANY))
-		return -errno;
+	if (bpf_map_update_elem(c->head_fd, &k, val, BPF_ANY)) {
+		err = -errno;
+		pr_warn("cannot write the token of %s's head: %s\n", c->name,
+			usdt__errstr(err));
+		return err;
+	}
 	c->token = tok;
 	return 0;
 }
