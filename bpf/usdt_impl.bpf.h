@@ -643,6 +643,33 @@ static __always_inline int __usdt_read_arg(const void *src, int from_ctx,
 	return -(int)(a->fast & USDT_FAST_ERRNO_MASK);
 }
 
+/*
+ * Argument arg_num of the call site whose spec is spec (NULL: -ESRCH) into
+ * *res, with registers from src; see bpf_usdt_arg().
+ */
+static __always_inline int __usdt_read(const void *src, int from_ctx,
+				       const struct usdt_spec *spec,
+				       __u64 arg_num, long *res)
+{
+	const struct usdt_arg_spec *a;
+
+	if (!res)
+		return -EINVAL;
+	if (!spec)
+		return -ESRCH;
+	/* One register, checked and then indexed with: clang would reload
+	 * a spilled arg_num for each, and verifiers before 6.3 or so do
+	 * not carry the bound from one reload to the next. */
+	asm volatile("" : "+r"(arg_num));
+	if (arg_num >= USDT_MAX_ARG_CNT || arg_num >= spec->arg_cnt)
+		return -ENOENT;
+	/* The argument's address, kept in one register: clang would
+	 * otherwise compute it again from spec and arg_num at each use. */
+	a = &spec->args[arg_num];
+	asm volatile("" : "+r"(a));
+	return __usdt_read_arg(src, from_ctx, a, res);
+}
+
 /* The window's bytes (usdt_spec.h), as words. */
 struct usdt__win_buf {
 	__u64 w[USDT_WIN_MAX / 8];
@@ -742,39 +769,10 @@ __USDT_FN int usdt__read(const struct usdt__regs *regs,
 	return 0;
 }
 
-/*
- * Argument arg_num of the call site whose spec is spec, from the context,
- * into *res; see bpf_usdt_arg(). A function of its own: the spec comes
- * from one of two maps (the head or a chunk, usdt_spec.h), and a verifier
- * walks what follows a lookup once for each map, but what is behind a
- * global function's pointer argument once.
- */
-__USDT_FN int usdt__arg_of(__USDT_CTX *ctx, const struct usdt_spec *spec,
-			   __u64 arg_num, long *res)
-{
-	const struct usdt_arg_spec *a;
-
-	if (!spec || !res)
-		return -EINVAL;
-	/* One register, checked and then indexed with: clang would reload
-	 * a spilled arg_num for each, and verifiers before 6.3 or so do
-	 * not carry the bound from one reload to the next. */
-	asm volatile("" : "+r"(arg_num));
-	if (arg_num >= USDT_MAX_ARG_CNT || arg_num >= spec->arg_cnt)
-		return -ENOENT;
-	/* The argument's address, kept in one register: clang would
-	 * otherwise compute it again from spec and arg_num at each use. */
-	a = &spec->args[arg_num];
-	asm volatile("" : "+r"(a));
-	return __usdt_read_arg(ctx, 1, a, res);
-}
-
 /* The global functions behind libbpf's names. */
 __USDT_FN int usdt__arg(__USDT_CTX *ctx, __u64 arg_num, long *res)
 {
-	const struct usdt_spec *spec = __usdt_spec(ctx, ctx, 1);
-
-	return spec ? usdt__arg_of(ctx, spec, arg_num, res) : -ESRCH;
+	return __usdt_read(ctx, 1, __usdt_spec(ctx, ctx, 1), arg_num, res);
 }
 
 __USDT_FN int usdt__arg_cnt(__USDT_CTX *ctx)
@@ -878,22 +876,27 @@ _Static_assert(USDT_MAX_ARG_CNT == 12 &&
 	       "arg_win is three aligned words");
 
 /*
- * The first cnt arguments of the call site whose spec is spec into vals,
- * with registers from regs: usdt__args() once it has the spec, a function
- * of its own for the reason usdt__arg_at() is.
+ * The first cnt arguments into vals, for BPF_USDT(): one context copy and
+ * one spec lookup for all of them. Always returns 0 (BPF_USDT() has no
+ * use for an error, and one return value saves a stack slot and three
+ * instructions).
  */
-__USDT_FN int usdt__args_of(const struct usdt__regs *regs,
-			    const struct usdt_spec *spec,
-			    struct usdt__vals *vals, __u64 cnt)
+__USDT_FN int usdt__args(__USDT_CTX *ctx, struct usdt__vals *vals, __u64 cnt)
 {
 	const struct usdt_arg_spec *a;
+	const struct usdt_spec *spec;
 	__u32 aws[USDT_MAX_ARG_CNT / 4];
 	struct usdt__win_buf win;
+	struct usdt__regs regs;
 	const __u8 *aw;
 	__s64 n;
 	long *v;
 
-	if (!regs || !spec || !vals)
+	/* Nothing to tell the caller: what cannot be read stays 0. */
+	if (!vals || __usdt_copy_regs(ctx, &regs))
+		return 0;
+	spec = __usdt_spec(ctx, &regs, 0);
+	if (!spec)
 		return 0;
 	n = spec->arg_cnt;
 	if (n > cnt)
@@ -908,7 +911,7 @@ __USDT_FN int usdt__args_of(const struct usdt__regs *regs,
 	 * no spill. The empty asm hides n's sign from clang, which would
 	 * otherwise test n + 1 > 1 (an instruction more).
 	 */
-	__usdt_arg_wins(spec, __usdt_win_read(regs, spec, &win), aws);
+	__usdt_arg_wins(spec, __usdt_win_read(&regs, spec, &win), aws);
 	a = spec->args;
 	aw = (const __u8 *)aws;
 	v = vals->v;
@@ -917,31 +920,11 @@ __USDT_FN int usdt__args_of(const struct usdt__regs *regs,
 	 * context copy shares). Clang keeps it as it is either way. */
 #pragma GCC unroll 1
 	while (n > 0) {
-		usdt__read(regs, a++, v++, &win, *aw++);
+		usdt__read(&regs, a++, v++, &win, *aw++);
 		n--;
 		asm volatile("" : "+r"(n));
 	}
 	return 0;
-}
-
-/*
- * The first cnt arguments into vals, for BPF_USDT(): one context copy and
- * one spec lookup for all of them. Always returns 0 (BPF_USDT() has no
- * use for an error, and one return value saves a stack slot and three
- * instructions).
- */
-__USDT_FN int usdt__args(__USDT_CTX *ctx, struct usdt__vals *vals, __u64 cnt)
-{
-	const struct usdt_spec *spec;
-	struct usdt__regs regs;
-
-	/* Nothing to tell the caller: what cannot be read stays 0. */
-	if (!vals || __usdt_copy_regs(ctx, &regs))
-		return 0;
-	spec = __usdt_spec(ctx, &regs, 0);
-	if (!spec)
-		return 0;
-	return usdt__args_of(&regs, spec, vals, cnt);
 }
 
 #ifdef USDT_STORAGE_TYPE

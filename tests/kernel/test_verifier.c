@@ -8,9 +8,16 @@
  * multiplies with the caller's branches reaches the kernel's 1M limit and
  * the user's program does not load at all.
  *
- * The budgets are half of what libbpf 1.7's header costs for the same
+ * The budgets were half of what libbpf 1.7's header costs for the same
  * shape at -mcpu=v1 on this kernel (make bench measures both side by
- * side); twelve checked calls get 30,000 at every -mcpu (libbpf 1.7:
+ * side) until the spec head (layout 7): a spec comes from the head or
+ * from a chunk, two maps, and the verifier walks what follows the lookup
+ * once for each (checked3 376 to 521 at v1, usdt12 764 to 1,250: 0.67x
+ * and 0.53x libbpf's). Moving that behind a global function's pointer
+ * argument, verified once, took the cost back down on 6.18, but on 6.1
+ * the extra frame put BPF_USDT()'s stack past 512 bytes (arm64) and the
+ * argument needed initialised memory (x86_64). Twelve checked calls get
+ * 30,000 at every -mcpu (libbpf 1.7:
  * 38,794 at v1, past 1M at v3). That one guards bpf_usdt_arg()'s branch
  * hint: without it, clang turns the twelve checks into selects that test
  * each return code twice, and at -mcpu=v1/v2 the verifier tells every
@@ -34,9 +41,9 @@ static const struct {
 	unsigned int budget;
 } shapes[] = {
 	/* libbpf 1.7 at v1 / v3 in the comments. */
-	{ "checked3", 388 },		/* 777 / 609 */
+	{ "checked3", 560 },		/* 777 / 609 */
 	{ "checked12", 30000 },		/* 38,794 / >1M */
-	{ "usdt12", 1200 },		/* 2,376 / 2,223 */
+	{ "usdt12", 1450 },		/* 2,376 / 2,223 */
 	{ "loop", 2500 },		/* 4,946 / 4,541 */
 };
 
@@ -45,9 +52,8 @@ static const struct {
  * the most: each argument's window and general paths are walked at every
  * call (24,431 before windows; with them 29,388 built by clang 14 and
  * 32,238 by clang 21 on 6.18), and since the spec head (layout 7) once
- * for a spec from the head and once for one from a chunk (56,565 by
- * clang 14): verified once, usdt__args_of() and usdt__arg_of() walk them
- * once. */
+ * for a spec from the head and once for one from a chunk (57,047 by
+ * clang 14). */
 #define PER_CALL_BUDGET 90000
 
 static unsigned int verified_insns(const struct bpf_program *p,
@@ -66,10 +72,11 @@ static unsigned int verified_insns(const struct bpf_program *p,
  * The budgets were measured with 6.12 and 6.18 verifiers. Older ones
  * explore these shapes differently (6.1 on x86_64: the loop shape costs
  * 14,049 at v1 and 60,356 at v3, while twelve checks cost 858; arm64
- * 6.1 verifying the reader per call: 204,591 for the loop), so there the
+ * 6.1 verifying the reader per call: 204,591 for the loop, before the
+ * spec head doubled what follows the spec lookup), so there the
  * test only guards against the 1M limit, with room to spare.
  */
-#define OLD_KERNEL_BUDGET 400000
+#define OLD_KERNEL_BUDGET 800000
 
 static bool kernel_before_6_12(void)
 {
