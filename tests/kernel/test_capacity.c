@@ -275,8 +275,9 @@ static void test_few_probes_no_wait(void **state)
 	print_message("kernel memory: spec head %lu B, spec array of maps %lu B, IP array of maps %lu B\n",
 		      head, outer, ips);
 	/* The head is 1025 specs of 224 bytes, page-rounded, plus a
-	 * header; the outer array 252 pointers. */
-	assert_true(head > 0 && head <= 237568);
+	 * header (6.18: 229,912 bytes; 6.1 counts 241,664); the outer array
+	 * 252 pointers. */
+	assert_true(head > 0 && head <= 245760);
 	assert_true(outer > 0 && outer <= 8192);
 	usdt_link__destroy(more);
 	usdt_link__destroy(l);
