@@ -96,8 +96,10 @@ static double time_end(pid_t pid, double t0, double secs, int *status)
 
 /*
  * While the held target's page is held, an unrelated trace of another
- * process ends as it would without the hold (within 1.5 s of that: it
- * took the whole hold when the tracer faulted that page in from a
+ * process ends as it would without the hold (within 1.5 s and a quarter
+ * of that, far short of the 30 s hold: two traces share a slow guest's
+ * one CPU, and s390x 6.1's run of 7.6 s once took 9.2 beside the held
+ * tracer; it took the whole hold when the tracer faulted that page in from a
  * sleepable uprobe program, as every uprobe detach on the machine waited
  * for it), and the tracer of the held target ends within 1 s of SIGINT,
  * or as long as that whole unrelated trace took where that is longer (a
@@ -136,8 +138,8 @@ static void test_held_page(void **state)
 	tracer = spawn_out_setup(tracer_argv, &tfd, stderr_to_stdout, NULL);
 	held = wait_for(hfd, hbuf, sizeof(hbuf), &hlen, "held\n", 10000);
 	if (held) {
-		other_s = time_end(spawn_quiet(other), now_s(), base_s + 2.0,
-				   &other_st);
+		other_s = time_end(spawn_quiet(other), now_s(),
+				   base_s * 1.25 + 2.0, &other_st);
 		kill(tracer, SIGINT);
 		exit_s = time_end(tracer, now_s(), exit_max + 0.5, &status);
 	}
@@ -157,7 +159,7 @@ static void test_held_page(void **state)
 		fail_msg("the page was never faulted; tracer said:\n%s", tbuf);
 	print_message("held: an unrelated trace took %.2f s (%.2f s without the hold), the tracer ended %.2f s after SIGINT\n",
 		      other_s, base_s, exit_s);
-	if (other_s < 0 || other_s >= base_s + 1.5 || exit_s < 0 ||
+	if (other_s < 0 || other_s >= base_s * 1.25 + 1.5 || exit_s < 0 ||
 	    exit_s >= exit_max)
 		fail_msg("held for %s ms: an unrelated trace ended after %.2f s (%.2f s without the hold), the held target's tracer %.2f s after SIGINT (-1: not within the wait; killed)",
 			 HOLD_MS, other_s, base_s, exit_s);
