@@ -173,6 +173,8 @@ static unsigned int claims_next;
 
 void usdt__claim_free(uint32_t map_id, uint64_t token)
 {
+	if (!map_id || !token)
+		return; /* not known: the place stays taken */
 	pthread_mutex_lock(&claims_lock);
 	claims_free[claims_next++ % CLAIMS_KEPT] =
 		(struct claim){ map_id, token };
@@ -262,6 +264,7 @@ int usdt__chunks_open(struct usdt__chunks *c, const struct usdt__outer *outer,
 {
 	long page = sysconf(_SC_PAGESIZE);
 	uint32_t max = outer->max_entries;
+	uint64_t all = (uint64_t)max * per + (mapped ? 0 : outer->head_cnt);
 	int err;
 
 	memset(c, 0, sizeof(*c));
@@ -272,10 +275,7 @@ int usdt__chunks_open(struct usdt__chunks *c, const struct usdt__outer *outer,
 	c->per = per;
 	c->max_chunks = max;
 	/* Every index fits in 32 bits, less one for "none". */
-	c->cap = (uint64_t)max * per + (mapped ? 0 : outer->head_cnt) >=
-				 UINT32_MAX ?
-			 UINT32_MAX - 1 :
-			 max * per + (mapped ? 0 : outer->head_cnt);
+	c->cap = all >= UINT32_MAX ? UINT32_MAX - 1 : (uint32_t)all;
 	if (cap && cap < c->cap)
 		c->cap = cap;
 	c->chunk_sz =

@@ -1249,6 +1249,18 @@ static void test_chunk_rlimit(void **state)
 	assert_int_equal(man->store->specs.live_cnt, live);
 }
 
+/* test:many300 past the cap, with one ID held: E2BIG, and that ID the
+ * only one live. */
+static void many300_past_cap(struct usdt_manager *man, struct usdt_test *skel)
+{
+	errno = 0;
+	assert_null(usdt_manager__attach(man, skel->progs.on_usdt, -1,
+					 "/proc/self/exe", "test", "many300",
+					 NULL));
+	assert_int_equal(errno, E2BIG);
+	assert_int_equal(man->store->specs.live_cnt, 1);
+}
+
 /* Past a max_specs the user set: E2BIG, and every ID of the failed
  * attach given back, with per-site uprobes and uprobe_multi. */
 static void e2big_past_cap(bool perf)
@@ -1265,12 +1277,7 @@ static void e2big_past_cap(bool perf)
 		       "mix", NULL);
 	assert_int_equal(man->store->specs.live_cnt, 1);
 	reset(skel);
-	errno = 0;
-	assert_null(usdt_manager__attach(man, skel->progs.on_usdt, -1,
-					 "/proc/self/exe", "test", "many300",
-					 NULL));
-	assert_int_equal(errno, E2BIG);
-	assert_int_equal(man->store->specs.live_cnt, 1);
+	many300_past_cap(man, skel);
 	assert_ids_packed(skel, 1);
 	/* The head (64 specs in this object) and the outer array holds
 	 * just the chunks for the other 136 IDs. */
@@ -1307,13 +1314,8 @@ static void test_head_shrunk(void **state)
 	call_mix();
 	assert_int_equal(hits(skel), 1);
 	check_mix_hit(&skel->bss->hits[0], 0);
-	errno = 0;
-	assert_null(usdt_manager__attach(man, skel->progs.on_usdt, -1,
-					 "/proc/self/exe", "test", "many300",
-					 NULL));
-	assert_int_equal(errno, E2BIG);
+	many300_past_cap(man, skel);
 	assert_int_equal(man->store->specs.cnt, 0);
-	assert_int_equal(man->store->specs.live_cnt, 1);
 	release(l);
 	assert_specs_empty(skel, man);
 	release(man);
