@@ -369,6 +369,41 @@ static int size_specs(struct usdt_manager *man, uint32_t max_specs)
 						1);
 }
 
+/*
+ * Before load, where this kernel will not take the context argument of
+ * the BPF header's functions (no kernel BTF, or another arch's vmlinux.h):
+ * the section handler loads them without function info, and the kernel
+ * verifies them at every call, walking what follows the spec lookup once
+ * for each map a spec can come from. There the head is given up: it keeps
+ * its token entry alone, usdt__spec_head_cnt is 0 (the verifier drops the
+ * head's branch, and the work is what it was before the head), and the
+ * outer array takes the head's specs back, at the cost of a grace period
+ * at the first attach.
+ */
+static int per_call_prepare(struct usdt_manager *man)
+{
+	uint32_t head = bpf_map__max_entries(man->spec_head) - 1;
+	uint32_t outer = bpf_map__max_entries(man->specs_map);
+	struct rodata_val v = { "usdt__spec_head_cnt", 0 };
+	int err;
+
+	if (usdt__ctx_funcs_fit(bpf_object__btf(man->obj), usdt__features()))
+		return 0;
+	if (!usdt__handler_active)
+		pr_warn("BPF object '%s': this kernel will not take the context argument of usdt.bpf.h's functions, and libusdt's section handler, which would load them without function info, is not registered\n",
+			bpf_object__name(man->obj));
+	if (!head)
+		return 0;
+	err = bpf_map__set_max_entries(man->spec_head, 1);
+	if (!err)
+		err = bpf_map__set_max_entries(man->specs_map,
+					       outer + (head + USDT_SPEC_CHUNK -
+							1) / USDT_SPEC_CHUNK);
+	if (!err)
+		rodata_set(man, &v, 1);
+	return err;
+}
+
 /* Before load: outer arrays just big enough for the caps the user set. */
 static int size_maps(struct usdt_manager *man, uint32_t max_specs,
 		     uint32_t max_storage)
@@ -486,13 +521,11 @@ struct usdt_manager *usdt__manager_new(struct bpf_object *obj,
 		if (err)
 			goto err_out;
 		set_load_vars(man, OPTS_GET(opts, keep_ip_map, false));
-		if (!usdt__handler_active &&
-		    !usdt__ctx_funcs_fit(bpf_object__btf(obj),
-					 usdt__features()))
-			pr_warn("BPF object '%s': this kernel will not take the context argument of usdt.bpf.h's functions, and libusdt's section handler, which would load them without function info, is not registered\n",
-				bpf_object__name(obj));
-		err = prepare_progs(man,
-				    !OPTS_GET(opts, no_uprobe_multi, false));
+		err = per_call_prepare(man);
+		if (!err)
+			err = prepare_progs(man,
+					    !OPTS_GET(opts, no_uprobe_multi,
+						      false));
 		if (err)
 			goto err_out;
 	}

@@ -12,8 +12,10 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "usdt_spec.h"
+#include "kernel/kfeatures.h"
 
 /*
  * Before Linux 6.8 every lookup of an array of maps from user space waits
@@ -58,6 +60,30 @@ static inline uint32_t head_cnt(int head)
 	if (bpf_obj_get_info_by_fd(head, &info, &len) || !info.max_entries)
 		return 0;
 	return info.max_entries - 1;
+}
+
+/*
+ * The specs a manager leaves in the spec head of obj, built with a head
+ * of n: n, or none where this kernel verifies the BPF header's readers at
+ * every call (no kernel BTF: Debian's s390x 6.1), where the manager gives
+ * the head up before load and the outer array takes its specs
+ * (src/libbpf/object.c).
+ */
+static inline uint32_t head_kept(const struct bpf_object *obj, uint32_t n)
+{
+	return usdt__ctx_funcs_fit(bpf_object__btf(obj), usdt__features()) ?
+		       n :
+		       0;
+}
+
+/* The outer spec array a manager sizes for a cap of cap specs and an
+ * object's head of n specs, kept (head_kept()) or given up (kept 0). */
+static inline uint32_t outer_for(uint32_t cap, uint32_t n, uint32_t kept)
+{
+	uint32_t outer = cap > n ? (cap - n - 1) / USDT_SPEC_CHUNK + 1 : 1;
+
+	return kept ? outer : outer + (n + USDT_SPEC_CHUNK - 1) /
+						   USDT_SPEC_CHUNK;
 }
 
 /* Where spec id of the head head and the spec map outer is: a descriptor
