@@ -1347,6 +1347,16 @@ static pid_t start_held_dlopen(const char *lib, const char *rounds,
 	return p;
 }
 
+/* Let a process of start_held_dlopen() run its rounds, to its exit. */
+static void run_held(pid_t p, int in)
+{
+	int st;
+
+	assert_int_equal(write(in, "g", 1), 1);
+	assert_int_equal(waitpid(p, &st, 0), p);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 /*
  * -a: every process, by probe name. A copy of libtracelib.so mapped by a
  * process started before the tool, another copy mapped by one started
@@ -1395,15 +1405,15 @@ static void test_all_processes(void **state)
 	expect_in(err, needle);
 	/* lib1 again, by another path: attached already. */
 	d = start_held_dlopen(link1, "2", pd, &d_in, &d_out);
-	assert_int_equal(write(a_in, "g", 1), 1);
-	assert_int_equal(write(b_in, "g", 1), 1);
-	assert_int_equal(write(d_in, "g", 1), 1);
-	assert_int_equal(waitpid(a, &st, 0), a);
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	assert_int_equal(waitpid(b, &st, 0), b);
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	assert_int_equal(waitpid(d, &st, 0), d);
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* One after the other: on a kernel that preempts uprobe programs
+	 * (PREEMPT_LAZY: Debian sid's 7.x), two traced processes hitting
+	 * at once on one CPU were miscounted, a hit lost or counted under
+	 * the other's pid, in about one run in ten in the one-CPU x86_64
+	 * sid guest (docs/vm.md). This test is about which files -a
+	 * attaches and when. */
+	run_held(a, a_in);
+	run_held(b, b_in);
+	run_held(d, d_in);
 	/* Nothing maps the copies any more: both let go of. */
 	snprintf(needle, sizeof(needle), "no process maps %s any more: detached its 1 probe\n",
 		 lib1);
