@@ -316,7 +316,9 @@ struct usdt_manager_opts {
 	 * with E2BIG); 0 keeps the object's limits (USDT_MAX_SPEC_CNT,
 	 * USDT_MAX_IP_CNT: 65536 and 262144 by default). The maps grow on
 	 * demand either way; a max_specs below the spec head's size
-	 * (USDT_SPEC_HEAD_CNT, 1024) shrinks the head to it. */
+	 * (USDT_SPEC_HEAD_CNT, 1024) shrinks the head to it, and where the
+	 * kernel verifies the BPF header's readers at every call (no kernel
+	 * BTF) the manager gives the head up (docs/library.md). */
 	uint32_t max_specs;
 	uint32_t max_ips;
 	/* Before load: per-site uprobes even where the kernel has
