@@ -149,33 +149,37 @@ struct rodata_val {
 
 /*
  * Write the values into .rodata's initial image; variables the object
- * lacks are passed over.
+ * lacks are passed over. 0, or -errno with nothing written.
  */
-static void rodata_set(struct usdt_manager *man, const struct rodata_val *vals,
-		       size_t n)
+static int rodata_set(struct usdt_manager *man, const struct rodata_val *vals,
+		      size_t n)
 {
 	struct bpf_map *map = NULL;
 	size_t off, size, i;
 	const void *init;
 	char *data;
+	int err;
 
 	for (i = 0; i < n && !map; i++)
 		if (rodata_var(man->obj, vals[i].name, &map, &off))
 			map = NULL;
 	if (!map)
-		return;
+		return 0;
 	init = bpf_map__initial_value(map, &size);
 	/* libbpf hands out the image read-only: write a copy back. */
 	data = malloc(size);
 	if (!data)
-		return;
+		return -ENOMEM;
 	memcpy(data, init, size);
 	for (i = 0; i < n; i++)
 		if (!rodata_var(man->obj, vals[i].name, &map, &off))
 			memcpy(data + off, &vals[i].val, sizeof(vals[i].val));
-	if (bpf_map__set_initial_value(map, data, size))
-		pr_warn("cannot set the usdt__ variables in .rodata\n");
+	err = bpf_map__set_initial_value(map, data, size);
+	if (err)
+		pr_warn("cannot set the usdt__ variables in .rodata: %s\n",
+			usdt__errstr(err));
 	free(data);
+	return err;
 }
 
 /*
@@ -184,7 +188,7 @@ static void rodata_set(struct usdt_manager *man, const struct rodata_val *vals,
  * bpf_cookie and keep_ip_map unset, usdt__ip_map = 0 lets the verifier
  * drop the IP-map path of every program.
  */
-static void set_load_vars(struct usdt_manager *man, bool keep_ip_map)
+static int set_load_vars(struct usdt_manager *man, bool keep_ip_map)
 {
 	const struct usdt__arch_ops *arch = usdt__arch_host();
 	struct rodata_val vals[3];
@@ -197,7 +201,7 @@ static void set_load_vars(struct usdt_manager *man, bool keep_ip_map)
 	}
 	if (usdt__features()->bpf_cookie && !keep_ip_map)
 		vals[n++] = (struct rodata_val){ "usdt__ip_map", 0 };
-	rodata_set(man, vals, n);
+	return rodata_set(man, vals, n);
 }
 
 /* Can the object's programs find specs through the IP map? Not when the
@@ -355,10 +359,14 @@ static int size_specs(struct usdt_manager *man, uint32_t max_specs)
 	if (!max_specs)
 		return 0;
 	if (max_specs < head) {
-		err = bpf_map__set_max_entries(man->spec_head, max_specs + 1);
+		/* .rodata first: a head smaller than it says is refused by
+		 * the next manager (check_maps()), never read wrong. */
+		err = rodata_set(man, &v, 1);
+		if (!err)
+			err = bpf_map__set_max_entries(man->spec_head,
+						       max_specs + 1);
 		if (err)
 			return err;
-		rodata_set(man, &v, 1);
 		head = max_specs;
 	}
 	return bpf_map__set_max_entries(man->specs_map,
@@ -394,13 +402,13 @@ static int per_call_prepare(struct usdt_manager *man)
 			bpf_object__name(man->obj));
 	if (!head)
 		return 0;
-	err = bpf_map__set_max_entries(man->spec_head, 1);
+	err = rodata_set(man, &v, 1);
+	if (!err)
+		err = bpf_map__set_max_entries(man->spec_head, 1);
 	if (!err)
 		err = bpf_map__set_max_entries(man->specs_map,
 					       outer + (head + USDT_SPEC_CHUNK -
 							1) / USDT_SPEC_CHUNK);
-	if (!err)
-		rodata_set(man, &v, 1);
 	return err;
 }
 
@@ -520,8 +528,9 @@ struct usdt_manager *usdt__manager_new(struct bpf_object *obj,
 		err = size_maps(man, max_specs, max_storage);
 		if (err)
 			goto err_out;
-		set_load_vars(man, OPTS_GET(opts, keep_ip_map, false));
-		err = per_call_prepare(man);
+		err = set_load_vars(man, OPTS_GET(opts, keep_ip_map, false));
+		if (!err)
+			err = per_call_prepare(man);
 		if (!err)
 			err = prepare_progs(man,
 					    !OPTS_GET(opts, no_uprobe_multi,
