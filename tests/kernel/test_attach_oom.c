@@ -422,6 +422,61 @@ static void oom_storage(bool perf, bool ip)
 	storage_test__destroy(skel);
 }
 
+/*
+ * usdt_manager__new() before load, out of memory at each of its
+ * allocations in turn (.rodata's copy among them), with a max_specs that
+ * shrinks the spec head: ENOMEM, no descriptor left, and the object fit
+ * for another manager, whose load and attach read every spec right (the
+ * head and .rodata agree).
+ */
+static void test_oom_manager_new(void **state)
+{
+	USDT_OPTS(usdt_manager_opts, mo, .max_specs = 40);
+	USDT_OPTS(usdt_attach_opts, ao, .usdt_cookie = 3);
+	int fds = usdt_test_count_fds();
+	struct usdt_manager *man;
+	struct usdt_test *skel;
+	struct usdt_link *l;
+	long n;
+
+	(void)state;
+	for (n = 0; n < 1000; n++) {
+		skel = usdt_test__open();
+		assert_non_null(skel);
+		alloc_cnt = 0;
+		fail_at = n;
+		errno = 0;
+		man = usdt_manager__new(skel->obj, &mo);
+		fail_at = -1;
+		if (!man) {
+			if (errno != ENOMEM)
+				fail_msg("allocation %ld: errno %d, want ENOMEM",
+					 n, errno);
+			assert_int_equal(usdt_test_count_fds(), fds);
+			man = usdt_manager__new(skel->obj, &mo);
+			assert_non_null(man);
+		}
+		assert_int_equal(usdt_test__load(skel), 0);
+		assert_int_equal(bpf_map__max_entries(
+					 skel->maps.usdt__spec_head),
+				 skel->rodata->usdt__spec_head_cnt + 1);
+		l = usdt_manager__attach(man, skel->progs.on_usdt, 0,
+					 "/proc/self/exe", "oom", "two", &ao);
+		assert_non_null(l);
+		check_attached(skel);
+		usdt_link__destroy(l);
+		usdt_manager__free(man);
+		usdt_test__destroy(skel);
+		assert_int_equal(usdt_test_count_fds(), fds);
+		if (alloc_cnt <= n) {
+			print_message("usdt_manager__new: %ld allocations, each failure clean\n",
+				      n);
+			return;
+		}
+	}
+	fail_msg("no success in %ld allocations", n);
+}
+
 static void test_oom_storage(void **state)
 {
 	oom_storage(false, false);
@@ -451,6 +506,7 @@ int main(void)
 		cmocka_unit_test(test_oom_multi_ip),
 		cmocka_unit_test(test_oom_perf),
 		cmocka_unit_test(test_oom_storage),
+		cmocka_unit_test(test_oom_manager_new),
 	};
 
 	usdt_test_require_kernel("kernel/test_attach_oom");
