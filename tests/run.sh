@@ -9,7 +9,7 @@
 # the group's name from 1.1.7). A program that crashes, times out or exits
 # non-zero without a cmocka failure counts one failure. A kernel test that
 # cannot run prints "SKIP: why" and exits 77; under CI=true that is a
-# failure. Plain POSIX sh: it also runs under busybox in the guests of
+# failure. Each program's time follows it ("--- NAME: N s"). Plain POSIX sh: it also runs under busybox in the guests of
 # `make vm-check`, whose timeout has no --kill-after.
 set -u
 timeout_s=$1
@@ -34,11 +34,13 @@ count() {
 for prog in "$@"; do
 	name=${prog#*/tests/}
 	echo "=== $name"
+	t0=$(date +%s)
 	# TEST_WRAPPER: e.g. valgrind (see `make valgrind`).
 	# shellcheck disable=SC2086
 	{ timeout $kill_after "$timeout_s" ${TEST_WRAPPER:-} "$prog" 2>&1
 	  echo $? > "$rcf"; } | tee "$out"
 	rc=$(cat "$rcf")
+	echo "--- $name: $(($(date +%s) - t0)) s"
 	p=$(count PASSED) f=$(count FAILED) s=$(count SKIPPED)
 	if [ "$rc" = 77 ]; then
 		if [ "${CI:-}" = true ]; then
