@@ -437,12 +437,16 @@ static void test_oom_manager_new(void **state)
 	struct usdt_manager *man;
 	struct usdt_test *skel;
 	struct usdt_link *l;
+	int opened;
 	long n;
 
 	(void)state;
 	for (n = 0; n < 1000; n++) {
 		skel = usdt_test__open();
 		assert_non_null(skel);
+		/* Some libbpf versions hold descriptors of an opened object
+		 * (trixie's 1.5 eight, in the riscv64 guest). */
+		opened = usdt_test_count_fds();
 		alloc_cnt = 0;
 		fail_at = n;
 		errno = 0;
@@ -452,7 +456,7 @@ static void test_oom_manager_new(void **state)
 			if (errno != ENOMEM)
 				fail_msg("allocation %ld: errno %d, want ENOMEM",
 					 n, errno);
-			assert_int_equal(usdt_test_count_fds(), fds);
+			assert_int_equal(usdt_test_count_fds(), opened);
 			man = usdt_manager__new(skel->obj, &mo);
 			assert_non_null(man);
 		}
