@@ -9,8 +9,9 @@
 # the group's name from 1.1.7). A program that crashes, times out or exits
 # non-zero without a cmocka failure counts one failure. A kernel test that
 # cannot run prints "SKIP: why" and exits 77; under CI=true that is a
-# failure. Each program's time follows it ("--- NAME: N s"). Plain POSIX sh: it also runs under busybox in the guests of
-# `make vm-check`, whose timeout has no --kill-after.
+# failure. Each program's time follows it ("--- NAME: N s"). Plain POSIX
+# sh: it also runs under busybox in the guests of `make vm-check`, whose
+# timeout has no --kill-after.
 set -u
 timeout_s=$1
 shift
