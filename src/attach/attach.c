@@ -98,10 +98,12 @@ static int attach_prepare(struct attach_ctx *c,
 	int err;
 
 	mode = OPTS_GET(opts, mode, USDT_MODE_AUTO);
-	c->use_ip = OPTS_GET(opts, force_ip_map, false);
+	c->take.provider = c->provider;
+	c->take.name = c->name;
+	c->take.use_ip = OPTS_GET(opts, force_ip_map, false);
 	c->cookie = OPTS_GET(opts, usdt_cookie, 0);
-	c->storage = OPTS_GET(opts, storage, NULL);
-	c->per_site = OPTS_GET(opts, storage_per_site, false);
+	c->take.storage = OPTS_GET(opts, storage, NULL);
+	c->take.per_site = OPTS_GET(opts, storage_per_site, false);
 	c->red_zone = OPTS_GET(opts, allow_red_zone_writes, false);
 	if (mode > USDT_MODE_PERF)
 		return -EINVAL;
@@ -120,8 +122,9 @@ static int attach_prepare(struct attach_ctx *c,
 	err = usdt__storage_check(&c->st->storage,
 				  c->obj ? bpf_object__name(c->obj) :
 					   "(no manager)",
-				  c->storage, OPTS_GET(opts, storage_sz, 0),
-				  c->per_site);
+				  c->take.storage,
+				  OPTS_GET(opts, storage_sz, 0),
+				  c->take.per_site);
 	if (err)
 		return err;
 	c->host = usdt__arch_host();
@@ -132,13 +135,13 @@ static int attach_prepare(struct attach_ctx *c,
 	}
 	c->feat = usdt__features();
 	if (!c->feat->bpf_cookie)
-		c->use_ip = true;
+		c->take.use_ip = true;
 	/* A program that reads no spec needs no way to find one. */
 	if (c->st->specless)
-		c->use_ip = false;
+		c->take.use_ip = false;
 	/* Only force_ip_map gets here: without bpf_cookie the manager
 	 * always keeps the path. */
-	if (c->use_ip && !c->st->ip_map_kept) {
+	if (c->take.use_ip && !c->st->ip_map_kept) {
 		pr_warn("%s:%s: force_ip_map needs the IP-map path, and program '%s' was loaded without it: create the manager before load with usdt_manager_opts.keep_ip_map\n",
 			c->provider, c->name, pname);
 		return -EINVAL;
@@ -172,7 +175,7 @@ static int attach_check_file(struct attach_ctx *c)
 	/* Where a position-independent file sits differs per process, so
 	 * IP-map keys need one: force_ip_map with pid -1 asks for what
 	 * cannot be, and a kernel without bpf_cookie cannot do without. */
-	if (c->use_ip && file->e_type == ET_DYN && c->pid < 0) {
+	if (c->take.use_ip && file->e_type == ET_DYN && c->pid < 0) {
 		pr_warn("%s:%s: '%s' is position-independent: IP-map mode (%s) needs a pid\n",
 			c->provider, c->name, file->path,
 			c->feat->bpf_cookie ? "force_ip_map" :
@@ -309,15 +312,17 @@ static int site_skip(const struct attach_ctx *c, struct usdt__note_src *code,
 		      0;
 }
 
-/* Site i's IP-map entry: its run-time address -> spec ID and slot. */
-static int add_ip(const struct attach_ctx *c, struct usdt_link *link,
-		  const struct usdt_probe *p, uint64_t off, int skip,
-		  const struct usdt_ip_val *val)
+/* Site p's IP-map key, with its uprobe skip bytes past the site: its
+ * run-time address. */
+static int site_ip(const struct attach_ctx *c, const struct usdt_probe *p,
+		   uint64_t off, int skip, long *key)
 {
 	uint64_t abs = p->vaddr + (uint64_t)skip;
-	long key;
 	int err;
 
+	*key = 0;
+	if (!c->take.use_ip)
+		return 0;
 	err = c->file->e_type == ET_DYN ?
 		      usdt__runtime_addr(c->pid, c->file, off, &abs) :
 		      0;
@@ -331,64 +336,24 @@ static int add_ip(const struct attach_ctx *c, struct usdt_link *link,
 			err == -ENOENT ? "" : usdt__errstr(err));
 		return err;
 	}
-	key = (long)abs;
-	err = usdt__ipmap_add(&c->st->ips, c->st->ip_outer.fd, key, val);
-	if (err) {
-		pr_warn("%s:%s: cannot add IP 0x%lx to the IP map: %s%s\n",
-			p->provider, p->name, key, usdt__errstr(err),
-			err == -EEXIST ?
-				" (the site is already attached in IP-map mode)" :
-			err == -E2BIG ?
-				" (at its limit: raise usdt_manager_opts.max_ips or USDT_MAX_IP_CNT)" :
-				"");
-		return err;
-	}
-	link->ips[link->ip_cnt++] = key;
+	*key = (long)abs;
 	return 0;
 }
 
-/* Site i (p)'s storage slot + 1 (0: none), taking a slot for it if it is
- * the link's first site or storage is per site. */
-static int site_slot(const struct attach_ctx *c, struct usdt_link *link,
-		     const struct usdt_probe *p, size_t i, uint32_t *slot1)
-{
-	int err;
-
-	*slot1 = 0;
-	if (!c->storage)
-		return 0;
-	if (i && !c->per_site) {
-		*slot1 = link->slots[0] + 1;
-		return 0;
-	}
-	err = usdt__storage_get(&c->st->storage, c->storage,
-				&link->slots[link->slot_cnt]);
-	if (err) {
-		if (err == -E2BIG)
-			pr_warn("%s:%s: out of storage slots (%u in use; raise usdt_manager_opts.max_storage or USDT_MAX_STORAGE_CNT)\n",
-				p->provider, p->name,
-				c->st->storage.slots.live_cnt);
-		return err;
-	}
-	*slot1 = link->slots[link->slot_cnt++] + 1;
-	return 0;
-}
-
-/* Site p, taken as site i: its spec ID, storage slot, offset and cookie,
- * and its IP-map entry where cookies are not used. */
+/* Site p, taken as site i: its offset, its spec as its uprobe reads it,
+ * and what it holds in the store (usdt__store_hold()). */
 static int site_spec(const struct attach_ctx *c, struct usdt__note_src *code,
 		     struct usdt_link *link, const struct usdt_probe *p,
 		     size_t i, uint64_t *refs, uint64_t *cookies)
 {
-	struct usdt_ip_val val;
 	struct usdt_spec spec;
-	int j, id, skip, err;
+	int j, skip, err;
+	long ip;
 
 	skip = site_skip(c, code, p);
 	link->offsets[i] = p->file_off + (uint64_t)skip;
+	link->site_cnt = (uint32_t)i + 1;
 	refs[i] = p->sema_off;
-	if (c->st->specless)
-		return 0; /* no spec, no slot: cookie 0 */
 	memset(&spec, 0, sizeof(spec));
 	spec.arg_cnt = (uint16_t)p->arg_cnt;
 	spec.usr_cookie = c->cookie;
@@ -401,25 +366,11 @@ static int site_spec(const struct attach_ctx *c, struct usdt__note_src *code,
 	}
 	/* From the final fields, which dedup then compares too. */
 	usdt__spec_windows(&spec);
-	id = usdt__spec_get(c->st, &spec);
-	if (id < 0) {
-		if (id == -E2BIG)
-			pr_warn("%s:%s: out of spec IDs (%u in use; raise usdt_manager_opts.max_specs or USDT_MAX_SPEC_CNT)\n",
-				p->provider, p->name, c->st->specs.live_cnt);
-		return id;
-	}
-	link->site_ids[link->site_cnt++] = id;
-	err = site_slot(c, link, p, i, &val.slot);
-	if (err)
-		return err;
-	val.spec_id = (uint32_t)id;
-	cookies[i] = c->use_ip ? 0 :
-				 ((uint64_t)val.spec_id + 1) |
-					 (uint64_t)val.slot
-						 << USDT_COOKIE_SLOT_SHIFT;
-	if (c->use_ip)
-		return add_ip(c, link, p, link->offsets[i], skip, &val);
-	return 0;
+	err = site_ip(c, p, link->offsets[i], skip, &ip);
+	if (!err)
+		err = usdt__store_hold(c->st, &c->take, &link->held, &spec, ip,
+				       &cookies[i]);
+	return err;
 }
 
 /* The batch's sites that can be taken, as sites c->cnt, c->cnt + 1, ...,
@@ -456,20 +407,19 @@ static int attach_specs(struct attach_ctx *c, struct usdt_link *link,
 			uint64_t *refs, uint64_t *cookies)
 {
 	size_t max = c->matched < PICK_BATCH ? c->matched : PICK_BATCH;
-	uint32_t n =
-		c->matched > UINT32_MAX ? UINT32_MAX : (uint32_t)c->matched;
 	struct usdt_probe *batch;
 	long got = 0;
-	int err = 0;
+	int err;
 
-	if (c->use_ip &&
-	    (err = usdt__ipmap_reserve(&c->st->ips, c->st->ip_outer.fd, n))) {
-		if (err == -E2BIG)
-			pr_warn("%s:%s: no room for %zu more IP-map entries (%u in use, at most %u: raise usdt_manager_opts.max_ips or USDT_MAX_IP_CNT)\n",
-				c->provider, c->name, c->matched,
-				c->st->ips.cnt, c->st->ips.cap);
+	/* Room for every call site of the file (an upper bound of its
+	 * specs), so that its other names attach with no new chunk: no
+	 * RCU grace period. */
+	err = usdt__store_reserve(c->st, &c->take, c->matched,
+				  c->file->probe_cnt,
+				  (uint64_t)c->matched *
+					  c->maker->fds_per_site);
+	if (err)
 		return err;
-	}
 	batch = calloc(max, sizeof(*batch));
 	if (!batch)
 		return -ENOMEM;
@@ -500,11 +450,6 @@ static struct usdt_link *attach_sites(struct attach_ctx *c)
 		err = -ENOMEM;
 		goto out;
 	}
-	/* Room for every call site of the file (an upper bound of its
-	 * specs), so that its other names attach with no new chunk: no
-	 * RCU grace period. */
-	usdt__spec_reserve(c->st, c->matched, c->file->probe_cnt,
-			   (uint64_t)c->matched * c->maker->fds_per_site);
 	err = attach_specs(c, link, refs, cookies);
 	/* The new specs and storage are in the maps before any uprobe can
 	 * read them. */
@@ -520,12 +465,12 @@ static struct usdt_link *attach_sites(struct attach_ctx *c)
 	}
 	/* refs is no longer needed: it is big enough to sort IDs in. */
 	link->spec_cnt =
-		count_distinct(link->site_ids, link->site_cnt, (int *)refs);
+		count_distinct(link->held.ids, link->held.id_cnt, (int *)refs);
 	usdt__store_get(c->st);
 	pr_debug("attached '%s' to %zu sites of %s:%s in '%s' (%s, %u specs%s)\n",
 		 bpf_program__name(c->prog), c->cnt, c->provider, c->name,
 		 c->file->path, c->maker->what, link->spec_cnt,
-		 c->use_ip ? ", IP map" : "");
+		 c->take.use_ip ? ", IP map" : "");
 out:
 	free(refs);
 	free(cookies);

@@ -20,10 +20,11 @@ struct usdt__link_maker;
 
 /*
  * A live attach.
- * Invariant: each of site_cnt sites holds one reference on site_ids[i];
- * ips[0..ip_cnt) are the IP-map keys this link wrote; the kernel side is
- * either multi_fd >= 0 or perf[0..perf_cnt). The link reaches the
- * maps only through its store's own descriptors, never through the bpf_object.
+ * Invariant: the kernel side is either multi_fd >= 0 or
+ * perf[0..perf_cnt), on site_cnt sites at offsets[0..site_cnt); what they
+ * hold in the store (their spec IDs, slots and IP-map keys) is in held.
+ * The link reaches the maps only through its store's own descriptors,
+ * never through the bpf_object.
  */
 /*
  * One allocation: the struct, then its arrays, each with room for cap
@@ -38,19 +39,15 @@ struct usdt_link {
 	uint32_t cap;
 	uint32_t perf_cnt;
 	uint32_t site_cnt;
-	uint32_t ip_cnt;
-	uint32_t spec_cnt; /* distinct IDs among site_ids */
-	uint32_t slot_cnt;
-	bool pinned; /* the kernel link outlives us: keep its
-				 * spec IDs and IP-map entries */
+	uint32_t spec_cnt; /* distinct IDs among held.ids */
+	/* The kernel link outlives us: keep what it holds in the store. */
+	bool pinned;
 	bool slot_per_site;
 	uint64_t *offsets; /* [cap] where each site's uprobe is, in the file */
-	long *ips;	   /* [cap] IP-map keys, or NULL */
 	struct bpf_link **perf; /* [cap] per-site uprobes, or NULL */
-	int *site_ids;		/* [cap] spec IDs, site_cnt of them taken */
-	/* The storage slots this link holds, slot_cnt: one per site
-	 * (slot_per_site) or one for all; NULL without storage. */
-	uint32_t *slots;
+	/* [cap] spec IDs and IP-map keys; slots: one per site
+	 * (slot_per_site) or one for all. */
+	struct usdt__hold held;
 	/* What made the kernel side, and detaches it. */
 	const struct usdt__link_maker *maker;
 	/* The kernel side is a struct bpf_link of libbpf's that the user
@@ -71,10 +68,10 @@ struct attach_ctx {
 	pid_t pid;	/* -1, or a real pid */
 	bool maps_file; /* pid > 0 maps the file now */
 	const char *provider, *name;
-	uint64_t cookie;     /* usdt_attach_opts.usdt_cookie */
-	const void *storage; /* initial value, or NULL */
-	bool per_site;
-	bool use_ip, use_multi;
+	uint64_t cookie; /* usdt_attach_opts.usdt_cookie */
+	/* Storage, per site or not, and IP map or cookies. */
+	struct usdt__take take;
+	bool use_multi;
 	bool ext; /* make a struct bpf_link of libbpf's */
 	const struct usdt__link_maker *maker;
 	bool red_zone; /* allow_red_zone_writes: may skip */

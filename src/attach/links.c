@@ -16,36 +16,12 @@ int usdt__link_detach(struct usdt_link *link)
 	return link->maker->detach(link);
 }
 
-/* After usdt__link_detach(): give back the IP-map entries and spec IDs, free. */
+/* After usdt__link_detach(): what it holds in the store back, free. */
 int usdt__link_release(struct usdt_link *link)
 {
-	struct usdt__store *st = link->st;
-	int err = 0, e;
-	size_t i;
+	/* A pinned kernel link goes on reading its specs and storage. */
+	int err = link->pinned ? 0 : usdt__store_drop(link->st, &link->held);
 
-	/* A pinned kernel link goes on reading its specs and storage, and
-	 * after a fork() the parent's does. */
-	if (link->pinned || usdt__store_forked(st))
-		link->ip_cnt = link->site_cnt = link->slot_cnt = 0;
-	for (i = 0; i < link->ip_cnt; i++) {
-		e = usdt__ipmap_del(&st->ips, link->ips[i]);
-		if (!e)
-			continue;
-		err = err ? err : e;
-		pr_warn("cannot delete IP-map entry 0x%lx: %s\n", link->ips[i],
-			usdt__errstr(e));
-	}
-	/* Last first: the free list is a stack, so the lowest IDs end up
-	 * on top and are reused first. */
-	for (i = link->site_cnt; i-- > 0;) {
-		e = usdt__spec_put(st, link->site_ids[i]);
-		err = err ? err : e;
-	}
-	/* The specs given back are zeroed, a batch per chunk. */
-	if (link->site_cnt)
-		(void)usdt__chunks_flush_writes(&st->specs);
-	for (i = link->slot_cnt; i-- > 0;)
-		usdt__storage_put(&st->storage, link->slots[i]);
 	free(link); /* and its arrays */
 	return err;
 }
@@ -63,9 +39,9 @@ int usdt__link_unwind(struct usdt_link *link)
  * first, after the struct (a multiple of 8 bytes), then 4-byte ones. */
 struct usdt_link *usdt__link_alloc(const struct attach_ctx *c)
 {
-	size_t n = c->matched, ips = c->use_ip ? n : 0;
+	size_t n = c->matched, ips = c->take.use_ip ? n : 0;
 	size_t perf = c->maker->per_site ? n : 0;
-	size_t slots = c->storage ? (c->per_site ? n : 1) : 0;
+	size_t slots = c->take.storage ? (c->take.per_site ? n : 1) : 0;
 	struct usdt_link *link;
 	char *p;
 
@@ -82,14 +58,14 @@ struct usdt_link *usdt__link_alloc(const struct attach_ctx *c)
 	p = (char *)(link + 1);
 	link->offsets = (uint64_t *)p;
 	p += n * sizeof(uint64_t);
-	link->ips = ips ? (long *)p : NULL;
+	link->held.ips = ips ? (long *)p : NULL;
 	p += ips * sizeof(long);
 	link->perf = perf ? (struct bpf_link **)p : NULL;
 	p += perf * sizeof(struct bpf_link *);
-	link->site_ids = (int *)p;
+	link->held.ids = (int *)p;
 	p += n * sizeof(int);
-	link->slots = slots ? (uint32_t *)p : NULL;
-	link->slot_per_site = c->per_site;
+	link->held.slots = slots ? (uint32_t *)p : NULL;
+	link->slot_per_site = c->take.per_site;
 	link->maker = c->maker;
 	link->ext_fd = -1;
 	return link;
@@ -201,17 +177,18 @@ uint64_t usdt__link_offset(const struct usdt_link *link, size_t i)
 
 void *usdt_link__storage(const struct usdt_link *link, size_t site_index)
 {
+	uint32_t slot;
+
 	if (!link) {
 		errno = EINVAL;
 		return NULL;
 	}
-	if (!link->slot_cnt || site_index >= link->site_cnt) {
+	if (!link->held.slot_cnt || site_index >= link->site_cnt) {
 		errno = ENOENT;
 		return NULL;
 	}
-	return usdt__storage_at(&link->st->storage,
-				link->slots[link->slot_per_site ? site_index :
-								  0]);
+	slot = link->held.slots[link->slot_per_site ? site_index : 0];
+	return usdt__storage_at(&link->st->storage, slot);
 }
 
 bool usdt_link__is_multi(const struct usdt_link *link)

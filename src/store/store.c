@@ -204,10 +204,11 @@ static uint32_t chunks_fd_room(uint64_t used)
 	return left / 2 > UINT32_MAX ? UINT32_MAX : (uint32_t)(left / 2);
 }
 
-/* Before Linux 6.8 a batch into an array of maps waits once per entry:
- * there, chunks are made only as specs need them. */
-void usdt__spec_reserve(struct usdt__store *st, size_t n, size_t want,
-			uint64_t site_fds)
+/* Chunks for n more specs, best effort (usdt__store_reserve()). Before
+ * Linux 6.8 a batch into an array of maps waits once per entry: there,
+ * chunks are made only as specs need them. */
+static void spec_reserve(struct usdt__store *st, size_t n, size_t want,
+			 uint64_t site_fds)
 {
 	if (st->specless || !n || !usdt__features()->outer_batch_one_wait)
 		return;
@@ -217,6 +218,134 @@ void usdt__spec_reserve(struct usdt__store *st, size_t n, size_t want,
 		return;
 	usdt__chunks_reserve(&st->specs, want > n ? want : n,
 			     chunks_fd_room(site_fds));
+}
+
+/* ---------------------------------------------------------------------- */
+/* What links hold                                                        */
+
+int usdt__store_reserve(struct usdt__store *st, const struct usdt__take *t,
+			size_t n, size_t want, uint64_t site_fds)
+{
+	uint32_t n32 = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+	int err;
+
+	if (t->use_ip &&
+	    (err = usdt__ipmap_reserve(&st->ips, st->ip_outer.fd, n32))) {
+		if (err == -E2BIG)
+			pr_warn("%s:%s: no room for %zu more IP-map entries (%u in use, at most %u: raise usdt_manager_opts.max_ips or USDT_MAX_IP_CNT)\n",
+				t->provider, t->name, n, st->ips.cnt,
+				st->ips.cap);
+		return err;
+	}
+	spec_reserve(st, n, want, site_fds);
+	return 0;
+}
+
+/* The holder's slot for its next site + 1 in *slot1 (0: no storage): a
+ * new one for its first site, or for each where storage is per site. */
+static int take_slot(struct usdt__store *st, const struct usdt__take *t,
+		     struct usdt__hold *hold, uint32_t *slot1)
+{
+	int err;
+
+	*slot1 = 0;
+	if (!t->storage)
+		return 0;
+	if (hold->slot_cnt && !t->per_site) {
+		*slot1 = hold->slots[0] + 1;
+		return 0;
+	}
+	err = usdt__storage_get(&st->storage, t->storage,
+				&hold->slots[hold->slot_cnt]);
+	if (err) {
+		if (err == -E2BIG)
+			pr_warn("%s:%s: out of storage slots (%u in use; raise usdt_manager_opts.max_storage or USDT_MAX_STORAGE_CNT)\n",
+				t->provider, t->name,
+				st->storage.slots.live_cnt);
+		return err;
+	}
+	*slot1 = hold->slots[hold->slot_cnt++] + 1;
+	return 0;
+}
+
+/* The IP-map entry key -> val, into hold. */
+static int take_ip(struct usdt__store *st, const struct usdt__take *t,
+		   struct usdt__hold *hold, long key,
+		   const struct usdt_ip_val *val)
+{
+	int err = usdt__ipmap_add(&st->ips, st->ip_outer.fd, key, val);
+
+	if (err) {
+		pr_warn("%s:%s: cannot add IP 0x%lx to the IP map: %s%s\n",
+			t->provider, t->name, key, usdt__errstr(err),
+			err == -EEXIST ?
+				" (the site is already attached in IP-map mode)" :
+			err == -E2BIG ?
+				" (at its limit: raise usdt_manager_opts.max_ips or USDT_MAX_IP_CNT)" :
+				"");
+		return err;
+	}
+	hold->ips[hold->ip_cnt++] = key;
+	return 0;
+}
+
+int usdt__store_hold(struct usdt__store *st, const struct usdt__take *t,
+		     struct usdt__hold *hold, const struct usdt_spec *spec,
+		     long ip, uint64_t *cookie)
+{
+	struct usdt_ip_val val;
+	int id, err;
+
+	*cookie = 0;
+	if (st->specless)
+		return 0; /* no spec, no slot: cookie 0 */
+	id = usdt__spec_get(st, spec);
+	if (id < 0) {
+		if (id == -E2BIG)
+			pr_warn("%s:%s: out of spec IDs (%u in use; raise usdt_manager_opts.max_specs or USDT_MAX_SPEC_CNT)\n",
+				t->provider, t->name, st->specs.live_cnt);
+		return id;
+	}
+	hold->ids[hold->id_cnt++] = id;
+	err = take_slot(st, t, hold, &val.slot);
+	if (err)
+		return err;
+	val.spec_id = (uint32_t)id;
+	if (t->use_ip)
+		return take_ip(st, t, hold, ip, &val);
+	*cookie = ((uint64_t)val.spec_id + 1) |
+		  (uint64_t)val.slot << USDT_COOKIE_SLOT_SHIFT;
+	return 0;
+}
+
+int usdt__store_drop(struct usdt__store *st, struct usdt__hold *hold)
+{
+	int err = 0, e;
+	uint32_t i;
+
+	if (usdt__store_forked(st))
+		hold->ip_cnt = hold->id_cnt = hold->slot_cnt = 0;
+	for (i = 0; i < hold->ip_cnt; i++) {
+		e = usdt__ipmap_del(&st->ips, hold->ips[i]);
+		if (!e)
+			continue;
+		err = err ? err : e;
+		pr_warn("cannot delete IP-map entry 0x%lx: %s\n", hold->ips[i],
+			usdt__errstr(e));
+	}
+	/* Last first: the free list is a stack, so the lowest IDs end up
+	 * on top and are reused first. */
+	for (i = hold->id_cnt; i-- > 0;) {
+		e = usdt__spec_put(st, hold->ids[i]);
+		err = err ? err : e;
+	}
+	/* The specs given back are zeroed, a batch per chunk. */
+	if (hold->id_cnt)
+		(void)usdt__chunks_flush_writes(&st->specs);
+	for (i = hold->slot_cnt; i-- > 0;)
+		usdt__storage_put(&st->storage, hold->slots[i]);
+	hold->ip_cnt = hold->id_cnt = hold->slot_cnt = 0;
+	return err;
 }
 
 int usdt__store_flush(struct usdt__store *st)

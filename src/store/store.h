@@ -83,22 +83,65 @@ struct usdt__store {
 };
 
 /*
+ * What one link holds in its store: a spec ID for each of its sites, its
+ * storage slots and its IP-map keys. The arrays are the holder's, with
+ * room for every site it may take (slots: one, or one per site; NULL
+ * without storage; ips NULL without IP-map entries).
+ * Invariant: each of ids[0..id_cnt) holds one reference, slots[0..slot_cnt)
+ * are taken, ips[0..ip_cnt) are keys in the IP map.
+ */
+struct usdt__hold {
+	int *ids;
+	uint32_t *slots;
+	long *ips;
+	uint32_t id_cnt, slot_cnt, ip_cnt;
+};
+
+/* How one attach's sites are taken (usdt__store_hold()). */
+struct usdt__take {
+	const char *provider, *name; /* for messages */
+	const void *storage;	     /* a new slot's initial value, or NULL */
+	bool per_site;		     /* a slot for each site, not one in all */
+	bool use_ip;		     /* IP-map entries, not cookies */
+};
+
+/*
+ * Before n of t's sites are taken: room for their IP-map entries (-E2BIG
+ * past the cap) and, best effort, chunks for their specs: where the kernel
+ * puts a batch into an array of maps with one wait (Linux 6.8) and n do
+ * not fit the chunks there are, room for want (the file's sites, at least
+ * n), so that the file's later attaches need no new chunk
+ * (usdt__chunks_reserve()). New chunks take at most half the descriptors
+ * that the soft RLIMIT_NOFILE leaves once the sites' own (site_fds) are
+ * open. 0 or -errno, said.
+ */
+int usdt__store_reserve(struct usdt__store *st, const struct usdt__take *t,
+			size_t n, size_t want, uint64_t site_fds);
+/*
+ * One site into hold: a reference on the ID of its spec, its storage slot
+ * (the holder's first, unless per site) and, with t->use_ip, the IP-map
+ * entry of its run-time address ip. *cookie is what its uprobe carries:
+ * the spec ID + 1 and the slot (bpf/usdt_spec.h), 0 with the IP map or no
+ * spec at all (a specless store takes nothing). On error, said, what was
+ * taken stays in hold for usdt__store_drop().
+ */
+int usdt__store_hold(struct usdt__store *st, const struct usdt__take *t,
+		     struct usdt__hold *hold, const struct usdt_spec *spec,
+		     long ip, uint64_t *cookie);
+/*
+ * Everything in hold given back, hold emptied: its IP-map entries deleted,
+ * its spec references dropped (IDs no one holds are zeroed in the maps, a
+ * batch per chunk) and its slots freed. A forked copy of the store gives
+ * nothing back: the parent's links still read it all. The first error.
+ */
+int usdt__store_drop(struct usdt__store *st, struct usdt__hold *hold);
+
+/*
  * Take a reference on the ID of a spec with this content, allocating one
  * (and writing the map) if none exists. Returns the ID, or -E2BIG past the
  * cap, or the error of creating a chunk; nothing is taken on error.
  */
 int usdt__spec_get(struct usdt__store *st, const struct usdt_spec *spec);
-/*
- * Before the specs of n sites are taken (the chunks are opened at the first
- * call): where the kernel puts a batch into an array of maps with one wait
- * (Linux 6.8) and n do not fit the chunks there are, room for want (the
- * file's sites, at least n), best effort, so that the file's later
- * attaches need no new chunk (usdt__chunks_reserve()). New chunks take at
- * most half the descriptors that the soft RLIMIT_NOFILE leaves once the
- * sites' own (site_fds) are open.
- */
-void usdt__spec_reserve(struct usdt__store *st, size_t n, size_t want,
-			uint64_t site_fds);
 /* The new chunks of specs and storage into their outer maps, and the
  * specs written: one batch each (usdt__chunks_flush()). */
 int usdt__store_flush(struct usdt__store *st);
