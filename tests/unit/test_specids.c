@@ -377,6 +377,78 @@ static void test_many_cycles_stay_compact(void **state)
 	assert_int_equal(creates, 1);
 }
 
+/*
+ * What a link holds (usdt__store_hold(), usdt__store_drop()): each site's
+ * spec ID, the cookie its uprobe carries (ID + 1), a spec shared by two
+ * holders kept until both let go, and one drop giving a holder's all
+ * back, zeroed in the map; a freed ID is the next one taken. A forked
+ * copy of the store gives nothing back (the parent's links read it).
+ */
+static void test_hold_and_drop(void **state)
+{
+	struct usdt__store *man = *state;
+	struct usdt__take t = { .provider = "p", .name = "n" };
+	struct usdt_spec a = spec_of(1), b = spec_of(2), c = spec_of(3), f;
+	int ids[4], other_ids[1];
+	struct usdt__hold h = { .ids = ids }, o = { .ids = other_ids };
+	uint64_t cookie;
+
+	assert_int_equal(usdt__store_hold(man, &t, &h, &a, 0, &cookie), 0);
+	assert_int_equal(cookie, 1);
+	assert_int_equal(usdt__store_hold(man, &t, &h, &b, 0, &cookie), 0);
+	assert_int_equal(cookie, 2);
+	assert_int_equal(usdt__store_hold(man, &t, &h, &a, 0, &cookie), 0);
+	assert_int_equal(cookie, 1);
+	assert_int_equal(usdt__store_hold(man, &t, &o, &b, 0, &cookie), 0);
+	assert_int_equal(cookie, 2);
+	assert_int_equal(h.id_cnt, 3);
+	assert_int_equal(ids[0], 0);
+	assert_int_equal(ids[1], 1);
+	assert_int_equal(ids[2], 0);
+	assert_int_equal(usdt__store_flush(man), 0);
+	f = fake(0);
+	assert_memory_equal(&f, &a, sizeof(a));
+
+	assert_int_equal(usdt__store_drop(man, &h), 0);
+	assert_int_equal(h.id_cnt, 0);
+	assert_int_equal(man->specs.live_cnt, 1); /* b: the other's */
+	assert_true(is_zero(fake(0)));
+	f = fake(1);
+	assert_memory_equal(&f, &b, sizeof(b));
+	assert_int_equal(usdt__store_hold(man, &t, &h, &c, 0, &cookie), 0);
+	assert_int_equal(cookie, 1); /* ID 0 again */
+
+	man->owner = getppid();
+	assert_int_equal(usdt__store_drop(man, &h), 0);
+	assert_int_equal(h.id_cnt, 0);
+	assert_int_equal(man->specs.live_cnt, 2);
+	man->owner = getpid();
+	assert_int_equal(usdt__store_drop(man, &o), 0);
+	assert_int_equal(man->specs.live_cnt, 1); /* c: not given back */
+}
+
+/* A site the store cannot take (out of spec IDs, -E2BIG) leaves what the
+ * holder took before held, for the drop. */
+static void test_hold_keeps_on_error(void **state)
+{
+	struct usdt__store *man = *state;
+	struct usdt__take t = { .provider = "p", .name = "n" };
+	struct usdt_spec a = spec_of(1), b = spec_of(2);
+	int ids[2];
+	struct usdt__hold h = { .ids = ids };
+	uint64_t cookie = 7;
+
+	man->max_specs = 1;
+	assert_int_equal(usdt__store_hold(man, &t, &h, &a, 0, &cookie), 0);
+	assert_int_equal(usdt__store_hold(man, &t, &h, &b, 0, &cookie),
+			 -E2BIG);
+	assert_int_equal(cookie, 0);
+	assert_int_equal(h.id_cnt, 1);
+	assert_int_equal(man->specs.live_cnt, 1);
+	assert_int_equal(usdt__store_drop(man, &h), 0);
+	assert_int_equal(man->specs.live_cnt, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -393,6 +465,10 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_cycles_stay_compact,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hold_and_drop, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_hold_keeps_on_error, setup,
+						teardown),
 	};
 
 	usdt_set_print(NULL);
