@@ -8,8 +8,8 @@
  * copies the context in usdt__args()'s (120 and 216 bytes on x86_64):
  * both over 64 bytes, the size from which a JIT may give a frame a per-CPU
  * private stack. "small" reads one argument with bpf_usdt_arg(), every
- * frame under 64 bytes (8 and 24). Every argument is the traced process's tgid; the spin keeps its
- * sum in a register, not on the stack.
+ * frame under 64 bytes (8 and 24). Every argument is the traced process's
+ * tgid; the spin keeps its sum in a register, not on the stack.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

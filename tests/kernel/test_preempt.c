@@ -11,8 +11,9 @@
  * (x86_64 6.13, arm64 6.17), both runs use it. The program whose frames
  * stay under 64 bytes reads every hit's argument right, however often it
  * is preempted, and both programs count every hit. What BPF_USDT() read is
- * printed, not asserted: its usdt__args() frame is over 64 bytes, which
- * the kernel's hazard reaches (docs/library.md).
+ * printed, not asserted: its values (in the program's frame) and its
+ * copy of the context (in usdt__args()'s) are in frames over 64 bytes,
+ * which the kernel's hazard reaches (docs/library.md).
  */
 #include <sched.h>
 #include <time.h>
