@@ -826,7 +826,8 @@ static bool stdout_gone(void)
 
 static uint64_t lost_count(const struct trace_run *r)
 {
-	return r->skel->bss->lost_events + r->skel->bss->lost_sums;
+	return r->skel->bss->lost_events + r->skel->bss->lost_sums +
+	       r->skel->bss->lost_overlap;
 }
 
 /* Has the command or process traced ended? (Said once.) */
@@ -886,6 +887,10 @@ static int metrics_page(void *arg, struct prom_buf *b)
 		  "Hits not counted: the summary map was full, or the call site could not be looked up.");
 	prom_printf(b, "usdt_lost_hits_total %llu\n",
 		    (unsigned long long)r->skel->bss->lost_sums);
+	prom_head(b, "usdt_overlapped_hits_total", "counter",
+		  "Hits skipped: 4 other runs of the program were under way on the same CPU (a preemptible kernel).");
+	prom_printf(b, "usdt_overlapped_hits_total %llu\n",
+		    (unsigned long long)r->skel->bss->lost_overlap);
 	prom_head(b, "usdt_attached_probes", "gauge", "Probes attached.");
 	prom_printf(b, "usdt_attached_probes %zu\n", r->attached);
 	prom_head(b, "usdt_attached_sites", "gauge", "Call sites attached.");
@@ -1009,6 +1014,9 @@ static int trace_loop(struct trace_run *r)
 	if (r->skel->bss->lost_sums)
 		tool_err("trace: %llu hits not counted (the summary map was full, or the call site could not be looked up)",
 			 (unsigned long long)r->skel->bss->lost_sums);
+	if (r->skel->bss->lost_overlap)
+		tool_err("trace: %llu hits skipped (4 other runs of the program were under way on the same CPU: the kernel preempted them, or they waited for faults)",
+			 (unsigned long long)r->skel->bss->lost_overlap);
 	return ret;
 }
 

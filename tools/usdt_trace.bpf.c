@@ -79,6 +79,9 @@ const volatile __u32 fault_uid = 0;
  * dropped because the summary map was full. */
 __u64 lost_events = 0;
 __u64 lost_sums = 0;
+/* Hits skipped because RUN_SLOTS other runs of the program were under way
+ * on the same CPU (see usdt_trace()). */
+__u64 lost_overlap = 0;
 
 /* 8 MiB: a Python start-up with line probes on sends a few MB at once. */
 struct {
@@ -151,8 +154,15 @@ struct {
 	__type(value, struct trace_by_key);
 } start_keys SEC(".maps");
 
-/* One event under construction per CPU: the header and room for strings
- * twice the area, so that every bounded write stays inside it. */
+/*
+ * Runs of the program under way at once on one CPU, at most: each takes a
+ * slot of its CPU's scratch (see usdt_trace()).
+ */
+#define RUN_SLOTS 4
+
+/* One event under construction per run (a slot per CPU; see RUN_SLOTS):
+ * the header and room for strings twice the area, so that every bounded
+ * write stays inside it. */
 struct scratch {
 	struct usdt_hit hit;
 	char str[2 * TRACE_STR_AREA];
@@ -160,7 +170,7 @@ struct scratch {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, RUN_SLOTS);
 	__type(key, __u32);
 	__type(value, struct scratch);
 } scratch SEC(".maps");
@@ -239,29 +249,12 @@ fault_load_str(struct pt_regs *ctx, const struct trace_probe_cfg *cfg, __u32 k)
 	trace_fault_in(ptr, str_bytes(cfg, TRACE_MAX_ARGS + k));
 }
 
-/*
- * Before anything is written into the per-CPU scratch: fault in what this
- * hit will read (see fault_in). A fault may sleep, and meanwhile another
- * task may run this program on this CPU and use the scratch; after this,
- * nothing sleeps.
- */
-static __always_inline void fault_all(struct pt_regs *ctx, __u32 key)
+/* What the probe's format reads: its strings and typed loads. */
+static __noinline int fault_values(struct pt_regs *ctx,
+				   const struct trace_probe_cfg *cfg)
 {
-	const struct trace_probe_cfg *cfg;
 	__u32 i;
 
-	if (!fault_in || (__u32)bpf_get_current_uid_gid() != fault_uid)
-		return;
-	for (i = 0; i < TRACE_MAX_TERMS; i++)
-		if (i < filter.term_cnt && (filter.terms[i].op == TRACE_SEQ ||
-					    filter.terms[i].op == TRACE_SNE))
-			fault_arg(ctx, filter.terms[i].operand, 0, TRACE_FSTR);
-	for (i = 0; mode != TRACE_HIST && i < TRACE_BY_PARTS; i++)
-		if (i < by_cnt && by_parts[i].str)
-			fault_arg(ctx, by_parts[i].arg, 0, TRACE_BY_STR);
-	cfg = bpf_map_lookup_elem(&probe_cfg, &key);
-	if (mode != TRACE_EVENTS || !cfg)
-		return;
 	for (i = 0; i < TRACE_MAX_ARGS; i++)
 		if (cfg->str_mask & (1u << i))
 			fault_arg(ctx, i, 0, str_bytes(cfg, i));
@@ -271,6 +264,31 @@ static __always_inline void fault_all(struct pt_regs *ctx, __u32 key)
 				  (__s64)cfg->loads[i].off, cfg->loads[i].size);
 			fault_load_str(ctx, cfg, i);
 		}
+	return 0;
+}
+
+/*
+ * Before anything is written into the per-CPU scratch: fault in what this
+ * hit will read (see fault_in). A fault may sleep, and meanwhile another
+ * task may run this program on this CPU and use the scratch; after this,
+ * nothing sleeps.
+ */
+static __noinline int fault_all(struct pt_regs *ctx, __u32 key)
+{
+	const struct trace_probe_cfg *cfg;
+	__u32 i;
+
+	if (!fault_in || (__u32)bpf_get_current_uid_gid() != fault_uid)
+		return 0;
+	for (i = 0; i < TRACE_MAX_TERMS; i++)
+		if (i < filter.term_cnt && (filter.terms[i].op == TRACE_SEQ ||
+					    filter.terms[i].op == TRACE_SNE))
+			fault_arg(ctx, filter.terms[i].operand, 0, TRACE_FSTR);
+	for (i = 0; mode != TRACE_HIST && i < TRACE_BY_PARTS; i++)
+		if (i < by_cnt && by_parts[i].str)
+			fault_arg(ctx, by_parts[i].arg, 0, TRACE_BY_STR);
+	cfg = bpf_map_lookup_elem(&probe_cfg, &key);
+	return mode == TRACE_EVENTS && cfg ? fault_values(ctx, cfg) : 0;
 }
 
 /*
@@ -282,16 +300,24 @@ static __always_inline void fault_all(struct pt_regs *ctx, __u32 key)
  * argM)), and the caller has checked n against the term's length. A
  * global function, verified once for all the terms.
  */
-__noinline int trace_str_is(__u32 i, long ptr, long n)
+__noinline int trace_str_is(__u32 i, long ptr, long n, __u32 slot)
 {
-	char buf[TRACE_FSTR];
+	struct scratch *s;
 	__u32 *terms;
+	char *buf;
 
 	if (i >= TRACE_MAX_TERMS || n > TRACE_FSTR - 2 || (!ptr && n))
 		return 0;
-	__builtin_memset(buf, 0, sizeof(buf));
+	/* The string in the scratch's area, which the event built after
+	 * the filter has passed overwrites: not in the frame (see
+	 * usdt_trace()). */
+	s = bpf_map_lookup_elem(&scratch, &slot);
+	if (!s)
+		return 0;
+	buf = s->str;
+	__builtin_memset(buf, 0, TRACE_FSTR);
 	if (n < 0) {
-		if (bpf_probe_read_user_str(buf, sizeof(buf),
+		if (bpf_probe_read_user_str(buf, TRACE_FSTR,
 					    (const void *)ptr) <= 0)
 			return 0;
 	} else if (n > 0) {
@@ -310,7 +336,8 @@ __noinline int trace_str_is(__u32 i, long ptr, long n)
 /* A string term: the string argument v points to is (is not) term i's;
  * with len_arg, as many bytes as that argument says (a negative count is
  * 0, as formats and --by take it). */
-static __always_inline bool str_term(struct pt_regs *ctx, __u32 i, long v)
+static __always_inline bool str_term(struct pt_regs *ctx, __u32 i, long v,
+				     __u32 slot)
 {
 	const volatile struct trace_term *t = &filter.terms[i];
 	long n = -1;
@@ -320,9 +347,9 @@ static __always_inline bool str_term(struct pt_regs *ctx, __u32 i, long v)
 		return false;
 	if (t->len_arg)
 		eq = (n < 0 ? 0 : n) == t->value &&
-		     trace_str_is(i, v, n < 0 ? 0 : n);
+		     trace_str_is(i, v, n < 0 ? 0 : n, slot);
 	else
-		eq = trace_str_is(i, v, -1);
+		eq = trace_str_is(i, v, -1, slot);
 	return eq == (t->op == TRACE_SEQ);
 }
 
@@ -335,12 +362,16 @@ static __always_inline int arg_low(struct pt_regs *ctx, __u64 i, long *v)
 	return err == -E2BIG ? 0 : err;
 }
 
-static __always_inline bool term_holds(struct pt_regs *ctx, __u64 id, __u32 i)
+static __noinline int term_holds(struct pt_regs *ctx, __u64 id, __u32 i,
+				 __u32 slot)
 {
-	const volatile struct trace_term *t = &filter.terms[i];
+	const volatile struct trace_term *t;
 	long v = 0;
 	__s64 x;
 
+	if (i >= TRACE_MAX_TERMS)
+		return false;
+	t = &filter.terms[i];
 	if (t->operand == TRACE_OPD_PID)
 		x = (__s64)(id >> 32);
 	else if (t->operand == TRACE_OPD_TID)
@@ -350,7 +381,7 @@ static __always_inline bool term_holds(struct pt_regs *ctx, __u64 id, __u32 i)
 	else
 		x = v;
 	if (t->op == TRACE_SEQ || t->op == TRACE_SNE)
-		return str_term(ctx, i, v);
+		return str_term(ctx, i, v, slot);
 	switch (t->op) {
 	case TRACE_EQ:
 		return x == t->value;
@@ -367,7 +398,7 @@ static __always_inline bool term_holds(struct pt_regs *ctx, __u64 id, __u32 i)
 	}
 }
 
-static __always_inline bool passes(struct pt_regs *ctx, __u64 id)
+static __noinline int passes(struct pt_regs *ctx, __u64 id, __u32 slot)
 {
 	bool group = true;
 	int i;
@@ -377,7 +408,7 @@ static __always_inline bool passes(struct pt_regs *ctx, __u64 id)
 	for (i = 0; i < TRACE_MAX_TERMS; i++) {
 		if (i >= filter.term_cnt)
 			break;
-		if (group && !term_holds(ctx, id, (__u32)i))
+		if (group && !term_holds(ctx, id, (__u32)i, slot))
 			group = false;
 		if (filter.terms[i].group_end) {
 			if (group)
@@ -388,11 +419,11 @@ static __always_inline bool passes(struct pt_regs *ctx, __u64 id)
 	return false;
 }
 
-/* One per-CPU key under construction (168 bytes: more than the stack
- * should hold next to the rest). */
+/* A --by key under construction per run (168 bytes: more than the
+ * stack should hold; a slot per CPU, see RUN_SLOTS). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, RUN_SLOTS);
 	__type(key, __u32);
 	__type(value, struct trace_by_key);
 } by_scratch SEC(".maps");
@@ -419,17 +450,20 @@ static __always_inline void by_read_counted(struct pt_regs *ctx, char *str,
 
 /* Part i of the --by key into k: its argument's value or string. An
  * argument that cannot be read is value 0 or the empty string. */
-static __always_inline void by_part(struct pt_regs *ctx, struct trace_by_key *k,
-				    __u32 i)
+static __noinline int by_part(struct pt_regs *ctx, struct trace_by_key *k,
+			      __u32 i)
 {
-	const volatile struct trace_by_part *bp = &by_parts[i];
+	const volatile struct trace_by_part *bp;
 	long val = 0;
 	char *dst;
 
+	if (i >= TRACE_BY_PARTS)
+		return 0;
+	bp = &by_parts[i];
 	bpf_usdt_arg(ctx, bp->arg, &val);
 	if (!bp->str) {
 		k->val[i] = (__u64)val;
-		return;
+		return 0;
 	}
 	dst = bp->str == 1 ? k->str[0] : k->str[1];
 	if (bp->len_arg)
@@ -437,6 +471,7 @@ static __always_inline void by_part(struct pt_regs *ctx, struct trace_by_key *k,
 	else if (val && bpf_probe_read_user_str(dst, TRACE_BY_STR,
 						(const void *)val) < 0)
 		dst[0] = 0;
+	return 0;
 }
 
 /* Add n under key k of by_sums. */
@@ -457,13 +492,13 @@ static __always_inline void by_inc(struct trace_by_key *k, __u64 n)
 		__sync_fetch_and_add(&lost_sums, 1);
 }
 
-/* The --by key of this hit, {cookie, aux, its parts}, in by_scratch;
- * NULL if that cannot be had. */
-static __always_inline struct trace_by_key *by_key(struct pt_regs *ctx,
-						   __u32 cookie, __u32 aux)
+/* The --by key of this hit, {cookie, aux, its parts}, in by_scratch's
+ * slot; NULL if that cannot be had. */
+static __always_inline struct trace_by_key *
+by_key(struct pt_regs *ctx, __u32 cookie, __u32 aux, __u32 slot)
 {
-	__u32 zero = 0, i;
-	struct trace_by_key *k = bpf_map_lookup_elem(&by_scratch, &zero);
+	struct trace_by_key *k = bpf_map_lookup_elem(&by_scratch, &slot);
+	__u32 i;
 
 	if (!k)
 		return NULL;
@@ -477,9 +512,10 @@ static __always_inline struct trace_by_key *by_key(struct pt_regs *ctx,
 }
 
 /* Count a hit under its --by key, and with --sum add its argument. */
-static __always_inline void by_add(struct pt_regs *ctx, __u32 cookie, __u32 aux)
+static __always_inline void by_add(struct pt_regs *ctx, __u32 cookie, __u32 aux,
+				   __u32 slot)
 {
-	struct trace_by_key *k = by_key(ctx, cookie, aux);
+	struct trace_by_key *k = by_key(ctx, cookie, aux, slot);
 	long v = 0;
 
 	if (!k)
@@ -491,22 +527,23 @@ static __always_inline void by_add(struct pt_regs *ctx, __u32 cookie, __u32 aux)
 	}
 }
 
-static __always_inline void sum_add(__u32 cookie, __u32 aux, __u64 n)
+static __noinline int sum_add(__u32 cookie, __u32 aux, __u64 n)
 {
 	struct trace_sum_key key = { .cookie = cookie, .aux = aux };
 	__u64 *v = bpf_map_lookup_elem(&sums, &key);
 
 	if (!v) {
 		if (!bpf_map_update_elem(&sums, &key, &n, BPF_NOEXIST))
-			return;
+			return 0;
 		/* Another CPU may have created it meanwhile. */
 		v = bpf_map_lookup_elem(&sums, &key);
 		if (!v) {
 			__sync_fetch_and_add(&lost_sums, 1);
-			return;
+			return 0;
 		}
 	}
 	__sync_fetch_and_add(v, n);
+	return 0;
 }
 
 static __always_inline __u32 log2_slot(__s64 v)
@@ -545,27 +582,27 @@ static __always_inline __u32 log2_slot(__s64 v)
 
 /* A latency counter (TRACE_LAT_UNMATCHED_*): in sums, or with --by in
  * by_sums under the key of no parts. */
-static __always_inline void lat_note(__u32 aux)
+static __noinline int lat_note(__u32 aux, __u32 slot)
 {
-	__u32 zero = 0;
 	struct trace_by_key *k;
 
 	if (!by_cnt) {
 		sum_add(TRACE_LAT_KEY, aux, 1);
-		return;
+		return 0;
 	}
-	k = bpf_map_lookup_elem(&by_scratch, &zero);
+	k = bpf_map_lookup_elem(&by_scratch, &slot);
 	if (!k)
-		return;
+		return 0;
 	__builtin_memset(k, 0, sizeof(*k));
 	k->cookie = TRACE_LAT_KEY;
 	k->aux = aux;
 	by_inc(k, 1);
+	return 0;
 }
 
 /* A START and END matched, d ns apart: the histogram, or with --by the
  * count and the total under the key the START's arguments gave. */
-static __always_inline void lat_add(__u32 tid, __u64 d)
+static __noinline int lat_add(__u32 tid, __u64 d)
 {
 	struct trace_by_key *k;
 
@@ -574,23 +611,24 @@ static __always_inline void lat_add(__u32 tid, __u64 d)
 			log2_slot((__s64)(lat_unit > 1 ? d / lat_unit : d)), 1);
 		if (keep_sum)
 			sum_add(TRACE_LAT_KEY, TRACE_SUM_AUX, d);
-		return;
+		return 0;
 	}
 	k = bpf_map_lookup_elem(&start_keys, &tid);
 	if (!k) {
 		__sync_fetch_and_add(&lost_sums, 1);
-		return;
+		return 0;
 	}
 	k->aux = 0;
 	by_inc(k, 1);
 	k->aux = TRACE_AUX_SUM;
 	by_inc(k, d);
 	bpf_map_delete_elem(&start_keys, &tid);
+	return 0;
 }
 
 /* A pair of thread id took d ns, at least slower_ns: say it, with the
  * key its START gave. */
-static __always_inline void send_slow(__u64 id, __u64 now, __u64 d)
+static __noinline int send_slow(__u64 id, __u64 now, __u64 d)
 {
 	__u32 tid = (__u32)id;
 	struct trace_by_key *k =
@@ -599,7 +637,7 @@ static __always_inline void send_slow(__u64 id, __u64 now, __u64 d)
 
 	if (!s) {
 		__sync_fetch_and_add(&lost_events, 1);
-		return;
+		return 0;
 	}
 	s->ts = now;
 	s->cookie = TRACE_SLOW_COOKIE;
@@ -612,9 +650,11 @@ static __always_inline void send_slow(__u64 id, __u64 now, __u64 d)
 	else
 		__builtin_memset(&s->key, 0, sizeof(s->key));
 	bpf_ringbuf_submit(s, 0);
+	return 0;
 }
 
-static __always_inline void latency(struct pt_regs *ctx, __u64 id, __u32 role)
+static __noinline int latency(struct pt_regs *ctx, __u64 id, __u32 role,
+			      __u32 slot)
 {
 	__u64 now = bpf_ktime_get_ns(), *t0;
 	__u32 tid = (__u32)id;
@@ -628,22 +668,23 @@ static __always_inline void latency(struct pt_regs *ctx, __u64 id, __u32 role)
 			lat_add(tid, now - *t0);
 			bpf_map_delete_elem(&starts, &tid);
 		} else {
-			lat_note(TRACE_LAT_UNMATCHED_END);
+			lat_note(TRACE_LAT_UNMATCHED_END, slot);
 		}
 	}
 	if (!(role & TRACE_ROLE_START))
-		return;
+		return 0;
 	/* A START that replaces an open one leaves that one unmatched. */
 	if (bpf_map_update_elem(&starts, &tid, &now, BPF_NOEXIST)) {
 		if (bpf_map_lookup_elem(&starts, &tid))
-			lat_note(TRACE_LAT_UNMATCHED_START);
+			lat_note(TRACE_LAT_UNMATCHED_START, slot);
 		else
 			__sync_fetch_and_add(&lost_sums, 1);
 		bpf_map_update_elem(&starts, &tid, &now, BPF_ANY);
 	}
-	k = by_cnt ? by_key(ctx, TRACE_LAT_KEY, 0) : NULL;
+	k = by_cnt ? by_key(ctx, TRACE_LAT_KEY, 0, slot) : NULL;
 	if (k)
 		bpf_map_update_elem(&start_keys, &tid, k, BPF_ANY);
+	return 0;
 }
 
 /*
@@ -677,35 +718,38 @@ static long vma_offset(struct task_struct *task, struct vm_area_struct *vma,
 	return 0;
 }
 
-/* Where the call site that fired is: its file and offset; false when the
- * mapping cannot be looked at now. */
-static __always_inline bool site_of(struct pt_regs *ctx, struct vma_off *d)
+/* The probe of the call site at ip, from where it is in its file (the
+ * VMA); -1 when the mapping cannot be looked at now. */
+static __noinline __s64 probe_of_site(__u64 ip)
 {
-	d->ip = hit_ip(ctx);
-	if (!use_sites)
-		return false;
-	return !bpf_find_vma(bpf_get_current_task_btf(), d->ip, vma_offset, d,
-			     0) &&
-	       d->key.ino;
+	struct vma_off d = { .ip = ip };
+	__u32 *idx;
+
+	if (!use_sites ||
+	    bpf_find_vma(bpf_get_current_task_btf(), ip, vma_offset, &d, 0) ||
+	    !d.key.ino)
+		return -1;
+	idx = bpf_map_lookup_elem(&site_probe, &d.key);
+	return idx ? *idx : -1;
 }
 
-/* The probe of the call site that fired, from its offset in the file;
- * -1 when the mapping cannot be looked at now. */
-static __always_inline __s64 probe_by_offset(struct pt_regs *ctx, __u64 id)
+/* The probe of the call site that fired: found before, or from its
+ * offset in the file; -1 when the mapping cannot be looked at now. */
+static __noinline __s64 probe_by_offset(struct pt_regs *ctx, __u64 id)
 {
 	struct ip_key k = { .tgid = id >> 32, .ip = hit_ip(ctx) };
 	__u32 *idx = bpf_map_lookup_elem(&ip_probe, &k);
-	struct vma_off d = { 0 };
+	__u32 found;
+	__s64 p;
 
 	if (idx)
 		return *idx;
-	if (!site_of(ctx, &d))
+	p = probe_of_site(k.ip);
+	if (p < 0)
 		return -1;
-	idx = bpf_map_lookup_elem(&site_probe, &d.key);
-	if (!idx)
-		return -1;
-	bpf_map_update_elem(&ip_probe, &k, idx, BPF_ANY);
-	return *idx;
+	found = (__u32)p;
+	bpf_map_update_elem(&ip_probe, &k, &found, BPF_ANY);
+	return p;
 }
 
 /* Bytes of value i's string to read when it need not end in a NUL
@@ -753,17 +797,14 @@ static __always_inline long read_fixed(struct scratch *s, __u32 o, __u32 len,
  * Linux 6.1 takes no map value pointer as a global function's argument.
  * Returns 0.
  */
-__noinline int trace_read_str(__u32 key, __u32 i)
+static __noinline int read_str(struct scratch *s,
+			       const struct trace_probe_cfg *cfg, __u32 i)
 {
-	__u32 o, n = str_size, max, zero = 0;
-	const struct trace_probe_cfg *cfg;
-	struct scratch *s;
+	__u32 o, n = str_size, max;
 	const void *ptr;
 	long len;
 
-	s = bpf_map_lookup_elem(&scratch, &zero);
-	cfg = bpf_map_lookup_elem(&probe_cfg, &key);
-	if (!s || !cfg || i >= TRACE_MAX_VALS)
+	if (i >= TRACE_MAX_VALS)
 		return 0;
 	o = s->hit.str_total;
 	max = cfg->str_max[i];
@@ -805,6 +846,16 @@ __noinline int trace_read_str(__u32 key, __u32 i)
 	return 0;
 }
 
+__noinline int trace_read_str(__u32 key, __u32 i, __u32 slot)
+{
+	const struct trace_probe_cfg *cfg;
+	struct scratch *s;
+
+	s = bpf_map_lookup_elem(&scratch, &slot);
+	cfg = bpf_map_lookup_elem(&probe_cfg, &key);
+	return s && cfg ? read_str(s, cfg, i) : 0;
+}
+
 /*
  * The signedness and floatness of each argument of the call site that
  * fired, from its spec: sites of one probe may differ (int64 at one,
@@ -835,19 +886,16 @@ static __always_inline void site_types(struct pt_regs *ctx, struct usdt_hit *h)
  * read from user memory and sign-extended if it says so, into value
  * TRACE_MAX_ARGS + k. A global function, verified once. Returns 0.
  */
-__noinline int trace_load(__u32 key, __u32 k)
+static __noinline int load_one(struct scratch *s,
+			       const struct trace_probe_cfg *cfg, __u32 k)
 {
-	__u32 a, v = TRACE_MAX_ARGS + k, zero = 0;
-	const struct trace_probe_cfg *cfg;
+	__u32 a, v = TRACE_MAX_ARGS + k;
 	const struct trace_load *l;
-	struct scratch *s;
 	const void *ptr;
 	__u64 val = 0;
 	long err = 0;
 
-	s = bpf_map_lookup_elem(&scratch, &zero);
-	cfg = bpf_map_lookup_elem(&probe_cfg, &key);
-	if (!s || !cfg || k >= TRACE_MAX_LOADS)
+	if (k >= TRACE_MAX_LOADS)
 		return 0;
 	l = &cfg->loads[k];
 	a = l->arg;
@@ -899,6 +947,16 @@ __noinline int trace_load(__u32 key, __u32 k)
 	return 0;
 }
 
+__noinline int trace_load(__u32 key, __u32 k, __u32 slot)
+{
+	const struct trace_probe_cfg *cfg;
+	struct scratch *s;
+
+	s = bpf_map_lookup_elem(&scratch, &slot);
+	cfg = bpf_map_lookup_elem(&probe_cfg, &key);
+	return s && cfg ? load_one(s, cfg, k) : 0;
+}
+
 /* --ustack: the user stack into the scratch, TRACE_STR_AREA bytes past
  * the strings (at a fixed offset: a variable one is refused by older
  * verifiers, arm64 6.12). Returns the bytes after the header to send:
@@ -919,15 +977,81 @@ static __always_inline __u32 hit_stack(struct pt_regs *ctx, struct scratch *s,
 	return TRACE_STR_AREA + (__u32)n;
 }
 
-static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
-				      __u64 cookie, struct trace_probe_cfg *cfg)
+/* Argument i of the hit (of cnt), its size and error, into the
+ * scratch's header. */
+static __noinline int read_arg(struct pt_regs *ctx, struct scratch *s, int i,
+			       int cnt)
 {
-	__u32 str_mask = cfg ? cfg->str_mask : 0;
-	__u32 zero = 0, off;
+	long val = 0;
+	int err, sz;
+
+	if (i < 0 || i >= TRACE_MAX_ARGS)
+		return 0;
+	s->hit.args[i] = 0;
+	s->hit.errs[i] = 0;
+	s->hit.sizes[i] = 0;
+	s->hit.str_len[i] = 0;
+	/* Loads' too: the scratch keeps the last hit's. */
+	if (i < TRACE_MAX_VALS - TRACE_MAX_ARGS)
+		s->hit.str_len[TRACE_MAX_ARGS + i] = 0;
+	if (i >= cnt)
+		return 0;
+	err = arg_low(ctx, i, &val);
+	if (err) {
+		s->hit.err_mask |= 1u << i;
+		s->hit.errs[i] = err < 0 ? -err : err;
+	}
+	s->hit.args[i] = val;
+	sz = bpf_usdt_arg_size(ctx, i);
+	s->hit.sizes[i] = sz > 0 ? sz : 0;
+	return 0;
+}
+
+/* The hit's arguments and its site's types, into the scratch's header. */
+static __noinline int read_args(struct pt_regs *ctx, struct scratch *s)
+{
+	int i, cnt = bpf_usdt_arg_cnt(ctx);
+
+	s->hit.arg_cnt = cnt;
+	s->hit.err_mask = 0;
+	for (i = 0; i < TRACE_MAX_ARGS; i++)
+		read_arg(ctx, s, i, cnt);
+	site_types(ctx, &s->hit);
+	return 0;
+}
+
+/* The format's typed loads, then the strings, into the scratch: the
+ * bytes of strings it holds. */
+static __noinline __u32 read_values(__u32 key, struct scratch *s,
+				    const struct trace_probe_cfg *cfg,
+				    __u32 slot)
+{
+	__u32 str_mask = cfg->str_mask, off;
+	int i, cnt = s->hit.arg_cnt;
+
+	for (i = 0; i < TRACE_MAX_LOADS; i++)
+		if (i < cfg->load_cnt)
+			trace_load(key, (__u32)i, slot);
+	/* After every argument and load: a string's length may be a later
+	 * one. A NULL pointer is not read (the tool prints "(null)"). The
+	 * offset into the strings is hit.str_total. */
+	s->hit.str_total = 0;
+	for (i = 0; i < TRACE_MAX_VALS; i++)
+		if ((i < TRACE_MAX_ARGS ? i < cnt :
+					  i - TRACE_MAX_ARGS < cfg->load_cnt) &&
+		    (str_mask & (1u << i)) && !(s->hit.err_mask & (1u << i)) &&
+		    s->hit.args[i])
+			trace_read_str(key, (__u32)i, slot);
+	off = s->hit.str_total;
+	return off > TRACE_STR_AREA ? TRACE_STR_AREA : off;
+}
+
+static __noinline int send_event(struct pt_regs *ctx, __u64 id, __u64 cookie,
+				 const struct trace_probe_cfg *cfg, __u32 slot)
+{
+	struct scratch *s = bpf_map_lookup_elem(&scratch, &slot);
+	__u32 off = 0;
 	__u64 size;
-	struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
-	int i, cnt, err, sz;
-	long val;
 
 	if (!s)
 		return 0;
@@ -936,47 +1060,10 @@ static __always_inline int send_event(struct pt_regs *ctx, __u64 id,
 	s->hit.ip = hit_ip(ctx);
 	s->hit.pid = id >> 32;
 	s->hit.tid = (__u32)id;
-	s->hit.err_mask = 0;
 	bpf_get_current_comm(s->hit.comm, sizeof(s->hit.comm));
-	cnt = bpf_usdt_arg_cnt(ctx);
-	s->hit.arg_cnt = cnt;
-	for (i = 0; i < TRACE_MAX_ARGS; i++) {
-		s->hit.args[i] = 0;
-		s->hit.errs[i] = 0;
-		s->hit.sizes[i] = 0;
-		s->hit.str_len[i] = 0;
-		/* Loads' too: the scratch keeps the last hit's. */
-		if (i < TRACE_MAX_VALS - TRACE_MAX_ARGS)
-			s->hit.str_len[TRACE_MAX_ARGS + i] = 0;
-		if (i >= cnt)
-			continue;
-		val = 0;
-		err = arg_low(ctx, i, &val);
-		if (err) {
-			s->hit.err_mask |= 1u << i;
-			s->hit.errs[i] = err < 0 ? -err : err;
-		}
-		s->hit.args[i] = val;
-		sz = bpf_usdt_arg_size(ctx, i);
-		s->hit.sizes[i] = sz > 0 ? sz : 0;
-	}
-	site_types(ctx, &s->hit);
-	for (i = 0; cfg && i < TRACE_MAX_LOADS; i++)
-		if (i < cfg->load_cnt)
-			trace_load((__u32)cookie, (__u32)i);
-	/* After every argument and load: a string's length may be a later
-	 * one. A NULL pointer is not read (the tool prints "(null)"). The
-	 * offset into the strings is hit.str_total. */
-	s->hit.str_total = 0;
-	for (i = 0; cfg && i < TRACE_MAX_VALS; i++)
-		if ((i < TRACE_MAX_ARGS ? i < cnt :
-					  i - TRACE_MAX_ARGS < cfg->load_cnt) &&
-		    (str_mask & (1u << i)) && !(s->hit.err_mask & (1u << i)) &&
-		    s->hit.args[i])
-			trace_read_str((__u32)cookie, (__u32)i);
-	off = s->hit.str_total;
-	if (off > TRACE_STR_AREA)
-		off = TRACE_STR_AREA;
+	read_args(ctx, s);
+	if (cfg)
+		off = read_values((__u32)cookie, s, cfg, slot);
 	s->hit.str_total = off;
 	off = hit_stack(ctx, s, off);
 	/* The size bounded against a constant the compiler keeps (see
@@ -1016,15 +1103,103 @@ static __always_inline __u64 current_ids(void)
 	return (__u64)ns.tgid << 32 | ns.pid;
 }
 
+/* TRACE_COUNT: the hit counted under its probe (and pid, or --by key),
+ * with --sum its argument added. */
+static __noinline int count_hit(struct pt_regs *ctx, __u64 id, __u32 key,
+				__u32 slot)
+{
+	__u32 aux = by_pid ? (__u32)(id >> 32) : 0;
+	long v = 0;
+
+	if (by_cnt) {
+		by_add(ctx, key, aux, slot);
+		return 0;
+	}
+	sum_add(key, aux, 1);
+	if (sum_arg != TRACE_BY_NONE && !arg_low(ctx, sum_arg, &v))
+		sum_add(key, aux | TRACE_AUX_SUM, (__u64)v);
+	return 0;
+}
+
+/* TRACE_HIST: the argument's log2 bucket counted. */
+static __noinline int hist_hit(struct pt_regs *ctx, __u32 key)
+{
+	long v = 0;
+
+	if (arg_low(ctx, hist_arg, &v))
+		return 0;
+	sum_add(key, log2_slot(v), 1);
+	if (keep_sum)
+		sum_add(key, TRACE_SUM_AUX, (__u64)v);
+	return 0;
+}
+
+/* A hit of probe cookie, as the mode says, if it passes the filter; the
+ * run's slot of the per-CPU scratch is slot. */
+static __noinline int hit(struct pt_regs *ctx, __u64 id, __u64 cookie,
+			  __u32 slot)
+{
+	__u32 key = (__u32)cookie;
+	struct trace_probe_cfg *cfg;
+
+	if (!passes(ctx, id, slot))
+		return 0;
+	cfg = bpf_map_lookup_elem(&probe_cfg, &key);
+	if (cfg && (cfg->role & TRACE_ROLE_QUIET))
+		return 0;
+	switch (mode) {
+	case TRACE_COUNT:
+		return count_hit(ctx, id, key, slot);
+	case TRACE_HIST:
+		return hist_hit(ctx, key);
+	case TRACE_LATENCY:
+		return cfg ? latency(ctx, id, cfg->role, slot) : 0;
+	default:
+		return send_event(ctx, id, cookie, cfg, slot);
+	}
+}
+
+/* Bit i: slot i of this CPU's scratch is a run's (see usdt_trace()). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} cpu_slots SEC(".maps");
+
+/* A free slot of *slots, taken: its index, or RUN_SLOTS for none. */
+static __always_inline __u32 slot_take(__u64 *slots)
+{
+	__u32 i;
+
+	for (i = 0; i < RUN_SLOTS; i++)
+		if (!(__sync_fetch_and_or(slots, 1ull << i) & (1ull << i)))
+			return i;
+	return RUN_SLOTS;
+}
+
+/*
+ * Preemptible kernels. A uprobe program runs with migration disabled, not
+ * preemption, and the kernel does not keep a second run of it off a CPU
+ * where one is under way: a preemptible kernel (PREEMPT_LAZY, full) may
+ * switch tasks in the middle of a run, and a --fault-in run may sleep. So:
+ * - every function here keeps to 48 bytes of stack: where the JIT gives a
+ *   bigger one a per-CPU private stack (x86_64 6.13, arm64 6.17), a
+ *   second run would write over the first's frame, the pointers it
+ *   spilled there too (tests/kernel/test_frames.c);
+ * - each run takes a slot of its CPU's scratch (scratch, by_scratch) of
+ *   its own, claimed atomically in cpu_slots and given back at its end;
+ *   a run that finds all RUN_SLOTS taken is counted in lost_overlap and
+ *   goes no further. Nothing waits.
+ */
 SEC("usdt")
 int usdt_trace(struct pt_regs *ctx)
 {
 	__u64 id = current_ids();
 	__u64 cookie = bpf_usdt_cookie(ctx);
-	struct trace_probe_cfg *cfg;
+	__u32 zero = 0, slot;
+	__u64 *slots;
 	__s64 found;
-	__u32 key, aux;
-	long v = 0;
 
 	if (!id || (target_tgid && (__u32)(id >> 32) != target_tgid))
 		return 0;
@@ -1036,36 +1211,17 @@ int usdt_trace(struct pt_regs *ctx)
 		}
 		cookie = (__u64)found;
 	}
-	key = (__u32)cookie;
-	fault_all(ctx, key);
-	if (!passes(ctx, id))
+	/* Before a slot is taken: a fault may sleep. */
+	fault_all(ctx, (__u32)cookie);
+	slots = bpf_map_lookup_elem(&cpu_slots, &zero);
+	if (!slots)
 		return 0;
-	cfg = bpf_map_lookup_elem(&probe_cfg, &key);
-	if (cfg && (cfg->role & TRACE_ROLE_QUIET))
+	slot = slot_take(slots);
+	if (slot >= RUN_SLOTS) {
+		__sync_fetch_and_add(&lost_overlap, 1);
 		return 0;
-	switch (mode) {
-	case TRACE_COUNT:
-		aux = by_pid ? (__u32)(id >> 32) : 0;
-		if (by_cnt) {
-			by_add(ctx, key, aux);
-			return 0;
-		}
-		sum_add(key, aux, 1);
-		if (sum_arg != TRACE_BY_NONE && !arg_low(ctx, sum_arg, &v))
-			sum_add(key, aux | TRACE_AUX_SUM, (__u64)v);
-		return 0;
-	case TRACE_HIST:
-		if (!arg_low(ctx, hist_arg, &v)) {
-			sum_add(key, log2_slot(v), 1);
-			if (keep_sum)
-				sum_add(key, TRACE_SUM_AUX, (__u64)v);
-		}
-		return 0;
-	case TRACE_LATENCY:
-		if (cfg)
-			latency(ctx, id, cfg->role);
-		return 0;
-	default:
-		return send_event(ctx, id, cookie, cfg);
 	}
+	hit(ctx, id, cookie, slot);
+	__sync_fetch_and_and(slots, ~(1ull << slot));
+	return 0;
 }

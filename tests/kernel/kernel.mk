@@ -141,3 +141,12 @@ LDFLAGS_test_native += $(NATIVE_PROBES) -lsemabss
 # Red-zone sites, traced through every way to attach, `usdt trace` too.
 LDFLAGS_test_redzone = $(TOOL_TEST_DEFS)
 DEPS_test_redzone = $(TOOL)
+
+# The tool's program, loaded in each mode: its skeleton and its events'
+# header.
+DEPS_test_frames := $(TOOL_SKEL)
+LDFLAGS_test_frames := -I$(OBJDIR)/skel/tools -Itools
+
+# test_preempt runs `usdt trace` too.
+LDFLAGS_test_preempt = $(TOOL_TEST_DEFS)
+DEPS_test_preempt = $(TOOL)

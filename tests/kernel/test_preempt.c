@@ -14,13 +14,22 @@
  * printed, not asserted: its values (in the program's frame) and its
  * copy of the context (in usdt__args()'s) are in frames over 64 bytes,
  * which the kernel's hazard reaches (docs/library.md).
+ *
+ * `usdt trace --count --by arg0,arg5` of the 6-argument probe, while the
+ * children fire it: every key it counts is one child's pid twice (a key
+ * built by two runs at once would mix them), and the hits it counted and
+ * those it said it skipped add up to the hits the children fired.
  */
+#include <limits.h>
+#include <poll.h>
 #include <sched.h>
+#include <signal.h>
 #include <time.h>
 #include <sys/sdt.h>
 #include <sys/wait.h>
 
 #include "test_util.h"
+#include "trace_test.h"
 #include "usdt.h"
 #include "kernel/kfeatures.h"
 #include "preempt.skel.h"
@@ -28,10 +37,12 @@
 #define NCHILD 3
 #define SECS 2
 
-/* Wait for the go on fd, then fire both probes for SECS seconds. */
-static void child(int fd)
+/* Wait for the go on fd, then fire both probes for SECS seconds; the
+ * rounds fired, written to out when it is not -1. */
+static void child(int fd, int out)
 {
 	long pid = (long)getpid();
+	unsigned long long n = 0;
 	time_t end;
 	char go;
 
@@ -41,7 +52,10 @@ static void child(int fd)
 	while (time(NULL) < end) {
 		STAP_PROBE6(pre, big, pid, pid, pid, pid, pid, pid);
 		STAP_PROBE1(pre, small, pid);
+		n++;
 	}
+	if (out >= 0 && write(out, &n, sizeof(n)) != sizeof(n))
+		_exit(1);
 	_exit(0);
 }
 
@@ -57,13 +71,11 @@ static int first_cpu(void)
 	return cpu;
 }
 
-/* NCHILD children on one CPU, both programs attached to each by pid
- * before it starts. */
-static void fire_all(struct preempt *skel, struct usdt_manager *man)
+/* NCHILD children on one CPU, waiting for the go on *go; each writes
+ * the rounds it fired to out (or not: -1). */
+static void spawn_children(pid_t *kids, int *go, int out)
 {
-	struct usdt_link *links[2 * NCHILD];
-	int p[2], i, st, cpu = first_cpu();
-	pid_t kids[NCHILD];
+	int p[2], i, cpu = first_cpu();
 	cpu_set_t set;
 
 	assert_int_equal(pipe(p), 0);
@@ -76,22 +88,35 @@ static void fire_all(struct preempt *skel, struct usdt_manager *man)
 			if (sched_setaffinity(0, sizeof(set), &set))
 				_exit(1);
 			close(p[1]);
-			child(p[0]);
+			child(p[0], out);
 		}
 	}
 	close(p[0]);
+	*go = p[1];
+}
+
+/* NCHILD children on one CPU, both programs attached to each by pid
+ * before it starts. */
+static void fire_all(struct preempt *skel, struct usdt_manager *man)
+{
+	struct usdt_link *links[2 * NCHILD];
+	pid_t kids[NCHILD];
+	int go, i, st;
+
+	spawn_children(kids, &go, -1);
 	for (i = 0; i < NCHILD; i++) {
 		links[2 * i] = usdt_manager__attach(man, skel->progs.big,
 						    kids[i], "/proc/self/exe",
 						    "pre", "big", NULL);
-		links[2 * i + 1] = usdt_manager__attach(
-			man, skel->progs.small, kids[i], "/proc/self/exe",
-			"pre", "small", NULL);
+		links[2 * i + 1] =
+			usdt_manager__attach(man, skel->progs.small, kids[i],
+					     "/proc/self/exe", "pre", "small",
+					     NULL);
 		assert_non_null(links[2 * i]);
 		assert_non_null(links[2 * i + 1]);
 	}
-	assert_int_equal(write(p[1], "gggggggg", NCHILD), NCHILD);
-	close(p[1]);
+	assert_int_equal(write(go, "gggggggg", NCHILD), NCHILD);
+	close(go);
 	for (i = 0; i < NCHILD; i++) {
 		assert_int_equal(waitpid(kids[i], &st, 0), kids[i]);
 		assert_int_equal(st, 0);
@@ -126,6 +151,130 @@ static void run(bool perf)
 	preempt__destroy(skel);
 }
 
+/* The tool's stderr into its stdout's pipe. */
+static void stderr_to_stdout(void *arg)
+{
+	(void)arg;
+	dup2(1, 2);
+}
+
+/* What fd has within ms, appended to buf (len of cap bytes used); false
+ * at its end. */
+static bool read_more(int fd, char *buf, size_t *len, size_t cap, int ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	ssize_t n;
+
+	if (poll(&pfd, 1, ms) <= 0)
+		return true;
+	n = read(fd, buf + *len, cap - 1 - *len);
+	if (n <= 0)
+		return n < 0 && errno == EINTR;
+	*len += (size_t)n;
+	buf[*len] = '\0';
+	return true;
+}
+
+/* Each key of the tool's table (its lines " COUNT pre:big ARG0 ARG5") is
+ * one child's pid twice: the hits counted. */
+static unsigned long long keys_whole(const char *out, const pid_t *kids)
+{
+	unsigned long long n, all = 0;
+	const char *line = out;
+	long a, b;
+	int i, whole;
+
+	while ((line = strstr(line, " pre:big "))) {
+		while (line > out && line[-1] != '\n')
+			line--;
+		if (sscanf(line, "%llu pre:big %ld %ld", &n, &a, &b) != 3)
+			fail_msg("a line the test cannot read in:\n%s", out);
+		for (i = 0, whole = 0; i < NCHILD; i++)
+			whole |= a == kids[i] && b == kids[i];
+		if (!whole)
+			fail_msg("a key of two runs' values in:\n%s", out);
+		all += n;
+		line = strchr(line, '\n') ? strchr(line, '\n') : line + 1;
+	}
+	return all;
+}
+
+/* The hits the tool said it skipped. */
+static unsigned long long hits_skipped(const char *out)
+{
+	const char *p = strstr(out, " hits skipped (");
+	unsigned long long n = 0;
+
+	if (!p)
+		return 0;
+	while (p > out && p[-1] != ' ')
+		p--;
+	assert_int_equal(sscanf(p, "%llu", &n), 1);
+	return n;
+}
+
+/* The children's rounds, each child's from res. */
+static unsigned long long rounds_fired(const pid_t *kids, int res)
+{
+	unsigned long long n, all = 0;
+	int i, st;
+
+	for (i = 0; i < NCHILD; i++) {
+		assert_int_equal(waitpid(kids[i], &st, 0), kids[i]);
+		assert_int_equal(st, 0);
+		assert_int_equal(read(res, &n, sizeof(n)), sizeof(n));
+		all += n;
+	}
+	return all;
+}
+
+static void test_tool_keys_whole(void **state)
+{
+	char exe[PATH_MAX], *buf;
+	const char *argv[] = { USDT_BIN,    "trace", "--count", "--by",
+			       "arg0,arg5", exe,     "pre:big", NULL };
+	size_t len = 0, cap = 1 << 16;
+	pid_t tool, kids[NCHILD];
+	int fd, go, res[2], st;
+	unsigned long long fired, counted, skipped;
+	ssize_t k;
+	double end;
+
+	(void)state;
+	k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(k > 0);
+	exe[k] = '\0';
+	buf = calloc(1, cap);
+	assert_non_null(buf);
+	assert_int_equal(pipe(res), 0);
+	spawn_children(kids, &go, res[1]);
+	close(res[1]);
+	tool = spawn_out_setup(argv, &fd, stderr_to_stdout, NULL);
+	end = now_s() + 120;
+	while (!strstr(buf, "usdt: tracing") && now_s() < end &&
+	       read_more(fd, buf, &len, cap, 1000))
+		;
+	if (!strstr(buf, "usdt: tracing"))
+		fail_msg("the tool did not start:\n%s", buf);
+	assert_int_equal(write(go, "gggggggg", NCHILD), NCHILD);
+	close(go);
+	fired = rounds_fired(kids, res[0]);
+	close(res[0]);
+	kill(tool, SIGINT);
+	while (read_more(fd, buf, &len, cap, 1000))
+		;
+	close(fd);
+	assert_int_equal(waitpid(tool, &st, 0), tool);
+	if (st)
+		fail_msg("status %d:\n%s", st, buf);
+	counted = keys_whole(buf, kids);
+	skipped = hits_skipped(buf);
+	printf("preempt: usdt trace --count --by arg0,arg5, %d processes on one CPU for %d s: %llu hits fired, %llu counted, %llu skipped\n",
+	       NCHILD, SECS, fired, counted, skipped);
+	assert_int_equal(counted + skipped, fired);
+	free(buf);
+}
+
 static void test_small_frames_read_right(void **state)
 {
 	(void)state;
@@ -140,6 +289,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_small_frames_read_right),
+		cmocka_unit_test(test_tool_keys_whole),
 	};
 
 	usdt_test_require_kernel("kernel/test_preempt");

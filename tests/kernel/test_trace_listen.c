@@ -368,6 +368,7 @@ static void test_listen_count(void **state)
 	assert_int_equal(count_str(page, "\nusdt_probe_hits_total{"), 4);
 	expect_in(page, "# TYPE usdt_probe_hits_total counter\n");
 	expect_in(page, "\nusdt_lost_hits_total 0\n");
+	expect_in(page, "\nusdt_overlapped_hits_total 0\n");
 	expect_in(page, "\nusdt_attached_probes 1\n");
 	snprintf(want, sizeof(want), "\nusdt_attached_sites %d\n",
 		 req_sites());
