@@ -169,7 +169,10 @@ static __always_inline long bpf_usdt_cookie(struct pt_regs *ctx)
  *	int BPF_USDT(on_request, int fd, const char *path) { ... }
  *
  * The spec is looked up once for all the arguments (usdt__args()), and the
- * program's body is the always-inline __usdt_body_<name>().
+ * program's body is the always-inline __usdt_body_<name>(). The values
+ * take 32 bytes of the program's frame for four arguments or fewer, 96
+ * for more: on a preemptible kernel, a frame of 49 bytes or more is
+ * exposed to another task's run (docs/library.md, "Preemptible kernels").
  */
 #define BPF_USDT(name, args...)                                                                           \
 	name(struct pt_regs *ctx);                                                                        \
@@ -177,11 +180,11 @@ static __always_inline long bpf_usdt_cookie(struct pt_regs *ctx)
 		0)) __usdt_body_##name(struct pt_regs *ctx, ##args);                                      \
 	typeof(name(0)) name(struct pt_regs *ctx)                                                         \
 	{                                                                                                 \
-		struct usdt__vals __usdt_vals = {};                                                       \
+		__USDT_VALS(args) __usdt_vals = {};                                                       \
                                                                                                           \
 		if (__USDT_NARGS(args))                                                                   \
-			usdt__args((void *)ctx, &__usdt_vals,                                             \
-				   __USDT_NARGS(args));                                                   \
+			__USDT_ARGS_FN(args)((void *)ctx, (void *)&__usdt_vals,                           \
+					     __USDT_NARGS(args));                                         \
 		_Pragma("GCC diagnostic push")                                                            \
 			_Pragma("GCC diagnostic ignored \"-Wint-conversion\"") return __usdt_body_##name( \
 				__USDT_ARGS(args));                                                       \

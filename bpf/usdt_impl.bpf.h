@@ -27,12 +27,15 @@
  * later); usdt.bpf.h says what to do without them (USDT_STATIC_SUBPROGS,
  * __USDT_FN below).
  *
- * Run time. No helper call reads a register where the arch is known: a
- * checked bpf_usdt_arg() loads the words it needs from the context, and
- * BPF_USDT() looks the spec up once and copies the context once per hit
- * (that copy takes the context's size of BPF stack in usdt__args(): 160
- * bytes on x86, 264 on arm64, out of the 512 the program has in all). The
- * manager precomputes per argument what the readers do with the value
+ * Run time. No helper call reads a register where the arch is known: the
+ * readers load the words they need from the context, and BPF_USDT() looks
+ * the spec up once per hit for all the arguments. Built by clang, no
+ * function here takes more than 48 bytes of stack, so the JIT never gives
+ * one a per-CPU private stack, which a preempted run would share
+ * (docs/library.md, "Preemptible kernels"); BPF_USDT() of four arguments
+ * or fewer keeps its values in 32 bytes of the program's frame
+ * (usdt__args4()). The manager
+ * precomputes per argument what the readers do with the value
  * (usdt_arg_spec.fast: the size kept, the sign, and whether it is a whole
  * register), so a register argument costs BPF_USDT() a dozen instructions.
  * Memory operands near one register (stack slots such as 8@16(%rsp)) are
@@ -269,9 +272,9 @@ __weak __noinline int __bpf_usdt_specs(void)
 #define __USDT_CTX_SZ (__USDT_CTX_SLOTS * 8)
 _Static_assert(__USDT_IP_OFF / 8 < __USDT_CTX_SLOTS, "the PC is read");
 #else
-/* Room for the largest context; usdt__ctx_sz bytes of it are copied, at
- * most the room (a manager of another version may know a bigger one, as
- * arm64's 272 bytes before pstate was left out: words no operand names). */
+/* The largest context; usdt__ctx_sz bytes of it are read, at most that
+ * (a manager of another version may know a bigger one, as arm64's 272
+ * bytes before pstate was left out: words no operand names). */
 #define __USDT_CTX_SLOTS (USDT_CTX_SZ_MAX / 8)
 #define __USDT_CTX_SZ __usdt_ctx_sz()
 static __always_inline __u32 __usdt_ctx_sz(void)
@@ -284,71 +287,6 @@ static __always_inline __u32 __usdt_ctx_sz(void)
 	return sz < USDT_CTX_SZ_MAX ? sz : USDT_CTX_SZ_MAX;
 }
 #endif
-
-struct usdt__regs {
-	__u64 r[__USDT_CTX_SLOTS];
-};
-
-/* X(n) for every 8-byte word a context of any arch has. */
-/* clang-format off */
-#define __USDT_EACH_SLOT(X)                                                 \
-	X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)       \
-	X(12) X(13) X(14) X(15) X(16) X(17) X(18) X(19) X(20) X(21) X(22)   \
-	X(23) X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31) X(32) X(33)
-/* clang-format on */
-#define __USDT_ONE(n) +1
-_Static_assert(0 __USDT_EACH_SLOT(__USDT_ONE) >= USDT_CTX_SZ_MAX / 8,
-	       "__USDT_EACH_SLOT() names every word of the largest context");
-
-#ifdef __USDT_IP_OFF
-/*
- * One constant-offset load from the context per word, each its own asm
- * statement: a few cycles each, where a helper call costs tens of
- * nanoseconds, and clang may not merge them into a loop over a computed
- * context pointer, which the verifier refuses.
- */
-#define __USDT_CP(n)                                                 \
-	if ((n) < __USDT_CTX_SLOTS)                                  \
-		asm volatile("%0 = *(u64 *)(%1 + %2)"                \
-			     : "=r"(regs->r[(n) % __USDT_CTX_SLOTS]) \
-			     : "r"(ctx), "i"((n)*8));
-
-static __always_inline int __usdt_copy_regs(__USDT_CTX *ctx,
-					    struct usdt__regs *regs)
-{
-	__USDT_EACH_SLOT(__USDT_CP)
-	return 0;
-}
-#else
-/* Unknown arch: the size comes from the manager, so one helper call. */
-static __always_inline int __usdt_copy_regs(__USDT_CTX *ctx,
-					    struct usdt__regs *regs)
-{
-	__u32 sz = __USDT_CTX_SZ;
-
-	/* Bounds for the verifier. */
-	if (sz > sizeof(*regs))
-		sz = sizeof(*regs);
-	__builtin_memset(regs, 0, sizeof(*regs));
-	return bpf_probe_read_kernel(regs, sz, ctx);
-}
-#endif
-
-/* The 8-byte word at byte offset off (a multiple of 8) of the copied
- * context into *v, or -EOPNOTSUPP past its end. */
-static __always_inline int __usdt_reg(const struct usdt__regs *regs, __u64 off,
-				      __u64 *v)
-{
-	/* Compared before the division, and off made opaque first (64 bits
-	 * wide, so no zero-extending copy is compared instead): clang would
-	 * otherwise recompute the address from the unchecked value, and the
-	 * verifier must see the bound on the register it adds. */
-	asm volatile("" : "+r"(off));
-	if (off > __USDT_CTX_SZ - 8 || off > sizeof(*regs) - 8)
-		return -EOPNOTSUPP;
-	*v = regs->r[off / 8];
-	return 0;
-}
 
 #ifdef __USDT_IP_OFF
 /*
@@ -457,34 +395,24 @@ static __always_inline int __usdt_ctx_word(const void *ctx, __u64 off, __u64 *v)
 }
 #endif
 
-/* A register: from the context (from_ctx, a constant) or from its copy. */
-static __always_inline int __usdt_word(const void *src, int from_ctx, __u64 off,
-				       __u64 *v)
-{
-	if (from_ctx)
-		return __usdt_ctx_word(src, off, v);
-	return __usdt_reg(src, off, v);
-}
-
-/* The PC, from the context or its copy; 0 where unknown. */
-static __always_inline __u64 __usdt_pc(const void *src, int from_ctx)
+/* The PC, from the context; 0 where unknown. */
+static __always_inline __u64 __usdt_pc(const void *ctx)
 {
 	__u64 ip = 0;
 
 #ifdef __USDT_IP_OFF
-	ip = ((const __u64 *)src)[__USDT_IP_OFF / 8];
+	ip = ((const __u64 *)ctx)[__USDT_IP_OFF / 8];
 #else
-	__usdt_word(src, from_ctx, usdt__ip_off, &ip);
+	__usdt_ctx_word(ctx, usdt__ip_off, &ip);
 #endif
 	return ip;
 }
 
 /* The IP map's value for the PC, or NULL. */
-static __always_inline struct usdt_ip_val *__usdt_ip_val(const void *src,
-							 int from_ctx)
+static __always_inline struct usdt_ip_val *__usdt_ip_val(const void *ctx)
 {
 	__u32 zero = 0;
-	__u64 ip = __usdt_pc(src, from_ctx);
+	__u64 ip = __usdt_pc(ctx);
 	void *ips = bpf_map_lookup_elem(&usdt__ip2spec, &zero);
 
 	return ips ? bpf_map_lookup_elem(ips, &ip) : 0;
@@ -496,8 +424,7 @@ static __always_inline struct usdt_ip_val *__usdt_ip_val(const void *src,
  * attach used the IP map, keyed by the PC. In the head one array lookup,
  * past it two, all inlined by the kernel: the chunk, then the spec in it.
  */
-static __always_inline const struct usdt_spec *
-__usdt_spec(__USDT_CTX *ctx, const void *src, int from_ctx)
+static __always_inline const struct usdt_spec *__usdt_spec(__USDT_CTX *ctx)
 {
 	struct usdt_ip_val *ip_id;
 	__u32 chunk, idx;
@@ -514,7 +441,7 @@ __usdt_spec(__USDT_CTX *ctx, const void *src, int from_ctx)
 		id = (int)bpf_get_attach_cookie(ctx) - 1;
 	}
 	if (id < 0) {
-		ip_id = __usdt_ip_val(src, from_ctx);
+		ip_id = __usdt_ip_val(ctx);
 		if (!ip_id)
 			return 0;
 		id = ip_id->spec_id;
@@ -540,46 +467,33 @@ static __always_inline __u64 __usdt_trunc(__u64 v, __u32 fast)
 
 /*
  * The value of argument a of the call site that fired, before it is kept
- * to its size, into *res, with registers from src (see __usdt_word()).
- * From the copy (no call) the fields of *a are read once, up front. From
- * the context (checked calls) each is read again where it is used
- * (__USDT_FIELD): across the call that reads a context word, a load costs
- * one instruction where keeping the field costs a spill and a fill.
+ * to its size, into *res, with registers from the context. The fields of
+ * *a are read again where they are used: across the call that reads a
+ * context word, a load costs one instruction where keeping the field
+ * costs a spill and a fill.
  */
-#define __USDT_FIELD(f, kept) (from_ctx ? a->f : (kept))
-
-static __always_inline int __usdt_value(const void *src, int from_ctx,
-					const struct usdt_arg_spec *a,
-					long *res)
+static __always_inline int
+__usdt_value(const void *ctx, const struct usdt_arg_spec *a, long *res)
 {
-	__u32 size, flags, kind, base;
-	__u64 val, reg;
-
-	kind = a->kind;
-	size = a->size;
-	flags = a->flags;
-	base = a->base_off;
+	__u32 base = a->base_off, flags;
+	__u64 val = 0, reg;
 
 	/* USDT_SPEC_VALUE or _MEM, else USDT_SPEC_UNSUPPORTED: the manager
 	 * writes no other kind below arg_cnt (USDT_SPEC_NONE would read as
 	 * a value), so one compare against a constant. size is 1 to 8 as the
 	 * manager writes it; any other reads a bounded, meaningless value. */
-	if (kind > USDT_SPEC_MEM)
+	if (a->kind > USDT_SPEC_MEM)
 		return -EOPNOTSUPP;
-
-	val = a->val_off;
-	if (from_ctx)
-		val = 0;
 	if (base != USDT_REG_NONE) {
-		if (__usdt_word(src, from_ctx, base & ~7U, &reg))
+		if (__usdt_ctx_word(ctx, base & ~7U, &reg))
 			return -EOPNOTSUPP;
 		/* A base offset inside a register names a byte of it (%ah). */
-		val += reg >> ((__USDT_FIELD(base_off, base) & 7) * 8);
+		val += reg >> ((a->base_off & 7) * 8);
 	}
 	if (a->idx_off != USDT_REG_NONE) {
-		if (__usdt_word(src, from_ctx, a->idx_off, &reg))
+		if (__usdt_ctx_word(ctx, a->idx_off, &reg))
 			return -EOPNOTSUPP;
-		flags = __USDT_FIELD(flags, flags);
+		flags = a->flags;
 		/* arm64 "[x3, w0, sxtw]": a 32-bit index, extended. */
 		if (flags & USDT_SPEC_F_IDX_S32)
 			reg = (__u64)(__s64)(__s32)reg;
@@ -588,19 +502,18 @@ static __always_inline int __usdt_value(const void *src, int from_ctx,
 		val += reg << ((flags & USDT_SPEC_SCALE_MASK) >>
 			       USDT_SPEC_SCALE_SHIFT);
 	}
-	if (from_ctx)
-		val += a->val_off;
-	if (__USDT_FIELD(flags, flags) & USDT_SPEC_F_IPREL) {
+	val += a->val_off;
+	if (a->flags & USDT_SPEC_F_IPREL) {
 		/* 0: built without __TARGET_ARCH_xxx and the manager could
 		 * not tell where the PC is (created after load). */
-		reg = __usdt_pc(src, from_ctx);
+		reg = __usdt_pc(ctx);
 		if (!reg)
 			return -EOPNOTSUPP;
 		val += reg;
 	}
 
-	if (__USDT_FIELD(kind, kind) == USDT_SPEC_MEM) {
-		__u64 n = __USDT_FIELD(size, size);
+	if (a->kind == USDT_SPEC_MEM) {
+		__u64 n = a->size;
 
 		/* Straight into *res: no buffer of its own on the stack.
 		 * size is 1 to 8 here, but clang passes a copy whose bound
@@ -620,7 +533,7 @@ static __always_inline int __usdt_value(const void *src, int from_ctx,
 			return -EFAULT;
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 		/* The bytes read sit in the high end of *res. */
-		*res = (long)((__u64)*res >> (8 - size) * 8);
+		*res = (long)((__u64)*res >> (8 - a->size) * 8);
 #endif
 		return 0;
 	}
@@ -629,12 +542,11 @@ static __always_inline int __usdt_value(const void *src, int from_ctx,
 }
 
 /* Argument a into *res, kept to its size; see bpf_usdt_arg(). */
-static __always_inline int __usdt_read_arg(const void *src, int from_ctx,
-					   const struct usdt_arg_spec *a,
-					   long *res)
+static __always_inline int
+__usdt_read_arg(const void *ctx, const struct usdt_arg_spec *a, long *res)
 {
 	long val;
-	int err = __usdt_value(src, from_ctx, a, &val);
+	int err = __usdt_value(ctx, a, &val);
 
 	if (err)
 		return err;
@@ -645,9 +557,9 @@ static __always_inline int __usdt_read_arg(const void *src, int from_ctx,
 
 /*
  * Argument arg_num of the call site whose spec is spec (NULL: -ESRCH) into
- * *res, with registers from src; see bpf_usdt_arg().
+ * *res, with registers from the context; see bpf_usdt_arg().
  */
-static __always_inline int __usdt_read(const void *src, int from_ctx,
+static __always_inline int __usdt_read(const void *ctx,
 				       const struct usdt_spec *spec,
 				       __u64 arg_num, long *res)
 {
@@ -667,7 +579,7 @@ static __always_inline int __usdt_read(const void *src, int from_ctx,
 	 * otherwise compute it again from spec and arg_num at each use. */
 	a = &spec->args[arg_num];
 	asm volatile("" : "+r"(a));
-	return __usdt_read_arg(src, from_ctx, a, res);
+	return __usdt_read_arg(ctx, a, res);
 }
 
 /* The window's bytes (usdt_spec.h), as words. */
@@ -721,13 +633,11 @@ static __noinline __u64 __usdt_read_win(const struct usdt__win_buf *win,
  * size; a function of its own, so that usdt__read() saves no register
  * for it when the argument is a register.
  */
-static __noinline int __usdt_read_general(const struct usdt__regs *regs,
-					  const struct usdt_arg_spec *a,
-					  long *res)
+static __noinline int
+__usdt_read_general(__USDT_CTX *ctx, const struct usdt_arg_spec *a, long *res)
 {
-	/* In *res itself: a local would take stack, from the 512 bytes
-	 * BPF_USDT()'s program shares with usdt__args()'s context copy. */
-	if (!__usdt_value(regs, 0, a, res))
+	/* In *res itself: a local would take stack. */
+	if (!__usdt_value(ctx, a, res))
 		*res = (long)__usdt_trunc(*res, a->fast);
 	return 0;
 }
@@ -742,14 +652,13 @@ static __noinline int __usdt_read_general(const struct usdt__regs *regs,
  * read leaves *res alone (BPF_USDT()'s 0; a memory read that faults
  * zeroes it).
  */
-__USDT_FN int usdt__read(const struct usdt__regs *regs,
-			 const struct usdt_arg_spec *a, long *res,
-			 const struct usdt__win_buf *win, __u64 aw)
+__USDT_FN int usdt__read(__USDT_CTX *ctx, const struct usdt_arg_spec *a,
+			 long *res, const struct usdt__win_buf *win, __u64 aw)
 {
 	__u32 fast;
 	__u64 v;
 
-	if (!regs || !a || !res)
+	if (!a || !res)
 		return 0;
 	fast = a->fast;
 	/* One compare (clang would test the byte's sign bit in three
@@ -758,13 +667,13 @@ __USDT_FN int usdt__read(const struct usdt__regs *regs,
 	asm volatile("" : "+r"(fast));
 	if (fast < USDT_FAST_REG) {
 		if (!aw)
-			return __usdt_read_general(regs, a, res);
+			return __usdt_read_general(ctx, a, res);
 		/* Tested here, off a register argument's path. */
 		if (win)
 			*res = (long)__usdt_read_win(win, aw, a);
 		return 0;
 	}
-	if (!__usdt_reg(regs, a->base_off, &v))
+	if (!__usdt_ctx_word(ctx, a->base_off, &v))
 		*res = (long)__usdt_trunc(v, fast);
 	return 0;
 }
@@ -772,19 +681,19 @@ __USDT_FN int usdt__read(const struct usdt__regs *regs,
 /* The global functions behind libbpf's names. */
 __USDT_FN int usdt__arg(__USDT_CTX *ctx, __u64 arg_num, long *res)
 {
-	return __usdt_read(ctx, 1, __usdt_spec(ctx, ctx, 1), arg_num, res);
+	return __usdt_read(ctx, __usdt_spec(ctx), arg_num, res);
 }
 
 __USDT_FN int usdt__arg_cnt(__USDT_CTX *ctx)
 {
-	const struct usdt_spec *spec = __usdt_spec(ctx, ctx, 1);
+	const struct usdt_spec *spec = __usdt_spec(ctx);
 
 	return spec ? spec->arg_cnt : -ESRCH;
 }
 
 __USDT_FN int usdt__arg_size(__USDT_CTX *ctx, __u64 arg_num)
 {
-	const struct usdt_spec *spec = __usdt_spec(ctx, ctx, 1);
+	const struct usdt_spec *spec = __usdt_spec(ctx);
 	const struct usdt_arg_spec *a;
 
 	if (!spec)
@@ -800,14 +709,19 @@ __USDT_FN int usdt__arg_size(__USDT_CTX *ctx, __u64 arg_num)
 
 __USDT_FN long usdt__cookie(__USDT_CTX *ctx)
 {
-	const struct usdt_spec *spec = __usdt_spec(ctx, ctx, 1);
+	const struct usdt_spec *spec = __usdt_spec(ctx);
 
 	return spec ? (long)spec->usr_cookie : 0;
 }
 
-/* BPF_USDT()'s arguments, 0 where unreadable. */
+/* BPF_USDT()'s arguments, 0 where unreadable: room for all, or for a
+ * probe's first four in a program that names no more (usdt__args4()). */
 struct usdt__vals {
 	long v[USDT_MAX_ARG_CNT];
+};
+
+struct usdt__vals4 {
+	long v[4];
 };
 
 /*
@@ -823,7 +737,7 @@ struct usdt__vals {
  * verifier walks the arguments once for a read that faults or not, and
  * once more at most (a subset: all ones) without a window.
  */
-static __always_inline __u64 __usdt_win_read(const struct usdt__regs *regs,
+static __always_inline __u64 __usdt_win_read(__USDT_CTX *ctx,
 					     const struct usdt_spec *spec,
 					     struct usdt__win_buf *win)
 {
@@ -833,7 +747,8 @@ static __always_inline __u64 __usdt_win_read(const struct usdt__regs *regs,
 	__builtin_memset(win, 0, sizeof(*win));
 	/* A base register past the context gives the window's arguments
 	 * 0 from the zeroed window, as reading each alone would. */
-	if (!spec->win_cnt || __usdt_reg(regs, spec->wins[0].base_off, &base))
+	if (!spec->win_cnt ||
+	    __usdt_ctx_word(ctx, spec->wins[0].base_off, &base))
 		return -1ULL;
 	/* 1 to USDT_WIN_MAX bytes whatever the map holds (the manager
 	 * writes 2 to USDT_WIN_MAX), masked in asm for older verifiers. */
@@ -847,84 +762,90 @@ static __always_inline __u64 __usdt_win_read(const struct usdt__regs *regs,
 	return ((__u64)err >> 63) - 1;
 }
 
-/*
- * The spec's arg_win bytes into aws, each masked by ok (__usdt_win_read()):
- * 0 for every argument when the window read faulted, so that each is read
- * alone. Copied once, so that the loop over the arguments keeps four
- * registers across its calls (BPF has four), not six. As 32-bit words
- * (arg_win is 4-aligned), each masked in asm with the word as the
- * destination: 6.18's verifier forks a state on an AND into a register
- * known to be -1 or 0.
- */
-static __always_inline void __usdt_arg_wins(const struct usdt_spec *spec,
-					    __u64 ok, __u32 *aws)
+/* The spec, in a frame of its own: its lookups' keys take no stack of
+ * usdt__args()'s. */
+static __noinline const struct usdt_spec *__usdt_spec_of(__USDT_CTX *ctx)
 {
-	const __u32 *src = (const __u32 *)spec->arg_win;
+	return __usdt_spec(ctx);
+}
+
+/* The window read into buf, and the mask __usdt_win_read() gave. */
+struct usdt__win {
+	struct usdt__win_buf buf;
+	__u64 ok;
+};
+
+/*
+ * Arguments 0..n of spec into v, for __usdt_args(), in a frame of its
+ * own: the registers its calls keep spill here, not next to the window,
+ * so that neither frame reaches 49 bytes (in one, clang 21 and GCC 16
+ * took 56).
+ *
+ * Counted down in 64 bits (no zero-extension for the verifier to lose the
+ * bound in at -mcpu=v1), signed (n > 0 bounds n in the loop, where the
+ * verifier of 6.1 does not learn n >= 1 from n != 0), with moving
+ * pointers. The empty asm hides n's sign from clang, which would
+ * otherwise test n + 1 > 1 (an instruction more).
+ */
+static __noinline int __usdt_read_n(__USDT_CTX *ctx,
+				    const struct usdt_spec *spec, long *v,
+				    const struct usdt__win *win, __s64 n)
+{
+	const struct usdt_arg_spec *a = spec->args;
+	const __u8 *aw = spec->arg_win;
 	__u64 x;
 
-#define __USDT_AW(k)                                                \
-	x = src[k];                                                 \
-	asm volatile("%[x] &= %[ok]" : [x] "+r"(x) : [ok] "r"(ok)); \
-	aws[k] = (__u32)x;
-	__USDT_AW(0)
-	__USDT_AW(1)
-	__USDT_AW(2)
-#undef __USDT_AW
+	/* Not unrolled: GCC's BPF backend makes four copies of the loop,
+	 * whose registers then spill. Clang keeps it as it is either
+	 * way. */
+#pragma GCC unroll 1
+	while (n > 0) {
+		x = *aw++;
+		asm volatile("%[x] &= %[ok]" : [x] "+r"(x) : [ok] "r"(win->ok));
+		usdt__read(ctx, a++, v++, &win->buf, x);
+		n--;
+		asm volatile("" : "+r"(n));
+	}
+	return 0;
 }
-_Static_assert(USDT_MAX_ARG_CNT == 12 &&
-		       __builtin_offsetof(struct usdt_spec, arg_win) % 4 == 0,
-	       "arg_win is three aligned words");
 
 /*
- * The first cnt arguments into vals, for BPF_USDT(): one context copy and
- * one spec lookup for all of them. Always returns 0 (BPF_USDT() has no
- * use for an error, and one return value saves a stack slot and three
- * instructions).
+ * The first cnt arguments, at most max, into v, for BPF_USDT(): one spec
+ * lookup for all of them, each register read from the context. Always
+ * returns 0 (BPF_USDT() has no use for an error, and one return value
+ * saves a stack slot and three instructions).
  */
-__USDT_FN int usdt__args(__USDT_CTX *ctx, struct usdt__vals *vals, __u64 cnt)
+static __always_inline int __usdt_args(__USDT_CTX *ctx, long *v, __u64 cnt,
+				       __s64 max)
 {
-	const struct usdt_arg_spec *a;
 	const struct usdt_spec *spec;
-	__u32 aws[USDT_MAX_ARG_CNT / 4];
-	struct usdt__win_buf win;
-	struct usdt__regs regs;
-	const __u8 *aw;
+	struct usdt__win win;
 	__s64 n;
-	long *v;
 
-	/* Nothing to tell the caller: what cannot be read stays 0. */
-	if (!vals || __usdt_copy_regs(ctx, &regs))
-		return 0;
-	spec = __usdt_spec(ctx, &regs, 0);
+	spec = __usdt_spec_of(ctx);
 	if (!spec)
 		return 0;
 	n = spec->arg_cnt;
 	if (n > cnt)
 		n = cnt;
-	if (n > USDT_MAX_ARG_CNT)
-		n = USDT_MAX_ARG_CNT;
-	/*
-	 * Counted down in 64 bits (no zero-extension for the verifier to
-	 * lose the bound in at -mcpu=v1), signed (n > 0 bounds n in the
-	 * loop, where the verifier of 6.1 does not learn n >= 1 from
-	 * n != 0), with moving pointers: three registers the calls keep,
-	 * no spill. The empty asm hides n's sign from clang, which would
-	 * otherwise test n + 1 > 1 (an instruction more).
-	 */
-	__usdt_arg_wins(spec, __usdt_win_read(&regs, spec, &win), aws);
-	a = spec->args;
-	aw = (const __u8 *)aws;
-	v = vals->v;
-	/* Not unrolled: GCC's BPF backend makes four copies of the loop,
-	 * whose registers then spill (24 to 32 bytes more of the stack the
-	 * context copy shares). Clang keeps it as it is either way. */
-#pragma GCC unroll 1
-	while (n > 0) {
-		usdt__read(&regs, a++, v++, &win, *aw++);
-		n--;
-		asm volatile("" : "+r"(n));
-	}
-	return 0;
+	if (n > max)
+		n = max;
+	win.ok = __usdt_win_read(ctx, spec, &win.buf);
+	return __usdt_read_n(ctx, spec, v, &win, n);
+}
+
+/* The first cnt arguments into vals (nothing without vals). */
+__USDT_FN int usdt__args(__USDT_CTX *ctx, struct usdt__vals *vals, __u64 cnt)
+{
+	return vals ? __usdt_args(ctx, vals->v, cnt, USDT_MAX_ARG_CNT) : 0;
+}
+
+/* The same for a program that names four or fewer, whose values then
+ * take 32 bytes of its frame, not 96: a frame of 64 bytes or more is
+ * exposed on preemptible kernels (docs/library.md). */
+__USDT_FN int usdt__args4(__USDT_CTX *ctx, struct usdt__vals4 *vals, __u64 cnt)
+{
+	return vals ? __usdt_args(ctx, vals->v, cnt, 4) : 0;
 }
 
 #ifdef USDT_STORAGE_TYPE
@@ -972,7 +893,7 @@ __USDT_FN int usdt__slot(__USDT_CTX *ctx)
 		return (int)(cookie >> USDT_COOKIE_SLOT_SHIFT) - 1;
 	if (!usdt__ip_map)
 		return -1;
-	v = __usdt_ip_val(ctx, 1);
+	v = __usdt_ip_val(ctx);
 	return v ? (int)v->slot - 1 : -1;
 }
 
@@ -1008,6 +929,14 @@ static __always_inline USDT_STORAGE_TYPE *__usdt_storage(__USDT_CTX *ctx)
 	__USDT_NTH(_, ##__VA_ARGS__, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
 #define __USDT_JOIN2(a, b) a##b
 #define __USDT_JOIN(a, b) __USDT_JOIN2(a, b)
+
+/* The values' room, and the function that reads them: four or all. */
+#define __USDT_VALS(a...)                                           \
+	__typeof__(__builtin_choose_expr(__USDT_NARGS(a) <= 4,      \
+					 (struct usdt__vals4){ 0 }, \
+					 (struct usdt__vals){ 0 }))
+#define __USDT_ARGS_FN(a...) \
+	__builtin_choose_expr(__USDT_NARGS(a) <= 4, usdt__args4, usdt__args)
 
 #define __USDT_GET(n) ((void *)__usdt_vals.v[n])
 #define __USDT_A0() ctx

@@ -697,7 +697,7 @@ static __noinline int latency(struct pt_regs *ctx, __u64 id, __u32 role,
  */
 static __always_inline __u64 hit_ip(struct pt_regs *ctx)
 {
-	return __usdt_pc(ctx, 1);
+	return __usdt_pc(ctx);
 }
 
 struct vma_off {
@@ -866,7 +866,7 @@ __noinline int trace_read_str(__u32 key, __u32 i, __u32 slot)
  */
 static __always_inline void site_types(struct pt_regs *ctx, struct usdt_hit *h)
 {
-	const struct usdt_spec *spec = __usdt_spec((void *)ctx, ctx, 1);
+	const struct usdt_spec *spec = __usdt_spec((void *)ctx);
 	__u32 i;
 
 	h->signed_mask = 0;

@@ -221,8 +221,10 @@ const struct usdt__features *usdt__features(void)
  * the kernel then verifies every function at each call, as libbpf's.
  */
 const char *const usdt__ctx_funcs[] = {
-	"usdt__arg",  "usdt__arg_cnt", "usdt__arg_size", "usdt__cookie",
-	"usdt__args", "usdt__slot",    "usdt__ctx_word", NULL,
+	"usdt__arg",	"usdt__arg_cnt", "usdt__arg_size",
+	"usdt__cookie", "usdt__args",	 "usdt__args4",
+	"usdt__read",	"usdt__slot",	 "usdt__ctx_word",
+	NULL,
 };
 
 /* The global FUNC of btf named usdt__ctx_funcs[i] if its first argument is

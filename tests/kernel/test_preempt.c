@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * Preempted uprobe programs (docs/library.md, "Preemptible kernels").
- * Three processes on one CPU fire a 6-argument probe and a 1-argument
- * probe in turn for 2 s, each attached by pid, once through a uprobe_multi
- * link where the kernel has them and once through perf uprobes. The kernel
+ * Three processes on one CPU fire a 6-, a 4- and a 1-argument probe in
+ * turn for 2 s, each attached by pid, once through a uprobe_multi link
+ * where the kernel has them and once through perf uprobes. The kernel
  * runs uprobe programs with migration, not preemption, disabled: where it
  * preempts (PREEMPT_LAZY, as Debian sid's 7.x kernels), another task can
  * run the same program on that CPU before the first resumes, and where
- * the JIT gives a frame of 64 bytes or more a per-CPU private stack
- * (x86_64 6.13, arm64 6.17), both runs use it. The program whose frames
- * stay under 64 bytes reads every hit's argument right, however often it
- * is preempted, and both programs count every hit. What BPF_USDT() read is
- * printed, not asserted: its values (in the program's frame) and its
- * copy of the context (in usdt__args()'s) are in frames over 64 bytes,
+ * the JIT gives a frame of 64 bytes or more (rounded up to 16) a per-CPU
+ * private stack (x86_64 6.13, arm64 6.17), both runs use it. The programs
+ * whose frames keep to 48 bytes (bpf_usdt_arg() of 1, BPF_USDT() of 4)
+ * read every hit's arguments right, however often they are preempted,
+ * and every program counts every hit. What BPF_USDT() of 6 read is
+ * printed, not asserted: its values take 96 bytes of the program's frame,
  * which the kernel's hazard reaches (docs/library.md).
  *
  * `usdt trace --count --by arg0,arg5` of the 6-argument probe, while the
@@ -51,6 +51,7 @@ static void child(int fd, int out)
 	end = time(NULL) + SECS;
 	while (time(NULL) < end) {
 		STAP_PROBE6(pre, big, pid, pid, pid, pid, pid, pid);
+		STAP_PROBE4(pre, four, pid, pid, pid, pid);
 		STAP_PROBE1(pre, small, pid);
 		n++;
 	}
@@ -99,21 +100,19 @@ static void spawn_children(pid_t *kids, int *go, int out)
  * before it starts. */
 static void fire_all(struct preempt *skel, struct usdt_manager *man)
 {
-	struct usdt_link *links[2 * NCHILD];
+	static const char *const probes[] = { "big", "four", "small" };
+	struct usdt_link *links[3 * NCHILD];
+	struct bpf_program *progs[3] = { skel->progs.big, skel->progs.four,
+					 skel->progs.small };
 	pid_t kids[NCHILD];
 	int go, i, st;
 
 	spawn_children(kids, &go, -1);
-	for (i = 0; i < NCHILD; i++) {
-		links[2 * i] = usdt_manager__attach(man, skel->progs.big,
-						    kids[i], "/proc/self/exe",
-						    "pre", "big", NULL);
-		links[2 * i + 1] =
-			usdt_manager__attach(man, skel->progs.small, kids[i],
-					     "/proc/self/exe", "pre", "small",
-					     NULL);
-		assert_non_null(links[2 * i]);
-		assert_non_null(links[2 * i + 1]);
+	for (i = 0; i < 3 * NCHILD; i++) {
+		links[i] = usdt_manager__attach(man, progs[i % 3], kids[i / 3],
+						"/proc/self/exe", "pre",
+						probes[i % 3], NULL);
+		assert_non_null(links[i]);
 	}
 	assert_int_equal(write(go, "gggggggg", NCHILD), NCHILD);
 	close(go);
@@ -121,7 +120,7 @@ static void fire_all(struct preempt *skel, struct usdt_manager *man)
 		assert_int_equal(waitpid(kids[i], &st, 0), kids[i]);
 		assert_int_equal(st, 0);
 	}
-	for (i = 0; i < 2 * NCHILD; i++)
+	for (i = 0; i < 3 * NCHILD; i++)
 		assert_int_equal(usdt_link__destroy(links[i]), 0);
 }
 
@@ -136,17 +135,22 @@ static void run(bool perf)
 	assert_non_null(man);
 	assert_int_equal(preempt__load(skel), 0);
 	fire_all(skel, man);
-	printf("preempt: %s, %d processes on one CPU for %d s: 1 argument, frames under 64 bytes: %llu hits, %llu preempted, %llu read wrong; BPF_USDT() of 6: %llu hits, %llu preempted, %llu read wrong\n",
+	printf("preempt: %s, %d processes on one CPU for %d s, hits / preempted / read wrong: bpf_usdt_arg() of 1 %llu / %llu / %llu; BPF_USDT() of 4 %llu / %llu / %llu; BPF_USDT() of 6 %llu / %llu / %llu\n",
 	       perf ? "perf uprobes" : "uprobe_multi", NCHILD, SECS,
 	       (unsigned long long)skel->bss->small_hits,
 	       (unsigned long long)skel->bss->small_preempted,
 	       (unsigned long long)skel->bss->small_args_bad,
+	       (unsigned long long)skel->bss->four_hits,
+	       (unsigned long long)skel->bss->four_preempted,
+	       (unsigned long long)skel->bss->four_args_bad,
 	       (unsigned long long)skel->bss->big_hits,
 	       (unsigned long long)skel->bss->big_preempted,
 	       (unsigned long long)skel->bss->big_args_bad);
 	assert_true(skel->bss->small_hits > 0);
 	assert_int_equal(skel->bss->big_hits, skel->bss->small_hits);
+	assert_int_equal(skel->bss->four_hits, skel->bss->small_hits);
 	assert_int_equal(skel->bss->small_args_bad, 0);
+	assert_int_equal(skel->bss->four_args_bad, 0);
 	usdt_manager__free(man);
 	preempt__destroy(skel);
 }
