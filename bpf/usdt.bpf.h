@@ -183,8 +183,7 @@ static __always_inline long bpf_usdt_cookie(struct pt_regs *ctx)
 		__USDT_VALS(args) __usdt_vals = {};                                                       \
                                                                                                           \
 		if (__USDT_NARGS(args))                                                                   \
-			__USDT_ARGS_FN(args)((void *)ctx, (void *)&__usdt_vals,                           \
-					     __USDT_NARGS(args));                                         \
+			__USDT_READ_VALS(ctx, &__usdt_vals, args);                                        \
 		_Pragma("GCC diagnostic push")                                                            \
 			_Pragma("GCC diagnostic ignored \"-Wint-conversion\"") return __usdt_body_##name( \
 				__USDT_ARGS(args));                                                       \

@@ -935,8 +935,10 @@ static __always_inline USDT_STORAGE_TYPE *__usdt_storage(__USDT_CTX *ctx)
 	__typeof__(__builtin_choose_expr(__USDT_NARGS(a) <= 4,      \
 					 (struct usdt__vals4){ 0 }, \
 					 (struct usdt__vals){ 0 }))
-#define __USDT_ARGS_FN(a...) \
-	__builtin_choose_expr(__USDT_NARGS(a) <= 4, usdt__args4, usdt__args)
+#define __USDT_READ_VALS(ctx, vals, a...)                                \
+	__builtin_choose_expr(__USDT_NARGS(a) <= 4, usdt__args4,         \
+			      usdt__args)((void *)(ctx), (void *)(vals), \
+					  __USDT_NARGS(a))
 
 #define __USDT_GET(n) ((void *)__usdt_vals.v[n])
 #define __USDT_A0() ctx
