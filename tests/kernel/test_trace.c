@@ -1405,12 +1405,9 @@ static void test_all_processes(void **state)
 	expect_in(err, needle);
 	/* lib1 again, by another path: attached already. */
 	d = start_held_dlopen(link1, "2", pd, &d_in, &d_out);
-	/* One after the other: on a kernel that preempts uprobe programs
-	 * (PREEMPT_LAZY: Debian sid's 7.x), two traced processes hitting
-	 * at once on one CPU were miscounted, a hit lost or counted under
-	 * the other's pid, in about one run in ten in the one-CPU x86_64
-	 * sid guest (docs/vm.md). This test is about which files -a
-	 * attaches and when. */
+	/* One after the other: this test is about which files -a
+	 * attaches and when. Processes hitting at once on one CPU of a
+	 * kernel that preempts uprobe programs are test_preempt's. */
 	run_held(a, a_in);
 	run_held(b, b_in);
 	run_held(d, d_in);
