@@ -211,7 +211,7 @@ __noinline int trace_fault_in(__u64 addr, __u32 n)
 	return 0;
 }
 
-/* The bytes trace_read_str() reads of value i's string, at most. */
+/* The bytes read_str() reads of value i's string, at most. */
 static __always_inline __u32 str_bytes(const struct trace_probe_cfg *cfg,
 				       __u32 i)
 {
@@ -322,7 +322,7 @@ __noinline int trace_str_is(__u32 i, long ptr, long n, __u32 slot)
 			return 0;
 	} else if (n > 0) {
 		/* Against a constant again, hidden from the compiler first
-		 * (see trace_read_str()). */
+		 * (see read_str()). */
 		asm volatile("" : "+r"(n));
 		if (n > TRACE_FSTR - 2)
 			n = TRACE_FSTR - 2;
@@ -440,7 +440,7 @@ static __always_inline void by_read_counted(struct pt_regs *ctx, char *str,
 		return;
 	if (n > TRACE_BY_STR - 1)
 		n = TRACE_BY_STR - 1;
-	/* Against a constant again (see trace_read_str()). */
+	/* Against a constant again (see read_str()). */
 	asm volatile("" : "+r"(n));
 	if (n > TRACE_BY_STR - 1)
 		n = TRACE_BY_STR - 1;
@@ -791,10 +791,6 @@ static __always_inline long read_fixed(struct scratch *s, __u32 o, __u32 len,
  * Read value i's string (an argument's, or a typed load's from
  * TRACE_MAX_ARGS on) into the scratch area at hit.str_total: up to
  * its NUL, or (fixed_mask) exactly fixed_len() bytes, then a NUL of ours.
- * A global function, verified once rather than at each of the
- * calls with every mix of lengths and failures before it. It takes
- * scalars only (probe key, argument) and looks its maps up itself:
- * Linux 6.1 takes no map value pointer as a global function's argument.
  * Returns 0.
  */
 static __noinline int read_str(struct scratch *s,
@@ -846,16 +842,6 @@ static __noinline int read_str(struct scratch *s,
 	return 0;
 }
 
-__noinline int trace_read_str(__u32 key, __u32 i, __u32 slot)
-{
-	const struct trace_probe_cfg *cfg;
-	struct scratch *s;
-
-	s = bpf_map_lookup_elem(&scratch, &slot);
-	cfg = bpf_map_lookup_elem(&probe_cfg, &key);
-	return s && cfg ? read_str(s, cfg, i) : 0;
-}
-
 /*
  * The signedness and floatness of each argument of the call site that
  * fired, from its spec: sites of one probe may differ (int64 at one,
@@ -884,7 +870,7 @@ static __always_inline void site_types(struct pt_regs *ctx, struct usdt_hit *h)
 /*
  * Typed load k of the probe's format: size bytes at its argument plus off,
  * read from user memory and sign-extended if it says so, into value
- * TRACE_MAX_ARGS + k. A global function, verified once. Returns 0.
+ * TRACE_MAX_ARGS + k. Returns 0.
  */
 static __noinline int load_one(struct scratch *s,
 			       const struct trace_probe_cfg *cfg, __u32 k)
@@ -947,14 +933,23 @@ static __noinline int load_one(struct scratch *s,
 	return 0;
 }
 
-__noinline int trace_load(__u32 key, __u32 k, __u32 slot)
+/*
+ * Typed load i (load) or value i's string (else) of probe key's hit, in
+ * the run's slot of the scratch. A global function, verified once rather
+ * than at each of the calls with every mix of lengths and failures before
+ * it. It takes scalars only and looks its maps up itself: Linux 6.1 takes
+ * no map value pointer as a global function's argument. Returns 0.
+ */
+__noinline int trace_value(__u32 key, __u32 i, __u32 slot, __u32 load)
 {
 	const struct trace_probe_cfg *cfg;
 	struct scratch *s;
 
 	s = bpf_map_lookup_elem(&scratch, &slot);
 	cfg = bpf_map_lookup_elem(&probe_cfg, &key);
-	return s && cfg ? load_one(s, cfg, k) : 0;
+	if (!s || !cfg)
+		return 0;
+	return load ? load_one(s, cfg, i) : read_str(s, cfg, i);
 }
 
 /* --ustack: the user stack into the scratch, TRACE_STR_AREA bytes past
@@ -1031,7 +1026,7 @@ static __noinline __u32 read_values(__u32 key, struct scratch *s,
 
 	for (i = 0; i < TRACE_MAX_LOADS; i++)
 		if (i < cfg->load_cnt)
-			trace_load(key, (__u32)i, slot);
+			trace_value(key, (__u32)i, slot, 1);
 	/* After every argument and load: a string's length may be a later
 	 * one. A NULL pointer is not read (the tool prints "(null)"). The
 	 * offset into the strings is hit.str_total. */
@@ -1041,7 +1036,7 @@ static __noinline __u32 read_values(__u32 key, struct scratch *s,
 					  i - TRACE_MAX_ARGS < cfg->load_cnt) &&
 		    (str_mask & (1u << i)) && !(s->hit.err_mask & (1u << i)) &&
 		    s->hit.args[i])
-			trace_read_str(key, (__u32)i, slot);
+			trace_value(key, (__u32)i, slot, 0);
 	off = s->hit.str_total;
 	return off > TRACE_STR_AREA ? TRACE_STR_AREA : off;
 }
@@ -1067,7 +1062,7 @@ static __noinline int send_event(struct pt_regs *ctx, __u64 id, __u64 cookie,
 	s->hit.str_total = off;
 	off = hit_stack(ctx, s, off);
 	/* The size bounded against a constant the compiler keeps (see
-	 * trace_read_str()): with the stack, 6.1's verifier lost it. */
+	 * read_str()): with the stack, 6.1's verifier lost it. */
 	size = sizeof(s->hit) + (__u64)off;
 	asm volatile("" : "+r"(size));
 	if (size > sizeof(*s))
