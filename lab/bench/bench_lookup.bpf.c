@@ -42,7 +42,7 @@ int spec_flat(struct pt_regs *ctx)
 SEC("usdt")
 int spec_chunked(struct pt_regs *ctx)
 {
-	const struct usdt_spec *s = __usdt_spec((void *)ctx, ctx, 1);
+	const struct usdt_spec *s = __usdt_spec((void *)ctx);
 
 	sink += s ? s->arg_cnt : -1;
 	return 0;

@@ -304,7 +304,7 @@ static void test_ctx_funcs_fit_kernel(void **state)
 		assert_int_equal(linkage(btf, "usdt__args"), BTF_FUNC_GLOBAL);
 		assert_int_equal(linkage(btf, "usdt__arg_size"),
 				 BTF_FUNC_GLOBAL);
-		/* usdt__read() takes registers, not the context. */
+		/* usdt__read() takes the context too. */
 		assert_int_equal(linkage(btf, "usdt__read"), BTF_FUNC_GLOBAL);
 	}
 	assert_true(usdt__ctx_funcs_fit(NULL, &arm64));
