@@ -778,8 +778,9 @@ struct usdt__win {
 /*
  * Arguments 0..n of spec into v, for __usdt_args(), in a frame of its
  * own: the registers its calls keep spill here, not next to the window,
- * so that neither frame reaches 49 bytes (in one, clang 21 and GCC 16
- * took 56).
+ * so that built by clang neither frame reaches 49 bytes (in one frame,
+ * clang 21 took 56). GCC 16's BPF backend still spills two registers
+ * next to the window (56 bytes).
  *
  * Counted down in 64 bits (no zero-extension for the verifier to lose the
  * bound in at -mcpu=v1), signed (n > 0 bounds n in the loop, where the
