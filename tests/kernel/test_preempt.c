@@ -15,10 +15,11 @@
  * printed, not asserted: its values take 96 bytes of the program's frame,
  * which the kernel's hazard reaches (docs/library.md).
  *
- * `usdt trace --count --by arg0,arg5` of the 6-argument probe, while the
- * children fire it: every key it counts is one child's pid twice (a key
- * built by two runs at once would mix them), and the hits it counted and
- * those it said it skipped add up to the hits the children fired.
+ * `usdt trace --count --by arg0,arg5` of the 6-argument probe, filtered
+ * to the children's pids, while they fire it: every key it counts is one
+ * child's pid twice (a key built by two runs at once would mix them), and
+ * the hits it counted and those it said it skipped add up to the hits the
+ * children fired (or more, where another run of this test skips too).
  */
 #include <limits.h>
 #include <poll.h>
@@ -235,8 +236,10 @@ static unsigned long long rounds_fired(const pid_t *kids, int res)
 static void test_tool_keys_whole(void **state)
 {
 	char exe[PATH_MAX], *buf;
-	const char *argv[] = { USDT_BIN,    "trace", "--count", "--by",
-			       "arg0,arg5", exe,     "pre:big", NULL };
+	char filter[96];
+	const char *argv[] = { USDT_BIN,    "trace",	"--count", "--by",
+			       "arg0,arg5", "--filter", filter,	   exe,
+			       "pre:big",   NULL };
 	size_t len = 0, cap = 1 << 16;
 	pid_t tool, kids[NCHILD];
 	int fd, go, res[2], st;
@@ -253,6 +256,9 @@ static void test_tool_keys_whole(void **state)
 	assert_int_equal(pipe(res), 0);
 	spawn_children(kids, &go, res[1]);
 	close(res[1]);
+	/* Our children only: another run of this test may fire too. */
+	snprintf(filter, sizeof(filter), "pid == %d || pid == %d || pid == %d",
+		 (int)kids[0], (int)kids[1], (int)kids[2]);
 	tool = spawn_out_setup(argv, &fd, stderr_to_stdout, NULL);
 	end = now_s() + 120;
 	while (!strstr(buf, "usdt: tracing") && now_s() < end &&
@@ -275,7 +281,10 @@ static void test_tool_keys_whole(void **state)
 	skipped = hits_skipped(buf);
 	printf("preempt: usdt trace --count --by arg0,arg5, %d processes on one CPU for %d s: %llu hits fired, %llu counted, %llu skipped\n",
 	       NCHILD, SECS, fired, counted, skipped);
-	assert_int_equal(counted + skipped, fired);
+	/* Skips are counted before the filter: another run of this test
+	 * on the machine may add its own. */
+	assert_true(counted <= fired);
+	assert_true(counted + skipped >= fired);
 	free(buf);
 }
 
