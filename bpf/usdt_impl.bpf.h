@@ -29,9 +29,9 @@
  *
  * Run time. No helper call reads a register where the arch is known: the
  * readers load the words they need from the context, and BPF_USDT() looks
- * the spec up once per hit for all the arguments. Built by clang, no
- * function here takes more than 48 bytes of stack, so the JIT never gives
- * one a per-CPU private stack, which a preempted run would share
+ * the spec up once per hit for all the arguments. No function here takes
+ * more than 40 bytes of stack (clang 14 and 21, GCC 16), so the JIT never
+ * gives one a per-CPU private stack, which a preempted run would share
  * (docs/library.md, "Preemptible kernels"); BPF_USDT() of four arguments
  * or fewer keeps its values in 32 bytes of the program's frame
  * (usdt__args4()). The manager
@@ -296,9 +296,10 @@ static __always_inline __u32 __usdt_ctx_sz(void)
  * pointer, which the verifier refuses). One compare per inner node and no
  * default branch: n is checked by the caller, and any n past the context
  * reads its last word (a subtree wholly past it is left out, so n goes to
- * its left neighbour's last leaf). A global function of its own, so the
- * kernel verifies the tree once, not once for each register an argument
- * names.
+ * its left neighbour's last leaf). In global functions only
+ * (usdt__ctx_word(), and usdt__read() for BPF_USDT()'s registers), so the
+ * kernel verifies the tree once in each, not once for each register an
+ * argument names.
  */
 #define __USDT_LAST (__USDT_CTX_SLOTS - 1)
 #define __USDT_T1(a)                                                         \
@@ -369,11 +370,17 @@ static __always_inline __u32 __usdt_ctx_sz(void)
 
 _Static_assert(__USDT_CTX_SLOTS <= 64, "__USDT_T64() has a leaf per word");
 
-__USDT_FN __u64 usdt__ctx_word(__USDT_CTX *ctx, __u64 n)
+/* The tree itself, for usdt__ctx_word() and usdt__read(). */
+static __always_inline __u64 __usdt_tree(__USDT_CTX *ctx, __u64 n)
 {
 	__u64 v;
 
 	__USDT_T64(0)
+}
+
+__USDT_FN __u64 usdt__ctx_word(__USDT_CTX *ctx, __u64 n)
+{
+	return __usdt_tree(ctx, n);
 }
 
 /* The word at byte offset off (a multiple of 8) of the context into *v,
@@ -673,8 +680,16 @@ __USDT_FN int usdt__read(__USDT_CTX *ctx, const struct usdt_arg_spec *a,
 			*res = (long)__usdt_read_win(win, aw, a);
 		return 0;
 	}
+#ifdef __USDT_IP_OFF
+	/* The tree inlined: BPF_USDT() reads each register argument
+	 * here, and a call more per argument costs (verified once). */
+	v = a->base_off;
+	if (!(v & 7) && v <= __USDT_CTX_SZ - 8)
+		*res = (long)__usdt_trunc(__usdt_tree(ctx, v / 8), fast);
+#else
 	if (!__usdt_ctx_word(ctx, a->base_off, &v))
 		*res = (long)__usdt_trunc(v, fast);
+#endif
 	return 0;
 }
 
@@ -776,11 +791,11 @@ struct usdt__win {
 };
 
 /*
- * Arguments 0..n of spec into v, for __usdt_args(), in a frame of its
- * own: the registers its calls keep spill here, not next to the window,
- * so that built by clang neither frame reaches 49 bytes (in one frame,
- * clang 21 took 56). GCC 16's BPF backend still spills two registers
- * next to the window (56 bytes).
+ * The spec, its window into *win and its first m arguments at most into
+ * v, for __usdt_args(), whose frame holds the window alone: the registers
+ * that the calls here keep spill into this frame (16 bytes with clang, 24
+ * with GCC 16's BPF backend, which keeps few values in r6-r9), so that
+ * neither frame reaches 49 bytes.
  *
  * Counted down in 64 bits (no zero-extension for the verifier to lose the
  * bound in at -mcpu=v1), signed (n > 0 bounds n in the loop, where the
@@ -788,14 +803,24 @@ struct usdt__win {
  * pointers. The empty asm hides n's sign from clang, which would
  * otherwise test n + 1 > 1 (an instruction more).
  */
-static __noinline int __usdt_read_n(__USDT_CTX *ctx,
-				    const struct usdt_spec *spec, long *v,
-				    const struct usdt__win *win, __s64 n)
+static __noinline int __usdt_read_n(__USDT_CTX *ctx, long *v,
+				    struct usdt__win *win, __s64 m)
 {
-	const struct usdt_arg_spec *a = spec->args;
-	const __u8 *aw = spec->arg_win;
+	const struct usdt_arg_spec *a;
+	const struct usdt_spec *spec;
+	const __u8 *aw;
+	__s64 n;
 	__u64 x;
 
+	spec = __usdt_spec_of(ctx);
+	if (!spec)
+		return 0;
+	n = spec->arg_cnt;
+	if (n > m)
+		n = m;
+	win->ok = __usdt_win_read(ctx, spec, &win->buf);
+	a = spec->args;
+	aw = spec->arg_win;
 	/* Not unrolled: GCC's BPF backend makes four copies of the loop,
 	 * whose registers then spill. Clang keeps it as it is either
 	 * way. */
@@ -812,27 +837,17 @@ static __noinline int __usdt_read_n(__USDT_CTX *ctx,
 
 /*
  * The first cnt arguments, at most max, into v, for BPF_USDT(): one spec
- * lookup for all of them, each register read from the context. Always
+ * lookup for all of them, each register read from the context through
+ * usdt__read()'s own copy of the tree (a call less per argument). Always
  * returns 0 (BPF_USDT() has no use for an error, and one return value
  * saves a stack slot and three instructions).
  */
 static __always_inline int __usdt_args(__USDT_CTX *ctx, long *v, __u64 cnt,
 				       __s64 max)
 {
-	const struct usdt_spec *spec;
 	struct usdt__win win;
-	__s64 n;
 
-	spec = __usdt_spec_of(ctx);
-	if (!spec)
-		return 0;
-	n = spec->arg_cnt;
-	if (n > cnt)
-		n = cnt;
-	if (n > max)
-		n = max;
-	win.ok = __usdt_win_read(ctx, spec, &win.buf);
-	return __usdt_read_n(ctx, spec, v, &win, n);
+	return __usdt_read_n(ctx, v, &win, cnt < max ? cnt : max);
 }
 
 /* The first cnt arguments into vals (nothing without vals). */
