@@ -6,7 +6,10 @@
  * by GCC's BPF backend (make BPF_CC=bpf-gcc), loads on this kernel within a fixed budget of
  * verified instructions. Loading is correctness: a reader whose cost
  * multiplies with the caller's branches reaches the kernel's 1M limit and
- * the user's program does not load at all.
+ * the user's program does not load at all. Each function of the header in
+ * a shape's chain keeps to 48 bytes of stack, from the same load's
+ * statistics: a bigger one gets a per-CPU private stack on some kernels,
+ * which a preempted run shares (docs/library.md).
  *
  * The budgets were half of what libbpf 1.7's header costs for the same
  * shape at -mcpu=v1 on this kernel (make bench measures both side by
@@ -94,8 +97,40 @@ static bool kernel_before_6_12(void)
 	return major < 6 || (major == 6 && minor < 12);
 }
 
+/* The largest frame the JIT keeps on the task's stack: from 64 bytes
+ * (rounded up to 16) a function gets a per-CPU private stack, which a
+ * preempted run shares (docs/library.md, "Preemptible kernels"). */
+#define FRAME_MAX 48
+
+static char logs[sizeof(shapes) / sizeof(shapes[0])][16384];
+
+/* The header's functions in prog's chain, from the verifier's "stack depth
+ * MAIN+F1+F2...", each at most FRAME_MAX (the program's own frame is the
+ * shape's); the largest. */
+static int header_frames(const char *log, const char *variant,
+			 const char *prog)
+{
+	const char *p = strstr(log, "stack depth ");
+	long d, worst = 0;
+	char *end;
+
+	if (!p)
+		fail_msg("%s %s: no stack depth in the verifier's log", variant,
+			 prog);
+	p = strchr(p, '+'); /* past the program's own */
+	while (p && *p == '+') {
+		d = strtol(p + 1, &end, 10);
+		if (d > FRAME_MAX)
+			fail_msg("%s %s: a function of the header has a frame of %ld bytes",
+				 variant, prog, d);
+		worst = d > worst ? d : worst;
+		p = end;
+	}
+	return (int)worst;
+}
+
 /* Load one build of the shapes, with a manager as a user would, and check
- * each program against its budget. */
+ * each program against its budget, and the header's frames. */
 static void check_build(const char *variant)
 {
 	struct usdt_manager *man;
@@ -106,6 +141,17 @@ static void check_build(const char *variant)
 	bool per_call;
 	size_t i;
 
+	for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		struct bpf_program *p =
+			bpf_object__find_program_by_name(obj, shapes[i].prog);
+
+		assert_non_null(p);
+		logs[i][0] = '\0';
+		assert_int_equal(bpf_program__set_log_buf(p, logs[i],
+							  sizeof(logs[i])),
+				 0);
+		assert_int_equal(bpf_program__set_log_level(p, 4), 0);
+	}
 	assert_int_equal(bpf_object__load(obj), 0);
 	per_call = shapes_per_call(obj);
 	if (per_call) {
@@ -131,8 +177,9 @@ static void check_build(const char *variant)
 #endif
 		if (kernel_before_6_12())
 			budget = OLD_KERNEL_BUDGET;
-		printf("%-8s %-10s %7u verified insns (budget %u), %u xlated\n",
-		       variant, shapes[i].prog, n, budget, xlated);
+		printf("%-8s %-10s %7u verified insns (budget %u), %u xlated, header frames %d bytes at most\n",
+		       variant, shapes[i].prog, n, budget, xlated,
+		       header_frames(logs[i], variant, shapes[i].prog));
 		/* 0: a kernel before 5.16 does not count. */
 		if (n && n > budget)
 			fail_msg("%s %s: %u verified instructions, budget %u",
