@@ -75,6 +75,15 @@ const volatile __u32 use_sites = 0;
 const volatile __u32 fault_in = 0;
 const volatile __u32 fault_uid = 0;
 
+/*
+ * An index argument of a static function (64 bits wide: a 32-bit one is
+ * zero-extended into a second register) made opaque before it is checked
+ * against its bound, so that the check and the use are of one register:
+ * GCC's BPF backend otherwise tests one copy and indexes with another,
+ * whose bound the verifier does not know ("unbounded memory access").
+ */
+#define OPAQUE(x) asm volatile("" : "+r"(x))
+
 /* Events dropped because the ring buffer was full, and summary updates
  * dropped because the summary map was full. */
 __u64 lost_events = 0;
@@ -362,13 +371,14 @@ static __always_inline int arg_low(struct pt_regs *ctx, __u64 i, long *v)
 	return err == -E2BIG ? 0 : err;
 }
 
-static __noinline int term_holds(struct pt_regs *ctx, __u64 id, __u32 i,
+static __noinline int term_holds(struct pt_regs *ctx, __u64 id, __u64 i,
 				 __u32 slot)
 {
 	const volatile struct trace_term *t;
 	long v = 0;
 	__s64 x;
 
+	OPAQUE(i);
 	if (i >= TRACE_MAX_TERMS)
 		return false;
 	t = &filter.terms[i];
@@ -451,12 +461,13 @@ static __always_inline void by_read_counted(struct pt_regs *ctx, char *str,
 /* Part i of the --by key into k: its argument's value or string. An
  * argument that cannot be read is value 0 or the empty string. */
 static __noinline int by_part(struct pt_regs *ctx, struct trace_by_key *k,
-			      __u32 i)
+			      __u64 i)
 {
 	const volatile struct trace_by_part *bp;
 	long val = 0;
 	char *dst;
 
+	OPAQUE(i);
 	if (i >= TRACE_BY_PARTS)
 		return 0;
 	bp = &by_parts[i];
@@ -794,12 +805,13 @@ static __always_inline long read_fixed(struct scratch *s, __u32 o, __u32 len,
  * Returns 0.
  */
 static __noinline int read_str(struct scratch *s,
-			       const struct trace_probe_cfg *cfg, __u32 i)
+			       const struct trace_probe_cfg *cfg, __u64 i)
 {
 	__u32 o, n = str_size, max;
 	const void *ptr;
 	long len;
 
+	OPAQUE(i);
 	if (i >= TRACE_MAX_VALS)
 		return 0;
 	o = s->hit.str_total;
@@ -873,7 +885,7 @@ static __always_inline void site_types(struct pt_regs *ctx, struct usdt_hit *h)
  * TRACE_MAX_ARGS + k. Returns 0.
  */
 static __noinline int load_one(struct scratch *s,
-			       const struct trace_probe_cfg *cfg, __u32 k)
+			       const struct trace_probe_cfg *cfg, __u64 k)
 {
 	__u32 a, v = TRACE_MAX_ARGS + k;
 	const struct trace_load *l;
@@ -881,6 +893,7 @@ static __noinline int load_one(struct scratch *s,
 	__u64 val = 0;
 	long err = 0;
 
+	OPAQUE(k);
 	if (k >= TRACE_MAX_LOADS)
 		return 0;
 	l = &cfg->loads[k];
@@ -974,13 +987,14 @@ static __always_inline __u32 hit_stack(struct pt_regs *ctx, struct scratch *s,
 
 /* Argument i of the hit (of cnt), its size and error, into the
  * scratch's header. */
-static __noinline int read_arg(struct pt_regs *ctx, struct scratch *s, int i,
+static __noinline int read_arg(struct pt_regs *ctx, struct scratch *s, __u64 i,
 			       int cnt)
 {
 	long val = 0;
 	int err, sz;
 
-	if (i < 0 || i >= TRACE_MAX_ARGS)
+	OPAQUE(i);
+	if (i >= TRACE_MAX_ARGS)
 		return 0;
 	s->hit.args[i] = 0;
 	s->hit.errs[i] = 0;
@@ -989,7 +1003,7 @@ static __noinline int read_arg(struct pt_regs *ctx, struct scratch *s, int i,
 	/* Loads' too: the scratch keeps the last hit's. */
 	if (i < TRACE_MAX_VALS - TRACE_MAX_ARGS)
 		s->hit.str_len[TRACE_MAX_ARGS + i] = 0;
-	if (i >= cnt)
+	if ((__s64)i >= cnt) /* cnt < 0: the spec's error */
 		return 0;
 	err = arg_low(ctx, i, &val);
 	if (err) {
