@@ -791,8 +791,8 @@ struct usdt__win {
 };
 
 /*
- * The spec, its window into *win and its first m arguments at most into
- * v, for __usdt_args(), whose frame holds the window alone: the registers
+ * The spec, its window into *win and its first cnt arguments, at most
+ * max, into v, for __usdt_args(), whose frame holds the window alone: the registers
  * that the calls here keep spill into this frame (16 bytes with clang, 24
  * with GCC 16's BPF backend, which keeps few values in r6-r9), so that
  * neither frame reaches 49 bytes.
@@ -804,7 +804,7 @@ struct usdt__win {
  * otherwise test n + 1 > 1 (an instruction more).
  */
 static __noinline int __usdt_read_n(__USDT_CTX *ctx, long *v,
-				    struct usdt__win *win, __s64 m)
+				    struct usdt__win *win, __u64 cnt, __s64 max)
 {
 	const struct usdt_arg_spec *a;
 	const struct usdt_spec *spec;
@@ -816,8 +816,12 @@ static __noinline int __usdt_read_n(__USDT_CTX *ctx, long *v,
 	if (!spec)
 		return 0;
 	n = spec->arg_cnt;
-	if (n > m)
-		n = m;
+	if (n > cnt)
+		n = cnt;
+	/* max is a constant here: verifiers before 6.2 or so learn no bound
+	 * from a compare with a register that is not. */
+	if (n > max)
+		n = max;
 	win->ok = __usdt_win_read(ctx, spec, &win->buf);
 	a = spec->args;
 	aw = spec->arg_win;
@@ -847,7 +851,7 @@ static __always_inline int __usdt_args(__USDT_CTX *ctx, long *v, __u64 cnt,
 {
 	struct usdt__win win;
 
-	return __usdt_read_n(ctx, v, &win, cnt < max ? cnt : max);
+	return __usdt_read_n(ctx, v, &win, cnt, max);
 }
 
 /* The first cnt arguments into vals (nothing without vals). */

@@ -23,7 +23,7 @@
  * (x86_64). BPF_USDT() then stopped copying the context (a frame of 216
  * bytes on x86_64, which a preempted run shares where the JIT gives it a
  * private stack: docs/library.md) and reads each register from the
- * context itself: usdt12 1,465 at v1, 0.62x libbpf's; then 1,155 (0.49x)
+ * context itself: usdt12 1,465 at v1, 0.62x libbpf's; then 1,071 (0.45x)
  * once the spec lookup moved into the static function with the loop.
  * Twelve checked calls get
  * 30,000 at every -mcpu (libbpf 1.7:
