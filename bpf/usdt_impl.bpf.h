@@ -246,9 +246,10 @@ __weak __noinline int __bpf_usdt_specs(void)
 }
 
 /*
- * The registers. A checked bpf_usdt_arg() reads the one or two it needs
- * straight from the context; BPF_USDT() copies the context to the stack
- * once per hit and every argument reads from the copy at a bounded offset.
+ * The registers. bpf_usdt_arg() and BPF_USDT() read the one or two an
+ * argument needs straight from the context; a program that reads
+ * arguments in many places per hit may copy the context once into memory
+ * of its own (usdt__regs) and read each from the copy at a bounded offset.
  * Neither needs a helper call where the arch is known (the verifier allows
  * constant-offset loads from the context, but no variable-offset one).
  * __USDT_CTX_SLOTS is the number of the context's 8-byte words read,
@@ -402,6 +403,80 @@ static __always_inline int __usdt_ctx_word(const void *ctx, __u64 off, __u64 *v)
 }
 #endif
 
+/*
+ * A copy of the context, for a program that reads arguments in many places
+ * per hit (`usdt trace`): copied once (__usdt_copy_regs()) into memory of
+ * its own, a map value, never its stack (which a preempted run may share,
+ * docs/library.md), and read by __usdt_read() with from_ctx 0. A function
+ * that takes the copy and no context is one the kernel verifies once even
+ * without kernel BTF, where the readers that take the context are verified
+ * at every call (about 10,000 instructions each on s390x 6.1).
+ */
+struct usdt__regs {
+	__u64 r[__USDT_CTX_SLOTS];
+};
+
+#ifdef __USDT_IP_OFF
+/* X(n) for every 8-byte word a context of any arch has. */
+/* clang-format off */
+#define __USDT_EACH_SLOT(X)                                                 \
+	X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)       \
+	X(12) X(13) X(14) X(15) X(16) X(17) X(18) X(19) X(20) X(21) X(22)   \
+	X(23) X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31) X(32) X(33)
+/* clang-format on */
+#define __USDT_ONE(n) +1
+_Static_assert(0 __USDT_EACH_SLOT(__USDT_ONE) >= USDT_CTX_SZ_MAX / 8,
+	       "__USDT_EACH_SLOT() names every word of the largest context");
+
+/* One constant-offset load per word, each its own asm statement, which
+ * clang may not merge into a loop over a computed context pointer (the
+ * verifier refuses one). */
+#define __USDT_CP(n)                                                 \
+	if ((n) < __USDT_CTX_SLOTS)                                  \
+		asm volatile("%0 = *(u64 *)(%1 + %2)"                \
+			     : "=r"(regs->r[(n) % __USDT_CTX_SLOTS]) \
+			     : "r"(ctx), "i"((n)*8));
+
+static __always_inline int __usdt_copy_regs(__USDT_CTX *ctx,
+					    struct usdt__regs *regs)
+{
+	__USDT_EACH_SLOT(__USDT_CP)
+	return 0;
+}
+#else
+/* Unknown arch: the size comes from the manager, so one helper call. */
+static __always_inline int __usdt_copy_regs(__USDT_CTX *ctx,
+					    struct usdt__regs *regs)
+{
+	__u32 sz = __USDT_CTX_SZ;
+
+	/* Bounds for the verifier. */
+	if (sz > sizeof(*regs))
+		sz = sizeof(*regs);
+	__builtin_memset(regs, 0, sizeof(*regs));
+	return bpf_probe_read_kernel(regs, sz, ctx);
+}
+#endif
+
+/* The word at byte offset off (a multiple of 8) of the context (from_ctx,
+ * a constant) or of its copy into *v, or -EOPNOTSUPP past its end. */
+static __always_inline int __usdt_word(const void *src, int from_ctx, __u64 off,
+				       __u64 *v)
+{
+	if (from_ctx)
+		return __usdt_ctx_word(src, off, v);
+	/* off opaque first (64 bits wide, so no zero-extended copy is
+	 * compared instead): clang would otherwise compute the address
+	 * from the unchecked value, and the verifier must see the bound on
+	 * the register it adds. */
+	asm volatile("" : "+r"(off));
+	if (off & 7 || off > __USDT_CTX_SZ - 8 ||
+	    off > sizeof(struct usdt__regs) - 8)
+		return -EOPNOTSUPP;
+	*v = ((const struct usdt__regs *)src)->r[off / 8];
+	return 0;
+}
+
 /* The PC, from the context; 0 where unknown. */
 static __always_inline __u64 __usdt_pc(const void *ctx)
 {
@@ -425,19 +500,38 @@ static __always_inline struct usdt_ip_val *__usdt_ip_val(const void *ctx)
 	return ips ? bpf_map_lookup_elem(ips, &ip) : 0;
 }
 
-/*
- * The spec of the call site that fired, or NULL. With a cookie, the
- * manager put the spec ID + 1 in its low 32 bits; a zero cookie means the
- * attach used the IP map, keyed by the PC. In the head one array lookup,
- * past it two, all inlined by the kernel: the chunk, then the spec in it.
- */
-static __always_inline const struct usdt_spec *__usdt_spec(__USDT_CTX *ctx)
+/* The spec of ID *id, or NULL: in the head one array lookup, past it two,
+ * all inlined by the kernel: the chunk, then the spec in it. (The ID by
+ * its address, the key's own: a copy of it, stored where the branches
+ * that set it meet, doubled what Linux 6.1's verifier walked of
+ * BPF_USDT() at -mcpu=v2 and v3.) */
+static __always_inline const struct usdt_spec *__usdt_spec_at(const int *id)
 {
-	struct usdt_ip_val *ip_id;
 	__u32 chunk, idx;
-	int id = -1;
 	void *specs;
 
+	if ((__u32)*id < usdt__spec_head_cnt)
+		return bpf_map_lookup_elem(&usdt__spec_head, id);
+	chunk = ((__u32)*id - usdt__spec_head_cnt) / USDT_SPEC_CHUNK;
+	idx = ((__u32)*id - usdt__spec_head_cnt) % USDT_SPEC_CHUNK;
+	specs = bpf_map_lookup_elem(&usdt__specs, &chunk);
+	return specs ? bpf_map_lookup_elem(specs, &idx) : 0;
+}
+
+/*
+ * The spec of the call site that fired, or NULL; its ID into *idp (-1 for
+ * none) where idp is not NULL. With a cookie, the manager put the spec ID
+ * + 1 in its low 32 bits; a zero cookie means the attach used the IP map,
+ * keyed by the PC.
+ */
+static __always_inline const struct usdt_spec *__usdt_spec_id(__USDT_CTX *ctx,
+							      int *idp)
+{
+	struct usdt_ip_val *ip_id;
+	int id = -1;
+
+	if (idp)
+		*idp = -1;
 	/* The manager clears usdt__ip_map only where the kernel has
 	 * cookies: the verifier then drops the other branch. */
 	if (!usdt__ip_map) {
@@ -453,12 +547,15 @@ static __always_inline const struct usdt_spec *__usdt_spec(__USDT_CTX *ctx)
 			return 0;
 		id = ip_id->spec_id;
 	}
-	if ((__u32)id < usdt__spec_head_cnt)
-		return bpf_map_lookup_elem(&usdt__spec_head, &id);
-	chunk = ((__u32)id - usdt__spec_head_cnt) / USDT_SPEC_CHUNK;
-	idx = ((__u32)id - usdt__spec_head_cnt) % USDT_SPEC_CHUNK;
-	specs = bpf_map_lookup_elem(&usdt__specs, &chunk);
-	return specs ? bpf_map_lookup_elem(specs, &idx) : 0;
+	if (idp)
+		*idp = id;
+	return __usdt_spec_at(&id);
+}
+
+/* The spec of the call site that fired, or NULL. */
+static __always_inline const struct usdt_spec *__usdt_spec(__USDT_CTX *ctx)
+{
+	return __usdt_spec_id(ctx, 0);
 }
 
 /* v kept to the size its fast code says, sign-extended if it says so. */
@@ -474,13 +571,15 @@ static __always_inline __u64 __usdt_trunc(__u64 v, __u32 fast)
 
 /*
  * The value of argument a of the call site that fired, before it is kept
- * to its size, into *res, with registers from the context. The fields of
+ * to its size, into *res, with registers from the context or its copy
+ * (from_ctx, a constant: see __usdt_word()). The fields of
  * *a are read again where they are used: across the call that reads a
  * context word, a load costs one instruction where keeping the field
  * costs a spill and a fill.
  */
-static __always_inline int
-__usdt_value(const void *ctx, const struct usdt_arg_spec *a, long *res)
+static __always_inline int __usdt_value(const void *ctx, int from_ctx,
+					const struct usdt_arg_spec *a,
+					long *res)
 {
 	__u32 base = a->base_off, flags;
 	__u64 val = 0, reg;
@@ -492,13 +591,13 @@ __usdt_value(const void *ctx, const struct usdt_arg_spec *a, long *res)
 	if (a->kind > USDT_SPEC_MEM)
 		return -EOPNOTSUPP;
 	if (base != USDT_REG_NONE) {
-		if (__usdt_ctx_word(ctx, base & ~7U, &reg))
+		if (__usdt_word(ctx, from_ctx, base & ~7U, &reg))
 			return -EOPNOTSUPP;
 		/* A base offset inside a register names a byte of it (%ah). */
 		val += reg >> ((a->base_off & 7) * 8);
 	}
 	if (a->idx_off != USDT_REG_NONE) {
-		if (__usdt_ctx_word(ctx, a->idx_off, &reg))
+		if (__usdt_word(ctx, from_ctx, a->idx_off, &reg))
 			return -EOPNOTSUPP;
 		flags = a->flags;
 		/* arm64 "[x3, w0, sxtw]": a 32-bit index, extended. */
@@ -549,11 +648,12 @@ __usdt_value(const void *ctx, const struct usdt_arg_spec *a, long *res)
 }
 
 /* Argument a into *res, kept to its size; see bpf_usdt_arg(). */
-static __always_inline int
-__usdt_read_arg(const void *ctx, const struct usdt_arg_spec *a, long *res)
+static __always_inline int __usdt_read_arg(const void *ctx, int from_ctx,
+					   const struct usdt_arg_spec *a,
+					   long *res)
 {
 	long val;
-	int err = __usdt_value(ctx, a, &val);
+	int err = __usdt_value(ctx, from_ctx, a, &val);
 
 	if (err)
 		return err;
@@ -564,9 +664,10 @@ __usdt_read_arg(const void *ctx, const struct usdt_arg_spec *a, long *res)
 
 /*
  * Argument arg_num of the call site whose spec is spec (NULL: -ESRCH) into
- * *res, with registers from the context; see bpf_usdt_arg().
+ * *res, with registers from the context or its copy (from_ctx, a
+ * constant); see bpf_usdt_arg().
  */
-static __always_inline int __usdt_read(const void *ctx,
+static __always_inline int __usdt_read(const void *ctx, int from_ctx,
 				       const struct usdt_spec *spec,
 				       __u64 arg_num, long *res)
 {
@@ -586,7 +687,7 @@ static __always_inline int __usdt_read(const void *ctx,
 	 * otherwise compute it again from spec and arg_num at each use. */
 	a = &spec->args[arg_num];
 	asm volatile("" : "+r"(a));
-	return __usdt_read_arg(ctx, a, res);
+	return __usdt_read_arg(ctx, from_ctx, a, res);
 }
 
 /* The window's bytes (usdt_spec.h), as words. */
@@ -644,7 +745,7 @@ static __noinline int
 __usdt_read_general(__USDT_CTX *ctx, const struct usdt_arg_spec *a, long *res)
 {
 	/* In *res itself: a local would take stack. */
-	if (!__usdt_value(ctx, a, res))
+	if (!__usdt_value(ctx, 1, a, res))
 		*res = (long)__usdt_trunc(*res, a->fast);
 	return 0;
 }
@@ -696,7 +797,7 @@ __USDT_FN int usdt__read(__USDT_CTX *ctx, const struct usdt_arg_spec *a,
 /* The global functions behind libbpf's names. */
 __USDT_FN int usdt__arg(__USDT_CTX *ctx, __u64 arg_num, long *res)
 {
-	return __usdt_read(ctx, __usdt_spec(ctx), arg_num, res);
+	return __usdt_read(ctx, 1, __usdt_spec(ctx), arg_num, res);
 }
 
 __USDT_FN int usdt__arg_cnt(__USDT_CTX *ctx)
@@ -706,9 +807,11 @@ __USDT_FN int usdt__arg_cnt(__USDT_CTX *ctx)
 	return spec ? spec->arg_cnt : -ESRCH;
 }
 
-__USDT_FN int usdt__arg_size(__USDT_CTX *ctx, __u64 arg_num)
+/* The size of argument arg_num of the call site whose spec is spec; see
+ * bpf_usdt_arg_size(). */
+static __always_inline int __usdt_arg_size(const struct usdt_spec *spec,
+					   __u64 arg_num)
 {
-	const struct usdt_spec *spec = __usdt_spec(ctx);
 	const struct usdt_arg_spec *a;
 
 	if (!spec)
@@ -720,6 +823,11 @@ __USDT_FN int usdt__arg_size(__USDT_CTX *ctx, __u64 arg_num)
 	if (a->kind == USDT_SPEC_UNSUPPORTED)
 		return (int)a->val_off;
 	return a->flags & USDT_SPEC_F_TRUNC ? 16 : a->size;
+}
+
+__USDT_FN int usdt__arg_size(__USDT_CTX *ctx, __u64 arg_num)
+{
+	return __usdt_arg_size(__usdt_spec(ctx), arg_num);
 }
 
 __USDT_FN long usdt__cookie(__USDT_CTX *ctx)
