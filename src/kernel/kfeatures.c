@@ -274,3 +274,22 @@ bool usdt__ctx_funcs_fit(const struct btf *btf,
 			return false;
 	return true;
 }
+
+int usdt__ctx_funcs_make_static(struct btf *btf,
+				const struct usdt__features *feat)
+{
+	struct btf_type *fn;
+	int n = 0;
+	size_t i;
+
+	for (i = 0; btf && usdt__ctx_funcs[i]; i++) {
+		/* libbpf's BTF is the object's to change before load (libbpf
+		 * changes a hidden function's linkage in place too). */
+		fn = (struct btf_type *)unfit_func(btf, i, feat);
+		if (!fn)
+			continue;
+		fn->info = (__u32)BTF_KIND_FUNC << 24 | BTF_FUNC_STATIC;
+		n++;
+	}
+	return n;
+}

@@ -37,6 +37,13 @@ extern const char *const usdt__ctx_funcs[];
  * take the context, in btf, for what they are? */
 bool usdt__ctx_funcs_fit(const struct btf *btf,
 			 const struct usdt__features *feat);
+/* Make each of those functions that feat's kernel would not take static
+ * in btf (a BPF object's, before load), as libbpf makes a hidden one: the
+ * kernel then verifies it at every call, and every other function of the
+ * object stays global, its function and line info kept. Returns how many
+ * it made static. */
+int usdt__ctx_funcs_make_static(struct btf *btf,
+				const struct usdt__features *feat);
 /*
  * The name of the struct (or union) the typedef bpf_user_pt_regs_t stands
  * for, from the BTF file at path (src/kernel/kbtf.c: read through a small buffer,

@@ -380,9 +380,12 @@ static int size_specs(struct usdt_manager *man, uint32_t max_specs)
 /*
  * Before load, where this kernel will not take the context argument of
  * the BPF header's functions (no kernel BTF, or another arch's vmlinux.h):
- * the section handler loads them without function info, and the kernel
- * verifies them at every call, walking what follows the spec lookup once
- * for each map a spec can come from. There the head is given up: it keeps
+ * those functions are made static in the object's BTF, so that the kernel
+ * verifies them at every call, while the object's other global functions
+ * stay global (verified once) and its function and line info stay for
+ * verifier messages and `bpftool prog dump`. Per call, the kernel walks
+ * what follows the spec lookup once for each map a spec can come from.
+ * There the head is given up: it keeps
  * its token entry alone, usdt__spec_head_cnt is 0 (the verifier drops the
  * head's branch, and the work is what it was before the head), and the
  * outer array takes the head's specs back, at the cost of a grace period
@@ -397,9 +400,8 @@ static int per_call_prepare(struct usdt_manager *man)
 
 	if (usdt__ctx_funcs_fit(bpf_object__btf(man->obj), usdt__features()))
 		return 0;
-	if (!usdt__handler_active)
-		pr_warn("BPF object '%s': this kernel will not take the context argument of usdt.bpf.h's functions, and libusdt's section handler, which would load them without function info, is not registered\n",
-			bpf_object__name(man->obj));
+	usdt__ctx_funcs_make_static(bpf_object__btf(man->obj),
+				    usdt__features());
 	if (!head)
 		return 0;
 	err = rodata_set(man, &v, 1);

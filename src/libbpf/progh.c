@@ -369,9 +369,12 @@ out:
 /*
  * The header's global functions that take the context, where the kernel
  * would not take it (no kernel BTF, or an object built for another arch's
- * context type): verified per call instead, as static functions are: the
- * load goes without the BTF's function and line info, so that every
- * function is.
+ * context type), and no manager made them static in the object's BTF
+ * before load (per_call_prepare() in src/libbpf/object.c: a program
+ * loaded before any manager was made for its object): verified per call
+ * instead, as static functions are. The load goes without the BTF's
+ * function and line info, so that every function is, the object's own
+ * global functions too.
  */
 static void fit_load(const struct bpf_program *prog,
 		     struct bpf_prog_load_opts *opts)

@@ -231,9 +231,10 @@ static void test_no_target_arch(void **state)
 /*
  * Built with a context type the kernel does not take for a global
  * function's (what a vmlinux.h of another arch gives): alone, it loads
- * without function info; with a manager, its reader is made static
- * (verified per call) and every shape loads, the twelve checks too
- * (libbpf's header: past 1M).
+ * without function info; with a manager, its reader is made static in
+ * the object's BTF (verified per call), the program keeps its function
+ * info, and every shape loads, the twelve checks too (libbpf's header:
+ * past 1M).
  */
 static void test_foreign_ctx_type(void **state)
 {
@@ -243,10 +244,10 @@ static void test_foreign_ctx_type(void **state)
 	struct usdt_manager *man;
 
 	assert_non_null(obj);
-	/* Alone, and with a manager, it loads: libusdt's section handler
-	 * loads it without the BTF's function info, so that every function
-	 * is verified per call (the object's BTF is left as it is); without
-	 * the handler the kernel refuses it. */
+	/* Alone it loads: libusdt's section handler loads it without the
+	 * BTF's function info, so that every function is verified per call
+	 * (the object's BTF is left as it is); without the handler the
+	 * kernel refuses it. */
 	old_print = libbpf_set_print(NULL);
 	assert_int_equal(bpf_object__load(obj), 0);
 	libbpf_set_print(old_print);
@@ -263,10 +264,20 @@ static void test_foreign_ctx_type(void **state)
 		const struct btf *btf = bpf_object__btf(obj);
 		int id = btf__find_by_name_kind(btf, "usdt__arg",
 						BTF_KIND_FUNC);
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
 
 		assert_true(id > 0);
 		assert_int_equal(btf_vlen(btf__type_by_id(btf, id)),
-				 BTF_FUNC_GLOBAL);
+				 BTF_FUNC_STATIC);
+		/* Its function info kept: one record per function. */
+		memset(&info, 0, sizeof(info));
+		assert_int_equal(bpf_obj_get_info_by_fd(
+					 bpf_program__fd(bpf_object__next_program(
+						 obj, NULL)),
+					 &info, &len),
+				 0);
+		assert_true(info.nr_func_info > 1);
 	}
 	usdt_manager__free(man);
 	bpf_object__close(obj);
