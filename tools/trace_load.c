@@ -282,6 +282,46 @@ static void say_no_fault_in(const struct trace_run *r)
 			tool_name);
 }
 
+/* Bit i: argument i, for an argument number of the options (0..11, or
+ * anything else: none). */
+static uint32_t arg_bit(unsigned int arg)
+{
+	return arg < TRACE_MAX_ARGS ? 1u << arg : 0;
+}
+
+/*
+ * The arguments the program reads per hit, from the options as its rodata
+ * has them: before the filter, for its terms (args_first), and after it,
+ * for the rest (args_then). What a mode reads and this does not name
+ * reads as unreadable, so a test of each option covers it.
+ */
+static void arg_masks(struct usdt_trace *skel)
+{
+	const volatile struct usdt_trace__rodata *ro = skel->rodata;
+	uint32_t first = 0, then = 0, i;
+
+	for (i = 0; i < ro->filter.term_cnt && i < TRACE_MAX_TERMS; i++) {
+		first |= arg_bit(ro->filter.terms[i].operand);
+		if (ro->filter.terms[i].len_arg)
+			first |= arg_bit(ro->filter.terms[i].len_arg - 1u);
+	}
+	if (ro->mode == TRACE_EVENTS)
+		then = (1u << TRACE_MAX_ARGS) - 1;
+	else if (ro->mode == TRACE_HIST)
+		then = arg_bit(ro->hist_arg);
+	else
+		then = arg_bit(ro->sum_arg);
+	for (i = 0;
+	     ro->mode != TRACE_HIST && i < ro->by_cnt && i < TRACE_BY_PARTS;
+	     i++) {
+		then |= arg_bit(ro->by_parts[i].arg);
+		if (ro->by_parts[i].len_arg)
+			then |= arg_bit(ro->by_parts[i].len_arg - 1u);
+	}
+	skel->rodata->args_first = first;
+	skel->rodata->args_then = then & ~first;
+}
+
 /* Set what the BPF program reads before load: mode, filter, map sizes. */
 static int configure(struct trace_run *r)
 {
@@ -316,6 +356,7 @@ static int configure(struct trace_run *r)
 	skel->rodata->page_shift = (uint32_t)page_shift();
 	r->use_sites = r->by_pattern && !r->no_vma;
 	skel->rodata->use_sites = r->use_sites;
+	arg_masks(skel);
 	r->probe_cap =
 		r->ctx.probe_cnt + (r->watch || r->all ? TRACE_WATCH_SPARE :
 				    r->follow	       ? TRACE_FOLLOW_SPARE :

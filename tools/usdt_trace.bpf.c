@@ -56,6 +56,12 @@ const volatile __u32 page_shift = 12; /* the kernel's PAGE_SHIFT */
  * 0, that code is dead and the verifier never looks at it, so the program
  * still loads on older kernels. */
 const volatile __u32 use_sites = 0;
+/* The arguments a hit reads (bit i: argument i; set by the tool from the
+ * options above, see arg_masks() in trace_load.c): args_first before the
+ * filter, for it; args_then after it passes, for the rest. Each is read
+ * once per hit, into the run's scratch (read_args()). */
+const volatile __u32 args_first = 0;
+const volatile __u32 args_then = 0;
 
 /*
  * Set before load with --fault-in only, where the program loads sleepable
@@ -171,10 +177,12 @@ struct {
 
 /* One event under construction per run (a slot per CPU; see RUN_SLOTS):
  * the header and room for strings twice the area, so that every bounded
- * write stays inside it. */
+ * write stays inside it; then the copy of the hit's registers that its
+ * arguments are read from (read_args()), which is never sent. */
 struct scratch {
 	struct usdt_hit hit;
 	char str[2 * TRACE_STR_AREA];
+	struct usdt__regs regs;
 };
 
 struct {
@@ -301,6 +309,101 @@ static __noinline int fault_all(struct pt_regs *ctx, __u32 key)
 }
 
 /*
+ * The hit's arguments. Each is read once per hit, by trace_arg(), from a
+ * copy of the hit's registers in the run's scratch, into its header; the
+ * filter, --by, --sum, the histogram and the event take them from there
+ * (arg_of()). trace_arg() takes scalars and no context, so the kernel
+ * verifies it once whatever it has: bpf_usdt_arg(), which takes the
+ * context, is verified at each call where the kernel has no BTF (about
+ * 10,000 instructions each on s390x 6.1). Only --fault-in still calls
+ * bpf_usdt_arg(): it reads before a slot is taken (fault_all()).
+ */
+
+/* Argument i of the hit, whose spec has ID id, read from the registers
+ * copied into the scratch's slot, with its size, error and types, into
+ * the header. Linux 6.1 takes no map value pointer as a global function's
+ * argument, so it looks up both itself. Returns 0. */
+__noinline int trace_arg(__u32 slot, __u32 i, int id)
+{
+	const struct usdt_spec *spec = id < 0 ? 0 : __usdt_spec_at(&id);
+	struct scratch *s = bpf_map_lookup_elem(&scratch, &slot);
+	__u64 n = i;
+	int err, sz;
+
+	OPAQUE(n);
+	if (!s || n >= TRACE_MAX_ARGS)
+		return 0;
+	s->hit.args[n] = 0;
+	s->hit.errs[n] = 0;
+	s->hit.sizes[n] = 0;
+	s->hit.str_len[n] = 0;
+	/* Loads' too: the scratch keeps the last hit's. */
+	if (n < TRACE_MAX_VALS - TRACE_MAX_ARGS)
+		s->hit.str_len[TRACE_MAX_ARGS + n] = 0;
+	if ((__s64)n >= s->hit.arg_cnt) /* arg_cnt < 0: the spec's error */
+		return 0;
+	sz = __usdt_arg_size(spec, n);
+	s->hit.sizes[n] = sz > 0 ? sz : 0;
+	/* Bit by bit, in the one function verified once: a loop over the
+	 * arguments' flags in a static function made Linux 6.1's verifier
+	 * walk past its limit of 1,000,000 instructions. */
+	if (spec && n < USDT_MAX_ARG_CNT) {
+		if (spec->args[n].flags & USDT_SPEC_F_SIGNED)
+			s->hit.signed_mask |= 1u << n;
+		if (spec->args[n].flags & USDT_SPEC_F_FLOAT)
+			s->hit.float_mask |= 1u << n;
+	}
+	/* Straight into the header (a local would take stack), where what
+	 * cannot be read stays 0. A 16-byte argument's low 8 bytes (-E2BIG,
+	 * with them read) are read as they always were: printed, filtered,
+	 * summed. */
+	err = __usdt_read(&s->regs, 0, spec, n, (long *)&s->hit.args[n]);
+	if (err && err != -E2BIG) {
+		s->hit.err_mask |= 1u << n;
+		s->hit.errs[n] = -err;
+	}
+	return 0;
+}
+
+/*
+ * The arguments the hit reads before its filter (first: args_first) or
+ * after it (args_then) into the header of its scratch s (slot slot), from
+ * the copy of its registers there, which the first call makes.
+ */
+static __noinline int read_args(struct pt_regs *ctx, struct scratch *s,
+				__u32 slot, int first)
+{
+	__u32 mask = first ? args_first : args_then;
+	const struct usdt_spec *spec;
+	int id, i;
+
+	spec = __usdt_spec_id((void *)ctx, &id);
+	if (first) {
+		s->hit.arg_cnt = spec ? spec->arg_cnt : -ESRCH;
+		s->hit.err_mask = 0;
+		s->hit.signed_mask = 0;
+		s->hit.float_mask = 0;
+		if (args_first | args_then)
+			__usdt_copy_regs((void *)ctx, &s->regs);
+	}
+	for (i = 0; i < TRACE_MAX_ARGS; i++)
+		if (mask & (1u << i))
+			trace_arg(slot, i, id);
+	return 0;
+}
+
+/* Argument i as read_args() read it: 0, or -1 where it could not be
+ * read or the site has no such argument. */
+static __always_inline int arg_of(const struct scratch *s, __u64 i, long *v)
+{
+	if (i >= TRACE_MAX_ARGS || (__s64)i >= s->hit.arg_cnt ||
+	    (s->hit.err_mask & (1u << i)))
+		return -1;
+	*v = s->hit.args[i];
+	return 0;
+}
+
+/*
  * Is the string at user address ptr filter string i (term i's)? The
  * string, zero-padded, is looked up: no loop for either compiler to turn
  * into one the verifier cannot follow. With n < 0 it ends at its NUL, and
@@ -345,14 +448,14 @@ __noinline int trace_str_is(__u32 i, long ptr, long n, __u32 slot)
 /* A string term: the string argument v points to is (is not) term i's;
  * with len_arg, as many bytes as that argument says (a negative count is
  * 0, as formats and --by take it). */
-static __always_inline bool str_term(struct pt_regs *ctx, __u32 i, long v,
+static __always_inline bool str_term(const struct scratch *s, __u32 i, long v,
 				     __u32 slot)
 {
 	const volatile struct trace_term *t = &filter.terms[i];
 	long n = -1;
 	bool eq;
 
-	if (t->len_arg && bpf_usdt_arg(ctx, t->len_arg - 1, &n))
+	if (t->len_arg && arg_of(s, t->len_arg - 1, &n))
 		return false;
 	if (t->len_arg)
 		eq = (n < 0 ? 0 : n) == t->value &&
@@ -362,16 +465,7 @@ static __always_inline bool str_term(struct pt_regs *ctx, __u32 i, long v,
 	return eq == (t->op == TRACE_SEQ);
 }
 
-/* bpf_usdt_arg(), where a 16-byte argument's low 8 bytes (-E2BIG, with
- * them in *v) are read as they always were: printed, filtered, summed. */
-static __always_inline int arg_low(struct pt_regs *ctx, __u64 i, long *v)
-{
-	int err = bpf_usdt_arg(ctx, i, v);
-
-	return err == -E2BIG ? 0 : err;
-}
-
-static __noinline int term_holds(struct pt_regs *ctx, __u64 id, __u64 i,
+static __noinline int term_holds(const struct scratch *s, __u64 id, __u64 i,
 				 __u32 slot)
 {
 	const volatile struct trace_term *t;
@@ -386,12 +480,12 @@ static __noinline int term_holds(struct pt_regs *ctx, __u64 id, __u64 i,
 		x = (__s64)(id >> 32);
 	else if (t->operand == TRACE_OPD_TID)
 		x = (__s64)(__u32)id;
-	else if (arg_low(ctx, t->operand, &v))
+	else if (arg_of(s, t->operand, &v))
 		return false;
 	else
 		x = v;
 	if (t->op == TRACE_SEQ || t->op == TRACE_SNE)
-		return str_term(ctx, i, v, slot);
+		return str_term(s, i, v, slot);
 	switch (t->op) {
 	case TRACE_EQ:
 		return x == t->value;
@@ -408,7 +502,7 @@ static __noinline int term_holds(struct pt_regs *ctx, __u64 id, __u64 i,
 	}
 }
 
-static __noinline int passes(struct pt_regs *ctx, __u64 id, __u32 slot)
+static __noinline int passes(const struct scratch *s, __u64 id, __u32 slot)
 {
 	bool group = true;
 	int i;
@@ -418,7 +512,7 @@ static __noinline int passes(struct pt_regs *ctx, __u64 id, __u32 slot)
 	for (i = 0; i < TRACE_MAX_TERMS; i++) {
 		if (i >= filter.term_cnt)
 			break;
-		if (group && !term_holds(ctx, id, (__u32)i, slot))
+		if (group && !term_holds(s, id, (__u32)i, slot))
 			group = false;
 		if (filter.terms[i].group_end) {
 			if (group)
@@ -441,12 +535,12 @@ struct {
 /* --by str(argN, argM): argument M's count of bytes at ptr into str,
  * clamped to 0 .. TRACE_BY_STR - 1 (str is zeroed: a NUL follows; a
  * failed read leaves it zeroed too). */
-static __always_inline void by_read_counted(struct pt_regs *ctx, char *str,
+static __always_inline void by_read_counted(const struct scratch *s, char *str,
 					    long ptr, __u32 len_arg)
 {
 	long n = 0;
 
-	if (bpf_usdt_arg(ctx, len_arg, &n) || n <= 0 || !ptr)
+	if (arg_of(s, len_arg, &n) || n <= 0 || !ptr)
 		return;
 	if (n > TRACE_BY_STR - 1)
 		n = TRACE_BY_STR - 1;
@@ -460,7 +554,7 @@ static __always_inline void by_read_counted(struct pt_regs *ctx, char *str,
 
 /* Part i of the --by key into k: its argument's value or string. An
  * argument that cannot be read is value 0 or the empty string. */
-static __noinline int by_part(struct pt_regs *ctx, struct trace_by_key *k,
+static __noinline int by_part(const struct scratch *s, struct trace_by_key *k,
 			      __u64 i)
 {
 	const volatile struct trace_by_part *bp;
@@ -471,14 +565,14 @@ static __noinline int by_part(struct pt_regs *ctx, struct trace_by_key *k,
 	if (i >= TRACE_BY_PARTS)
 		return 0;
 	bp = &by_parts[i];
-	bpf_usdt_arg(ctx, bp->arg, &val);
+	arg_of(s, bp->arg, &val);
 	if (!bp->str) {
 		k->val[i] = (__u64)val;
 		return 0;
 	}
 	dst = bp->str == 1 ? k->str[0] : k->str[1];
 	if (bp->len_arg)
-		by_read_counted(ctx, dst, val, bp->len_arg - 1u);
+		by_read_counted(s, dst, val, bp->len_arg - 1u);
 	else if (val && bpf_probe_read_user_str(dst, TRACE_BY_STR,
 						(const void *)val) < 0)
 		dst[0] = 0;
@@ -506,7 +600,7 @@ static __always_inline void by_inc(struct trace_by_key *k, __u64 n)
 /* The --by key of this hit, {cookie, aux, its parts}, in by_scratch's
  * slot; NULL if that cannot be had. */
 static __always_inline struct trace_by_key *
-by_key(struct pt_regs *ctx, __u32 cookie, __u32 aux, __u32 slot)
+by_key(const struct scratch *s, __u32 cookie, __u32 aux, __u32 slot)
 {
 	struct trace_by_key *k = bpf_map_lookup_elem(&by_scratch, &slot);
 	__u32 i;
@@ -518,21 +612,21 @@ by_key(struct pt_regs *ctx, __u32 cookie, __u32 aux, __u32 slot)
 	k->aux = aux;
 	for (i = 0; i < TRACE_BY_PARTS; i++)
 		if (i < by_cnt)
-			by_part(ctx, k, i);
+			by_part(s, k, i);
 	return k;
 }
 
 /* Count a hit under its --by key, and with --sum add its argument. */
-static __always_inline void by_add(struct pt_regs *ctx, __u32 cookie, __u32 aux,
-				   __u32 slot)
+static __always_inline void by_add(const struct scratch *s, __u32 cookie,
+				   __u32 aux, __u32 slot)
 {
-	struct trace_by_key *k = by_key(ctx, cookie, aux, slot);
+	struct trace_by_key *k = by_key(s, cookie, aux, slot);
 	long v = 0;
 
 	if (!k)
 		return;
 	by_inc(k, 1);
-	if (sum_arg != TRACE_BY_NONE && !arg_low(ctx, sum_arg, &v)) {
+	if (sum_arg != TRACE_BY_NONE && !arg_of(s, sum_arg, &v)) {
 		k->aux = aux | TRACE_AUX_SUM;
 		by_inc(k, (__u64)v);
 	}
@@ -664,7 +758,7 @@ static __noinline int send_slow(__u64 id, __u64 now, __u64 d)
 	return 0;
 }
 
-static __noinline int latency(struct pt_regs *ctx, __u64 id, __u32 role,
+static __noinline int latency(const struct scratch *s, __u64 id, __u32 role,
 			      __u32 slot)
 {
 	__u64 now = bpf_ktime_get_ns(), *t0;
@@ -692,7 +786,7 @@ static __noinline int latency(struct pt_regs *ctx, __u64 id, __u32 role,
 			__sync_fetch_and_add(&lost_sums, 1);
 		bpf_map_update_elem(&starts, &tid, &now, BPF_ANY);
 	}
-	k = by_cnt ? by_key(ctx, TRACE_LAT_KEY, 0, slot) : NULL;
+	k = by_cnt ? by_key(s, TRACE_LAT_KEY, 0, slot) : NULL;
 	if (k)
 		bpf_map_update_elem(&start_keys, &tid, k, BPF_ANY);
 	return 0;
@@ -862,23 +956,6 @@ static __noinline int read_str(struct scratch *s,
  * header's spec of the site (an internal of usdt.bpf.h: the tool is
  * built with the same libusdt).
  */
-static __always_inline void site_types(struct pt_regs *ctx, struct usdt_hit *h)
-{
-	const struct usdt_spec *spec = __usdt_spec((void *)ctx);
-	__u32 i;
-
-	h->signed_mask = 0;
-	h->float_mask = 0;
-	if (!spec)
-		return;
-	for (i = 0; i < TRACE_MAX_ARGS && i < USDT_MAX_ARG_CNT; i++) {
-		if (spec->args[i].flags & USDT_SPEC_F_SIGNED)
-			h->signed_mask |= 1u << i;
-		if (spec->args[i].flags & USDT_SPEC_F_FLOAT)
-			h->float_mask |= 1u << i;
-	}
-}
-
 /*
  * Typed load k of the probe's format: size bytes at its argument plus off,
  * read from user memory and sign-extended if it says so, into value
@@ -985,50 +1062,6 @@ static __always_inline __u32 hit_stack(struct pt_regs *ctx, struct scratch *s,
 	return TRACE_STR_AREA + (__u32)n;
 }
 
-/* Argument i of the hit (of cnt), its size and error, into the
- * scratch's header. */
-static __noinline int read_arg(struct pt_regs *ctx, struct scratch *s, __u64 i,
-			       int cnt)
-{
-	long val = 0;
-	int err, sz;
-
-	OPAQUE(i);
-	if (i >= TRACE_MAX_ARGS)
-		return 0;
-	s->hit.args[i] = 0;
-	s->hit.errs[i] = 0;
-	s->hit.sizes[i] = 0;
-	s->hit.str_len[i] = 0;
-	/* Loads' too: the scratch keeps the last hit's. */
-	if (i < TRACE_MAX_VALS - TRACE_MAX_ARGS)
-		s->hit.str_len[TRACE_MAX_ARGS + i] = 0;
-	if ((__s64)i >= cnt) /* cnt < 0: the spec's error */
-		return 0;
-	err = arg_low(ctx, i, &val);
-	if (err) {
-		s->hit.err_mask |= 1u << i;
-		s->hit.errs[i] = err < 0 ? -err : err;
-	}
-	s->hit.args[i] = val;
-	sz = bpf_usdt_arg_size(ctx, i);
-	s->hit.sizes[i] = sz > 0 ? sz : 0;
-	return 0;
-}
-
-/* The hit's arguments and its site's types, into the scratch's header. */
-static __noinline int read_args(struct pt_regs *ctx, struct scratch *s)
-{
-	int i, cnt = bpf_usdt_arg_cnt(ctx);
-
-	s->hit.arg_cnt = cnt;
-	s->hit.err_mask = 0;
-	for (i = 0; i < TRACE_MAX_ARGS; i++)
-		read_arg(ctx, s, i, cnt);
-	site_types(ctx, &s->hit);
-	return 0;
-}
-
 /* The format's typed loads, then the strings, into the scratch: the
  * bytes of strings it holds. */
 static __noinline __u32 read_values(__u32 key, struct scratch *s,
@@ -1070,7 +1103,6 @@ static __noinline int send_event(struct pt_regs *ctx, __u64 id, __u64 cookie,
 	s->hit.pid = id >> 32;
 	s->hit.tid = (__u32)id;
 	bpf_get_current_comm(s->hit.comm, sizeof(s->hit.comm));
-	read_args(ctx, s);
 	if (cfg)
 		off = read_values((__u32)cookie, s, cfg, slot);
 	s->hit.str_total = off;
@@ -1079,8 +1111,8 @@ static __noinline int send_event(struct pt_regs *ctx, __u64 id, __u64 cookie,
 	 * read_str()): with the stack, 6.1's verifier lost it. */
 	size = sizeof(s->hit) + (__u64)off;
 	asm volatile("" : "+r"(size));
-	if (size > sizeof(*s))
-		size = sizeof(*s);
+	if (size > sizeof(s->hit) + sizeof(s->str))
+		size = sizeof(s->hit) + sizeof(s->str);
 	if (bpf_ringbuf_output(&events, s, size, 0))
 		__sync_fetch_and_add(&lost_events, 1);
 	return 0;
@@ -1114,28 +1146,28 @@ static __always_inline __u64 current_ids(void)
 
 /* TRACE_COUNT: the hit counted under its probe (and pid, or --by key),
  * with --sum its argument added. */
-static __noinline int count_hit(struct pt_regs *ctx, __u64 id, __u32 key,
+static __noinline int count_hit(const struct scratch *s, __u64 id, __u32 key,
 				__u32 slot)
 {
 	__u32 aux = by_pid ? (__u32)(id >> 32) : 0;
 	long v = 0;
 
 	if (by_cnt) {
-		by_add(ctx, key, aux, slot);
+		by_add(s, key, aux, slot);
 		return 0;
 	}
 	sum_add(key, aux, 1);
-	if (sum_arg != TRACE_BY_NONE && !arg_low(ctx, sum_arg, &v))
+	if (sum_arg != TRACE_BY_NONE && !arg_of(s, sum_arg, &v))
 		sum_add(key, aux | TRACE_AUX_SUM, (__u64)v);
 	return 0;
 }
 
 /* TRACE_HIST: the argument's log2 bucket counted. */
-static __noinline int hist_hit(struct pt_regs *ctx, __u32 key)
+static __noinline int hist_hit(const struct scratch *s, __u32 key)
 {
 	long v = 0;
 
-	if (arg_low(ctx, hist_arg, &v))
+	if (arg_of(s, hist_arg, &v))
 		return 0;
 	sum_add(key, log2_slot(v), 1);
 	if (keep_sum)
@@ -1148,21 +1180,26 @@ static __noinline int hist_hit(struct pt_regs *ctx, __u32 key)
 static __noinline int hit(struct pt_regs *ctx, __u64 id, __u64 cookie,
 			  __u32 slot)
 {
+	struct scratch *s = bpf_map_lookup_elem(&scratch, &slot);
 	__u32 key = (__u32)cookie;
 	struct trace_probe_cfg *cfg;
 
-	if (!passes(ctx, id, slot))
+	if (!s)
+		return 0;
+	read_args(ctx, s, slot, 1);
+	if (!passes(s, id, slot))
 		return 0;
 	cfg = bpf_map_lookup_elem(&probe_cfg, &key);
 	if (cfg && (cfg->role & TRACE_ROLE_QUIET))
 		return 0;
+	read_args(ctx, s, slot, 0);
 	switch (mode) {
 	case TRACE_COUNT:
-		return count_hit(ctx, id, key, slot);
+		return count_hit(s, id, key, slot);
 	case TRACE_HIST:
-		return hist_hit(ctx, key);
+		return hist_hit(s, key);
 	case TRACE_LATENCY:
-		return cfg ? latency(ctx, id, cfg->role, slot) : 0;
+		return cfg ? latency(s, id, cfg->role, slot) : 0;
 	default:
 		return send_event(ctx, id, cookie, cfg, slot);
 	}

@@ -98,6 +98,10 @@ static void configure(struct usdt_trace *skel, const struct config *c)
 	skel->rodata->lat_unit = 1000;
 	skel->rodata->sum_arg = 3;
 	skel->rodata->by_cnt = c->mode == TRACE_HIST ? 0 : TRACE_BY_PARTS;
+	/* Every argument read before the filter and after it (the tool
+	 * names only those its options use). */
+	skel->rodata->args_first = (1u << TRACE_MAX_ARGS) - 1;
+	skel->rodata->args_then = (1u << TRACE_MAX_ARGS) - 1;
 	memcpy((void *)skel->rodata->by_parts, by, sizeof(by));
 }
 
@@ -161,8 +165,10 @@ static int largest_frame(const char *what)
 		n++;
 		p = end + 1;
 	} while (*end == '+');
-	printf("frames: %s: %d functions, the largest %d bytes\n", what, n,
-	       worst);
+	p = strstr(log_buf, "processed ");
+	printf("frames: %s: %d functions, the largest %d bytes, %ld insns "
+	       "verified\n",
+	       what, n, worst, p ? strtol(p + strlen("processed "), NULL, 10) : -1L);
 	return worst;
 }
 
@@ -200,6 +206,12 @@ static void test_every_frame_is_small(void **state)
 			       err);
 			continue;
 		}
+		if (err)
+			fprintf(stderr, "frames: %s: the verifier said:\n%s\n",
+				c.what,
+				log_buf + (strlen(log_buf) > 4000 ?
+						   strlen(log_buf) - 4000 :
+						   0));
 		assert_int_equal(err, 0);
 		d = largest_frame(c.what);
 		worst = d > worst ? d : worst;
