@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "usdt_spec.h"
@@ -65,15 +66,19 @@ static inline uint32_t head_cnt(int head)
 /*
  * The specs a manager leaves in the spec head of obj, built with a head
  * of n: n, or none where this kernel verifies the BPF header's readers at
- * every call (no kernel BTF: Debian's s390x 6.1), where the manager gives
- * the head up before load and the outer array takes its specs
- * (src/libbpf/object.c).
+ * every call (no kernel BTF: Debian's s390x 6.1), where the manager, made
+ * for obj, has made them static in its BTF, gives the head up before load
+ * and the outer array takes its specs (src/libbpf/object.c).
  */
 static inline uint32_t head_kept(const struct bpf_object *obj, uint32_t n)
 {
-	return usdt__ctx_funcs_fit(bpf_object__btf(obj), usdt__features()) ?
-		       n :
-		       0;
+	const struct btf *btf = bpf_object__btf(obj);
+	int id = btf__find_by_name_kind(btf, "usdt__arg", BTF_KIND_FUNC);
+
+	if (!usdt__ctx_funcs_fit(btf, usdt__features()) ||
+	    (id > 0 && btf_vlen(btf__type_by_id(btf, id)) == BTF_FUNC_STATIC))
+		return 0;
+	return n;
 }
 
 /* The outer spec array a manager sizes for a cap of cap specs and an
