@@ -27,16 +27,17 @@ comma := ,
 ARCH ?= $(patsubst aarch64,arm64,$(HOST_ARCH))
 KERNEL ?= 6.12
 # A guest's whole run: s390x 6.1 took 1,311 s beside the others since the
-# spec head (its verifier walks the readers twice: no kernel BTF), and went
-# past 2,000 s once `usdt trace`'s program was split into functions of 48
-# bytes at most (2026-12-04: test_trace 847 s, test_frames 59 s; with no
-# BTF and no JIT each load of the tool's program takes about 12 s there).
-VM_TIMEOUT ?= 3000
+# spec head (its verifier walks the readers twice: no kernel BTF), and
+# 2,630 s in CI once `usdt trace`'s program was split into functions of 48
+# bytes at most (2026-12-04: each load of it walked 403,701 instructions
+# there, about 12 s); with its arguments read by a global function of its
+# own, 354 s alone (2026-12-05).
+VM_TIMEOUT ?= 2000
 # Per test program in a guest: TCG with one vCPU, two guests sharing the
-# host's two cores. test_trace_fmt (31 `usdt trace` runs) takes 259 s in
+# host's two cores. test_trace_fmt (31 `usdt trace` runs) took 259 s in
 # the s390x 6.1 guest alone and went past the host's 300 s beside another;
-# test_trace took 847 s there beside the others.
-VM_TEST_TIMEOUT ?= 1500
+# since 2026-12-05, 100 s alone.
+VM_TEST_TIMEOUT ?= 900
 
 VM_TRIPLET := $(patsubst arm64,aarch64,$(ARCH))-linux-gnu
 VM_SYSROOT := $(abspath $(VM_DIR)/sysroot/$(ARCH))
