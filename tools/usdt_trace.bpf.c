@@ -178,11 +178,12 @@ struct {
 /* One event under construction per run (a slot per CPU; see RUN_SLOTS):
  * the header and room for strings twice the area, so that every bounded
  * write stays inside it; then the copy of the hit's registers that its
- * arguments are read from (read_args()), which is never sent. */
+ * arguments are read from and its spec's ID (read_args()), never sent. */
 struct scratch {
 	struct usdt_hit hit;
 	char str[2 * TRACE_STR_AREA];
 	struct usdt__regs regs;
+	int spec_id; /* the hit's spec, for trace_arg() */
 };
 
 struct {
@@ -368,27 +369,29 @@ __noinline int trace_arg(__u32 slot, __u32 i, int id)
 /*
  * The arguments the hit reads before its filter (first: args_first) or
  * after it (args_then) into the header of its scratch s (slot slot), from
- * the copy of its registers there, which the first call makes.
+ * the copy of its registers there; the first call looks the spec up and
+ * makes the copy. Where no argument is read (a plain --count), nothing.
  */
 static __noinline int read_args(struct pt_regs *ctx, struct scratch *s,
 				__u32 slot, int first)
 {
 	__u32 mask = first ? args_first : args_then;
 	const struct usdt_spec *spec;
-	int id, i;
+	int i;
 
-	spec = __usdt_spec_id((void *)ctx, &id);
+	if (!(args_first | args_then))
+		return 0;
 	if (first) {
+		spec = __usdt_spec_id((void *)ctx, &s->spec_id);
 		s->hit.arg_cnt = spec ? spec->arg_cnt : -ESRCH;
 		s->hit.err_mask = 0;
 		s->hit.signed_mask = 0;
 		s->hit.float_mask = 0;
-		if (args_first | args_then)
-			__usdt_copy_regs((void *)ctx, &s->regs);
+		__usdt_copy_regs((void *)ctx, &s->regs);
 	}
 	for (i = 0; i < TRACE_MAX_ARGS; i++)
 		if (mask & (1u << i))
-			trace_arg(slot, i, id);
+			trace_arg(slot, i, s->spec_id);
 	return 0;
 }
 
