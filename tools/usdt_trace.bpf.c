@@ -369,8 +369,9 @@ __noinline int trace_arg(__u32 slot, __u32 i, int id)
 /*
  * The arguments the hit reads before its filter (first: args_first) or
  * after it (args_then) into the header of its scratch s (slot slot), from
- * the copy of its registers there; the first call looks the spec up and
- * makes the copy. Where no argument is read (a plain --count), nothing.
+ * the copy of its registers there; the hit's first read looks the spec up
+ * and makes the copy. A mask of none reads nothing: a plain --count, or
+ * a filter with no argument, looks no spec up before its filter.
  */
 static __noinline int read_args(struct pt_regs *ctx, struct scratch *s,
 				__u32 slot, int first)
@@ -379,9 +380,9 @@ static __noinline int read_args(struct pt_regs *ctx, struct scratch *s,
 	const struct usdt_spec *spec;
 	int i;
 
-	if (!(args_first | args_then))
+	if (!mask)
 		return 0;
-	if (first) {
+	if (first || !args_first) {
 		spec = __usdt_spec_id((void *)ctx, &s->spec_id);
 		s->hit.arg_cnt = spec ? spec->arg_cnt : -ESRCH;
 		s->hit.err_mask = 0;
@@ -1195,7 +1196,9 @@ static __noinline int hit(struct pt_regs *ctx, __u64 id, __u64 cookie,
 	cfg = bpf_map_lookup_elem(&probe_cfg, &key);
 	if (cfg && (cfg->role & TRACE_ROLE_QUIET))
 		return 0;
-	read_args(ctx, s, slot, 0);
+	/* An END of --latency reads none: only a START's make a --by key. */
+	if (mode != TRACE_LATENCY || (cfg && (cfg->role & TRACE_ROLE_START)))
+		read_args(ctx, s, slot, 0);
 	switch (mode) {
 	case TRACE_COUNT:
 		return count_hit(s, id, key, slot);
