@@ -43,14 +43,15 @@ struct bpf_link *usdt__attach_ext(struct usdt__store *st,
 				  const struct bpf_program *prog, pid_t pid,
 				  const char *path, const char *provider,
 				  const char *name, uint64_t cookie);
+enum usdt__bpf_kind { USDT__BPF_MAP, USDT__BPF_LINK, USDT__BPF_BTF };
 /*
- * Is fd (this process's) still the BPF link (link) or map of that kernel
+ * Is fd (this process's) still the BPF object of that kind and kernel
  * ID? 1 yes; 0 definitely not: the fd is closed, or reused for something
  * else (not a BPF object, another ID, or, where /proc/self/fd tells,
  * another kind); a negative errno when the kernel gave no answer (-ENOMEM,
  * ...), which must change nothing.
  */
-int usdt__fd_is_bpf(int fd, bool link, uint32_t id);
+int usdt__fd_is_bpf(int fd, enum usdt__bpf_kind kind, uint32_t id);
 /* Give back what the records of gone kernel links hold. */
 void usdt__ext_sweep(struct usdt__store *st);
 /* Free every record, leaving the maps as they are (the object is gone,

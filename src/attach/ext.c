@@ -264,12 +264,17 @@ const struct usdt__link_maker usdt__maker_ext = {
 /* The records                                                            */
 
 /*
- * Does /proc/self/fd say that fd is another kind of file than a BPF link
- * (link) or map? Only a readable answer counts: without /proc mounted, or
- * on any error, it says no.
+ * Does /proc/self/fd say that fd is another kind of file than a BPF
+ * object of that kind? Only a readable answer counts: without /proc
+ * mounted, or on any error, it says no.
  */
-static bool kind_differs(int fd, bool link)
+static bool kind_differs(int fd, enum usdt__bpf_kind kind)
 {
+	static const char *const names[] = {
+		[USDT__BPF_MAP] = "anon_inode:bpf-map",
+		[USDT__BPF_LINK] = "anon_inode:bpf_link",
+		[USDT__BPF_BTF] = "anon_inode:btf",
+	};
 	char path[32], what[32];
 	ssize_t n;
 
@@ -278,31 +283,30 @@ static bool kind_differs(int fd, bool link)
 	if (n <= 0)
 		return false;
 	what[n] = '\0';
-	return strcmp(what,
-		      link ? "anon_inode:bpf_link" : "anon_inode:bpf-map");
+	return strcmp(what, names[kind]);
 }
 
-int usdt__fd_is_bpf(int fd, bool link, uint32_t id)
+int usdt__fd_is_bpf(int fd, enum usdt__bpf_kind kind, uint32_t id)
 {
-	/* Room for either kind's info: the ID sits at the same offset. */
 	union {
 		struct bpf_map_info map;
 		struct bpf_link_info link;
+		struct bpf_btf_info btf;
 	} info;
-	__u32 len = sizeof(info);
+	__u32 len = sizeof(info), got;
 	int err;
 
-	_Static_assert(offsetof(struct bpf_map_info, id) ==
-			       offsetof(struct bpf_link_info, id),
-		       "one ID offset");
 	memset(&info, 0, sizeof(info));
 	err = bpf_obj_get_info_by_fd(fd, &info, &len);
-	if (!err)
-		return info.map.id == id && !kind_differs(fd, link);
 	/* Definite: no such descriptor, or one that is no BPF object (the
 	 * kernel's EINVAL, as the info asked for is all zero). Anything else
 	 * (ENOMEM, ...) says nothing either way. */
-	return err == -EBADF || err == -EINVAL ? 0 : err;
+	if (err)
+		return err == -EBADF || err == -EINVAL ? 0 : err;
+	got = kind == USDT__BPF_BTF  ? info.btf.id :
+	      kind == USDT__BPF_LINK ? info.link.id :
+				       info.map.id;
+	return got == id && !kind_differs(fd, kind);
 }
 
 /*
@@ -317,7 +321,7 @@ static bool ext_alive(const struct usdt_link *link, struct usdt__link_ids *live,
 	int fd;
 
 	/* Not the fd, or no answer through it: by ID. */
-	if (usdt__fd_is_bpf(link->ext_fd, true, link->ext_id) > 0)
+	if (usdt__fd_is_bpf(link->ext_fd, USDT__BPF_LINK, link->ext_id) > 0)
 		return true;
 	fd = bpf_link_get_fd_by_id(link->ext_id);
 	if (fd >= 0) {

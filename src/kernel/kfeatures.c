@@ -216,9 +216,11 @@ const struct usdt__features *usdt__features(void)
  * bpf_user_pt_regs_t typedef, whatever that stands for), which it finds in
  * its own BTF. An object built with the vmlinux.h of another arch points
  * elsewhere and would not load, and on a kernel without BTF (Debian's
- * s390x 6.1) no argument is the context: there the section handler
- * (src/libbpf/progh.c) loads the program without its BTF's function info, and
- * the kernel then verifies every function at each call, as libbpf's.
+ * s390x 6.1) no argument is the context: there these functions are made
+ * static (usdt__ctx_funcs_make_static()), by the manager in the object's
+ * BTF or by the section handler (src/libbpf/progh.c) in a copy the
+ * program loads with, and the kernel verifies them at each call, as
+ * libbpf's.
  */
 const char *const usdt__ctx_funcs[] = {
 	"usdt__arg",	"usdt__arg_cnt", "usdt__arg_size",

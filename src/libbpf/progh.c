@@ -34,11 +34,13 @@
  * when it is freed with only such links alive (usdt__store_give()).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -148,7 +150,8 @@ static void stores_gc(void)
 	for (i = 0; i < store_cnt; i++) {
 		struct usdt__store *m = stores[i];
 
-		is = usdt__fd_is_bpf(m->specs_outer.fd, false, m->specs_id);
+		is = usdt__fd_is_bpf(m->specs_outer.fd, USDT__BPF_MAP,
+				     m->specs_id);
 		if (is < 0)
 			pr_debug("cannot tell whether the object of spec map %u is closed: %s\n",
 				 m->specs_id, usdt__errstr(is));
@@ -316,74 +319,172 @@ static int handler_setup(struct bpf_program *prog, long cookie)
 }
 
 /*
- * Would the kernel refuse a global function of the loaded BTF btf_fd for
- * its context argument (usdt__ctx_funcs_fit())? Read through the fd, which
- * needs no privilege; the last BTF's answer is kept, as an object's
- * programs load one after the other. Where the BTF cannot be read (out of
- * memory), the answer is yes: a load without function info is verified
- * per call, which every kernel takes, where a wrong "no" fails the load.
+ * The header's global functions that take the context, where the kernel
+ * would not take it (no kernel BTF, or an object built for another arch's
+ * context type: usdt__ctx_funcs_fit()), and no manager made them static
+ * in the object's BTF before load (per_call_prepare() in
+ * src/libbpf/object.c: a program loaded before any manager was made for
+ * its object, a skeleton's with none). Such a program loads with a copy
+ * of its object's BTF in which those functions, and only those, are
+ * static: verified per call, while the program keeps its function and
+ * line info and the object's other global functions are verified once.
+ *
+ * One record per BTF loaded for an object (fits[]): its kernel ID, the
+ * object's fd of it, and the copy's fd, or -1 where the BTF fits as it is.
+ * The copy is made at the first program's load; the object's next
+ * programs take it too. A loaded program holds its own reference, so the
+ * copy is closed once the object's fd no longer names that BTF (the
+ * object is closed), at the next load that comes here, as stores_gc()
+ * does for stores.
+ *
+ * Only the program's BTF is the copy: its maps keep the object's. A
+ * program that stores an object of bpf_obj_new() into a map's kptr field
+ * needs both to be one BTF; such a program has kernel BTF (kfuncs need
+ * it), so only an object built for another arch's context type, before
+ * 6.8, could meet that, and a manager made before load avoids it.
  */
-static bool btf_unfit(int btf_fd)
+struct btf_fit {
+	__u32 id;
+	int obj_fd;
+	int fd;
+};
+
+static pthread_mutex_t fits_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct btf_fit *fits;
+static size_t fit_cnt, fit_cap;
+
+/* Close the copies of BTFs whose objects are closed (under fits_lock).
+ * Where the kernel gives no answer the record stays: the next call asks
+ * again. */
+static void fits_gc(void)
 {
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	static __u32 last_id;
-	static bool last_unfit;
+	size_t i, n = 0;
+
+	for (i = 0; i < fit_cnt; i++) {
+		if (usdt__fd_is_bpf(fits[i].obj_fd, USDT__BPF_BTF,
+				    fits[i].id) != 0) {
+			fits[n++] = fits[i];
+			continue;
+		}
+		if (fits[i].fd >= 0)
+			close(fits[i].fd);
+	}
+	fit_cnt = n;
+}
+
+/* The loaded BTF btf_fd, read through the fd (no privilege needed), with
+ * its kernel ID in *id; NULL and errno. */
+static struct btf *btf_of_fd(int btf_fd, __u32 *id)
+{
 	struct bpf_btf_info info;
 	__u32 len = sizeof(info), size;
 	struct btf *btf = NULL;
-	bool unfit = false;
-	void *data = NULL;
+	void *data;
 
 	memset(&info, 0, sizeof(info));
 	if (bpf_obj_get_info_by_fd(btf_fd, &info, &len))
-		return true;
-	if (!info.btf_size)
-		return false;
-	pthread_mutex_lock(&lock);
-	if (info.id && info.id == last_id) {
-		unfit = last_unfit;
-		goto out;
-	}
+		return NULL;
 	size = info.btf_size;
-	data = malloc(size);
+	data = size ? malloc(size) : NULL;
+	if (!data)
+		return usdt__err_ptr(size ? -ENOMEM : -ENODATA);
 	memset(&info, 0, sizeof(info));
 	info.btf = (__u64)(uintptr_t)data;
 	info.btf_size = size;
 	len = sizeof(info);
-	if (data && !bpf_obj_get_info_by_fd(btf_fd, &info, &len))
+	if (!bpf_obj_get_info_by_fd(btf_fd, &info, &len) &&
+	    info.btf_size == size) {
 		btf = btf__new(data, size);
-	if (btf && !libbpf_get_error(btf)) {
-		unfit = !usdt__ctx_funcs_fit(btf, usdt__features());
-		last_id = info.id;
-		last_unfit = unfit;
-		btf__free(btf);
-	} else {
-		unfit = true; /* not kept: the next load reads it again */
+		if (libbpf_get_error(btf))
+			btf = NULL;
+		*id = info.id;
 	}
-out:
-	pthread_mutex_unlock(&lock);
 	free(data);
-	return unfit;
+	return btf ? btf : usdt__err_ptr(-EINVAL);
+}
+
+/* btf's copy with the functions the kernel would not take static,
+ * loaded: its fd (close-on-exec), -1 where btf fits as it is, or a
+ * negative errno. */
+static int btf_fit_copy(struct btf *btf)
+{
+	const struct usdt__features *feat = usdt__features();
+	int err, fd;
+
+	if (usdt__ctx_funcs_fit(btf, feat))
+		return -1;
+	if (usdt__ctx_funcs_make_static(btf, feat) <= 0)
+		return -EINVAL;
+	err = btf__load_into_kernel(btf);
+	if (err)
+		return err < 0 ? err : -EINVAL;
+	fd = fcntl(btf__fd(btf), F_DUPFD_CLOEXEC, 3);
+	return fd < 0 ? -errno : fd;
+}
+
+/* The BTF fd a program of the object's BTF btf_fd loads with: a copy's,
+ * btf_fd itself where it fits, or a negative errno. */
+static int btf_fit(int btf_fd)
+{
+	struct btf_fit *v, *f = NULL;
+	struct btf *btf = NULL;
+	__u32 id = 0;
+	size_t i;
+	int fd;
+
+	pthread_mutex_lock(&fits_lock);
+	fits_gc();
+	for (i = 0; i < fit_cnt && !f; i++)
+		if (fits[i].obj_fd == btf_fd &&
+		    usdt__fd_is_bpf(btf_fd, USDT__BPF_BTF, fits[i].id) > 0)
+			f = &fits[i];
+	if (f) {
+		fd = f->fd;
+		goto out;
+	}
+	btf = btf_of_fd(btf_fd, &id);
+	fd = btf ? 0 : -errno;
+	if (!fd && fit_cnt == fit_cap) {
+		v = usdt__reallocarray(fits, fit_cap ? fit_cap * 2 : 4,
+				       sizeof(*v));
+		if (v) {
+			fits = v;
+			fit_cap = fit_cap ? fit_cap * 2 : 4;
+		} else {
+			fd = -ENOMEM;
+		}
+	}
+	if (!fd && (fd = btf_fit_copy(btf)) >= -1)
+		fits[fit_cnt++] = (struct btf_fit){ id, btf_fd, fd };
+out:
+	pthread_mutex_unlock(&fits_lock);
+	btf__free(btf);
+	return fd == -1 ? btf_fd : fd;
 }
 
 /*
- * The header's global functions that take the context, where the kernel
- * would not take it (no kernel BTF, or an object built for another arch's
- * context type), and no manager made them static in the object's BTF
- * before load (per_call_prepare() in src/libbpf/object.c: a program
- * loaded before any manager was made for its object): verified per call
- * instead, as static functions are. The load goes without the BTF's
- * function and line info, so that every function is, the object's own
- * global functions too.
+ * Load the program with the BTF btf_fit() gives. Where that fails (out
+ * of memory, a kernel that refuses the copy), without the BTF's function
+ * and line info, so that every function is verified per call, which every
+ * kernel takes (the kernel takes line info only with function info).
  */
 static void fit_load(const struct bpf_program *prog,
 		     struct bpf_prog_load_opts *opts)
 {
-	if (opts->prog_btf_fd <= 0 || !opts->func_info_cnt ||
-	    !btf_unfit(opts->prog_btf_fd))
+	int fd;
+
+	if (opts->prog_btf_fd <= 0 || !opts->func_info_cnt)
 		return;
-	pr_debug("program '%s': loaded without its BTF function and line info, so that the kernel verifies usdt.bpf.h's functions per call (it would not take their context argument)\n",
-		 bpf_program__name(prog));
+	fd = btf_fit(opts->prog_btf_fd);
+	if (fd >= 0) {
+		if (fd != (int)opts->prog_btf_fd)
+			pr_debug("program '%s': loaded with a copy of its BTF in which usdt.bpf.h's functions are static (the kernel would not take their context argument)\n",
+				 bpf_program__name(prog));
+		opts->prog_btf_fd = fd;
+		return;
+	}
+	pr_warn("program '%s': loaded without its BTF function and line info, so that the kernel verifies usdt.bpf.h's functions per call (it would not take their context argument, and its BTF with them static could not be made: %s)\n",
+		bpf_program__name(prog), usdt__errstr(fd));
 	opts->func_info = NULL;
 	opts->func_info_cnt = opts->func_info_rec_size = 0;
 	opts->line_info = NULL;
