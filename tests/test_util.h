@@ -21,6 +21,7 @@
 #include <sys/mount.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 /* Exit status a test program uses when it cannot run at all. */
@@ -176,6 +177,37 @@ static inline int usdt_test_count_fds(void)
 		n += e->d_name[0] != '.';
 	closedir(d);
 	return n;
+}
+
+/*
+ * The linkage of function name in the BTF the loaded program prog was
+ * loaded with (BTF_FUNC_STATIC, BTF_FUNC_GLOBAL), with how many function
+ * info records it kept in *func_cnt; -1 where it kept none.
+ */
+static inline int usdt_test_func_linkage(const struct bpf_program *prog,
+					 const char *name, __u32 *func_cnt)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+	struct btf *btf;
+	int id, linkage;
+
+	memset(&info, 0, sizeof(info));
+	assert_int_equal(bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info,
+						&len),
+			 0);
+	*func_cnt = info.nr_func_info;
+	if (!info.nr_func_info)
+		return -1;
+	btf = btf__load_from_kernel_by_id(info.btf_id);
+	assert_non_null(btf);
+	id = btf__find_by_name_kind(btf, name, BTF_KIND_FUNC);
+	if (id <= 0)
+		fail_msg("no function %s in the BTF program %s loaded with",
+			 name, bpf_program__name(prog));
+	linkage = btf_vlen(btf__type_by_id(btf, id));
+	btf__free(btf);
+	return linkage;
 }
 
 /* A copy of the environment variable name (NULL if unset), for

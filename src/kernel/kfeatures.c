@@ -229,14 +229,40 @@ const char *const usdt__ctx_funcs[] = {
 	NULL,
 };
 
+/* Type id through typedefs and qualifiers. */
+static __u32 resolved(const struct btf *btf, __u32 id)
+{
+	const struct btf_type *t = btf__type_by_id(btf, id);
+
+	while (t && (btf_is_typedef(t) || btf_is_mod(t))) {
+		id = t->type;
+		t = btf__type_by_id(btf, id);
+	}
+	return id;
+}
+
+/* Would feat's kernel not take the pointer of type id for the context?
+ * Not a pointer: no. */
+static bool unfit_ctx_ptr(const struct btf *btf, __u32 id,
+			  const struct usdt__features *feat)
+{
+	const struct btf_type *ptr = btf__type_by_id(btf, id);
+	const char *name;
+
+	if (!ptr || !btf_is_ptr(ptr))
+		return false;
+	name = struct_name(btf, ptr->type);
+	return !feat->ctx_known || !((name && !strcmp(name, feat->ctx_name)) ||
+				     (feat->ctx_typedef_ok &&
+				      is_user_regs_typedef(btf, ptr->type)));
+}
+
 /* The global FUNC of btf named usdt__ctx_funcs[i] if its first argument is
  * a pointer that feat's kernel would not take for the context; else NULL. */
 static const struct btf_type *unfit_func(const struct btf *btf, size_t i,
 					 const struct usdt__features *feat)
 {
-	const struct btf_type *fn, *proto, *ptr;
-	const struct btf_param *param;
-	const char *name;
+	const struct btf_type *fn, *proto;
 	int id;
 
 	id = btf__find_by_name_kind(btf, usdt__ctx_funcs[i], BTF_KIND_FUNC);
@@ -246,20 +272,12 @@ static const struct btf_type *unfit_func(const struct btf *btf, size_t i,
 	proto = btf__type_by_id(btf, fn->type);
 	/* A FUNC's vlen is its linkage. */
 	if (btf_vlen(fn) != BTF_FUNC_GLOBAL || !proto ||
-	    !btf_is_func_proto(proto) || !btf_vlen(proto))
-		return NULL;
-	param = btf_params(proto);
-	ptr = btf__type_by_id(btf, param->type);
-	if (!ptr || !btf_is_ptr(ptr))
-		return NULL;
-	name = struct_name(btf, ptr->type);
-	if (feat->ctx_known &&
-	    ((name && !strcmp(name, feat->ctx_name)) ||
-	     (feat->ctx_typedef_ok && is_user_regs_typedef(btf, ptr->type))))
+	    !btf_is_func_proto(proto) || !btf_vlen(proto) ||
+	    !unfit_ctx_ptr(btf, btf_params(proto)->type, feat))
 		return NULL;
 	if (feat->ctx_known)
-		pr_debug("%s() takes a context the kernel calls '%s', not '%s': verified per call\n",
-			 usdt__ctx_funcs[i], name ? name : "?", feat->ctx_name);
+		pr_debug("%s() takes a context the kernel does not call '%s': verified per call\n",
+			 usdt__ctx_funcs[i], feat->ctx_name);
 	else
 		pr_debug("%s() takes a context, and the kernel has no BTF to know it by: verified per call\n",
 			 usdt__ctx_funcs[i]);
@@ -277,20 +295,74 @@ bool usdt__ctx_funcs_fit(const struct btf *btf,
 	return true;
 }
 
+/* What fn's first argument, a pointer (unfit_func()), points to,
+ * resolved. */
+static __u32 first_pointee(const struct btf *btf, const struct btf_type *fn)
+{
+	const struct btf_type *proto = btf__type_by_id(btf, fn->type);
+	const struct btf_type *ptr =
+		btf__type_by_id(btf, btf_params(proto)->type);
+
+	return resolved(btf, ptr->type);
+}
+
+/*
+ * Does the global FUNC fn take a pointer, which feat's kernel would not
+ * take for the context, to one of the types ctx[0..1] (resolved): the
+ * header's context type, and struct pt_regs, which SEC("usdt") programs
+ * and BPF_USDT() name theirs?
+ */
+static bool takes_unfit_ctx(const struct btf *btf, const struct btf_type *fn,
+			    const __u32 ctx[2],
+			    const struct usdt__features *feat)
+{
+	const struct btf_type *proto = btf__type_by_id(btf, fn->type);
+	const struct btf_type *ptr;
+	const struct btf_param *p;
+	__u32 k, to;
+
+	if (btf_vlen(fn) != BTF_FUNC_GLOBAL || !proto ||
+	    !btf_is_func_proto(proto))
+		return false;
+	p = btf_params(proto);
+	for (k = 0; k < btf_vlen(proto); k++, p++) {
+		ptr = btf__type_by_id(btf, p->type);
+		if (!ptr || !btf_is_ptr(ptr))
+			continue;
+		to = resolved(btf, ptr->type);
+		if ((to == ctx[0] || (ctx[1] && to == ctx[1])) &&
+		    unfit_ctx_ptr(btf, p->type, feat))
+			return true;
+	}
+	return false;
+}
+
 int usdt__ctx_funcs_make_static(struct btf *btf,
 				const struct usdt__features *feat)
 {
-	struct btf_type *fn;
-	int n = 0;
-	size_t i;
+	const struct btf_type *fn = NULL;
+	struct btf_type *t;
+	__u32 ctx[2], i, cnt;
+	int id, n = 0;
 
-	for (i = 0; btf && usdt__ctx_funcs[i]; i++) {
-		/* libbpf's BTF is the object's to change before load (libbpf
-		 * changes a hidden function's linkage in place too). */
-		fn = (struct btf_type *)unfit_func(btf, i, feat);
-		if (!fn)
+	for (i = 0; btf && usdt__ctx_funcs[i] && !fn; i++)
+		fn = unfit_func(btf, i, feat);
+	if (!fn)
+		return 0;
+	/* The context type the header's functions take, and pt_regs: every
+	 * global function of the object that takes either where the kernel
+	 * would not (the user's own too) becomes static, as libbpf makes a
+	 * hidden one, in place: libbpf's BTF is the object's to change
+	 * before load. */
+	ctx[0] = first_pointee(btf, fn);
+	id = btf__find_by_name_kind(btf, "pt_regs", BTF_KIND_STRUCT);
+	ctx[1] = id > 0 ? (__u32)id : 0;
+	cnt = btf__type_cnt(btf);
+	for (i = 1; i < cnt; i++) {
+		t = (struct btf_type *)btf__type_by_id(btf, i);
+		if (!btf_is_func(t) || !takes_unfit_ctx(btf, t, ctx, feat))
 			continue;
-		fn->info = (__u32)BTF_KIND_FUNC << 24 | BTF_FUNC_STATIC;
+		t->info = (__u32)BTF_KIND_FUNC << 24 | BTF_FUNC_STATIC;
 		n++;
 	}
 	return n;

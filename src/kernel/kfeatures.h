@@ -37,11 +37,14 @@ extern const char *const usdt__ctx_funcs[];
  * take the context, in btf, for what they are? */
 bool usdt__ctx_funcs_fit(const struct btf *btf,
 			 const struct usdt__features *feat);
-/* Make each of those functions that feat's kernel would not take static
- * in btf (a BPF object's, before load), as libbpf makes a hidden one: the
- * kernel then verifies it at every call, and every other function of the
- * object stays global, its function and line info kept. Returns how many
- * it made static. */
+/* Where feat's kernel would not take those functions' context argument,
+ * make them static in btf (a BPF object's, before load, or a copy to load
+ * its programs with), as libbpf makes a hidden one, and with them every
+ * global function of the object that takes a pointer to the same type or
+ * to struct pt_regs that the kernel would not take either (the user's
+ * own): the kernel then verifies these at every call, and every other
+ * function stays global, the function and line info kept. Returns how
+ * many it made static. */
 int usdt__ctx_funcs_make_static(struct btf *btf,
 				const struct usdt__features *feat);
 /*

@@ -380,16 +380,16 @@ static int size_specs(struct usdt_manager *man, uint32_t max_specs)
 /*
  * Before load, where this kernel will not take the context argument of
  * the BPF header's functions (no kernel BTF, or another arch's vmlinux.h):
- * those functions are made static in the object's BTF, so that the kernel
- * verifies them at every call, while the object's other global functions
- * stay global (verified once) and its function and line info stay for
- * verifier messages and `bpftool prog dump`. Per call, the kernel walks
- * what follows the spec lookup once for each map a spec can come from.
- * There the head is given up: it keeps
- * its token entry alone, usdt__spec_head_cnt is 0 (the verifier drops the
- * head's branch, and the work is what it was before the head), and the
- * outer array takes the head's specs back, at the cost of a grace period
- * at the first attach.
+ * those functions, and the object's own that take the context, are made
+ * static in the object's BTF (usdt__ctx_funcs_make_static()), so that the
+ * kernel verifies them at every call, while the object's other global
+ * functions stay global (verified once) and its function and line info
+ * stay for verifier messages and `bpftool prog dump`. Per call, the
+ * kernel walks what follows the spec lookup once for each map a spec can
+ * come from. There the head is given up: it keeps its token entry alone,
+ * usdt__spec_head_cnt is 0 (the verifier drops the head's branch, and the
+ * work is what it was before the head), and the outer array takes the
+ * head's specs back, at the cost of a grace period at the first attach.
  */
 static int per_call_prepare(struct usdt_manager *man)
 {

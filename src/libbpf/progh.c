@@ -325,9 +325,10 @@ static int handler_setup(struct bpf_program *prog, long cookie)
  * in the object's BTF before load (per_call_prepare() in
  * src/libbpf/object.c: a program loaded before any manager was made for
  * its object, a skeleton's with none). Such a program loads with a copy
- * of its object's BTF in which those functions, and only those, are
- * static: verified per call, while the program keeps its function and
- * line info and the object's other global functions are verified once.
+ * of its object's BTF in which those functions are static, with the
+ * object's own that take the context (usdt__ctx_funcs_make_static()):
+ * verified per call, while the program keeps its function and line info
+ * and the object's other global functions are verified once.
  *
  * One record per BTF loaded for an object (fits[]): its kernel ID, the
  * object's fd of it, and the copy's fd, or -1 where the BTF fits as it is.

@@ -50,13 +50,24 @@ int on_cap(struct pt_regs *ctx)
 	return 0;
 }
 
+/*
+ * A global function of the user's that takes the context. Where the
+ * kernel would not take it for one (no kernel BTF: Debian's s390x 6.1),
+ * libusdt makes it static with the header's own, in the BTF the program
+ * loads with, and the object still loads; elsewhere it stays global.
+ */
+__noinline int native_arg_cnt(struct pt_regs *ctx)
+{
+	return bpf_usdt_arg_cnt(ctx);
+}
+
 SEC("usdt")
 int on_args(struct pt_regs *ctx)
 {
 	long v;
 	int i;
 
-	args_cnt = bpf_usdt_arg_cnt(ctx);
+	args_cnt = native_arg_cnt(ctx);
 	args_cookie = bpf_usdt_cookie(ctx);
 	for (i = 0; i < 12; i++) {
 		v = 0;

@@ -20,31 +20,18 @@
  * arch's vmlinux.h, or a kernel without BTF: Debian's s390x 6.1), a
  * manager made before load makes the header's functions static in the
  * object's BTF, and the program loads with it; without a manager,
- * libusdt's section handler loads the program without function info.
+ * libusdt's section handler loads it with a copy of that BTF in which
+ * they are static (or, failing that, without function info).
  * obj is loaded.
  */
 static inline bool shapes_per_call(struct bpf_object *obj)
 {
 	struct bpf_program *prog = bpf_object__next_program(obj, NULL);
-	struct bpf_prog_info info;
-	__u32 len = sizeof(info);
-	struct btf *btf;
-	bool per_call;
-	int id;
+	__u32 funcs;
 
-	memset(&info, 0, sizeof(info));
 	assert_non_null(prog);
-	assert_int_equal(bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info,
-						&len), 0);
-	if (!info.nr_func_info)
-		return true;
-	btf = btf__load_from_kernel_by_id(info.btf_id);
-	assert_non_null(btf);
-	id = btf__find_by_name_kind(btf, "usdt__arg", BTF_KIND_FUNC);
-	assert_true(id > 0);
-	per_call = btf_vlen(btf__type_by_id(btf, id)) == BTF_FUNC_STATIC;
-	btf__free(btf);
-	return per_call;
+	return usdt_test_func_linkage(prog, "usdt__arg", &funcs) !=
+	       BTF_FUNC_GLOBAL;
 }
 
 /* shapes-VARIANT.bpf.o opened, with a manager in *man, not loaded. */

@@ -73,6 +73,27 @@ static __u32 link_type(const struct bpf_link *l)
 	return info.type;
 }
 
+/*
+ * on_args keeps its function info, and the user's global function that
+ * takes the context stays global, unless the kernel would not take the
+ * header's context argument: then both it and the header's readers were
+ * made static in the BTF it loaded with.
+ */
+static void check_user_ctx_func(const struct native *skel)
+{
+	const struct bpf_program *p = skel->progs.on_args;
+	__u32 funcs, header_funcs;
+	int user, header;
+
+	user = usdt_test_func_linkage(p, "native_arg_cnt", &funcs);
+	header = usdt_test_func_linkage(p, "usdt__arg", &header_funcs);
+	print_message("native_arg_cnt: %s, usdt__arg: %s, %u function info records\n",
+		      user == BTF_FUNC_STATIC ? "static" : "global",
+		      header == BTF_FUNC_STATIC ? "static" : "global", funcs);
+	assert_true(funcs > 2);
+	assert_int_equal(user, header);
+}
+
 static void test_skeleton(void **state)
 {
 	LIBBPF_OPTS(bpf_usdt_opts, uo, .usdt_cookie = 0x1234);
@@ -83,6 +104,7 @@ static void test_skeleton(void **state)
 	assert_int_equal(native__attach(skel), 0);
 	assert_non_null(skel->links.on_lib_fire);
 	assert_null(skel->links.on_cap);	/* a bare SEC("usdt") */
+	check_user_ctx_func(skel);
 	assert_int_equal(link_type(skel->links.on_lib_fire),
 			 usdt__features()->uprobe_multi ?
 				 LINK_TYPE_UPROBE_MULTI : LINK_TYPE_PERF_EVENT);

@@ -34,7 +34,6 @@
  * combination of failures apart in the caller (~36,900). The counts are
  * printed.
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <sys/utsname.h>
 #include <linux/bpf.h>
@@ -232,30 +231,11 @@ static void test_no_target_arch(void **state)
 /* The function info records of obj's first program, loaded. */
 static __u32 func_info_cnt(struct bpf_object *obj)
 {
-	struct bpf_prog_info info;
-	__u32 len = sizeof(info);
+	__u32 n;
 
-	memset(&info, 0, sizeof(info));
-	assert_int_equal(bpf_obj_get_info_by_fd(
-				 bpf_program__fd(bpf_object__next_program(
-					 obj, NULL)),
-				 &info, &len),
-			 0);
-	return info.nr_func_info;
-}
-
-/* Descriptors this process has open. */
-static int open_fds(void)
-{
-	struct dirent *e;
-	DIR *d = opendir("/proc/self/fd");
-	int n = 0;
-
-	assert_non_null(d);
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n - 1; /* d's own */
+	(void)usdt_test_func_linkage(bpf_object__next_program(obj, NULL),
+				     "usdt__arg", &n);
+	return n;
 }
 
 /*
@@ -288,9 +268,9 @@ static void test_foreign_ctx_type(void **state)
 		/* The last object's copy may stay open until the next load;
 		 * more would be a leak. */
 		if (round == 1)
-			fds = open_fds();
+			fds = usdt_test_count_fds();
 		else if (round == 2)
-			assert_int_equal(open_fds(), fds);
+			assert_int_equal(usdt_test_count_fds(), fds);
 	}
 
 	obj = bpf_object__open_file(path, NULL);
