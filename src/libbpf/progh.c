@@ -423,13 +423,39 @@ static int btf_fit_copy(struct btf *btf)
 	return fd < 0 ? -errno : fd;
 }
 
+/* A record for the object's BTF btf_fd, read and copied where it does not
+ * fit (under fits_lock): its copy's fd, -1 where it fits, or a negative
+ * errno (no record). */
+static int fit_add(int btf_fd)
+{
+	size_t cap = fit_cap ? fit_cap * 2 : 4;
+	struct btf_fit *v;
+	struct btf *btf;
+	__u32 id = 0;
+	int fd;
+
+	if (fit_cnt == fit_cap) {
+		v = usdt__reallocarray(fits, cap, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		fits = v;
+		fit_cap = cap;
+	}
+	btf = btf_of_fd(btf_fd, &id);
+	if (!btf)
+		return errno ? -errno : -EINVAL;
+	fd = btf_fit_copy(btf);
+	btf__free(btf);
+	if (fd >= -1)
+		fits[fit_cnt++] = (struct btf_fit){ id, btf_fd, fd };
+	return fd;
+}
+
 /* The BTF fd a program of the object's BTF btf_fd loads with: a copy's,
  * btf_fd itself where it fits, or a negative errno. */
 static int btf_fit(int btf_fd)
 {
-	struct btf_fit *v, *f = NULL;
-	struct btf *btf = NULL;
-	__u32 id = 0;
+	struct btf_fit *f = NULL;
 	size_t i;
 	int fd;
 
@@ -439,27 +465,8 @@ static int btf_fit(int btf_fd)
 		if (fits[i].obj_fd == btf_fd &&
 		    usdt__fd_is_bpf(btf_fd, USDT__BPF_BTF, fits[i].id) > 0)
 			f = &fits[i];
-	if (f) {
-		fd = f->fd;
-		goto out;
-	}
-	btf = btf_of_fd(btf_fd, &id);
-	fd = btf ? 0 : -errno;
-	if (!fd && fit_cnt == fit_cap) {
-		v = usdt__reallocarray(fits, fit_cap ? fit_cap * 2 : 4,
-				       sizeof(*v));
-		if (v) {
-			fits = v;
-			fit_cap = fit_cap ? fit_cap * 2 : 4;
-		} else {
-			fd = -ENOMEM;
-		}
-	}
-	if (!fd && (fd = btf_fit_copy(btf)) >= -1)
-		fits[fit_cnt++] = (struct btf_fit){ id, btf_fd, fd };
-out:
+	fd = f ? f->fd : fit_add(btf_fd);
 	pthread_mutex_unlock(&fits_lock);
-	btf__free(btf);
 	return fd == -1 ? btf_fd : fd;
 }
 
