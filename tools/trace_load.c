@@ -652,13 +652,14 @@ struct usdt_link *trace_attach_one(struct trace_run *r, size_t i)
 
 /*
  * Why an attach to process pid failed with ESRCH, which the library says
- * for two causes: it exited, or it runs another file of that name (a copy,
- * an upgrade, or an overlay's layer rather than the file it sees).
+ * for two causes: it exited, or it runs another file of that name, or of
+ * the name the path's symlinks lead to (another install of the program, a
+ * copy, an upgrade, or an overlay's layer rather than the file it sees).
  */
 static const char *esrch_why(pid_t pid)
 {
 	if (pid > 0 && !kill(pid, 0))
-		return "the process does not run this file: it maps another of that name (a copy, or an overlay's layer rather than the merged file it sees? give the path as the process sees it, or /proc/PID/root/PATH)";
+		return "the process does not run this file: it maps another of that name, or of the name this path leads to (another install of the program, a copy, or an overlay's layer rather than the merged file it sees? what it runs is /proc/PID/exe; give the path as the process sees it, or /proc/PID/root/PATH)";
 	return "the process has exited";
 }
 

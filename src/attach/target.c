@@ -4,6 +4,7 @@
  * process runs it at all), matched by device and inode, never by name; and
  * the files a manager keeps read (its cache of USDT__FILE_CACHE).
  */
+#include <limits.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -56,10 +57,26 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
+/* The last component of the path the file's descriptor reached, through
+ * its symlinks (/usr/bin/python3 -> python3.11), into buf; "" where /proc
+ * cannot say. */
+static const char *real_base(const struct usdt_file *file, char *buf,
+			     size_t size)
+{
+	char link[32];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", file->fd);
+	n = file->fd >= 0 ? readlink(link, buf, size - 1) : -1;
+	buf[n > 0 ? n : 0] = '\0';
+	return base_name(buf);
+}
+
 /*
  * Can a link for process pid to the file ever fire? Not when the process
  * has no address space (it exited: a zombie), nor when it runs another
- * file of the same name and not this one (the file was replaced on disk
+ * file of the same name, as given or as its symlinks lead, and not this
+ * one (another install of the program, or the file replaced on disk
  * since the process mapped it: the link would wait for a file the process
  * will never map). A process that maps neither may still map the file
  * later (exec, dlopen): *maps says whether it maps it now. Returns 0,
@@ -67,17 +84,18 @@ static const char *base_name(const char *path)
  */
 int usdt__check_process(const struct attach_ctx *c, bool *maps)
 {
-	const char *base = base_name(c->file->path);
+	const char *base = base_name(c->file->path), *real, *other = NULL;
 	const struct usdt__map_id *id;
-	bool any = false, other = false;
 	struct usdt__mapping m;
-	char *line = NULL;
+	char *line = NULL, buf[PATH_MAX];
 	size_t cap = 0;
 	int ours = usdt__file_map_id(c->file, &id);
+	bool any = false;
 	FILE *f;
 
 	if (ours)
 		return ours;
+	real = real_base(c->file, buf, sizeof(buf));
 	f = usdt__maps_open(c->pid);
 
 	while (f && !ours && usdt__maps_next(f, &line, &cap, &m) > 0) {
@@ -85,8 +103,11 @@ int usdt__check_process(const struct attach_ctx *c, bool *maps)
 		if (!m.exec)
 			continue;
 		ours = usdt__mapping_is(c->pid, &m, id);
-		if (!ours && !strcmp(base_name(m.path), base))
-			other = true;
+		if (!ours && !other && !strcmp(base_name(m.path), base))
+			other = base;
+		else if (!ours && !other && *real &&
+			 !strcmp(base_name(m.path), real))
+			other = real;
 	}
 	free(line);
 	if (f)
@@ -109,8 +130,8 @@ int usdt__check_process(const struct attach_ctx *c, bool *maps)
 		return -ESRCH;
 	}
 	if (!ours && other) {
-		pr_warn("%s:%s: process %d runs another '%s' than %s (replaced on disk? what it runs is in /proc/%d/map_files/, its executable /proc/%d/exe)\n",
-			c->provider, c->name, c->pid, base, c->file->path,
+		pr_warn("%s:%s: process %d runs another '%s' than %s (another install of it, or replaced on disk since? what it runs is in /proc/%d/map_files/, its executable /proc/%d/exe)\n",
+			c->provider, c->name, c->pid, other, c->file->path,
 			c->pid, c->pid);
 		return -ESRCH;
 	}

@@ -312,6 +312,25 @@ static void test_path_race(void **state)
 /* ---------------------------------------------------------------------- */
 /* Processes and the files they run                                       */
 
+/* Attaching to the file at path for process pid is refused with ESRCH (it
+ * runs another file of that name), in both modes, leaving nothing. */
+static void refused_for(struct fix *f, pid_t pid, const char *path,
+			const char *provider)
+{
+	int ip;
+
+	for (ip = 0; ip < 2; ip++) {
+		USDT_OPTS(usdt_attach_opts, o, .force_ip_map = ip);
+
+		errno = 0;
+		assert_null(usdt_manager__attach(f->man,
+						 f->skel->progs.on_usdt, pid,
+						 path, provider, "fire", &o));
+		assert_int_equal(errno, ESRCH);
+		assert_int_equal(f->man->store->specs.live_cnt, 0);
+	}
+}
+
 /*
  * The program a process runs is replaced on disk (an upgrade): attaching
  * to the path for that pid must fail clearly, in both modes; the old file
@@ -356,6 +375,38 @@ static void test_replaced_binary(void **state)
 			assert_int_equal(usdt_link__destroy(l), 0);
 		}
 	}
+	firer_reap(&fr);
+}
+
+/*
+ * Another install of the program the process runs, named by a symlink of
+ * another name (/usr/bin/python3 -> python3.11, for a process that runs
+ * a python3.11 of its own): refused in both modes, as a replaced file
+ * is, by the name the symlink leads to; the process's own file attaches.
+ */
+static void test_other_install_by_symlink(void **state)
+{
+	struct fix *f = *state;
+	char c[128], dir[128], other[160], link[160];
+	struct firer fr;
+	struct usdt_link *l;
+
+	path_in(c, sizeof(c), "prog");
+	copy_self(c);
+	path_in(dir, sizeof(dir), "install2");
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(other, sizeof(other), "%s/prog", dir);
+	snprintf(link, sizeof(link), "%s/alias", dir);
+	copy_self(other);
+	assert_int_equal(symlink("prog", link), 0);
+	fr = spawn_firer(c);
+	refused_for(f, fr.pid, link, "tf");
+	l = attach(f->man, f->skel->progs.on_usdt, fr.pid, c, "tf", "fire",
+		   NULL);
+	reset(f->skel);
+	firer_fire(&fr);
+	assert_int_equal(hits_of(f->skel, fr.pid), 1);
+	assert_int_equal(usdt_link__destroy(l), 0);
 	firer_reap(&fr);
 }
 
@@ -1093,25 +1144,6 @@ static void check_btrfs_maps(pid_t pid, const char *name)
 	assert_true(dev != a.st_dev && dev != b.st_dev);
 }
 
-/* Attaching to the file at path for process pid is refused with ESRCH (it
- * runs another file of that name), in both modes, leaving nothing. */
-static void refused_for(struct fix *f, pid_t pid, const char *path,
-			const char *provider)
-{
-	int ip;
-
-	for (ip = 0; ip < 2; ip++) {
-		USDT_OPTS(usdt_attach_opts, o, .force_ip_map = ip);
-
-		errno = 0;
-		assert_null(usdt_manager__attach(f->man,
-						 f->skel->progs.on_usdt, pid,
-						 path, provider, "fire", &o));
-		assert_int_equal(errno, ESRCH);
-		assert_int_equal(f->man->store->specs.live_cnt, 0);
-	}
-}
-
 /*
  * A process runs a's program (and with lib, dlopen()s a's library):
  * attach_each() to a's file, and b's copy, which shows the same device and
@@ -1513,6 +1545,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_path_race),
 		cmocka_unit_test(test_replaced_binary),
+		cmocka_unit_test(test_other_install_by_symlink),
 		cmocka_unit_test(test_list_deleted_mapped),
 		cmocka_unit_test(test_mapped_file_opened_once),
 		cmocka_unit_test(test_resolve_chrooted),
