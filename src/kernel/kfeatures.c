@@ -353,7 +353,9 @@ int usdt__ctx_funcs_make_static(struct btf *btf,
 	 * global function of the object that takes either where the kernel
 	 * would not (the user's own too) becomes static, as libbpf makes a
 	 * hidden one, in place: libbpf's BTF is the object's to change
-	 * before load. */
+	 * before load. The programs' own functions are among them: the
+	 * kernel verifies a program's entry as such whatever its linkage
+	 * (the same counts either way, test_frames). */
 	ctx[0] = first_pointee(btf, fn);
 	id = btf__find_by_name_kind(btf, "pt_regs", BTF_KIND_STRUCT);
 	ctx[1] = id > 0 ? (__u32)id : 0;
