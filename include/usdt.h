@@ -274,8 +274,9 @@ USDT_API int usdt_probe__arg(const struct usdt_probe *p, int i,
  * @param pid > 0: look among the files that process maps first; 0: the
  * caller; -1: no process.
  * @param name a path (anything with a '/', used as is) or a bare library
- * name ("libc.so.6", or "libc" for it), or a bare program name ("python3":
- * no "lib" prefix, no ".so"), looked for in PATH first, as a shell and
+ * name ("libc.so.6", or "libc" for it: among a process's files and in
+ * /etc/ld.so.cache, after an exact name), or a bare program name
+ * ("python3": no "lib" prefix, no ".so"), looked for in PATH first, as a shell and
  * libbpf would (an executable file; an empty entry, the current directory
  * to a shell, is skipped), then as a library.
  * @param buf, size where the path goes: the name itself, a path in

@@ -8,7 +8,8 @@
  * mapped, then, for a name that is no library's (no "lib" prefix, no
  * ".so"), in PATH as a shell would (an executable file; as libbpf finds
  * "python3"), then in LD_LIBRARY_PATH, in the loader's cache
- * /etc/ld.so.cache, and in the default directories. Only regular 64-bit
+ * /etc/ld.so.cache (the short form "libc" as well, after an exact name),
+ * and in the default directories. Only regular 64-bit
  * ELF files of this host's machine count, so that an i386 library of the
  * same name, a script, or a FIFO or a device planted in a searched
  * directory, is passed over without being read (and without blocking). An
@@ -142,32 +143,36 @@ static char *slurp(const char *path, size_t max, size_t *len)
 	return buf;
 }
 
+/* Does a mapped file's base name answer to name ("libc.so.6", or "libc"
+ * for it)? */
+static bool basename_matches(const char *path, const char *name)
+{
+	const char *base = strrchr(path, '/');
+	size_t len = strlen(name);
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, name, len) && (!base[len] || base[len] == '.');
+}
+
 /*
  * The loader's cache, /etc/ld.so.cache, in its current format: the header
  * "glibc-ld.so.cache1.1", the entry count at 20, then 24-byte entries from
  * offset 48, each {int32 flags, uint32 key, uint32 value, uint32 osversion,
  * uint64 hwcap} where key and value are offsets of strings from the start
  * of that header. A leading table of the old "ld.so-1.7.0" format is
- * skipped.
+ * skipped. The first entry whose key (a soname) is name, or, with prefix,
+ * answers to it ("libstdc++" for "libstdc++.so.6"), and whose file opens
+ * as a host ELF file; buf holds the len bytes of the cache, base the
+ * offset of the new format's header. An fd, or -1.
  */
-static int search_ld_cache(const char *name, char *out, size_t out_sz)
+static int ld_cache_pick(const char *buf, size_t len, size_t base,
+			 const char *name, bool prefix, char *out,
+			 size_t out_sz)
 {
-	static const char magic_new[] = "glibc-ld.so.cache1.1";
-	static const char magic_old[] = "ld.so-1.7.0";
-	size_t len = 0, base = 0, i, e;
-	uint32_t n, key, value, old_n;
+	uint32_t n, key, value;
+	size_t i, e;
 	int fd = -1;
-	char *buf = slurp("/etc/ld.so.cache", USDT__LD_CACHE_MAX, &len);
 
-	if (!buf)
-		return -1;
-	if (len >= 16 && !memcmp(buf, magic_old, sizeof(magic_old) - 1)) {
-		memcpy(&old_n, buf + 12, 4);
-		base = (16 + (size_t)old_n * 12 + 7) & ~(size_t)7;
-	}
-	if (base > len || len - base < 48 ||
-	    memcmp(buf + base, magic_new, sizeof(magic_new) - 1))
-		goto out;
 	memcpy(&n, buf + base + 20, 4);
 	for (i = 0; i < n && fd < 0; i++) {
 		e = base + 48 + i * 24;
@@ -178,26 +183,41 @@ static int search_ld_cache(const char *name, char *out, size_t out_sz)
 		if (key >= len - base || value >= len - base ||
 		    !memchr(buf + base + key, 0, len - base - key) ||
 		    !memchr(buf + base + value, 0, len - base - value) ||
-		    strcmp(buf + base + key, name))
+		    (prefix ? !basename_matches(buf + base + key, name) :
+			      strcmp(buf + base + key, name) != 0))
 			continue;
 		if ((size_t)snprintf(out, out_sz, "%s", buf + base + value) <
 		    out_sz)
 			fd = open_candidate(out);
 	}
-out:
-	free(buf);
 	return fd;
 }
 
-/* Does a mapped file's base name answer to name ("libc.so.6", or "libc"
- * for it)? */
-static bool basename_matches(const char *path, const char *name)
+/* name in the loader's cache: as it is, else the short form. */
+static int search_ld_cache(const char *name, char *out, size_t out_sz)
 {
-	const char *base = strrchr(path, '/');
-	size_t len = strlen(name);
+	static const char magic_new[] = "glibc-ld.so.cache1.1";
+	static const char magic_old[] = "ld.so-1.7.0";
+	size_t len = 0, base = 0;
+	uint32_t old_n;
+	int fd = -1;
+	char *buf = slurp("/etc/ld.so.cache", USDT__LD_CACHE_MAX, &len);
 
-	base = base ? base + 1 : path;
-	return !strncmp(base, name, len) && (!base[len] || base[len] == '.');
+	if (!buf)
+		return -1;
+	if (len >= 16 && !memcmp(buf, magic_old, sizeof(magic_old) - 1)) {
+		memcpy(&old_n, buf + 12, 4);
+		base = (16 + (size_t)old_n * 12 + 7) & ~(size_t)7;
+	}
+	if (base <= len && len - base >= 48 &&
+	    !memcmp(buf + base, magic_new, sizeof(magic_new) - 1)) {
+		fd = ld_cache_pick(buf, len, base, name, false, out, out_sz);
+		if (fd < 0)
+			fd = ld_cache_pick(buf, len, base, name, true, out,
+					   out_sz);
+	}
+	free(buf);
+	return fd;
 }
 
 /* A file process pid has mapped whose base name answers to name. */

@@ -540,6 +540,32 @@ static void test_resolver_maps_first(void **state)
 	assert_int_equal(usdt_resolve_path(-1, "/etc/passwd", out, 4), -ENAMETOOLONG);
 }
 
+/*
+ * A library by the short form of its soname, with no process: found in
+ * the loader's cache ("libc" for "libc.so.6"), as among a process's
+ * files, and the same file as by its exact name. (Under qemu-user, in
+ * make cross-check, the cache is the build host's, of another arch.)
+ */
+static void test_resolver_short_name_in_cache(void **state)
+{
+	char out[4096], exact[4096];
+
+	(void)state;
+#ifndef USDT_CROSS_BUILD
+	assert_int_equal(usdt_resolve_path(-1, "libc.so.6", exact,
+					   sizeof(exact)),
+			 0);
+	assert_int_equal(usdt_resolve_path(-1, "libc", out, sizeof(out)), 0);
+	assert_string_equal(out, exact);
+#endif
+	/* No entry answers to a name that only starts one. */
+	assert_int_equal(usdt_resolve_path(-1, "libzzzzz", out, sizeof(out)),
+			 -ENOENT);
+	assert_int_equal(usdt_resolve_path(-1, "libc.so.6x", out, sizeof(out)),
+			 -ENOENT);
+	(void)exact;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -554,6 +580,7 @@ int main(void)
 		cmocka_unit_test(test_resolver_skips_fifo),
 		cmocka_unit_test(test_resolver_path),
 		cmocka_unit_test(test_resolver_maps_first),
+		cmocka_unit_test(test_resolver_short_name_in_cache),
 	};
 
 	return cmocka_run_group_tests_name("file", tests, setup, teardown);
