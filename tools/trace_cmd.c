@@ -1385,6 +1385,52 @@ static void hint_python_line(const struct trace_run *r)
 			tool_name);
 }
 
+/* Does process pid map file now, by device and inode? 1, 0, or a
+ * negative errno (unknown). */
+static int pid_maps(pid_t pid, const struct usdt_file *file)
+{
+	const struct usdt__map_id *id;
+	struct usdt__mapping m;
+	char *line = NULL;
+	size_t cap = 0;
+	int is = usdt__file_map_id(file, &id);
+	FILE *f;
+
+	if (is)
+		return is;
+	f = usdt__maps_open(pid);
+	if (!f)
+		return -errno;
+	while (!is && usdt__maps_next(f, &line, &cap, &m) > 0)
+		if (m.exec)
+			is = usdt__mapping_is(pid, &m, id);
+	free(line);
+	fclose(f);
+	return is;
+}
+
+/* -p PID with files named: one the process does not map now is traced
+ * once it does (an exec, a dlopen()); until then nothing comes, which a
+ * note says rather than a silent trace. */
+static void hint_unmapped(const struct trace_run *r)
+{
+	const struct trace_file *f;
+	int i;
+
+	if (!r->o.pid || r->o.cmd || r->all)
+		return;
+	for (i = 0; i < r->file_cnt; i++) {
+		f = &r->files[i];
+		if (!f->file || pid_maps(r->o.pid, f->file) != 0)
+			continue;
+		fprintf(stderr, "%s: trace: note: process %d does not map ",
+			tool_name, (int)r->o.pid);
+		print_escaped(stderr, f->target.shown, strlen(f->target.shown));
+		fprintf(stderr,
+			" now: its hits come once it does (an exec or dlopen())\n");
+	}
+}
+
 /* Has any traced file a USDT note at all? */
 static bool any_notes(const struct trace_run *r)
 {
@@ -1463,6 +1509,7 @@ static int trace_prepare(struct trace_run *r)
 	if (!r->watch) /* else they may match files mapped later */
 		warn_patterns(r);
 	hint_python_line(r);
+	hint_unmapped(r);
 	/* --latency: every group's first two patterns are START and END. */
 	err = trace_check_table(&r->ctx, &r->o, sel);
 	if (err)

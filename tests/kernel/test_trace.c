@@ -558,11 +558,12 @@ static void stop_target(const struct target *t)
 	waitpid(t->drain, NULL, 0);
 }
 
-/* -p traces that process and no other running the same binary. */
+/* -p traces that process and no other running the same binary; a file
+ * it does not map is traced with a note. */
 static void test_pid(void **state)
 {
 	struct target a, b;
-	struct run_result r, r2;
+	struct run_result r, r2, r3;
 	char pid[16];
 	const char *line;
 	int lines = 0;
@@ -574,11 +575,18 @@ static void test_pid(void **state)
 	/* A library by the bare name of a file the process has mapped. */
 	run_tool(&r2, "trace", "-p", pid, "-n", "3", "libtracelib.so",
 		 "tracelib:hit");
+	/* A file the process does not map: traced, and a note says so. */
+	run_tool(&r3, "trace", "-p", pid, "-d", "0.1", PT, "pt:stop");
 	stop_target(&a);
 	stop_target(&b);
-	if (r.status || r2.status)
-		fail_msg("status %d/%d, stderr:\n%s%s", r.status, r2.status,
-			 r.err, r2.err);
+	if (r.status || r2.status || r3.status)
+		fail_msg("status %d/%d/%d, stderr:\n%s%s%s", r.status,
+			 r2.status, r3.status, r.err, r2.err, r3.err);
+	assert_null(strstr(r.err, "does not map"));
+	assert_null(strstr(r2.err, "does not map"));
+	expect_in(r3.err, "usdt: trace: note: process ");
+	expect_in(r3.err, " does not map " PT
+			  " now: its hits come once it does (an exec or dlopen())\n");
 	for (line = r.out; *line;) {
 		const char *nl = strchr(line, '\n');
 		unsigned long long ts;
@@ -594,6 +602,7 @@ static void test_pid(void **state)
 	assert_int_equal(count_str(r2.out, " tracelib:hit "), 3);
 	run_result_free(&r);
 	run_result_free(&r2);
+	run_result_free(&r3);
 	assert_nothing_left();
 }
 
