@@ -51,14 +51,16 @@ int on_cap(struct pt_regs *ctx)
 }
 
 /*
- * A global function of the user's that takes the context. Where the
- * kernel would not take it for one (no kernel BTF: Debian's s390x 6.1),
- * libusdt makes it static with the header's own, in the BTF the program
- * loads with, and the object still loads; elsewhere it stays global.
+ * A global function of the user's that takes the context, typed as every
+ * arch's kernel takes it (bpf_user_pt_regs_t: arm64's refuses a struct
+ * pt_regs, with libbpf too). Where the kernel would not take it for one
+ * (no kernel BTF: Debian's s390x 6.1), libusdt makes it static with the
+ * header's own, in the BTF the program loads with, and the object still
+ * loads; elsewhere it stays global.
  */
-__noinline int native_arg_cnt(struct pt_regs *ctx)
+__noinline int native_arg_cnt(bpf_user_pt_regs_t *ctx)
 {
-	return bpf_usdt_arg_cnt(ctx);
+	return bpf_usdt_arg_cnt((struct pt_regs *)ctx);
 }
 
 SEC("usdt")
@@ -67,7 +69,7 @@ int on_args(struct pt_regs *ctx)
 	long v;
 	int i;
 
-	args_cnt = native_arg_cnt(ctx);
+	args_cnt = native_arg_cnt((bpf_user_pt_regs_t *)ctx);
 	args_cookie = bpf_usdt_cookie(ctx);
 	for (i = 0; i < 12; i++) {
 		v = 0;
