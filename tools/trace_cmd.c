@@ -1411,7 +1411,8 @@ static int pid_maps(pid_t pid, const struct usdt_file *file)
 
 /* -p PID with files named: one the process does not map now is traced
  * once it does (an exec, a dlopen()); until then nothing comes, which a
- * note says rather than a silent trace. */
+ * note says rather than a silent trace. Named, not a glob's matches: a
+ * read of the process's maps per file, for as many files as words. */
 static void hint_unmapped(const struct trace_run *r)
 {
 	const struct trace_file *f;
@@ -1421,7 +1422,7 @@ static void hint_unmapped(const struct trace_run *r)
 		return;
 	for (i = 0; i < r->file_cnt; i++) {
 		f = &r->files[i];
-		if (!f->file || pid_maps(r->o.pid, f->file) != 0)
+		if (!f->file || f->globbed || pid_maps(r->o.pid, f->file) != 0)
 			continue;
 		fprintf(stderr, "%s: trace: note: process %d does not map ",
 			tool_name, (int)r->o.pid);
